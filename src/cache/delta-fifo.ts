@@ -1,0 +1,336 @@
+/**
+ * DeltaFIFO, durable (client-go tools/cache/delta_fifo.go; reference §3).
+ *
+ * Guarantees, as client-go's:
+ * - Per key, deltas are kept oldest first and popped together; keys pop in the order of their
+ *   first pending delta (an already-queued key keeps its place). A key is in `fifo_queue` iff it
+ *   has committed deltas (`delta_fifo.go:120-127`).
+ * - Only deletions are deduplicated: two consecutive Deleted collapse into the older one, unless
+ *   the older is a tombstone, in which case the newer is kept (§3.4).
+ * - `Delete` of a key that is neither known to the indexer nor queued is ignored (§3.5).
+ * - Replace queues Replaced for every listed object in list order, then Deleted(tombstone) for
+ *   queued keys absent from the list (last queued state) and for known, unqueued keys absent from
+ *   the list (indexer state) (§3.6). The first Replace sets the initial population count.
+ * - Resync queues Sync, with the indexer's state, only for known keys that have nothing queued (§3.8).
+ * - HasSynced: populated and the initial population has been popped (§3.7.4); the count drops in
+ *   the same transaction as the processing of the popped key, so "synced" is never claimed
+ *   before the last initial object is in the indexer.
+ *
+ * Durable differences: every operation is a SQLite statement inside the caller's transaction
+ * (methods ending in `InTx`), so a delta is never half-queued, and the queue survives eviction.
+ * A Replace is staged page by page (`stageInTx`) and committed in SQL (`commitReplaceInTx`), so
+ * the whole list is never in memory (DESIGN invariant 6). Requeue on error is not implemented
+ * (removed from client-go master: requeueing at the tail moves the informer back in time).
+ * Objects are transformed once, when queued; Sync deltas and tombstones are not transformed again.
+ */
+import { type Db, placeholders, stmt } from "../sql.ts";
+import type { KubeObject } from "../kube/types.ts";
+import { keyOf } from "./keys.ts";
+import type { Transform } from "./transform.ts";
+
+export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
+
+export interface Delta {
+  type: DeltaType;
+  /** The object's JSON; for a tombstone its last known state, or null when none was known. */
+  body: string | null;
+  /** A deletion inferred at relist (client-go `DeletedFinalStateUnknown`). */
+  tombstone: boolean;
+  resourceVersion: string;
+  uid: string;
+}
+
+/**
+ * The indexer as the FIFO sees it (client-go `KeyListerGetter`). `selectAll` is a SQL query over
+ * the same database yielding `key, body, rv, uid` of every known object, so Replace and Resync run
+ * in SQL without loading the cache.
+ */
+export interface KnownObjects {
+  has(key: string): boolean;
+  readonly selectAll: string;
+}
+
+/** The consumer side: handles one key's deltas inside the pop's transaction; must not touch the FIFO. */
+export type PopProcessor = (key: string, deltas: Delta[], isInInitialList: boolean) => void;
+
+export interface StagedObject {
+  key: string;
+  body: string;
+  resourceVersion: string;
+  uid: string;
+}
+
+export const DELTA_FIFO_MIGRATIONS = [
+  `CREATE TABLE fifo_deltas (
+     id INTEGER PRIMARY KEY, key TEXT NOT NULL, type TEXT NOT NULL, body TEXT,
+     tombstone INTEGER NOT NULL DEFAULT 0, rv TEXT NOT NULL DEFAULT '', uid TEXT NOT NULL DEFAULT '',
+     staged INTEGER NOT NULL DEFAULT 0);
+   CREATE INDEX fifo_deltas_by_key ON fifo_deltas (key, id);
+   CREATE TABLE fifo_queue (key TEXT PRIMARY KEY, pos INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE INDEX fifo_queue_by_pos ON fifo_queue (pos);
+   CREATE TABLE fifo_staging (key TEXT PRIMARY KEY, body TEXT NOT NULL, rv TEXT NOT NULL, uid TEXT NOT NULL);
+   CREATE TABLE fifo_state (id INTEGER PRIMARY KEY CHECK (id = 1), populated INTEGER NOT NULL, initial_count INTEGER NOT NULL);
+   INSERT INTO fifo_state (id, populated, initial_count) VALUES (1, 0, 0)`,
+] as const;
+
+const NEWEST_DELTA = stmt(
+  "fifo.newestDelta",
+  "SELECT id, type, tombstone FROM fifo_deltas WHERE key = ? ORDER BY id DESC LIMIT 1",
+);
+const INSERT_DELTA = stmt(
+  "fifo.insertDelta",
+  "INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+);
+const REPLACE_NEWEST_TOMBSTONE = stmt(
+  "fifo.replaceNewestTombstone",
+  "UPDATE fifo_deltas SET body = ?, tombstone = ?, rv = ?, uid = ? WHERE id = ?",
+);
+const ENQUEUE_KEY = stmt("fifo.enqueueKey", "INSERT OR IGNORE INTO fifo_queue (key, pos) VALUES (?, ?)");
+const IS_QUEUED = stmt("fifo.isQueued", "SELECT 1 AS queued FROM fifo_queue WHERE key = ?");
+const STATE = stmt("fifo.state", "SELECT populated, initial_count FROM fifo_state WHERE id = 1");
+const SET_STATE = stmt("fifo.setState", "UPDATE fifo_state SET populated = ?, initial_count = ? WHERE id = 1");
+const MARK_POPULATED = stmt("fifo.markPopulated", "UPDATE fifo_state SET populated = 1 WHERE id = 1 AND populated = 0");
+const QUEUE_LENGTH = stmt("fifo.queueLength", "SELECT COUNT(*) AS n FROM fifo_queue");
+const MAX_DELTA_ID = stmt("fifo.maxDeltaId", "SELECT COALESCE(MAX(id), 0) AS id FROM fifo_deltas");
+
+// Replace, in SQL. Staged Replaced deltas carry no body: it stays in fifo_staging until popped.
+const MATERIALIZE_STAGED = stmt(
+  "fifo.materializeStaged",
+  `UPDATE fifo_deltas SET body = (SELECT s.body FROM fifo_staging s WHERE s.key = fifo_deltas.key), staged = 0
+   WHERE staged = 1`,
+);
+const CLEAR_STAGING = stmt("fifo.clearStaging", "DELETE FROM fifo_staging");
+const stageRows = (rows: number) =>
+  stmt(
+    "fifo.stage",
+    `INSERT INTO fifo_staging (key, body, rv, uid) VALUES ${placeholders(rows, 4)}
+     ON CONFLICT (key) DO UPDATE SET body = excluded.body, rv = excluded.rv, uid = excluded.uid`,
+  );
+const STAGE_ROWS_PER_STATEMENT = 25; // 4 parameters a row, at most 100 per statement
+const QUEUE_REPLACED = stmt(
+  "fifo.queueReplaced",
+  `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid, staged)
+   SELECT key, 'Replaced', NULL, 0, rv, uid, 1 FROM fifo_staging ORDER BY rowid`,
+);
+// Queued keys missing from the list: a tombstone with the newest queued state, unless the newest
+// delta is already a deletion (dedup would drop the new one, or keep an identical tombstone).
+const TOMBSTONE_QUEUED_MISSING = stmt(
+  "fifo.tombstoneQueuedMissing",
+  `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
+   SELECT q.key, 'Deleted', n.body, 1, n.rv, n.uid
+   FROM fifo_queue q JOIN fifo_deltas n ON n.id = (SELECT MAX(id) FROM fifo_deltas d WHERE d.key = q.key)
+   WHERE n.type <> 'Deleted' AND NOT EXISTS (SELECT 1 FROM fifo_staging s WHERE s.key = q.key)
+   ORDER BY q.pos`,
+);
+const tombstoneKnownMissing = (known: KnownObjects) =>
+  stmt(
+    "fifo.tombstoneKnownMissing",
+    `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
+     SELECT k.key, 'Deleted', k.body, 1, k.rv, k.uid FROM (${known.selectAll}) k
+     WHERE NOT EXISTS (SELECT 1 FROM fifo_staging s WHERE s.key = k.key)
+       AND NOT EXISTS (SELECT 1 FROM fifo_queue q WHERE q.key = k.key)`,
+  );
+const queueSync = (known: KnownObjects) =>
+  stmt(
+    "fifo.queueSync",
+    `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
+     SELECT k.key, 'Sync', k.body, 0, k.rv, k.uid FROM (${known.selectAll}) k
+     WHERE NOT EXISTS (SELECT 1 FROM fifo_queue q WHERE q.key = k.key)`,
+  );
+const ENQUEUE_NEW_DELTAS = stmt(
+  "fifo.enqueueNewDeltas",
+  "INSERT OR IGNORE INTO fifo_queue (key, pos) SELECT key, MIN(id) FROM fifo_deltas WHERE id > ? GROUP BY key",
+);
+const COUNT_STAGED = stmt("fifo.countStaged", "SELECT COUNT(*) AS n FROM fifo_staging");
+const COUNT_NEW_DELETIONS = stmt(
+  "fifo.countNewDeletions",
+  "SELECT COUNT(*) AS n FROM fifo_deltas WHERE id > ? AND type = 'Deleted'",
+);
+
+// Pop: the head keys with all their deltas, bodies of staged deltas from fifo_staging.
+const HEAD_DELTAS = stmt(
+  "fifo.headDeltas",
+  `SELECT q.key AS key, d.type AS type, CASE WHEN d.staged = 1 THEN s.body ELSE d.body END AS body,
+          d.tombstone AS tombstone, d.rv AS rv, d.uid AS uid, d.staged AS staged
+   FROM (SELECT key, pos FROM fifo_queue ORDER BY pos LIMIT ?) q
+   JOIN fifo_deltas d ON d.key = q.key
+   LEFT JOIN fifo_staging s ON d.staged = 1 AND s.key = d.key
+   ORDER BY q.pos, d.id`,
+);
+const HEAD_KEYS = "SELECT key FROM fifo_queue ORDER BY pos LIMIT ?";
+const DELETE_HEAD_STAGING = stmt(
+  "fifo.deleteHeadStaging",
+  `DELETE FROM fifo_staging WHERE key IN (SELECT key FROM fifo_deltas WHERE staged = 1 AND key IN (${HEAD_KEYS}))`,
+);
+const DELETE_HEAD_DELTAS = stmt("fifo.deleteHeadDeltas", `DELETE FROM fifo_deltas WHERE key IN (${HEAD_KEYS})`);
+const DELETE_HEAD_KEYS = stmt("fifo.deleteHeadKeys", `DELETE FROM fifo_queue WHERE key IN (${HEAD_KEYS})`);
+
+interface FifoState {
+  populated: boolean;
+  initialCount: number;
+}
+
+export class DeltaFIFO {
+  readonly #db: Db;
+  readonly #known: KnownObjects;
+  readonly #transform: Transform;
+
+  constructor(db: Db, known: KnownObjects, transform: Transform) {
+    this.#db = db;
+    this.#known = known;
+    this.#transform = transform;
+  }
+
+  addInTx(object: KubeObject): void {
+    this.#queueObjectInTx("Added", object);
+  }
+
+  updateInTx(object: KubeObject): void {
+    this.#queueObjectInTx("Updated", object);
+  }
+
+  /** Queues the deletion of `object` (its final state as the watch reported it). */
+  deleteInTx(object: KubeObject): void {
+    const key = keyOf(object);
+    this.#markPopulatedInTx();
+    if (!this.#known.has(key) && !this.#db.first(IS_QUEUED, key)) return;
+    this.#queueInTx(key, "Deleted", this.#serialize(object), false, object);
+  }
+
+  /** Starts a Replace: forgets what an earlier, uncommitted Replace staged. */
+  beginReplaceInTx(): void {
+    // Deltas of an earlier committed Replace still pending keep their bodies before staging is reused.
+    this.#db.run(MATERIALIZE_STAGED);
+    this.#db.run(CLEAR_STAGING);
+  }
+
+  /** Stages listed objects (one list page, or part of one). Idempotent per key, so a page may be staged again. */
+  stageInTx(objects: readonly KubeObject[]): void {
+    const rows = objects.map((object): StagedObject => {
+      const transformed = this.#transform(object);
+      return {
+        key: keyOf(transformed),
+        body: JSON.stringify(transformed),
+        resourceVersion: transformed.metadata.resourceVersion ?? "",
+        uid: transformed.metadata.uid ?? "",
+      };
+    });
+    for (let i = 0; i < rows.length; i += STAGE_ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + STAGE_ROWS_PER_STATEMENT);
+      this.#db.run(stageRows(chunk.length), ...chunk.flatMap((r) => [r.key, r.body, r.resourceVersion, r.uid]));
+    }
+  }
+
+  /** Commits the staged list as client-go's Replace (§3.6). Returns the number of keys queued by it. */
+  commitReplaceInTx(): number {
+    const before = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
+    this.#db.run(QUEUE_REPLACED);
+    this.#db.run(TOMBSTONE_QUEUED_MISSING);
+    this.#db.run(tombstoneKnownMissing(this.#known));
+    this.#db.run(ENQUEUE_NEW_DELTAS, before);
+    const listed = this.#db.first<{ n: number }>(COUNT_STAGED)!.n;
+    const deletions = this.#db.first<{ n: number }>(COUNT_NEW_DELETIONS, before)!.n;
+    const state = this.#state();
+    if (!state.populated) this.#setState({ populated: true, initialCount: listed + deletions });
+    return listed + deletions;
+  }
+
+  /** Queues Sync for every known object with nothing queued (§3.8). */
+  resyncInTx(): void {
+    const before = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
+    this.#db.run(queueSync(this.#known));
+    this.#db.run(ENQUEUE_NEW_DELTAS, before);
+  }
+
+  /**
+   * Pops up to `max` keys in queue order and hands each key's deltas to `process`, inside the
+   * caller's transaction (DESIGN invariant 2: pop, index and log append are one transaction).
+   * Returns the number of keys popped.
+   */
+  popInTx(max: number, process: PopProcessor): number {
+    const rows = this.#db.all<{
+      key: string;
+      type: DeltaType;
+      body: string | null;
+      tombstone: number;
+      rv: string;
+      uid: string;
+    }>(HEAD_DELTAS, max);
+    if (rows.length === 0) return 0;
+    const state = this.#state();
+    let popped = 0;
+    for (let i = 0; i < rows.length; ) {
+      const key = rows[i]!.key;
+      const deltas: Delta[] = [];
+      for (; i < rows.length && rows[i]!.key === key; i++) {
+        const row = rows[i]!;
+        deltas.push({
+          type: row.type,
+          body: row.body,
+          tombstone: row.tombstone === 1,
+          resourceVersion: row.rv,
+          uid: row.uid,
+        });
+      }
+      const isInInitialList = !(state.populated && state.initialCount === 0);
+      if (state.initialCount > 0) state.initialCount--;
+      process(key, deltas, isInInitialList);
+      popped++;
+    }
+    this.#db.run(DELETE_HEAD_STAGING, max);
+    this.#db.run(DELETE_HEAD_DELTAS, max);
+    this.#db.run(DELETE_HEAD_KEYS, max);
+    this.#setState(state);
+    return popped;
+  }
+
+  hasSynced(): boolean {
+    const state = this.#state();
+    return state.populated && state.initialCount === 0;
+  }
+
+  /** Number of queued keys. */
+  length(): number {
+    return this.#db.first<{ n: number }>(QUEUE_LENGTH)!.n;
+  }
+
+  #queueObjectInTx(type: "Added" | "Updated", object: KubeObject): void {
+    this.#markPopulatedInTx();
+    const transformed = this.#transform(object);
+    this.#queueInTx(keyOf(transformed), type, JSON.stringify(transformed), false, transformed);
+  }
+
+  #serialize(object: KubeObject): string {
+    return JSON.stringify(this.#transform(object));
+  }
+
+  #queueInTx(key: string, type: DeltaType, body: string | null, tombstone: boolean, object: KubeObject): void {
+    const resourceVersion = object.metadata.resourceVersion ?? "";
+    const uid = object.metadata.uid ?? "";
+    if (type === "Deleted") {
+      const newest = this.#db.first<{ id: number; type: DeltaType; tombstone: number }>(NEWEST_DELTA, key);
+      if (newest?.type === "Deleted") {
+        // dedupDeltas: keep the older deletion, unless it is a tombstone and this one is not.
+        if (newest.tombstone === 1 && !tombstone) {
+          this.#db.run(REPLACE_NEWEST_TOMBSTONE, body, 0, resourceVersion, uid, newest.id);
+        }
+        return;
+      }
+    }
+    const { id } = this.#db.first<{ id: number }>(INSERT_DELTA, key, type, body, tombstone ? 1 : 0, resourceVersion, uid)!;
+    this.#db.run(ENQUEUE_KEY, key, id);
+  }
+
+  #markPopulatedInTx(): void {
+    this.#db.run(MARK_POPULATED);
+  }
+
+  #state(): FifoState {
+    const row = this.#db.first<{ populated: number; initial_count: number }>(STATE)!;
+    return { populated: row.populated === 1, initialCount: row.initial_count };
+  }
+
+  #setState(state: FifoState): void {
+    this.#db.run(SET_STATE, state.populated ? 1 : 0, state.initialCount);
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The event log: a durable, append-only, sequence-numbered record of what the informer's handlers
+ * would have been told (add / update / delete / sync), the feed webhook subscriptions read.
+ *
+ * Guarantees:
+ * - Sequence numbers only grow and are never reused (AUTOINCREMENT), even after retention.
+ * - An event is appended in the same transaction that updates the indexer (DESIGN invariant 2),
+ *   so an event in the log means the indexer already reflects it.
+ * - Every event at or after `head` is readable; reading from before `head` means the reader fell
+ *   behind retention and must rebuild (`read` reports it, never silently skips).
+ * - Bodies are stored once: an update stores the new state and points at the event that holds the
+ *   old one (`prev_seq`); a sync points at the current state. The indexer's rows point at the event
+ *   of each object's last change, so retention keeps rows the cache or a retained event still needs.
+ */
+import { type Db, stmt } from "../sql.ts";
+
+export type LogEventType = "add" | "update" | "delete" | "sync";
+
+export interface NewLogEvent {
+  type: LogEventType;
+  key: string;
+  uid: string;
+  resourceVersion: string;
+  /** The new (or, for a delete, last known) state's JSON; null for a sync, whose state is `prevSeq`'s. */
+  body: string | null;
+  /** The event holding the previous state (updates, syncs). */
+  prevSeq: number | null;
+  initialList: boolean;
+  finalStateUnknown: boolean;
+  at: number;
+}
+
+export interface LogEvent {
+  seq: number;
+  type: LogEventType;
+  key: string;
+  uid: string;
+  resourceVersion: string;
+  /** JSON text of the object (kept as text: subscribers forward it without re-encoding). */
+  object: string | null;
+  /** JSON text of the previous state, for updates and syncs. */
+  oldObject: string | null;
+  initialList: boolean;
+  finalStateUnknown: boolean;
+  at: number;
+}
+
+export interface Retention {
+  maxEvents: number;
+  maxAgeSeconds: number;
+}
+
+export interface LogBounds {
+  /** The oldest sequence number guaranteed readable (tail + 1 when the log is empty). */
+  head: number;
+  /** The newest sequence number, 0 before the first event. */
+  tail: number;
+}
+
+export interface ReadResult {
+  events: LogEvent[];
+  /** True when `after` is older than retention: events between it and `head` are gone. */
+  expired: boolean;
+  bounds: LogBounds;
+}
+
+const FLAG_INITIAL_LIST = 1;
+const FLAG_FINAL_STATE_UNKNOWN = 2;
+
+export const EVENT_LOG_MIGRATIONS = [
+  `CREATE TABLE event_log (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
+     rv TEXT NOT NULL, body TEXT, prev_seq INTEGER, flags INTEGER NOT NULL, at INTEGER NOT NULL);
+   CREATE INDEX event_log_by_prev ON event_log (prev_seq) WHERE prev_seq IS NOT NULL;
+   CREATE TABLE event_log_state (id INTEGER PRIMARY KEY CHECK (id = 1), head INTEGER NOT NULL);
+   INSERT INTO event_log_state (id, head) VALUES (1, 1)`,
+] as const;
+
+const APPEND = stmt(
+  "eventLog.append",
+  "INSERT INTO event_log (type, key, uid, rv, body, prev_seq, flags, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+);
+const HEAD = stmt("eventLog.head", "SELECT head FROM event_log_state WHERE id = 1");
+const TAIL = stmt("eventLog.tail", "SELECT COALESCE(MAX(seq), 0) AS tail FROM event_log");
+const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
+const READ = stmt(
+  "eventLog.read",
+  `SELECT e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
+          COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
+   FROM event_log e LEFT JOIN event_log p ON p.seq = e.prev_seq
+   WHERE e.seq > ? AND e.seq >= ? ORDER BY e.seq LIMIT ?`,
+);
+const FIRST_RECENT = stmt(
+  "eventLog.firstRecent",
+  "SELECT seq FROM event_log WHERE seq >= ? AND at >= ? ORDER BY seq LIMIT 1",
+);
+const BODY = stmt("eventLog.body", "SELECT body FROM event_log WHERE seq = ?");
+
+/** Deletes up to `limit` rows before the head that nothing references any more. */
+const compactBelowHead = (pinnedSql: string) =>
+  stmt(
+    "eventLog.compact",
+    `DELETE FROM event_log WHERE seq IN (
+       SELECT e.seq FROM event_log e
+       WHERE e.seq < ?1
+         AND NOT EXISTS (${pinnedSql})
+         AND NOT EXISTS (SELECT 1 FROM event_log r WHERE r.prev_seq = e.seq AND r.seq >= ?1)
+       ORDER BY e.seq LIMIT ?2)`,
+  );
+
+export class EventLog {
+  readonly #db: Db;
+  readonly #compact;
+
+  /**
+   * @param pinnedSql a correlated `SELECT 1 …` that is non-empty when row `e` (its `e.key`, `e.seq`)
+   *   still holds an object's current state — the indexer owns that SQL.
+   */
+  constructor(db: Db, pinnedSql: string) {
+    this.#db = db;
+    this.#compact = compactBelowHead(pinnedSql);
+  }
+
+  appendInTx(event: NewLogEvent): number {
+    const flags =
+      (event.initialList ? FLAG_INITIAL_LIST : 0) | (event.finalStateUnknown ? FLAG_FINAL_STATE_UNKNOWN : 0);
+    return this.#db.first<{ seq: number }>(
+      APPEND,
+      event.type,
+      event.key,
+      event.uid,
+      event.resourceVersion,
+      event.body,
+      event.prevSeq,
+      flags,
+      event.at,
+    )!.seq;
+  }
+
+  /** The stored body of event `seq` (the indexer reads object states through this). */
+  body(seq: number): string | null {
+    return this.#db.first<{ body: string | null }>(BODY, seq)?.body ?? null;
+  }
+
+  bounds(): LogBounds {
+    const head = this.#db.first<{ head: number }>(HEAD)!.head;
+    const tail = this.#db.first<{ tail: number }>(TAIL)!.tail;
+    return { head: Math.min(head, tail + 1), tail };
+  }
+
+  /** Events after `after`, oldest first, at most `limit`. */
+  read(after: number, limit: number): ReadResult {
+    const bounds = this.bounds();
+    const rows = this.#db.all<{
+      seq: number;
+      type: LogEventType;
+      key: string;
+      uid: string;
+      rv: string;
+      body: string | null;
+      old_body: string | null;
+      flags: number;
+      at: number;
+    }>(READ, after, bounds.head, limit);
+    return {
+      expired: after + 1 < bounds.head,
+      bounds,
+      events: rows.map((row) => ({
+        seq: row.seq,
+        type: row.type,
+        key: row.key,
+        uid: row.uid,
+        resourceVersion: row.rv,
+        object: row.body,
+        oldObject: row.type === "add" || row.type === "delete" ? null : row.old_body,
+        initialList: (row.flags & FLAG_INITIAL_LIST) !== 0,
+        finalStateUnknown: (row.flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
+        at: row.at,
+      })),
+    };
+  }
+
+  /**
+   * Applies retention: moves `head` past events beyond `maxEvents` or older than `maxAgeSeconds`
+   * (always keeping the newest event readable), then deletes up to `limit` unreferenced rows before
+   * it. Returns whether anything was deleted: call again (in a new transaction) while it does.
+   */
+  compactInTx(now: number, retention: Retention, limit: number): boolean {
+    const { head, tail } = this.bounds();
+    if (tail === 0) return false;
+    let newHead = Math.max(head, tail - retention.maxEvents + 1);
+    const firstRecent = this.#db.first<{ seq: number }>(FIRST_RECENT, newHead, now - retention.maxAgeSeconds * 1000);
+    newHead = Math.min(firstRecent?.seq ?? tail, tail);
+    if (newHead > head) this.#db.run(SET_HEAD, newHead);
+    return this.#db.run(this.#compact, Math.max(newHead, head), limit) > 0;
+  }
+
+}

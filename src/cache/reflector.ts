@@ -1,0 +1,314 @@
+/**
+ * The Reflector as an explicit state machine (client-go reflector.go ListAndWatch; kube-rs
+ * watcher.rs `step`). Each call of `step` makes one transition and says when the next is due; the
+ * caller persists the returned state and memory and sleeps in the alarm, never here.
+ *
+ *   idle ──(choose RV and page size, clear staging)──▶ listing{page 1}
+ *   listing ──page with continue──▶ listing{next page}
+ *   listing ──last page──▶ commit Replace + lastSyncRV atomically ──▶ watching
+ *   listing ──410 on a continue page──▶ listing{page 1, no limit}         (pager full-list fallback)
+ *   listing ──410 / too-large RV──▶ idle at RV "" now, once; then with backoff
+ *   listing ──other error──▶ idle after backoff
+ *   watching ──events──▶ apply deltas + lastSyncRV atomically, stay watching
+ *   watching ──clean close──▶ watching now (re-watch from lastSyncRV, no relist)
+ *   watching ──close < 1 s with no events──▶ idle after backoff           (VeryShortWatch)
+ *   watching ──ERROR 410 / other ERROR / failed request──▶ idle after backoff (relist at lastSyncRV)
+ *   watching ──refused / 429 / stream broke / idle timer──▶ watching after backoff
+ *
+ * Guarantees: no RV exists before a list (a state carries only the data valid in it); bookmarks
+ * advance the RV and are never stored; events and the RV they bring are handed to the sink in one
+ * call, which writes them in one transaction (DESIGN invariant 1); each relist is preceded by a
+ * backoff wait, as client-go's Run loop does (reference §2.2.3).
+ *
+ * Where we differ from client-go: a malformed line or a stream cut mid-event re-watches from the
+ * last applied RV after a backoff instead of relisting. The RV is still valid (only the transport
+ * broke), the server replays everything after it, and a relist of a large resource costs far more.
+ */
+import type { Clock, Random } from "../clock.ts";
+import type { ListerWatcher, WatchStream } from "../kube/client.ts";
+import {
+  KubeApiError,
+  isExpired,
+  isTooLargeResourceVersion,
+  isTooManyRequests,
+  isWatchErrorRetriable,
+} from "../kube/errors.ts";
+import type { KubeObject, Status, WatchEvent } from "../kube/types.ts";
+import { type BackoffState, initialBackoff, nextBackoff } from "./backoff.ts";
+
+export type ReflectorState =
+  | { kind: "idle" }
+  | {
+      kind: "listing";
+      /** The RV asked for on page 1 (continuation pages carry none). */
+      listRv: string;
+      limit: number | undefined;
+      /** Token of the next page; absent for page 1. */
+      continue?: string;
+      /** The RV of page 1, which every later page shares (consistent snapshot). */
+      snapshotRv?: string;
+    }
+  | { kind: "watching" };
+
+/** What the reflector remembers across steps besides its state (persisted with it). */
+export interface ReflectorMemory {
+  /** client-go isLastSyncResourceVersionUnavailable: the next list must use RV "". */
+  rvUnavailable: boolean;
+  /** client-go paginatedResult: a list at RV "0" came back paginated, so keep asking for pages. */
+  paginatedResult: boolean;
+  backoff: BackoffState;
+  relists: number;
+  watchRestarts: number;
+  /** When the current or last watch opened. */
+  watchSince: number | null;
+  lastError: string | null;
+}
+
+export const initialMemory: ReflectorMemory = {
+  rvUnavailable: false,
+  paginatedResult: false,
+  backoff: initialBackoff,
+  relists: 0,
+  watchRestarts: 0,
+  watchSince: null,
+  lastError: null,
+};
+
+/** Where listed objects and watch events go (the DeltaFIFO, through the informer). */
+export interface ReflectorSink {
+  lastSyncResourceVersion(): string;
+  /** A list is starting: forget anything staged by an unfinished one. */
+  beginList(): void;
+  /** Stages listed objects (idempotent per key). */
+  stage(objects: KubeObject[]): void;
+  /** Commits the staged list as a Replace, sets lastSyncRV and persists `next`, in one transaction. */
+  commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void;
+  /** Queues watch events and sets lastSyncRV, in one transaction (`events` may be empty: a bookmark). */
+  applyWatch(events: WatchEvent[], resourceVersion: string): void;
+}
+
+export interface ReflectorOptions {
+  /** Page size of paginated lists (client-go pager default 500). */
+  pageSize: number;
+  /** Fixed server watch timeout; by default random in [300, 600) s (reference §2.1.2). */
+  watchTimeoutSeconds?: number;
+}
+
+export interface StepContext {
+  lw: ListerWatcher;
+  sink: ReflectorSink;
+  clock: Clock;
+  random: Random;
+  options: ReflectorOptions;
+  /** The end of this alarm's slice: a watch stops here and resumes at the next alarm. */
+  deadline: number;
+  signal?: AbortSignal;
+}
+
+export interface StepResult {
+  state: ReflectorState;
+  memory: ReflectorMemory;
+  /** When the next step is due (ms since epoch); now or earlier means at once. */
+  wakeAt: number;
+}
+
+export const MIN_WATCH_TIMEOUT_SECONDS = 300;
+/** A watch closing sooner than this with no events is an error (client-go VeryShortWatchError). */
+export const VERY_SHORT_WATCH_MS = 1_000;
+/** Past the server's own timeout, a silent watch is a dead connection (reference §6.6; kube-rs uses 5 s). */
+export const WATCH_IDLE_MARGIN_MS = 15_000;
+
+export async function step(state: ReflectorState, memory: ReflectorMemory, ctx: StepContext): Promise<StepResult> {
+  switch (state.kind) {
+    case "idle":
+      return startList(memory, ctx);
+    case "listing":
+      return listPage(state, memory, ctx);
+    case "watching":
+      return watch(memory, ctx);
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown reflector state ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** client-go relistResourceVersion: "" after an expired/too-large RV, "0" before any sync, else the last RV. */
+export function relistResourceVersion(memory: ReflectorMemory, lastSyncResourceVersion: string): string {
+  if (memory.rvUnavailable) return "";
+  if (lastSyncResourceVersion === "") return "0";
+  return lastSyncResourceVersion;
+}
+
+/**
+ * Page size for a list at `rv` (reflector.go list): keep paging once the server showed it pages RV
+ * "0" lists; no `limit` at a specific RV, so the watch cache serves it not-older-than instead of as
+ * an exact (compactable) snapshot (reference §1.2.4); else the configured page size.
+ */
+export function listLimit(memory: ReflectorMemory, rv: string, pageSize: number): number | undefined {
+  if (memory.paginatedResult) return pageSize;
+  if (rv !== "" && rv !== "0") return undefined;
+  return pageSize;
+}
+
+function startList(memory: ReflectorMemory, ctx: StepContext): StepResult {
+  const lastSync = ctx.sink.lastSyncResourceVersion();
+  const listRv = relistResourceVersion(memory, lastSync);
+  ctx.sink.beginList();
+  return {
+    state: { kind: "listing", listRv, limit: listLimit(memory, listRv, ctx.options.pageSize) },
+    memory: lastSync === "" ? memory : { ...memory, relists: memory.relists + 1 },
+    wakeAt: ctx.clock.now(),
+  };
+}
+
+async function listPage(
+  state: Extract<ReflectorState, { kind: "listing" }>,
+  memory: ReflectorMemory,
+  ctx: StepContext,
+): Promise<StepResult> {
+  const now = () => ctx.clock.now();
+  let page;
+  try {
+    page = await ctx.lw.listPage(
+      state.continue === undefined
+        ? { resourceVersion: state.listRv, ...(state.limit === undefined ? {} : { limit: state.limit }) }
+        : { continue: state.continue, ...(state.limit === undefined ? {} : { limit: state.limit }) },
+      (objects) => ctx.sink.stage(objects),
+      ctx.signal,
+    );
+  } catch (error) {
+    if (state.continue !== undefined && isExpired(error)) {
+      // The continue token outlived compaction: one full list at the original RV, without limit
+      // (pager FullListIfExpired). Staged pages are dropped; the new list restages everything.
+      ctx.sink.beginList();
+      return {
+        state: { kind: "listing", listRv: state.listRv, limit: undefined },
+        memory: withError(memory, error),
+        wakeAt: now(),
+      };
+    }
+    if ((isExpired(error) || isTooLargeResourceVersion(error)) && !memory.rvUnavailable) {
+      // Our RV is gone or ahead of this server: retry at once with RV "" (a consistent read).
+      return { state: { kind: "idle" }, memory: { ...withError(memory, error), rvUnavailable: true }, wakeAt: now() };
+    }
+    return backoff({ kind: "idle" }, memory, error, ctx);
+  }
+  const snapshotRv = state.snapshotRv ?? page.resourceVersion;
+  if (page.continue !== undefined) {
+    return {
+      state: { kind: "listing", listRv: state.listRv, limit: state.limit, continue: page.continue, snapshotRv },
+      memory,
+      wakeAt: now(),
+    };
+  }
+  const paginated = state.snapshotRv !== undefined;
+  const next = {
+    state: { kind: "watching" } as const,
+    memory: {
+      ...memory,
+      rvUnavailable: false,
+      paginatedResult: memory.paginatedResult || (state.listRv === "0" && paginated),
+      lastError: null,
+    },
+  };
+  ctx.sink.commitList(snapshotRv, next);
+  return { ...next, wakeAt: now() };
+}
+
+async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepResult> {
+  const { clock, sink } = ctx;
+  const startRv = sink.lastSyncResourceVersion();
+  const timeoutSeconds =
+    ctx.options.watchTimeoutSeconds ??
+    Math.floor(MIN_WATCH_TIMEOUT_SECONDS + ctx.random() * MIN_WATCH_TIMEOUT_SECONDS);
+  const started = clock.now();
+  let stream: WatchStream;
+  try {
+    stream = await ctx.lw.watch({ resourceVersion: startRv, timeoutSeconds }, ctx.signal);
+  } catch (error) {
+    if (isWatchErrorRetriable(error)) return backoff({ kind: "watching" }, memory, error, ctx);
+    return backoff({ kind: "idle" }, memory, error, ctx);
+  }
+  memory = { ...memory, watchSince: started, watchRestarts: memory.watchRestarts + (memory.watchSince === null ? 0 : 1) };
+  const sessionEnd = Math.min(ctx.deadline, started + timeoutSeconds * 1000 + WATCH_IDLE_MARGIN_MS);
+  // Synthetic ADDED events of a watch from RV "" or "0" are not in RV order: advance the RV only
+  // once a non-ADDED event arrives (client-go commit ef73fc020, reference §2.6.5).
+  let rvOrdered = startRv !== "" && startRv !== "0";
+  let rv = startRv;
+  let events = 0;
+  try {
+    for (;;) {
+      const batch = await nextBefore(stream, sessionEnd, clock);
+      if (batch === "deadline") {
+        stream.cancel();
+        if (sessionEnd >= ctx.deadline) return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
+        return backoff({ kind: "watching" }, memory, new Error("watch went silent past its timeout (dead connection)"), ctx);
+      }
+      if (batch === null) {
+        if (events === 0 && clock.now() - started < VERY_SHORT_WATCH_MS) {
+          return backoff({ kind: "idle" }, memory, new Error("very short watch: the watch closed at once without events"), ctx);
+        }
+        return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
+      }
+      const apply: WatchEvent[] = [];
+      let failure: KubeApiError | undefined;
+      for (const event of batch) {
+        if (event.type === "ERROR") {
+          failure = KubeApiError.fromStatus(event.object as unknown as Status);
+          break;
+        }
+        if (event.type !== "ADDED") rvOrdered = true;
+        if (event.type !== "BOOKMARK") {
+          apply.push(event);
+          events++;
+        }
+        const eventRv = event.object.metadata?.resourceVersion;
+        if (rvOrdered && typeof eventRv === "string" && eventRv !== "") rv = eventRv;
+      }
+      if (apply.length > 0 || rv !== sink.lastSyncResourceVersion()) sink.applyWatch(apply, rv);
+      if (failure) {
+        stream.cancel();
+        // 429: slow down and re-watch; 410 and anything else: relist at lastSyncRV (not at "":
+        // a list at an RV is not-older-than, so it never goes back in time, reference §2.4.3).
+        const next = isTooManyRequests(failure) ? "watching" : "idle";
+        return backoff({ kind: next }, memory, failure, ctx);
+      }
+    }
+  } catch (error) {
+    stream.cancel();
+    return backoff({ kind: "watching" }, memory, error, ctx);
+  }
+}
+
+/** The next batch, or "deadline" if none arrives before `end`. */
+async function nextBefore(stream: WatchStream, end: number, clock: Clock): Promise<WatchEvent[] | null | "deadline"> {
+  const remaining = end - clock.now();
+  if (remaining <= 0) return "deadline";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"deadline">((resolve) => {
+    timer = setTimeout(() => resolve("deadline"), remaining);
+  });
+  try {
+    return await Promise.race([stream.next(), timeout]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+function withError(memory: ReflectorMemory, error: unknown): ReflectorMemory {
+  return { ...memory, lastError: describe(error) };
+}
+
+function backoff(state: ReflectorState, memory: ReflectorMemory, error: unknown, ctx: StepContext): StepResult {
+  const now = ctx.clock.now();
+  const { waitMs, state: backoffState } = nextBackoff(memory.backoff, now, ctx.random);
+  return { state, memory: { ...withError(memory, error), backoff: backoffState }, wakeAt: now + waitMs };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof KubeApiError) {
+    return `${error.code > 0 ? `${error.code} ` : ""}${error.reason ? `${error.reason}: ` : ""}${error.message}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

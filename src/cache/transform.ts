@@ -1,0 +1,35 @@
+/**
+ * The transform applied to every object from the API server before it is queued or stored
+ * (client-go `SetTransform`, reference §5.8): drops `metadata.managedFields` by default and any
+ * configured field paths. Idempotent, as client-go requires (a watch-list may apply it twice).
+ * Sync deltas and tombstones are never transformed again.
+ */
+import type { KubeObject } from "../kube/types.ts";
+import { deleteAtPath, parseFieldPath } from "./field-path.ts";
+
+export interface TransformSpec {
+  dropManagedFields?: boolean;
+  dropFields?: string[];
+}
+
+export type Transform = (object: KubeObject) => KubeObject;
+
+export function makeTransform(spec: TransformSpec = {}): Transform {
+  const paths = (spec.dropFields ?? []).map(parseFieldPath);
+  if (spec.dropManagedFields !== false) paths.unshift(["metadata", "managedFields"]);
+  if (paths.length === 0) return (object) => object;
+  return function transform(object) {
+    for (const path of paths) deleteAtPath(object, path);
+    return object;
+  };
+}
+
+/**
+ * List items of built-in types come without kind/apiVersion while watch events carry them
+ * (kubernetes#3030, reference §6.12). Filling them makes the cache uniform whatever the source.
+ */
+export function fillTypeMeta(object: KubeObject, apiVersion: string, kind: string | undefined): KubeObject {
+  if (object.apiVersion === undefined) object.apiVersion = apiVersion;
+  if (object.kind === undefined && kind !== undefined) object.kind = kind;
+  return object;
+}

@@ -1,0 +1,69 @@
+/**
+ * The closed set of errors the HTTP layer renders as `{"error": {"code", "message"}}` (API.md).
+ * Anything else is a bug and becomes a 500 without its message leaking internals.
+ */
+
+export type ErrorCode =
+  | "BadRequest"
+  | "Unauthorized"
+  | "Forbidden"
+  | "NotFound"
+  | "Conflict"
+  | "Gone"
+  | "PayloadTooLarge"
+  | "Internal";
+
+const STATUS_OF: Record<ErrorCode, number> = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  Gone: 410,
+  PayloadTooLarge: 413,
+  Internal: 500,
+};
+
+/** An error a client caused or may act on; carries its HTTP status. */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  readonly code: ErrorCode;
+  readonly status: number;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.code = code;
+    this.status = STATUS_OF[code];
+  }
+}
+
+export class ValidationError extends Error {
+  override readonly name = "ValidationError";
+}
+
+/** What crosses a Durable Object RPC boundary in place of a thrown ApiError (RPC keeps only messages). */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: { code: ErrorCode; message: string } };
+
+export function ok<T>(value: T): Result<T> {
+  return { ok: true, value };
+}
+
+export function fail<T>(code: ErrorCode, message: string): Result<T> {
+  return { ok: false, error: { code, message } };
+}
+
+/** Unwraps an RPC result, re-throwing its error as an ApiError on this side. */
+export function unwrap<T>(result: Result<T>): T {
+  if (result.ok) return result.value;
+  throw new ApiError(result.error.code, result.error.message);
+}
+
+/** Runs `fn`, turning an ApiError or ValidationError into a failed Result. */
+export function attempt<T>(fn: () => T): Result<T> {
+  try {
+    return ok(fn());
+  } catch (error) {
+    if (error instanceof ApiError) return fail(error.code, error.message);
+    if (error instanceof ValidationError) return fail("BadRequest", error.message);
+    throw error;
+  }
+}

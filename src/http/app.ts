@@ -1,0 +1,44 @@
+/**
+ * The Worker's HTTP API: small hono sub-apps mounted on one app, one error path, and the declared
+ * informers (`INFORMERS`) brought in line with the factory once per isolate before the first request.
+ */
+import { Hono } from "hono";
+import type { Env } from "../env.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import type { AppEnv } from "./app-env.ts";
+import { errorBody, renderError } from "./errors.ts";
+import { informerRoutes } from "./informers.ts";
+import { queryRoutes } from "./query.ts";
+
+let declaredFor: string | undefined;
+let declaring: Promise<void> | undefined;
+
+/** Syncs `INFORMERS` into the factory once per isolate and value (so a redeploy with a new value applies it). */
+export async function ensureDeclaredInformers(env: Env): Promise<void> {
+  const text = env.INFORMERS ?? "";
+  if (declaredFor === text) return;
+  declaring ??= env.FACTORY.getByName(FACTORY_NAME)
+    .syncDeclared(text)
+    .then(() => {
+      declaredFor = text;
+    })
+    .catch((error: unknown) => console.error(`syncing INFORMERS failed: ${error instanceof Error ? error.message : error}`))
+    .finally(() => {
+      declaring = undefined;
+    });
+  await declaring;
+}
+
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.onError(renderError);
+  app.notFound((c) => c.json(errorBody("NotFound", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
+  app.get("/healthz", (c) => c.text("ok"));
+  app.use("*", async (c, next) => {
+    await ensureDeclaredInformers(c.env);
+    await next();
+  });
+  app.route("/informers", informerRoutes);
+  app.route("/informers", queryRoutes);
+  return app;
+}

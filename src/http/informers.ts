@@ -1,0 +1,61 @@
+/**
+ * Admin and status routes (API.md "Admin and status"): list, create or update, inspect and delete
+ * informers. Mutations go through the factory, which keeps the registry.
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { parseInformerSpec } from "../config.ts";
+import { ApiError, unwrap } from "../errors.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import type { InformerStatus } from "../objects/informer-object.ts";
+import type { AppEnv } from "./app-env.ts";
+import { requireAdmin, requireRead } from "./auth.ts";
+import { validate } from "./validate.ts";
+
+export const MAX_SPEC_BYTES = 64 * 1024;
+
+const nameParam = z.object({ name: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "not an informer name") });
+
+export const informerRoutes = new Hono<AppEnv>()
+  .get("/", requireRead, async (c) => {
+    const registered = await c.env.FACTORY.getByName(FACTORY_NAME).list();
+    const statuses = await Promise.all(
+      registered.map(async (informer) => {
+        const status = await c.env.INFORMER.getByName(informer.name).status();
+        return status.ok ? status.value : undefined;
+      }),
+    );
+    return c.json({ items: statuses.filter((s): s is InformerStatus => s !== undefined) });
+  })
+  .put(
+    "/:name",
+    requireAdmin,
+    validate("param", nameParam),
+    bodyLimit({
+      maxSize: MAX_SPEC_BYTES,
+      onError: () => {
+        throw new ApiError("PayloadTooLarge", `an informer spec is at most ${MAX_SPEC_BYTES} bytes`);
+      },
+    }),
+    async (c) => {
+      const { name } = c.req.valid("param");
+      let body: unknown;
+      try {
+        body = await c.req.json();
+      } catch {
+        throw new ApiError("BadRequest", "the body is not valid JSON");
+      }
+      const spec = parseInformerSpec(body, name);
+      const { created, status } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).put(spec));
+      return c.json(status, created ? 201 : 200);
+    },
+  )
+  .get("/:name", requireRead, validate("param", nameParam), async (c) => {
+    const status = unwrap(await c.env.INFORMER.getByName(c.req.valid("param").name).status());
+    return c.json(status);
+  })
+  .delete("/:name", requireAdmin, validate("param", nameParam), async (c) => {
+    unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).remove(c.req.valid("param").name));
+    return c.body(null, 204);
+  });

@@ -1,0 +1,65 @@
+/**
+ * Query routes (API.md "Querying the cache"): get by key, list with namespace / selectors /
+ * pagination, index values and ByIndex. Every answer carries `X-Resource-Version` (the cache's
+ * lastSyncResourceVersion) and `X-Synced` (client-go HasSynced). Objects are passed through as the
+ * JSON text the cache holds.
+ */
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import { unwrap } from "../errors.ts";
+import type { QueryAnswer } from "../objects/informer-object.ts";
+import type { AppEnv } from "./app-env.ts";
+import { requireRead } from "./auth.ts";
+import { validate } from "./validate.ts";
+import { MAX_LIST_LIMIT } from "../cache/lister.ts";
+
+const pageQuery = {
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
+  continue: z.string().min(1).max(2048).optional(),
+};
+const listQuery = z.strictObject({
+  namespace: z.string().max(63).optional(),
+  labelSelector: z.string().max(4096).optional(),
+  fieldSelector: z.string().max(4096).optional(),
+  ...pageQuery,
+});
+const indexQuery = z.strictObject(pageQuery);
+
+function answer<T>(c: Context<AppEnv>, result: QueryAnswer<T>, body: string): Response {
+  return c.body(body, 200, {
+    "content-type": "application/json",
+    "x-resource-version": result.resourceVersion,
+    "x-synced": String(result.synced),
+  });
+}
+
+function itemsBody(resourceVersion: string, page: { items: string[]; continue?: string }): string {
+  const rest = page.continue === undefined ? "" : `,"continue":${JSON.stringify(page.continue)}`;
+  return `{"resourceVersion":${JSON.stringify(resourceVersion)},"items":[${page.items.join(",")}]${rest}}`;
+}
+
+function informer(c: Context<AppEnv>) {
+  return c.env.INFORMER.getByName(c.req.param("name")!);
+}
+
+async function getByKey(c: Context<AppEnv>, key: string): Promise<Response> {
+  const result = unwrap(await informer(c).getObject(key));
+  return answer(c, result, result.value);
+}
+
+export const queryRoutes = new Hono<AppEnv>()
+  .use(requireRead)
+  .get("/:name/objects", validate("query", listQuery), async (c) => {
+    const result = unwrap(await informer(c).listObjects(c.req.valid("query")));
+    return answer(c, result, itemsBody(result.resourceVersion, result.value));
+  })
+  .get("/:name/objects/:namespace/:object", (c) => getByKey(c, `${c.req.param("namespace")}/${c.req.param("object")}`))
+  .get("/:name/objects/:object", (c) => getByKey(c, c.req.param("object")))
+  .get("/:name/indexes/:index", async (c) => {
+    const result = unwrap(await informer(c).indexValues(c.req.param("index")));
+    return answer(c, result, JSON.stringify({ values: result.value }));
+  })
+  .get("/:name/indexes/:index/:value", validate("query", indexQuery), async (c) => {
+    const result = unwrap(await informer(c).byIndex(c.req.param("index"), c.req.param("value"), c.req.valid("query")));
+    return answer(c, result, itemsBody(result.resourceVersion, result.value));
+  });

@@ -1,0 +1,27 @@
+/**
+ * Worker entry: the HTTP API, the cron trigger that keeps informers alive, and the Durable Object
+ * classes the runtime instantiates.
+ */
+import type { Env } from "./env.ts";
+import { createApp, ensureDeclaredInformers } from "./http/app.ts";
+import { FACTORY_NAME } from "./objects/informer-factory.ts";
+
+export { InformerFactory } from "./objects/informer-factory.ts";
+export { InformerObject } from "./objects/informer-object.ts";
+export type { Env } from "./env.ts";
+
+const app = createApp();
+
+export default {
+  fetch: app.fetch,
+  /** Every cron tick: apply INFORMERS and re-arm any informer whose alarm is missing (invariant 7). */
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(
+      (async () => {
+        await ensureDeclaredInformers(env);
+        const rearmed = await env.FACTORY.getByName(FACTORY_NAME).reconcile();
+        if (rearmed.length > 0) console.warn(`re-armed stopped informers: ${rearmed.join(", ")}`);
+      })(),
+    );
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,168 @@
+/**
+ * The Kubernetes side of the reflector: paged lists and watch streams over `fetch`, as a
+ * `ListerWatcher` (client-go listwatch.go). Selectors and namespace are applied identically to every
+ * list page and every watch (reference §1.1.3). Lists stream item by item (list-decoder.ts) and
+ * hand items over in small batches, so the caller can write each batch before more is read.
+ * Errors are always KubeApiError (HTTP status, Status body, or code 0 for no answer).
+ */
+import { KubeApiError } from "./errors.ts";
+import { ListDecoder, ListDecodeError } from "./list-decoder.ts";
+import { collectionPath, type ResourceRef } from "./resources.ts";
+import type { KubeObject, WatchEvent } from "./types.ts";
+import { WatchDecodeError, WatchDecoder } from "./watch-decoder.ts";
+
+export interface ListRequest {
+  resourceVersion?: string;
+  /** Absent: no `limit` parameter (a list at a specific RV must not carry one, reference §1.2.4). */
+  limit?: number;
+  continue?: string;
+}
+
+export interface ListPage {
+  resourceVersion: string;
+  /** Present when more pages follow. */
+  continue?: string;
+  items: number;
+}
+
+export interface WatchRequest {
+  resourceVersion: string;
+  timeoutSeconds: number;
+}
+
+/** An open watch: `next()` yields the events each network chunk completed; null at a clean end of body. */
+export interface WatchStream {
+  next(): Promise<WatchEvent[] | null>;
+  cancel(): void;
+}
+
+export interface ListerWatcher {
+  /** Lists one page, handing its items to `onItems` in batches as they are decoded. */
+  listPage(request: ListRequest, onItems: (items: KubeObject[]) => void, signal?: AbortSignal): Promise<ListPage>;
+  /** Opens a watch; resolves once the response head arrived (an HTTP error rejects). */
+  watch(request: WatchRequest, signal?: AbortSignal): Promise<WatchStream>;
+}
+
+export interface KubeClientOptions {
+  /** Base URL of the API server; may carry a path prefix (a proxy, a fake cluster). */
+  apiUrl: string;
+  token?: string;
+  /** Extra headers on every request, e.g. Cloudflare Access service-token headers. */
+  headers?: Record<string, string>;
+  resource: ResourceRef;
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Items handed to `onItems` at a time. */
+  itemBatchSize?: number;
+  fetch?: typeof fetch;
+}
+
+const DEFAULT_ITEM_BATCH = 100;
+
+export class KubeClient implements ListerWatcher {
+  readonly #options: KubeClientOptions;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: KubeClientOptions) {
+    this.#options = options;
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  async listPage(request: ListRequest, onItems: (items: KubeObject[]) => void, signal?: AbortSignal): Promise<ListPage> {
+    const params = this.#selectorParams();
+    if (request.resourceVersion !== undefined) params.set("resourceVersion", request.resourceVersion);
+    if (request.limit !== undefined) params.set("limit", String(request.limit));
+    if (request.continue !== undefined) params.set("continue", request.continue);
+    const response = await this.#request(params, signal);
+    const batchSize = this.#options.itemBatchSize ?? DEFAULT_ITEM_BATCH;
+    let batch: KubeObject[] = [];
+    let items = 0;
+    const decoder = new ListDecoder((item) => {
+      batch.push(item as KubeObject);
+      items++;
+      if (batch.length >= batchSize) {
+        const full = batch;
+        batch = [];
+        onItems(full);
+      }
+    });
+    const text = new TextDecoder();
+    const reader = response.body!.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        decoder.push(text.decode(value, { stream: true }));
+      }
+      decoder.push(text.decode());
+      const header = decoder.end();
+      if (batch.length > 0) onItems(batch);
+      return {
+        resourceVersion: header.metadata?.resourceVersion ?? "",
+        ...(header.metadata?.continue ? { continue: header.metadata.continue } : {}),
+        items,
+      };
+    } catch (error) {
+      reader.cancel().catch(() => {});
+      if (error instanceof ListDecodeError) throw new KubeApiError(0, "InternalError", error.message);
+      if (error instanceof KubeApiError) throw error;
+      throw KubeApiError.connectionFailed(error);
+    }
+  }
+
+  async watch(request: WatchRequest, signal?: AbortSignal): Promise<WatchStream> {
+    const params = this.#selectorParams();
+    params.set("watch", "true");
+    params.set("resourceVersion", request.resourceVersion);
+    params.set("allowWatchBookmarks", "true");
+    params.set("timeoutSeconds", String(request.timeoutSeconds));
+    const response = await this.#request(params, signal);
+    const reader = response.body!.getReader();
+    const decoder = new WatchDecoder();
+    return {
+      async next(): Promise<WatchEvent[] | null> {
+        for (;;) {
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            throw KubeApiError.connectionFailed(error);
+          }
+          if (chunk.done) {
+            if (decoder.end()) throw new WatchDecodeError("the watch stream ended in the middle of an event");
+            return null;
+          }
+          const events = decoder.push(chunk.value);
+          if (events.length > 0) return events;
+        }
+      },
+      cancel(): void {
+        reader.cancel().catch(() => {});
+      },
+    };
+  }
+
+  #selectorParams(): URLSearchParams {
+    const params = new URLSearchParams();
+    if (this.#options.labelSelector) params.set("labelSelector", this.#options.labelSelector);
+    if (this.#options.fieldSelector) params.set("fieldSelector", this.#options.fieldSelector);
+    return params;
+  }
+
+  async #request(params: URLSearchParams, signal?: AbortSignal): Promise<Response> {
+    const base = this.#options.apiUrl.replace(/\/+$/, "");
+    const url = `${base}${collectionPath(this.#options.resource, this.#options.namespace)}?${params}`;
+    const headers: Record<string, string> = { accept: "application/json", ...this.#options.headers };
+    if (this.#options.token) headers.authorization = `Bearer ${this.#options.token}`;
+    let response: Response;
+    try {
+      response = await this.#fetch(url, { headers, ...(signal ? { signal } : {}) });
+    } catch (error) {
+      throw KubeApiError.connectionFailed(error);
+    }
+    if (!response.ok) throw await KubeApiError.fromResponse(response);
+    if (!response.body) throw new KubeApiError(response.status, "InternalError", "the API server sent no body");
+    return response;
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Streams a Kubernetes list response (`{"kind", "apiVersion", "metadata", "items": [...]}`) item by
+ * item, so memory is bounded by one item and never by the list (DESIGN invariant 6). A list at a
+ * specific resourceVersion has no `limit`, and the watch cache ignores `limit` for RV "0", so one
+ * response can hold a whole resource (reference §1.2).
+ *
+ * Guarantees: `onItem` receives each element of the top-level `items` array in order, parsed;
+ * every other top-level member is parsed and returned by `end()`; `end()` throws ListDecodeError
+ * unless the document was one complete JSON object. Members may come in any order.
+ */
+
+export class ListDecodeError extends Error {
+  override readonly name = "ListDecodeError";
+}
+
+export interface ListHeader {
+  kind?: string;
+  apiVersion?: string;
+  metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  [member: string]: unknown;
+}
+
+const QUOTE = 34; // "
+const BACKSLASH = 92;
+const COLON = 58;
+const COMMA = 44;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+
+/** Where the scanner stands in the top-level object. */
+type Expect = "document" | "key" | "colon" | "value" | "comma" | "items" | "done";
+
+export class ListDecoder {
+  readonly #onItem: (item: unknown) => void;
+  readonly #header: ListHeader = {};
+  #expect: Expect = "document";
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  #key = "";
+  /** Text of the value (or key, or item) being captured, across chunks; undefined when not capturing. */
+  #capture: string[] | undefined;
+  /** Depth at which the current capture started: it ends when the scanner is back at this depth. */
+  #captureDepth = 0;
+  #captureIsKey = false;
+  #capturePrimitive = false;
+
+  constructor(onItem: (item: unknown) => void) {
+    this.#onItem = onItem;
+  }
+
+  push(text: string): void {
+    let segment = 0; // start of the part of `text` that belongs to the current capture
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (c === BACKSLASH) this.#escaped = true;
+        else if (c === QUOTE) {
+          this.#inString = false;
+          if (this.#capture && this.#depth === this.#captureDepth) {
+            this.#finishCapture(text.slice(segment, i + 1));
+          }
+        }
+        continue;
+      }
+      if (this.#capture && this.#capturePrimitive) {
+        if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c <= 32) {
+          this.#finishCapture(text.slice(segment, i));
+        } else continue;
+      }
+      if (c <= 32) continue; // whitespace outside strings
+      if (this.#capture) {
+        if (c === QUOTE) this.#inString = true;
+        else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.#depth++;
+        else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+          this.#depth--;
+          if (this.#depth === this.#captureDepth) this.#finishCapture(text.slice(segment, i + 1));
+        }
+        continue;
+      }
+      switch (this.#expect) {
+        case "document":
+          if (c !== OPEN_BRACE) throw new ListDecodeError("a list response must be a JSON object");
+          this.#depth = 1;
+          this.#expect = "key";
+          break;
+        case "key":
+          if (c === CLOSE_BRACE) this.#close();
+          else if (c === QUOTE) {
+            segment = i;
+            this.#startCapture(1, { key: true });
+            this.#inString = true;
+          } else throw new ListDecodeError("expected a member name in the list object");
+          break;
+        case "colon":
+          if (c !== COLON) throw new ListDecodeError("expected ':' in the list object");
+          this.#expect = "value";
+          break;
+        case "value":
+          if (this.#key === "items" && c === OPEN_BRACKET) {
+            this.#depth = 2;
+            this.#expect = "items";
+          } else {
+            segment = i;
+            this.#startValue(c, 1);
+          }
+          break;
+        case "comma":
+          if (c === COMMA) this.#expect = "key";
+          else if (c === CLOSE_BRACE) this.#close();
+          else throw new ListDecodeError("expected ',' or '}' in the list object");
+          break;
+        case "items":
+          if (c === COMMA) break;
+          if (c === CLOSE_BRACKET) {
+            this.#depth = 1;
+            this.#expect = "comma";
+          } else {
+            segment = i;
+            this.#startValue(c, 2);
+          }
+          break;
+        case "done":
+          throw new ListDecodeError("unexpected data after the list object");
+      }
+    }
+    if (this.#capture) this.#capture.push(text.slice(segment));
+  }
+
+  /** Ends the document and returns its non-item members. */
+  end(): ListHeader {
+    if (this.#expect !== "done") throw new ListDecodeError("the list response ended early (incomplete JSON)");
+    return this.#header;
+  }
+
+  #startCapture(depth: number, options: { key?: boolean; primitive?: boolean } = {}): void {
+    this.#capture = [];
+    this.#captureDepth = depth;
+    this.#captureIsKey = options.key ?? false;
+    this.#capturePrimitive = options.primitive ?? false;
+  }
+
+  /** Starts capturing a value whose first character is `c`, at container depth `depth`. */
+  #startValue(c: number, depth: number): void {
+    if (c === QUOTE) {
+      this.#startCapture(depth);
+      this.#inString = true;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      this.#startCapture(depth);
+      this.#depth = depth + 1;
+    } else {
+      this.#startCapture(depth, { primitive: true });
+    }
+  }
+
+  #finishCapture(last: string): void {
+    const text = this.#capture!.join("") + last;
+    this.#capture = undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new ListDecodeError(`malformed JSON in the list response near ${JSON.stringify(text.slice(0, 40))}`);
+    }
+    if (this.#captureIsKey) {
+      this.#key = value as string;
+      this.#expect = "colon";
+    } else if (this.#captureDepth === 2) {
+      this.#onItem(value);
+    } else {
+      this.#header[this.#key] = value;
+      this.#expect = "comma";
+    }
+    if (this.#capturePrimitive) {
+      // the delimiter that ended a primitive is structural: let the caller see it
+      this.#capturePrimitive = false;
+    }
+  }
+
+  #close(): void {
+    this.#depth = 0;
+    this.#expect = "done";
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Splits a watch response body into events. The server writes one JSON object per line but flushes
+ * whenever its channel is empty, so one chunk may hold many events and one event may span chunks
+ * (reference §1.4.2). Guarantees: every complete line is returned exactly once, in order; a line
+ * is never parsed before its newline arrives; a partial line left at the end of the body is
+ * reported by `end()` (a stream cut mid-event), never parsed.
+ */
+import type { WatchEvent } from "./types.ts";
+
+export class WatchDecodeError extends Error {
+  override readonly name = "WatchDecodeError";
+}
+
+const WATCH_EVENT_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
+
+export class WatchDecoder {
+  readonly #text = new TextDecoder();
+  #carry = "";
+
+  /** Decodes a chunk and returns the events whose lines it completed. Throws WatchDecodeError on a malformed line. */
+  push(chunk: Uint8Array): WatchEvent[] {
+    const text = this.#carry + this.#text.decode(chunk, { stream: true });
+    const events: WatchEvent[] = [];
+    let start = 0;
+    for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
+      const line = text.slice(start, newline);
+      start = newline + 1;
+      if (line.trim() !== "") events.push(parseWatchLine(line));
+    }
+    this.#carry = text.slice(start);
+    return events;
+  }
+
+  /** Ends the body. Returns true when an incomplete line was cut off (the stream broke mid-event). */
+  end(): boolean {
+    const rest = this.#carry + this.#text.decode();
+    this.#carry = "";
+    return rest.trim() !== "";
+  }
+}
+
+export function parseWatchLine(line: string): WatchEvent {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    throw new WatchDecodeError(`malformed watch event (${line.length} bytes): not JSON`);
+  }
+  const event = parsed as Partial<WatchEvent> | null;
+  if (
+    !event ||
+    typeof event !== "object" ||
+    typeof event.type !== "string" ||
+    !WATCH_EVENT_TYPES.has(event.type) ||
+    !event.object ||
+    typeof event.object !== "object"
+  ) {
+    throw new WatchDecodeError("malformed watch event: expected {type, object}");
+  }
+  return event as WatchEvent;
+}

@@ -1,0 +1,107 @@
+/**
+ * InformerFactory: one Durable Object per deployment, client-go's SharedInformerFactory. It keeps
+ * the registry of informers, starts each (by configuring its InformerObject), keeps the declared
+ * ones in step with `INFORMERS`, and on every cron tick re-arms any informer whose loop stopped
+ * (DESIGN invariant 7, self-healing).
+ */
+import { DurableObject } from "cloudflare:workers";
+import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
+import { type InformerSpec, parseDeclaredInformers } from "../config.ts";
+import type { Env } from "../env.ts";
+import { fail, ok, type Result, unwrap } from "../errors.ts";
+import { Db } from "../sql.ts";
+import type { InformerStatus } from "./informer-object.ts";
+
+export const FACTORY_NAME = "factory";
+
+export interface DeclaredSync {
+  added: string[];
+  updated: string[];
+  removed: string[];
+  errors: string[];
+}
+
+export class InformerFactory extends DurableObject<Env> {
+  #registry!: InformerRegistry;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      this.#registry = new InformerRegistry(new Db(ctx.storage));
+    });
+  }
+
+  /** Creates or updates an informer. Declared informers can only change through `INFORMERS`. */
+  async put(
+    spec: InformerSpec,
+    source: InformerSource = "api",
+    apiUrl?: string,
+  ): Promise<Result<{ created: boolean; status: InformerStatus }>> {
+    const existing = this.#registry.get(spec.name);
+    if (existing?.source === "config" && source === "api") {
+      return fail("Conflict", `informer '${spec.name}' is declared in INFORMERS (wrangler.toml): change it there`);
+    }
+    const configured = await this.#stub(spec.name).configure(spec, apiUrl);
+    if (configured.ok) this.#registry.put(spec, source, Date.now());
+    return configured;
+  }
+
+  async get(name: string): Promise<RegisteredInformer | undefined> {
+    return this.#registry.get(name);
+  }
+
+  async list(): Promise<RegisteredInformer[]> {
+    return this.#registry.list();
+  }
+
+  async remove(name: string, source: InformerSource = "api"): Promise<Result<null>> {
+    const existing = this.#registry.get(name);
+    if (!existing) return fail("NotFound", `informer '${name}' not found`);
+    if (existing.source === "config" && source === "api") {
+      return fail("Conflict", `informer '${name}' is declared in INFORMERS (wrangler.toml): remove it there`);
+    }
+    await this.#stub(name).destroy();
+    this.#registry.delete(name);
+    return ok(null);
+  }
+
+  /** Brings the declared informers in line with `INFORMERS`: adds, updates, removes. */
+  async syncDeclared(informers: string | undefined): Promise<DeclaredSync> {
+    const { specs, errors } = parseDeclaredInformers(informers);
+    const result: DeclaredSync = { added: [], updated: [], removed: [], errors };
+    for (const spec of specs) {
+      const existing = this.#registry.get(spec.name);
+      if (existing && JSON.stringify(existing.spec) === JSON.stringify(spec) && existing.source === "config") continue;
+      const configured = await this.#stub(spec.name).configure(spec);
+      if (!configured.ok) {
+        result.errors.push(`${spec.name}: ${configured.error.message}`);
+        continue;
+      }
+      this.#registry.put(spec, "config", Date.now());
+      (existing ? result.updated : result.added).push(spec.name);
+    }
+    // A broken INFORMERS must not delete data: remove undeclared informers only when it parsed cleanly.
+    const declared = new Set(specs.map((s) => s.name));
+    for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
+      if (informer.source === "config" && !declared.has(informer.name)) {
+        unwrap(await this.remove(informer.name, "config"));
+        result.removed.push(informer.name);
+      }
+    }
+    for (const error of result.errors) console.error(`INFORMERS: ${error}`);
+    return result;
+  }
+
+  /** Re-arms every informer whose alarm is missing; returns the names it re-armed. */
+  async reconcile(): Promise<string[]> {
+    const rearmed: string[] = [];
+    for (const informer of this.#registry.list()) {
+      if (await this.#stub(informer.name).ensureRunning()) rearmed.push(informer.name);
+    }
+    return rearmed;
+  }
+
+  #stub(name: string) {
+    return this.env.INFORMER.getByName(name);
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * InformerObject: one Durable Object per informer, a thin shell over cache/informer.ts. It wires
+ * storage, the clock and the Kubernetes client, runs one slice per alarm, and answers queries.
+ *
+ * Invariant 7: `alarm()` re-arms in `finally` from durable state whatever happened, so an error
+ * or a crash cannot stop the loop (and the factory's cron re-arms a missing alarm).
+ */
+import { DurableObject } from "cloudflare:workers";
+import { Informer, migrateInformer } from "../cache/informer.ts";
+import { listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
+import type { ReadResult } from "../cache/event-log.ts";
+import { SpecStore } from "../cache/spec-store.ts";
+import { systemClock, systemRandom } from "../clock.ts";
+import { indexersChanged, informerSettings, type InformerSpec, listingChanged } from "../config.ts";
+import type { Env } from "../env.ts";
+import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
+import { KubeClient } from "../kube/client.ts";
+import { resolveResource } from "../kube/resources.ts";
+import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
+import { Db } from "../sql.ts";
+
+/** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
+export const SLICE_MS = 12 * 60_000;
+/** Re-arm delay when even reading durable state failed. */
+const FALLBACK_REARM_MS = 30_000;
+
+export interface InformerStatus {
+  name: string;
+  resource: string;
+  synced: boolean;
+  lastSyncResourceVersion: string;
+  objects: number;
+  queueDepth: number;
+  watch: { state: string; since: string | null; restarts: number };
+  relists: number;
+  lastError: string | null;
+  eventLog: { head: number; tail: number };
+  subscriptions: number;
+}
+
+export interface ObjectQuery {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+/** A query answer: items as JSON text plus the headers API.md promises. */
+export interface QueryAnswer<T> {
+  value: T;
+  resourceVersion: string;
+  synced: boolean;
+}
+
+export class InformerObject extends DurableObject<Env> {
+  readonly #db: Db;
+  #specs!: SpecStore;
+  /** The running slice, so configuration changes and deletion can stop it and wait. */
+  #running: { abort: AbortController; done: Promise<unknown> } | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#db = new Db(ctx.storage);
+    ctx.blockConcurrencyWhile(async () => this.#migrate());
+  }
+
+  /** Creates or updates this informer. `apiUrl` overrides KUBE_API_URL (tests, multi-cluster). */
+  async configure(spec: InformerSpec, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
+    const previous = this.#specs.get();
+    await this.#stopSlice();
+    this.#specs.put(spec, apiUrl ?? null, Date.now());
+    const informer = this.#informer(spec);
+    if (previous && listingChanged(previous.spec, spec)) informer.restart();
+    else informer.wakeNow();
+    if (previous && indexersChanged(previous.spec, spec)) informer.rebuildIndexes();
+    await this.ctx.storage.setAlarm(Date.now());
+    return ok({ created: previous === undefined, status: this.#status(spec, informer) });
+  }
+
+  async status(): Promise<Result<InformerStatus>> {
+    return this.#withInformer((spec, informer) => this.#status(spec, informer));
+  }
+
+  async getObject(key: string): Promise<Result<QueryAnswer<string>>> {
+    return this.#withInformer((_, informer) => {
+      const object = informer.indexer.get(key);
+      if (!object) throw new ApiError("NotFound", `object '${key}' is not in the cache`);
+      return this.#answer(informer, object.body);
+    });
+  }
+
+  async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
+    return this.#withInformer((_, informer) =>
+      this.#answer(
+        informer,
+        listObjects(informer.indexer, {
+          ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+          ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
+          ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
+          ...(query.continue === undefined ? {} : { continue: query.continue }),
+          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+        }),
+      ),
+    );
+  }
+
+  async indexValues(index: string): Promise<Result<QueryAnswer<string[]>>> {
+    return this.#withInformer((_, informer) => {
+      if (!informer.indexer.indexNames().includes(index)) {
+        throw new ApiError("NotFound", `index '${index}' does not exist (indexes: ${informer.indexer.indexNames().join(", ")})`);
+      }
+      return this.#answer(informer, informer.indexer.listIndexFuncValues(index));
+    });
+  }
+
+  async byIndex(
+    index: string,
+    value: string,
+    query: { limit?: number; continue?: string },
+  ): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
+    return this.#withInformer((_, informer) =>
+      this.#answer(
+        informer,
+        listObjects(informer.indexer, {
+          index: { name: index, value },
+          ...(query.continue === undefined ? {} : { continue: query.continue }),
+          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+        }),
+      ),
+    );
+  }
+
+  /** Events after `after` (the feed subscriptions read). */
+  async readLog(after: number, limit: number): Promise<Result<ReadResult>> {
+    return this.#withInformer((_, informer) => informer.log.read(after, Math.min(Math.max(limit, 1), 1_000)));
+  }
+
+  /** Stops the loop and deletes every trace of this informer. */
+  async destroy(): Promise<void> {
+    await this.#stopSlice();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#migrate();
+  }
+
+  /** Self-healing (invariant 7): re-arms the alarm of a configured informer whose alarm is missing. */
+  async ensureRunning(): Promise<boolean> {
+    const stored = this.#specs.get();
+    if (!stored || this.#running) return false;
+    if ((await this.ctx.storage.getAlarm()) !== null) return false;
+    const wakeAt = this.#informer(stored.spec).progress().wakeAt;
+    await this.ctx.storage.setAlarm(Math.max(wakeAt, Date.now()));
+    return true;
+  }
+
+  override async alarm(): Promise<void> {
+    let wakeAt: number | undefined;
+    const abort = new AbortController();
+    let finish!: () => void;
+    this.#running = { abort, done: new Promise<void>((resolve) => (finish = resolve)) };
+    try {
+      const stored = this.#specs.get();
+      if (!stored) return; // deleted: the loop ends here on purpose
+      const informer = this.#informer(stored.spec);
+      wakeAt = await informer.tick(this.#client(stored.spec, stored.apiUrl), Date.now() + SLICE_MS, abort.signal);
+    } catch (error) {
+      console.error(`informer alarm failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      try {
+        // Stopped by configure() or destroy(): they set or delete the alarm themselves.
+        if (!abort.signal.aborted) await this.#rearm(wakeAt);
+      } finally {
+        this.#running = undefined;
+        finish();
+      }
+    }
+  }
+
+  async #rearm(wakeAt: number | undefined): Promise<void> {
+    let next = wakeAt;
+    try {
+      const stored = this.#specs.get();
+      if (!stored) return;
+      next ??= this.#informer(stored.spec).progress().wakeAt;
+    } catch {
+      next = Date.now() + FALLBACK_REARM_MS;
+    }
+    // setAlarm(now) from inside alarm() can be dropped (workerd #6866): always at least now + 1 ms.
+    await this.ctx.storage.setAlarm(Math.max(next, Date.now() + 1));
+  }
+
+  async #stopSlice(): Promise<void> {
+    const running = this.#running;
+    if (!running) return;
+    running.abort.abort();
+    await running.done;
+  }
+
+  #migrate(): void {
+    migrateInformer(this.#db);
+    this.#specs = new SpecStore(this.#db);
+  }
+
+  #informer(spec: InformerSpec): Informer {
+    return new Informer(this.#db, informerSettings(spec), systemClock, systemRandom);
+  }
+
+  #client(spec: InformerSpec, apiUrl: string | null): KubeClient {
+    const url = apiUrl ?? this.env.KUBE_API_URL;
+    if (!url) throw new Error("KUBE_API_URL is not set");
+    const headers: Record<string, string> = {};
+    if (this.env.CF_ACCESS_CLIENT_ID && this.env.CF_ACCESS_CLIENT_SECRET) {
+      headers["cf-access-client-id"] = this.env.CF_ACCESS_CLIENT_ID;
+      headers["cf-access-client-secret"] = this.env.CF_ACCESS_CLIENT_SECRET;
+    }
+    return new KubeClient({
+      apiUrl: url,
+      ...(this.env.KUBE_TOKEN ? { token: this.env.KUBE_TOKEN } : {}),
+      headers,
+      resource: resolveResource(spec.resource, spec.apiVersion),
+      ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }),
+      ...(spec.labelSelector === undefined ? {} : { labelSelector: spec.labelSelector }),
+      ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
+    });
+  }
+
+  #withInformer<T>(fn: (spec: InformerSpec, informer: Informer) => T): Result<T> {
+    const stored = this.#specs.get();
+    if (!stored) return fail("NotFound", "informer not found");
+    return attempt(() => fn(stored.spec, this.#informer(stored.spec)));
+  }
+
+  #answer<T>(informer: Informer, value: T): QueryAnswer<T> {
+    return { value, resourceVersion: informer.lastSyncResourceVersion(), synced: informer.fifo.hasSynced() };
+  }
+
+  #status(spec: InformerSpec, informer: Informer): InformerStatus {
+    const progress = informer.progress();
+    return {
+      name: spec.name,
+      resource: spec.resource,
+      synced: progress.synced,
+      lastSyncResourceVersion: progress.lastSyncResourceVersion,
+      objects: progress.objects,
+      queueDepth: progress.queueDepth,
+      watch: progress.watch,
+      relists: progress.relists,
+      lastError: progress.lastError,
+      eventLog: progress.eventLog,
+      subscriptions: 0,
+    };
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The one SQL helper. Modules own their tables: each keeps its DDL as a numbered migration list and
+ * its statements as named constants (`stmt(name, text)`), and runs them through a `Db`.
+ *
+ * Guarantees:
+ * - Cursors are read to the end before returning (`toArray`), so no cursor survives an `await`
+ *   (cloudflare-platform.md §1.1: a cursor held across an await has no snapshot isolation).
+ * - Failures become `SqlError{statement}` carrying the statement's name and never its bound values,
+ *   so secrets and object bodies do not leak into logs.
+ * - `transaction(fn)` is atomic (Durable Object `transactionSync`); code that must run inside one
+ *   takes a `Db` and ends in `InTx`, as client-go marks `…Locked`.
+ */
+
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function stmt(name: string, text: string): Statement {
+  return { name, text };
+}
+
+/** The narrow storage surface the logic needs: SQL and synchronous transactions. */
+export interface SqlStorageLike {
+  sql: Pick<SqlStorage, "exec">;
+  transactionSync<T>(fn: () => T): T;
+}
+
+export type Row = Record<string, SqlStorageValue>;
+
+export class SqlError extends Error {
+  override readonly name = "SqlError";
+  readonly statement: string;
+  constructor(statement: string, cause: unknown) {
+    super(`SQL statement '${statement}' failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.statement = statement;
+  }
+}
+
+export class Db {
+  readonly #storage: SqlStorageLike;
+
+  constructor(storage: SqlStorageLike) {
+    this.#storage = storage;
+  }
+
+  all<T extends Row>(s: Statement, ...bindings: unknown[]): T[] {
+    try {
+      return this.#storage.sql.exec<T>(s.text, ...bindings).toArray();
+    } catch (error) {
+      throw new SqlError(s.name, error);
+    }
+  }
+
+  first<T extends Row>(s: Statement, ...bindings: unknown[]): T | undefined {
+    return this.all<T>(s, ...bindings)[0];
+  }
+
+  /** Runs a statement for its effect; returns the number of rows written. */
+  run(s: Statement, ...bindings: unknown[]): number {
+    try {
+      const cursor = this.#storage.sql.exec(s.text, ...bindings);
+      cursor.toArray();
+      return cursor.rowsWritten;
+    } catch (error) {
+      throw new SqlError(s.name, error);
+    }
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.#storage.transactionSync(fn);
+  }
+}
+
+const MIGRATIONS_TABLE = stmt(
+  "migrations.create",
+  "CREATE TABLE IF NOT EXISTS schema_migrations (module TEXT PRIMARY KEY, version INTEGER NOT NULL)",
+);
+const MIGRATIONS_GET = stmt("migrations.get", "SELECT version FROM schema_migrations WHERE module = ?");
+const MIGRATIONS_SET = stmt(
+  "migrations.set",
+  "INSERT INTO schema_migrations (module, version) VALUES (?, ?) ON CONFLICT (module) DO UPDATE SET version = excluded.version",
+);
+
+/**
+ * Applies a module's migrations that have not run yet, in order, each in its own transaction.
+ * Idempotent: runs on every wake and does nothing when the schema is current.
+ */
+export function migrate(db: Db, module: string, migrations: readonly string[]): void {
+  db.run(MIGRATIONS_TABLE);
+  const current = db.first<{ version: number }>(MIGRATIONS_GET, module)?.version ?? 0;
+  for (let version = current + 1; version <= migrations.length; version++) {
+    const ddl = migrations[version - 1]!;
+    db.transaction(() => {
+      for (const part of ddl.split(";").map((p) => p.trim()).filter(Boolean)) {
+        db.run(stmt(`${module}.migration${version}`, part));
+      }
+      db.run(MIGRATIONS_SET, module, version);
+    });
+  }
+}
+
+/** Builds `(?, ?, ?), (?, ?, ?)` for a multi-row insert of `rows` rows of `columns` values. */
+export function placeholders(rows: number, columns: number): string {
+  const row = `(${new Array(columns).fill("?").join(", ")})`;
+  return new Array(rows).fill(row).join(", ");
+}
+
+/** SQLite allows 100 bound parameters per statement (cloudflare-platform.md §1.4). */
+export const MAX_BOUND_PARAMETERS = 100;

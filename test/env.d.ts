@@ -1,0 +1,8 @@
+import type { Env as WorkerEnv } from "../src/index.ts";
+declare global {
+  namespace Cloudflare {
+    interface Env extends WorkerEnv {
+      FAKE_APISERVER_URL: string;
+    }
+  }
+}
