@@ -1,0 +1,300 @@
+import { describe, expect, it } from "vitest";
+import { type Delta, DeltaFIFO } from "../../src/cache/delta-fifo.ts";
+import { EventLog } from "../../src/cache/event-log.ts";
+import { Indexer } from "../../src/cache/indexer.ts";
+import { processDeltasInTx } from "../../src/cache/process-deltas.ts";
+import { makeTransform } from "../../src/cache/transform.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import type { Db } from "../../src/sql.ts";
+import { withDb } from "../helpers/db.ts";
+import { FakeClock, pod } from "../helpers/fakes.ts";
+
+/** A FIFO whose known objects are a real indexer, plus helpers to seed the cache and pop. */
+function parts(db: Db) {
+  const indexer = new Indexer(db);
+  const log = new EventLog(db, Indexer.pinsEventSql);
+  const fifo = new DeltaFIFO(db, indexer, makeTransform());
+  const clock = new FakeClock();
+  return {
+    fifo,
+    indexer,
+    /** Puts objects straight into the cache, as if processed earlier. */
+    known(...objects: KubeObject[]) {
+      db.transaction(() => {
+        for (const object of objects) {
+          const key = `${object.metadata.namespace}/${object.metadata.name}`;
+          processDeltasInTx(key, [delta("Added", object)], false, { indexer, log, clock });
+        }
+      });
+    },
+    /** Pops every key; returns [key, [type, name-or-tombstone, rv]...][] and the initial-list flags. */
+    popAll(max = 1000) {
+      const popped: [string, string[], boolean][] = [];
+      db.transaction(() =>
+        fifo.popInTx(max, (key, deltas, initial) =>
+          popped.push([key, deltas.map((d) => `${d.type}${d.tombstone ? "(tombstone)" : ""}@${d.resourceVersion}`), initial]),
+        ),
+      );
+      return popped;
+    },
+    tx<T>(fn: () => T): T {
+      return db.transaction(fn);
+    },
+  };
+}
+
+function delta(type: Delta["type"], object: KubeObject): Delta {
+  return {
+    type,
+    body: JSON.stringify(object),
+    tombstone: false,
+    resourceVersion: object.metadata.resourceVersion ?? "",
+    uid: object.metadata.uid ?? "",
+  };
+}
+
+const a = (rv: string) => pod({ name: "a", rv });
+const b = (rv: string) => pod({ name: "b", rv });
+const c = (rv: string) => pod({ name: "c", rv });
+
+describe("DeltaFIFO", () => {
+  it("keeps each key's deltas in order and pops keys in order of their first delta", () =>
+    withDb((db) => {
+      const f = parts(db);
+      f.tx(() => {
+        f.fifo.addInTx(a("1"));
+        f.fifo.addInTx(b("2"));
+        f.fifo.updateInTx(a("3")); // a keeps its place ahead of b
+      });
+      expect(f.popAll()).toEqual([
+        ["default/a", ["Added@1", "Updated@3"], false],
+        ["default/b", ["Added@2"], false],
+      ]);
+      expect(f.fifo.length()).toBe(0);
+    }));
+
+  it("pops at most the requested number of keys", () =>
+    withDb((db) => {
+      const f = parts(db);
+      f.tx(() => [a("1"), b("2"), c("3")].forEach((o) => f.fifo.addInTx(o)));
+      expect(f.popAll(2).map(([key]) => key)).toEqual(["default/a", "default/b"]);
+      expect(f.popAll().map(([key]) => key)).toEqual(["default/c"]);
+    }));
+
+  it("transforms objects when queued: managedFields are dropped", () =>
+    withDb((db) => {
+      const f = parts(db);
+      f.tx(() => f.fifo.addInTx(a("1")));
+      let body = "";
+      f.tx(() => f.fifo.popInTx(1, (_, deltas) => (body = deltas[0]!.body!)));
+      expect(JSON.parse(body).metadata.managedFields).toBeUndefined();
+    }));
+
+  describe("dedup of consecutive deletions", () => {
+    it("keeps the older of two real deletions", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(a("1"));
+        f.tx(() => {
+          f.fifo.deleteInTx(a("2"));
+          f.fifo.deleteInTx(a("3"));
+        });
+        expect(f.popAll()).toEqual([["default/a", ["Deleted@2"], false]]);
+      }));
+
+    it("replaces a tombstone by a following real deletion", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(a("1"));
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.commitReplaceInTx(); // empty list: a is tombstoned
+          f.fifo.deleteInTx(a("5"));
+        });
+        expect(f.popAll()).toEqual([["default/a", ["Deleted@5"], true]]);
+      }));
+
+    it("keeps a real deletion over a following tombstone", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(a("1"));
+        f.tx(() => {
+          f.fifo.deleteInTx(a("5"));
+          f.fifo.beginReplaceInTx();
+          f.fifo.commitReplaceInTx();
+        });
+        // the Delete came first, so the queue was populated before the Replace: nothing is "initial"
+        expect(f.popAll()).toEqual([["default/a", ["Deleted@5"], false]]);
+      }));
+
+    it("does not deduplicate anything but deletions", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.updateInTx(a("1"));
+          f.fifo.updateInTx(a("1"));
+        });
+        expect(f.popAll()[0]![1]).toEqual(["Updated@1", "Updated@1"]);
+      }));
+  });
+
+  it("ignores the deletion of a key neither known nor queued", () =>
+    withDb((db) => {
+      const f = parts(db);
+      f.tx(() => f.fifo.deleteInTx(a("9")));
+      expect(f.fifo.length()).toBe(0);
+    }));
+
+  it("queues the deletion of a key that is only queued", () =>
+    withDb((db) => {
+      const f = parts(db);
+      f.tx(() => {
+        f.fifo.addInTx(a("1"));
+        f.fifo.deleteInTx(a("2"));
+      });
+      expect(f.popAll()[0]![1]).toEqual(["Added@1", "Deleted@2"]);
+    }));
+
+  describe("Replace", () => {
+    it("queues Replaced in list order, then tombstones queued and known keys missing from the list", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(c("3"), pod({ name: "d", rv: "4" }));
+        f.tx(() => {
+          f.fifo.addInTx(pod({ name: "q", rv: "5" })); // queued, not listed
+          f.fifo.updateInTx(c("6")); // known and queued, not listed: tombstoned once, with its queued state
+        });
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([b("7"), a("8")]);
+          f.fifo.commitReplaceInTx();
+        });
+        // the Add and Update came before the first Replace, so none of this is an initial list
+        expect(f.popAll()).toEqual([
+          ["default/q", ["Added@5", "Deleted(tombstone)@5"], false],
+          ["default/c", ["Updated@6", "Deleted(tombstone)@6"], false],
+          ["default/b", ["Replaced@7"], false],
+          ["default/a", ["Replaced@8"], false],
+          ["default/d", ["Deleted(tombstone)@4"], false],
+        ]);
+      }));
+
+    it("gives a tombstone of a known key the cached state", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(a("1"));
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.commitReplaceInTx();
+        });
+        let tombstone: Delta | undefined;
+        f.tx(() => f.fifo.popInTx(1, (_, deltas) => (tombstone = deltas[0])));
+        expect(tombstone?.tombstone).toBe(true);
+        expect(JSON.parse(tombstone!.body!).metadata.resourceVersion).toBe("1");
+      }));
+
+    it("stages idempotently: a page staged twice (after an eviction) counts once", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("1"), b("1")]);
+          f.fifo.stageInTx([b("2")]);
+          f.fifo.commitReplaceInTx();
+        });
+        expect(f.popAll().map(([key, deltas]) => [key, deltas])).toEqual([
+          ["default/a", ["Replaced@1"]],
+          ["default/b", ["Replaced@2"]],
+        ]);
+      }));
+
+    it("forgets what an unfinished list staged", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("1")]);
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([b("2")]);
+          f.fifo.commitReplaceInTx();
+        });
+        expect(f.popAll().map(([key]) => key)).toEqual(["default/b"]);
+      }));
+
+    it("keeps the bodies of a committed Replace's pending deltas when a new list starts", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("1")]);
+          f.fifo.commitReplaceInTx();
+          f.fifo.beginReplaceInTx(); // staging reused while a's Replaced is still queued
+          f.fifo.stageInTx([a("2")]);
+          f.fifo.commitReplaceInTx();
+        });
+        const bodies: string[] = [];
+        f.tx(() => f.fifo.popInTx(10, (_, deltas) => deltas.forEach((d) => bodies.push(JSON.parse(d.body!).metadata.resourceVersion))));
+        expect(bodies).toEqual(["1", "2"]);
+      }));
+  });
+
+  describe("HasSynced", () => {
+    it("turns true after exactly the initial list's keys and deletions are popped", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(pod({ name: "gone", rv: "1" }));
+        expect(f.fifo.hasSynced()).toBe(false);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("2"), b("2")]);
+          f.fifo.commitReplaceInTx();
+        });
+        const flags: boolean[] = [];
+        for (let i = 0; i < 3; i++) {
+          expect(f.fifo.hasSynced()).toBe(false);
+          flags.push(...f.popAll(1).map(([, , initial]) => initial));
+        }
+        expect(flags).toEqual([true, true, true]);
+        expect(f.fifo.hasSynced()).toBe(true);
+      }));
+
+    it("is true at once when the first operation is not a Replace", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => f.fifo.addInTx(a("1")));
+        expect(f.fifo.hasSynced()).toBe(true);
+        expect(f.popAll()[0]![2]).toBe(false);
+      }));
+
+    it("is not reset by a later Replace", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.commitReplaceInTx();
+        });
+        expect(f.fifo.hasSynced()).toBe(true);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("1")]);
+          f.fifo.commitReplaceInTx();
+        });
+        expect(f.fifo.hasSynced()).toBe(true);
+        expect(f.popAll()[0]![2]).toBe(false);
+      }));
+  });
+
+  it("Resync queues Sync with the cached state only for known keys with nothing queued", () =>
+    withDb((db) => {
+      const f = parts(db);
+      f.known(a("1"), b("1"));
+      f.tx(() => {
+        f.fifo.updateInTx(b("2"));
+        f.fifo.resyncInTx();
+      });
+      expect(f.popAll().map(([key, deltas]) => [key, deltas])).toEqual([
+        ["default/b", ["Updated@2"]],
+        ["default/a", ["Sync@1"]],
+      ]);
+    }));
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from "vitest";
+import { EventLog, type NewLogEvent } from "../../src/cache/event-log.ts";
+import { Indexer } from "../../src/cache/indexer.ts";
+import type { Db } from "../../src/sql.ts";
+import { withDb } from "../helpers/db.ts";
+
+const HOUR = 3_600_000;
+
+function event(key: string, rv: string, at: number, prevSeq: number | null = null): NewLogEvent {
+  return {
+    type: prevSeq === null ? "add" : "update",
+    key,
+    uid: `uid-${key}`,
+    resourceVersion: rv,
+    body: JSON.stringify({ metadata: { name: key, resourceVersion: rv } }),
+    prevSeq,
+    initialList: false,
+    finalStateUnknown: false,
+    at,
+  };
+}
+
+function setup(db: Db) {
+  const log = new EventLog(db, Indexer.pinsEventSql);
+  const indexer = new Indexer(db);
+  /** Appends an event and makes it the cached state of its key. */
+  const change = (key: string, rv: string, at: number) =>
+    db.transaction(() => {
+      const previous = indexer.getMeta(key);
+      const seq = log.appendInTx(event(key, rv, at, previous?.seq ?? null));
+      indexer.upsertInTx(key, { namespace: "", name: key, uid: "", resourceVersion: rv }, seq, () => ({ metadata: {} }));
+      return seq;
+    });
+  const compact = (now: number, maxEvents: number, maxAgeSeconds = 86_400) => {
+    while (db.transaction(() => log.compactInTx(now, { maxEvents, maxAgeSeconds }, 2))) {
+      // bounded batches
+    }
+  };
+  return { log, change, compact };
+}
+
+describe("EventLog", () => {
+  it("numbers events in order and reads after a cursor, with the old state of updates", () =>
+    withDb((db) => {
+      const s = setup(db);
+      expect([s.change("a", "1", 0), s.change("b", "2", 0), s.change("a", "3", 0)]).toEqual([1, 2, 3]);
+      const read = s.log.read(1, 10);
+      expect(read.events.map((e) => [e.seq, e.type, e.key])).toEqual([
+        [2, "add", "b"],
+        [3, "update", "a"],
+      ]);
+      expect(JSON.parse(read.events[1]!.oldObject!).metadata.resourceVersion).toBe("1");
+      expect(read.bounds).toEqual({ head: 1, tail: 3 });
+      expect(read.expired).toBe(false);
+    }));
+
+  it("moves the head past events beyond the count bound and reports readers behind it as expired", () =>
+    withDb((db) => {
+      const s = setup(db);
+      for (let i = 1; i <= 10; i++) s.change(`k${i}`, String(i), 0);
+      s.compact(0, 4);
+      expect(s.log.bounds()).toEqual({ head: 7, tail: 10 });
+      expect(s.log.read(0, 100)).toMatchObject({ expired: true });
+      expect(s.log.read(6, 100).expired).toBe(false);
+      expect(s.log.read(6, 100).events.map((e) => e.seq)).toEqual([7, 8, 9, 10]);
+    }));
+
+  it("moves the head past events older than the age bound, but keeps the newest event", () =>
+    withDb((db) => {
+      const s = setup(db);
+      s.change("a", "1", 0);
+      s.change("b", "2", HOUR);
+      s.change("c", "3", 2 * HOUR);
+      s.compact(2 * HOUR + 1, 1_000, 3_600);
+      expect(s.log.bounds().head).toBe(3);
+      s.compact(10 * HOUR, 1_000, 3_600);
+      expect(s.log.bounds()).toEqual({ head: 3, tail: 3 });
+    }));
+
+  it("keeps the bodies the cache and retained updates still point at, and deletes the rest", () =>
+    withDb((db) => {
+      const s = setup(db);
+      s.change("a", "1", 0); // 1: a's state until 4
+      s.change("b", "2", 0); // 2: b's current state
+      s.change("c", "3", 0); // 3: c's state until 5
+      s.change("a", "4", 0); // 4: a's current state (old state: 1)
+      s.change("c", "5", 0); // 5: c's current state (old state: 3)
+      s.compact(0, 2); // head = 4: rows 1..3 are before it
+      const stored = db.all<{ seq: number }>({ name: "test.seqs", text: "SELECT seq FROM event_log ORDER BY seq" });
+      // 1 and 3 are the old states of retained updates 4 and 5; 2 is b's current state
+      expect(stored.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+      s.change("a", "6", 0);
+      s.change("c", "7", 0);
+      s.compact(0, 2); // head = 6
+      const after = db.all<{ seq: number }>({ name: "test.seqs", text: "SELECT seq FROM event_log ORDER BY seq" });
+      // 1, 3 unreferenced now; 4 and 5 are old states of 6 and 7; 2 is still b's state
+      expect(after.map((r) => r.seq)).toEqual([2, 4, 5, 6, 7]);
+      expect(JSON.parse(s.log.read(5, 1).events[0]!.oldObject!).metadata.resourceVersion).toBe("4");
+    }));
+
+  it("never reuses sequence numbers after retention deleted rows", () =>
+    withDb((db) => {
+      const s = setup(db);
+      for (let i = 0; i < 5; i++) s.change("a", String(i), 0);
+      s.compact(0, 1);
+      expect(s.change("b", "9", 0)).toBe(6);
+    }));
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { EventLog } from "../../src/cache/event-log.ts";
+import { Indexer } from "../../src/cache/indexer.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import type { Db } from "../../src/sql.ts";
+import { withDb } from "../helpers/db.ts";
+import { pod } from "../helpers/fakes.ts";
+
+const INDEXERS = { byNode: "spec.nodeName", byApp: "metadata.labels.app", byFinalizer: "metadata.finalizers" };
+
+function store(db: Db, indexers: Record<string, string> = INDEXERS) {
+  const indexer = new Indexer(db, indexers);
+  const log = new EventLog(db, Indexer.pinsEventSql);
+  const put = (object: KubeObject) =>
+    db.transaction(() => {
+      const { namespace = "", name = "", uid = "", resourceVersion = "" } = object.metadata;
+      const key = namespace ? `${namespace}/${name}` : name;
+      const seq = log.appendInTx({
+        type: "add",
+        key,
+        uid,
+        resourceVersion,
+        body: JSON.stringify(object),
+        prevSeq: null,
+        initialList: false,
+        finalStateUnknown: false,
+        at: 0,
+      });
+      indexer.upsertInTx(key, { namespace, name, uid, resourceVersion }, seq, () => object);
+    });
+  const remove = (key: string) => db.transaction(() => indexer.deleteInTx(key));
+  return { indexer, put, remove };
+}
+
+const keys = (objects: { key: string }[]) => objects.map((o) => o.key);
+
+describe("Indexer", () => {
+  it("gets, lists in key order and lists one namespace", () =>
+    withDb((db) => {
+      const s = store(db);
+      s.put(pod({ name: "b", namespace: "x" }));
+      s.put(pod({ name: "a", namespace: "y" }));
+      s.put(pod({ name: "a", namespace: "x" }));
+      s.put({ metadata: { name: "node-1", resourceVersion: "3" } }); // cluster-scoped: key is the name
+      expect(keys(s.indexer.list({ limit: 10 }))).toEqual(["node-1", "x/a", "x/b", "y/a"]);
+      expect(keys(s.indexer.list({ limit: 10, namespace: "x" }))).toEqual(["x/a", "x/b"]);
+      expect(keys(s.indexer.list({ limit: 2, after: "x/a" }))).toEqual(["x/b", "y/a"]);
+      expect(JSON.parse(s.indexer.get("y/a")!.body).metadata.namespace).toBe("y");
+      expect(s.indexer.get("z/z")).toBeUndefined();
+      expect(s.indexer.count()).toBe(4);
+    }));
+
+  it("serves the namespace index for every object, with '' for cluster-scoped ones", () =>
+    withDb((db) => {
+      const s = store(db);
+      s.put(pod({ name: "a", namespace: "x" }));
+      s.put({ metadata: { name: "n1" } });
+      expect(s.indexer.listIndexFuncValues("namespace")).toEqual(["", "x"]);
+      expect(s.indexer.indexKeys("namespace", "x")).toEqual(["x/a"]);
+      expect(keys(s.indexer.byIndex("namespace", "", { limit: 10 }))).toEqual(["n1"]);
+    }));
+
+  it("indexes field paths with zero, one or many values", () =>
+    withDb((db) => {
+      const s = store(db);
+      s.put({ ...pod({ name: "a", nodeName: "n1", labels: { app: "web" } }), metadata: { ...pod({ name: "a" }).metadata, labels: { app: "web" }, finalizers: ["f1", "f2"] } });
+      s.put(pod({ name: "b", nodeName: "n1" }));
+      expect(s.indexer.indexKeys("byNode", "n1")).toEqual(["default/a", "default/b"]);
+      expect(s.indexer.listIndexFuncValues("byApp")).toEqual(["web"]);
+      expect(s.indexer.listIndexFuncValues("byFinalizer")).toEqual(["f1", "f2"]);
+      expect(keys(s.indexer.byIndex("byFinalizer", "f2", { limit: 10 }))).toEqual(["default/a"]);
+    }));
+
+  it("moves index entries when an object's value changes and drops them when it is deleted", () =>
+    withDb((db) => {
+      const s = store(db);
+      s.put(pod({ name: "a", nodeName: "n1", rv: "1" }));
+      s.put(pod({ name: "a", nodeName: "n2", rv: "2" }));
+      expect(s.indexer.listIndexFuncValues("byNode")).toEqual(["n2"]);
+      s.remove("default/a");
+      expect(s.indexer.listIndexFuncValues("byNode")).toEqual([]);
+      expect(s.indexer.count()).toBe(0);
+    }));
+
+  it("refuses ByIndex and IndexKeys on an unknown index, and lists no values for it", () =>
+    withDb((db) => {
+      const s = store(db);
+      expect(() => s.indexer.byIndex("nope", "x", { limit: 1 })).toThrow(/index 'nope' does not exist/);
+      expect(() => s.indexer.indexKeys("nope", "x")).toThrow(/does not exist/);
+      expect(s.indexer.listIndexFuncValues("nope")).toEqual([]);
+    }));
+
+  it("rebuilds every entry for new indexers", () =>
+    withDb((db) => {
+      const before = store(db, {});
+      for (let i = 0; i < 7; i++) before.put(pod({ name: `p${i}`, nodeName: `n${i % 2}` }));
+      const after = store(db, { byNode: "spec.nodeName" });
+      let cursor: string | undefined;
+      let first = true;
+      while (first || cursor !== undefined) {
+        const from = first ? undefined : cursor;
+        cursor = db.transaction(() => after.indexer.rebuildInTx(from, 3));
+        first = false;
+      }
+      expect(after.indexer.indexKeys("byNode", "n1")).toEqual(["default/p1", "default/p3", "default/p5"]);
+    }));
+});
