@@ -37,7 +37,7 @@ export class ApiError extends Error {
 }
 
 export class ValidationError extends Error {
-  override readonly name = "ValidationError";
+  override readonly name: string = "ValidationError";
 }
 
 /** What crosses a Durable Object RPC boundary in place of a thrown ApiError (RPC keeps only messages). */

@@ -1,6 +1,10 @@
 import type { Env as WorkerEnv } from "../src/index.ts";
+
 declare global {
   namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../src/index.ts");
+    }
     interface Env extends WorkerEnv {
       FAKE_APISERVER_URL: string;
     }

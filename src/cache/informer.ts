@@ -138,6 +138,9 @@ export class Informer implements ReflectorSink {
         this.#save({ state: current.state, memory, wakeAt: this.#clock.now() + 30_000 });
         throw error;
       }
+      // Stopped for a reconfiguration or deletion: keep the last persisted position (e.g. mid-list)
+      // rather than the aborted step's error.
+      if (signal?.aborted) return this.#clock.now();
       this.#save(result);
       const sliceDone =
         current.state.kind === "watching" || (current.state.kind === "listing" && result.state.kind === "watching");

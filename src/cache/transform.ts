@@ -23,13 +23,3 @@ export function makeTransform(spec: TransformSpec = {}): Transform {
     return object;
   };
 }
-
-/**
- * List items of built-in types come without kind/apiVersion while watch events carry them
- * (kubernetes#3030, reference §6.12). Filling them makes the cache uniform whatever the source.
- */
-export function fillTypeMeta(object: KubeObject, apiVersion: string, kind: string | undefined): KubeObject {
-  if (object.apiVersion === undefined) object.apiVersion = apiVersion;
-  if (object.kind === undefined && kind !== undefined) object.kind = kind;
-  return object;
-}

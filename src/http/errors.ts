@@ -7,7 +7,6 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, type ErrorCode, ValidationError } from "../errors.ts";
-import { SelectorError } from "../kube/selectors.ts";
 
 const CODE_OF_STATUS: Record<number, ErrorCode> = {
   400: "BadRequest",
@@ -27,7 +26,7 @@ export function renderError(error: Error, c: Context): Response {
   if (error instanceof ApiError) {
     return c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
   }
-  if (error instanceof ValidationError || error instanceof SelectorError) {
+  if (error instanceof ValidationError) {
     return c.json(errorBody("BadRequest", error.message), 400);
   }
   if (error instanceof HTTPException && error.status < 500) {

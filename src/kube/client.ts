@@ -60,6 +60,29 @@ export interface KubeClientOptions {
 
 const DEFAULT_ITEM_BATCH = 100;
 
+/**
+ * List items of built-in types come without kind/apiVersion while watch events carry them
+ * (kubernetes#3030, reference §6.12): filling them from the list keeps the cache uniform.
+ */
+function withTypeMeta(object: KubeObject, apiVersion: string, listKind: string | undefined): KubeObject {
+  if (object.apiVersion === undefined) object.apiVersion = apiVersion;
+  if (object.kind === undefined && listKind?.endsWith("List")) object.kind = listKind.slice(0, -"List".length);
+  return object;
+}
+
+function groupVersion(ref: ResourceRef): string {
+  return ref.group === "" ? ref.version : `${ref.group}/${ref.version}`;
+}
+
+/** Reads a chunk; a broken connection becomes a KubeApiError with code 0. */
+async function read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<ReadableStreamReadResult<Uint8Array>> {
+  try {
+    return await reader.read();
+  } catch (error) {
+    throw KubeApiError.connectionFailed(error);
+  }
+}
+
 export class KubeClient implements ListerWatcher {
   readonly #options: KubeClientOptions;
   readonly #fetch: typeof fetch;
@@ -78,8 +101,9 @@ export class KubeClient implements ListerWatcher {
     const batchSize = this.#options.itemBatchSize ?? DEFAULT_ITEM_BATCH;
     let batch: KubeObject[] = [];
     let items = 0;
-    const decoder = new ListDecoder((item) => {
-      batch.push(item as KubeObject);
+    const apiVersion = groupVersion(this.#options.resource);
+    const decoder: ListDecoder = new ListDecoder((item) => {
+      batch.push(withTypeMeta(item as KubeObject, decoder.header.apiVersion ?? apiVersion, decoder.header.kind));
       items++;
       if (batch.length >= batchSize) {
         const full = batch;
@@ -91,7 +115,7 @@ export class KubeClient implements ListerWatcher {
     const reader = response.body!.getReader();
     try {
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = await read(reader);
         if (done) break;
         decoder.push(text.decode(value, { stream: true }));
       }
@@ -106,8 +130,7 @@ export class KubeClient implements ListerWatcher {
     } catch (error) {
       reader.cancel().catch(() => {});
       if (error instanceof ListDecodeError) throw new KubeApiError(0, "InternalError", error.message);
-      if (error instanceof KubeApiError) throw error;
-      throw KubeApiError.connectionFailed(error);
+      throw error; // a KubeApiError from reading, or the sink's own failure, as it is
     }
   }
 
@@ -123,12 +146,7 @@ export class KubeClient implements ListerWatcher {
     return {
       async next(): Promise<WatchEvent[] | null> {
         for (;;) {
-          let chunk: ReadableStreamReadResult<Uint8Array>;
-          try {
-            chunk = await reader.read();
-          } catch (error) {
-            throw KubeApiError.connectionFailed(error);
-          }
+          const chunk = await read(reader);
           if (chunk.done) {
             if (decoder.end()) throw new WatchDecodeError("the watch stream ended in the middle of an event");
             return null;

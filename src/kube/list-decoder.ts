@@ -130,6 +130,11 @@ export class ListDecoder {
     if (this.#capture) this.#capture.push(text.slice(segment));
   }
 
+  /** The non-item members read so far (Kubernetes writes kind, apiVersion and metadata before items). */
+  get header(): Readonly<ListHeader> {
+    return this.#header;
+  }
+
   /** Ends the document and returns its non-item members. */
   end(): ListHeader {
     if (this.#expect !== "done") throw new ListDecodeError("the list response ended early (incomplete JSON)");

@@ -1,0 +1,413 @@
+/**
+ * Kubernetes label and field selectors: parsing (with the apiserver's grammar and validation) and
+ * matching. Pure and synchronous (it imports only the error types) so the same code runs in workerd (the informer's
+ * client-side checks) and in the Node fake API server (server-side filtering).
+ *
+ * Guarantees:
+ * - `parse*` either returns a selector or throws SelectorError naming the problem and its column.
+ * - The empty string (or only whitespace) parses to a selector that matches everything.
+ * - Requirements are ANDed. Label `!=`/`notin` match objects WITHOUT the key (labels.Requirement.Matches);
+ *   a missing field compares as "" (fields.Selector on a flattened field set).
+ * - `*ToString` renders a canonical form that parses back to an equivalent selector.
+ */
+
+import { ValidationError } from "../errors.ts";
+
+/** A malformed selector: a client mistake, so a ValidationError (400) wherever it surfaces. */
+export class SelectorError extends ValidationError {
+  override readonly name = "SelectorError";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Label selectors
+// ---------------------------------------------------------------------------------------------
+
+/** Label operators; `=` also covers `==` (they mean the same). `gt`/`lt` are the apiserver's `>`/`<`. */
+export type LabelOperator = "exists" | "!" | "=" | "!=" | "in" | "notin" | "gt" | "lt";
+
+export interface LabelRequirement {
+  readonly key: string;
+  readonly operator: LabelOperator;
+  /** One value for `=`/`!=`/`gt`/`lt`, one or more for `in`/`notin`, none for `exists`/`!`. */
+  readonly values: readonly string[];
+}
+
+export interface LabelSelector {
+  readonly requirements: readonly LabelRequirement[];
+}
+
+export interface FieldRequirement {
+  /** Dotted path as written, e.g. "spec.nodeName". */
+  readonly path: string;
+  readonly operator: "=" | "!=";
+  /** Unescaped value. */
+  readonly value: string;
+}
+
+export interface FieldSelector {
+  readonly requirements: readonly FieldRequirement[];
+}
+
+// Characters that end an identifier in the label lexer, as in apimachinery's labels lexer.
+const SPECIAL = new Set(["=", "!", "(", ")", ",", ">", "<"]);
+const WHITESPACE = /\s/;
+
+type TokenType = "id" | "!" | "=" | "==" | "!=" | "(" | ")" | "," | ">" | "<" | "in" | "notin" | "end";
+
+interface Token {
+  type: TokenType;
+  text: string;
+  /** 1-based column of the token's first character. */
+  column: number;
+}
+
+function lexLabels(text: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (WHITESPACE.test(ch)) {
+      i++;
+      continue;
+    }
+    const column = i + 1;
+    const two = text.slice(i, i + 2);
+    if (two === "==" || two === "!=") {
+      tokens.push({ type: two, text: two, column });
+      i += 2;
+      continue;
+    }
+    if (SPECIAL.has(ch)) {
+      tokens.push({ type: ch as TokenType, text: ch, column });
+      i++;
+      continue;
+    }
+    let end = i;
+    while (end < text.length && !SPECIAL.has(text[end]!) && !WHITESPACE.test(text[end]!)) end++;
+    const word = text.slice(i, end);
+    // Like the apiserver, "in" and "notin" are keywords wherever an operator may appear.
+    tokens.push({ type: word === "in" || word === "notin" ? word : "id", text: word, column });
+    i = end;
+  }
+  tokens.push({ type: "end", text: "", column: text.length + 1 });
+  return tokens;
+}
+
+function describe(token: Token): string {
+  return token.type === "end" ? "end of input" : `'${token.text}'`;
+}
+
+/** Parses a label selector such as `app=web,tier in (fe,be),!canary`. */
+export function parseLabelSelector(text: string): LabelSelector {
+  const tokens = lexLabels(text);
+  let pos = 0;
+  const peek = (): Token => tokens[pos]!;
+  const next = (): Token => tokens[pos++]!;
+  function fail(token: Token, what: string): never {
+    throw new SelectorError(`label selector "${text}": ${what} at column ${token.column}, found ${describe(token)}`);
+  }
+  // After `=`, `in (` … the keywords are ordinary values (`tier=in` is legal).
+  const isValueToken = (t: Token): boolean => t.type === "id" || t.type === "in" || t.type === "notin";
+
+  const requirements: LabelRequirement[] = [];
+  if (peek().type === "end") return { requirements };
+
+  for (;;) {
+    let requirement: LabelRequirement;
+    const first = next();
+    if (first.type === "!") {
+      const key = next();
+      if (key.type !== "id") fail(key, "expected a label key after '!'");
+      validateLabelKey(text, key);
+      requirement = { key: key.text, operator: "!", values: [] };
+    } else {
+      if (first.type !== "id") fail(first, "expected a label key or '!'");
+      validateLabelKey(text, first);
+      const op = peek();
+      switch (op.type) {
+        case "end":
+        case ",":
+          requirement = { key: first.text, operator: "exists", values: [] };
+          break;
+        case "=":
+        case "==":
+        case "!=": {
+          next();
+          const valueToken = peek();
+          let value = "";
+          // `key=` (end or comma right after) means "equals the empty string", as the apiserver parses it.
+          if (valueToken.type !== "end" && valueToken.type !== ",") {
+            if (!isValueToken(valueToken)) fail(valueToken, `expected a value after '${op.text}'`);
+            next();
+            validateLabelValue(text, valueToken.text, valueToken.column);
+            value = valueToken.text;
+          }
+          requirement = { key: first.text, operator: op.type === "!=" ? "!=" : "=", values: [value] };
+          break;
+        }
+        case ">":
+        case "<": {
+          next();
+          const valueToken = next();
+          if (valueToken.type !== "id" || !/^[+-]?[0-9]+$/.test(valueToken.text)) {
+            fail(valueToken, `expected an integer after '${op.text}'`);
+          }
+          requirement = { key: first.text, operator: op.type === ">" ? "gt" : "lt", values: [valueToken.text] };
+          break;
+        }
+        case "in":
+        case "notin": {
+          next();
+          const open = next();
+          if (open.type !== "(") fail(open, `expected '(' after '${op.text}'`);
+          if (peek().type === ")") fail(peek(), `'${op.text}' needs at least one value`);
+          // Entries may be empty (`in (a,)` includes ""), as in the apiserver's parser.
+          const values: string[] = [];
+          for (;;) {
+            const t = peek();
+            if (isValueToken(t)) {
+              next();
+              validateLabelValue(text, t.text, t.column);
+              values.push(t.text);
+            } else if (t.type === "," || t.type === ")") {
+              values.push("");
+            } else {
+              fail(t, "expected a value, ',' or ')'");
+            }
+            const sep = next();
+            if (sep.type === ")") break;
+            if (sep.type !== ",") fail(sep, "expected ',' or ')'");
+          }
+          requirement = { key: first.text, operator: op.type, values: [...new Set(values)] };
+          break;
+        }
+        default:
+          fail(op, "expected an operator (=, ==, !=, in, notin, >, <), ',' or end of input");
+      }
+    }
+    requirements.push(requirement);
+    const sep = next();
+    if (sep.type === "end") break;
+    if (sep.type !== ",") fail(sep, "expected ',' or end of input");
+  }
+  return { requirements };
+}
+
+// Kubernetes qualified name: optional DNS-1123 subdomain prefix + "/" + name (validation.IsQualifiedName).
+const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function validateLabelKey(text: string, token: Token): void {
+  const problem = qualifiedNameProblem(token.text);
+  if (problem) throw new SelectorError(`label selector "${text}": invalid key '${token.text}' at column ${token.column}: ${problem}`);
+}
+
+function qualifiedNameProblem(key: string): string | undefined {
+  const parts = key.split("/");
+  if (parts.length > 2) return "a key has at most one '/' (prefix/name)";
+  const name = parts.length === 2 ? parts[1]! : parts[0]!;
+  if (parts.length === 2) {
+    const prefix = parts[0]!;
+    if (prefix.length === 0) return "the prefix before '/' is empty";
+    if (prefix.length > 253) return "the prefix must be at most 253 characters";
+    if (!DNS_SUBDOMAIN.test(prefix)) return "the prefix must be a lower-case DNS subdomain such as example.com";
+  }
+  if (name.length === 0) return "the name part is empty";
+  if (name.length > 63) return "the name part must be at most 63 characters";
+  if (!NAME_PART.test(name)) {
+    return "the name part must consist of alphanumerics, '-', '_' or '.', and start and end with an alphanumeric";
+  }
+  return undefined;
+}
+
+function validateLabelValue(text: string, value: string, column: number): void {
+  if (value.length > 63) {
+    throw new SelectorError(`label selector "${text}": value '${value}' at column ${column} is longer than 63 characters`);
+  }
+  if (value !== "" && !NAME_PART.test(value)) {
+    throw new SelectorError(
+      `label selector "${text}": invalid value '${value}' at column ${column}: values must consist of alphanumerics, '-', '_' or '.', and start and end with an alphanumeric`,
+    );
+  }
+}
+
+/** Whether an object with `labels` satisfies every requirement. */
+export function matchesLabels(sel: LabelSelector, labels: Record<string, string> | undefined): boolean {
+  for (const r of sel.requirements) {
+    const has = labels !== undefined && Object.hasOwn(labels, r.key);
+    const value = has ? labels[r.key] : undefined;
+    switch (r.operator) {
+      case "exists":
+        if (!has) return false;
+        break;
+      case "!":
+        if (has) return false;
+        break;
+      case "=":
+      case "in":
+        if (!has || !r.values.includes(value!)) return false;
+        break;
+      case "!=":
+      case "notin":
+        if (has && r.values.includes(value!)) return false;
+        break;
+      case "gt":
+      case "lt": {
+        // The label must hold an integer; anything else does not match (labels.Requirement.Matches).
+        if (!has || !/^[+-]?[0-9]+$/.test(value!)) return false;
+        const actual = BigInt(value!);
+        const bound = BigInt(r.values[0]!);
+        if (r.operator === "gt" ? !(actual > bound) : !(actual < bound)) return false;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+/** Canonical text: requirements in the order given, `in`/`notin` values sorted. */
+export function labelSelectorToString(sel: LabelSelector): string {
+  return sel.requirements
+    .map((r) => {
+      switch (r.operator) {
+        case "exists":
+          return r.key;
+        case "!":
+          return `!${r.key}`;
+        case "=":
+        case "!=":
+          return `${r.key}${r.operator}${r.values[0] ?? ""}`;
+        case "gt":
+          return `${r.key}>${r.values[0]}`;
+        case "lt":
+          return `${r.key}<${r.values[0]}`;
+        case "in":
+        case "notin":
+          return `${r.key} ${r.operator} (${[...r.values].sort().join(",")})`;
+      }
+    })
+    .join(",");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field selectors
+// ---------------------------------------------------------------------------------------------
+
+/** Parses a field selector such as `spec.nodeName=node-1,status.phase!=Running`. */
+export function parseFieldSelector(text: string): FieldSelector {
+  const requirements: FieldRequirement[] = [];
+  for (const { term, column } of splitUnescaped(text, ",")) {
+    if (term.trim() === "") continue; // the apiserver skips empty terms ("a=b,,c=d")
+    const op = findOperator(term);
+    if (!op) {
+      throw new SelectorError(
+        `field selector "${text}": term '${term}' at column ${column} has no operator; expected path=value, path==value or path!=value`,
+      );
+    }
+    // Paths never contain whitespace, so surrounding blanks are forgiven; values are kept verbatim.
+    const path = term.slice(0, op.index).trim();
+    if (path === "") throw new SelectorError(`field selector "${text}": term '${term}' at column ${column} has no field path`);
+    if (!/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/.test(path)) {
+      throw new SelectorError(
+        `field selector "${text}": invalid field path '${path}' at column ${column}: expected dot-separated names such as spec.nodeName`,
+      );
+    }
+    const raw = term.slice(op.index + op.text.length);
+    const value = unescapeFieldValue(text, raw, column + op.index + op.text.length);
+    requirements.push({ path, operator: op.text === "!=" ? "!=" : "=", value });
+  }
+  return { requirements };
+}
+
+/** Splits on `separator` where it is not escaped by a backslash; escapes are kept for the value parser. */
+function splitUnescaped(text: string, separator: string): { term: string; column: number }[] {
+  const terms: { term: string; column: number }[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "\\") {
+      i++;
+      continue;
+    }
+    if (text[i] === separator) {
+      terms.push({ term: text.slice(start, i), column: start + 1 });
+      start = i + 1;
+    }
+  }
+  terms.push({ term: text.slice(start), column: start + 1 });
+  return terms;
+}
+
+/** First unescaped operator, trying `!=` and `==` before `=` at each position (fields.splitTerm). */
+function findOperator(term: string): { index: number; text: string } | undefined {
+  for (let i = 0; i < term.length; i++) {
+    if (term[i] === "\\") {
+      i++;
+      continue;
+    }
+    for (const text of ["!=", "==", "="]) {
+      if (term.startsWith(text, i)) return { index: i, text };
+    }
+  }
+  return undefined;
+}
+
+function unescapeFieldValue(selector: string, raw: string, column: number): string {
+  let out = "";
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i]!;
+    if (ch === "\\") {
+      const escaped = raw[i + 1];
+      if (escaped === undefined) {
+        throw new SelectorError(`field selector "${selector}": value ends with a lone '\\' at column ${column + i}`);
+      }
+      if (escaped !== "\\" && escaped !== "," && escaped !== "=") {
+        throw new SelectorError(
+          `field selector "${selector}": invalid escape sequence '\\${escaped}' at column ${column + i}; only \\\\, \\, and \\= are allowed`,
+        );
+      }
+      out += escaped;
+      i++;
+      continue;
+    }
+    if (ch === "=") {
+      throw new SelectorError(`field selector "${selector}": unescaped '=' in a value at column ${column + i}; write it as \\=`);
+    }
+    out += ch;
+  }
+  return out;
+}
+
+/** Reads a dotted path; strings as they are, numbers and booleans as text, anything else (or absence) as "". */
+export function fieldValue(obj: unknown, path: string): string {
+  let current: unknown = obj;
+  for (const segment of path.split(".")) {
+    if (current === null || typeof current !== "object") return "";
+    current = (current as Record<string, unknown>)[segment];
+  }
+  if (typeof current === "string") return current;
+  if (typeof current === "number" || typeof current === "boolean" || typeof current === "bigint") return String(current);
+  return "";
+}
+
+/** Whether `obj` satisfies every field requirement. */
+export function matchesFields(sel: FieldSelector, obj: unknown): boolean {
+  for (const r of sel.requirements) {
+    const equal = fieldValue(obj, r.path) === r.value;
+    if (r.operator === "=" ? !equal : equal) return false;
+  }
+  return true;
+}
+
+function escapeFieldValue(value: string): string {
+  return value.replace(/[\\,=]/g, (c) => `\\${c}`);
+}
+
+/** Canonical text with values re-escaped. */
+export function fieldSelectorToString(sel: FieldSelector): string {
+  return sel.requirements.map((r) => `${r.path}${r.operator}${escapeFieldValue(r.value)}`).join(",");
+}
+
+/** True when the selector has no requirements and so matches every object. */
+export function isEverything(sel: LabelSelector | FieldSelector): boolean {
+  return sel.requirements.length === 0;
+}

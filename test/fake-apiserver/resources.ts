@@ -1,0 +1,153 @@
+/**
+ * The resource types the fake serves and what a real apiserver says about each: group/version, kind,
+ * scope, discovery names, and which field selectors it accepts (others get 400, as on a real server).
+ */
+
+export interface ResourceDef {
+  /** Plural, as in URLs. */
+  name: string;
+  singularName: string;
+  kind: string;
+  listKind: string;
+  /** "" for the core group. */
+  group: string;
+  version: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** Built-in types omit kind/apiVersion on list items; custom resources (unstructured) keep them. */
+  builtIn: boolean;
+  /** Field selector paths the apiserver converts for this type. */
+  fieldLabels: string[];
+}
+
+const POD_FIELDS = [
+  "metadata.name",
+  "metadata.namespace",
+  "spec.nodeName",
+  "spec.restartPolicy",
+  "spec.schedulerName",
+  "spec.serviceAccountName",
+  "spec.hostNetwork",
+  "status.phase",
+  "status.podIP",
+  "status.podIPs",
+  "status.nominatedNodeName",
+];
+const NAMESPACED_META = ["metadata.name", "metadata.namespace"];
+
+export const RESOURCES: readonly ResourceDef[] = [
+  {
+    name: "pods",
+    singularName: "pod",
+    kind: "Pod",
+    listKind: "PodList",
+    group: "",
+    version: "v1",
+    namespaced: true,
+    shortNames: ["po"],
+    categories: ["all"],
+    builtIn: true,
+    fieldLabels: POD_FIELDS,
+  },
+  {
+    name: "configmaps",
+    singularName: "configmap",
+    kind: "ConfigMap",
+    listKind: "ConfigMapList",
+    group: "",
+    version: "v1",
+    namespaced: true,
+    shortNames: ["cm"],
+    categories: [],
+    builtIn: true,
+    fieldLabels: NAMESPACED_META,
+  },
+  {
+    name: "namespaces",
+    singularName: "namespace",
+    kind: "Namespace",
+    listKind: "NamespaceList",
+    group: "",
+    version: "v1",
+    namespaced: false,
+    shortNames: ["ns"],
+    categories: [],
+    builtIn: true,
+    fieldLabels: ["metadata.name", "status.phase"],
+  },
+  {
+    name: "nodes",
+    singularName: "node",
+    kind: "Node",
+    listKind: "NodeList",
+    group: "",
+    version: "v1",
+    namespaced: false,
+    shortNames: ["no"],
+    categories: [],
+    builtIn: true,
+    fieldLabels: ["metadata.name", "spec.unschedulable"],
+  },
+  {
+    name: "deployments",
+    singularName: "deployment",
+    kind: "Deployment",
+    listKind: "DeploymentList",
+    group: "apps",
+    version: "v1",
+    namespaced: true,
+    shortNames: ["deploy"],
+    categories: ["all"],
+    builtIn: true,
+    fieldLabels: NAMESPACED_META,
+  },
+  {
+    name: "widgets",
+    singularName: "widget",
+    kind: "Widget",
+    listKind: "WidgetList",
+    group: "example.com",
+    version: "v1",
+    namespaced: true,
+    shortNames: ["wd"],
+    categories: [],
+    builtIn: false,
+    // A CRD's selectableFields (apiextensions v1.32+) add to metadata.name/namespace.
+    fieldLabels: [...NAMESPACED_META, "spec.color"],
+  },
+];
+
+export function apiVersionOf(def: ResourceDef): string {
+  return def.group === "" ? def.version : `${def.group}/${def.version}`;
+}
+
+/** By URL coordinates. */
+export function findResource(group: string, version: string, name: string): ResourceDef | undefined {
+  return RESOURCES.find((r) => r.group === group && r.version === version && r.name === name);
+}
+
+/** By a control-API name: "pods", "deployments.apps", "widgets.example.com", or a kind ("Pod"). */
+export function resourceByName(name: string): ResourceDef | undefined {
+  return RESOURCES.find(
+    (r) => r.name === name || `${r.name}.${r.group}` === name || r.kind === name || r.shortNames.includes(name),
+  );
+}
+
+/** The message a real apiserver gives for an unsupported field selector path on this type. */
+export function unsupportedFieldMessage(def: ResourceDef, path: string): string {
+  if (def.group === "") return `field label not supported: ${path}`;
+  return `"${path}" is not a known field selector: only "${def.fieldLabels.join('", "')}"`;
+}
+
+/** Adds kind/apiVersion in the order the apiserver serializes them (typed structs vs unstructured maps). */
+export function withTypeMeta(def: ResourceDef, obj: object): object {
+  return def.builtIn
+    ? { kind: def.kind, apiVersion: apiVersionOf(def), ...obj }
+    : { apiVersion: apiVersionOf(def), kind: def.kind, ...obj };
+}
+
+/** An object as a LIST returns it: bare for built-ins, with type meta for custom resources. */
+export function asListItem(def: ResourceDef, obj: object): object {
+  return def.builtIn ? obj : withTypeMeta(def, obj);
+}

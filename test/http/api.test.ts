@@ -1,0 +1,208 @@
+/**
+ * The HTTP API through the Worker's front door (API.md): admin, status and query routes against
+ * the fake server's default cluster, authentication, and validation (invariant 8: bad input is a
+ * clear 4xx and changes nothing).
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/http/app.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import { FakeCluster } from "../fake-apiserver/client.ts";
+import { waitFor } from "../helpers/informer.ts";
+
+const ADMIN = { authorization: "Bearer test-admin-token" };
+const base = "http://edge.test";
+
+function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`${base}${path}`, init));
+}
+
+function put(path: string, body: unknown, headers: Record<string, string> = ADMIN): Promise<Response> {
+  return call(path, {
+    method: "PUT",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+async function json(response: Response) {
+  return (await response.json()) as any;
+}
+
+async function createSynced(name: string, spec: object) {
+  const created = await put(`/informers/${name}`, { watchTimeoutSeconds: 3, ...spec });
+  expect([200, 201]).toContain(created.status);
+  await waitFor(`${name} to sync`, async () => (await json(await call(`/informers/${name}`))).synced === true);
+}
+
+const defaultCluster = () => new FakeCluster(env.FAKE_APISERVER_URL);
+
+describe("HTTP API", () => {
+  it("answers /healthz", async () => {
+    const response = await call("/healthz");
+    expect([response.status, await response.text()]).toEqual([200, "ok"]);
+  });
+
+  it("creates, reads, updates, lists and deletes an informer", async () => {
+    const created = await put("/informers/crud", { resource: "pods", watchTimeoutSeconds: 3 });
+    expect(created.status).toBe(201);
+    expect(await json(created)).toMatchObject({ name: "crud", resource: "pods", subscriptions: 0 });
+    const status = await waitFor("sync", async () => {
+      const body = await json(await call("/informers/crud"));
+      return body.synced && body;
+    });
+    expect(status).toMatchObject({ objects: expect.any(Number), queueDepth: 0, watch: { state: expect.any(String) } });
+    expect((await put("/informers/crud", { resource: "pods", labelSelector: "app=web", watchTimeoutSeconds: 3 })).status).toBe(200);
+    const listed = await json(await call("/informers"));
+    expect(listed.items.map((i: { name: string }) => i.name)).toContain("crud");
+    expect((await call("/informers/crud", { method: "DELETE", headers: ADMIN })).status).toBe(204);
+    expect((await call("/informers/crud")).status).toBe(404);
+    expect((await call("/informers/crud", { method: "DELETE", headers: ADMIN })).status).toBe(404);
+  });
+
+  describe("authentication", () => {
+    it("answers 401 without the admin token and with a wrong one", async () => {
+      for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: "Basic abc" }] as Record<string, string>[]) {
+        const response = await put("/informers/auth", { resource: "pods" }, headers);
+        expect(response.status).toBe(401);
+        expect(await json(response)).toMatchObject({ error: { code: "Unauthorized" } });
+      }
+      expect((await call("/informers/auth")).status).toBe(404);
+    });
+
+    it("answers 403 to mutations while no ADMIN_TOKEN is set, unless unauthenticated access is allowed", async () => {
+      const app = createApp();
+      const request = () =>
+        new Request(`${base}/informers/x`, { method: "DELETE" });
+      const noToken = { ...env, ADMIN_TOKEN: undefined, ALLOW_UNAUTHENTICATED: "false" };
+      const forbidden = await app.request(request(), undefined, noToken);
+      expect(forbidden.status).toBe(403);
+      expect((await json(forbidden)).error.message).toMatch(/ADMIN_TOKEN/);
+      const allowed = await app.request(request(), undefined, { ...noToken, ALLOW_UNAUTHENTICATED: "true" });
+      expect(allowed.status).toBe(404); // reached the handler: no such informer
+    });
+
+    it("guards reads with READ_TOKEN when it is set, accepting the admin token too", async () => {
+      const app = createApp();
+      const withReadToken = { ...env, READ_TOKEN: "reader" };
+      const get = (headers: Record<string, string>) => app.request(`${base}/informers`, { headers }, withReadToken);
+      expect((await get({})).status).toBe(401);
+      expect((await get({ authorization: "Bearer nope" })).status).toBe(401);
+      expect((await get({ authorization: "Bearer reader" })).status).toBe(200);
+      expect((await get(ADMIN)).status).toBe(200);
+    });
+  });
+
+  describe("validation", () => {
+    it.each([
+      ["an unknown field", { resource: "pods", bogus: true }, /bogus/],
+      ["no resource", {}, /resource/],
+      ["a bad label selector", { resource: "pods", labelSelector: "app in (" }, /labelSelector/],
+      ["a bad field selector", { resource: "pods", fieldSelector: "spec.nodeName" }, /fieldSelector/],
+      ["a custom resource without apiVersion", { resource: "widgets.example.com" }, /apiVersion/],
+      ["a namespace on a cluster-scoped resource", { resource: "nodes", namespace: "x" }, /cluster-scoped/],
+      ["a bad indexer path", { resource: "pods", indexers: { byX: "spec..x" } }, /indexers/],
+      ["an indexer named namespace", { resource: "pods", indexers: { namespace: "spec.x" } }, /namespace index/],
+      ["a mismatched name", { name: "other", resource: "pods" }, /does not match/],
+      ["a negative page size", { resource: "pods", pageSize: -1 }, /pageSize/],
+    ])("refuses %s with 400 and creates nothing", async (_, body, message) => {
+      const response = await put("/informers/invalid", body);
+      expect(response.status).toBe(400);
+      const error = (await json(response)).error;
+      expect(error.code).toBe("BadRequest");
+      expect(error.message).toMatch(message);
+      expect((await call("/informers/invalid")).status).toBe(404);
+    });
+
+    it("refuses malformed JSON, oversized bodies and bad names", async () => {
+      expect((await put("/informers/invalid", "{nope")).status).toBe(400);
+      expect((await put("/informers/invalid", { resource: "pods", pad: "x".repeat(70_000) })).status).toBe(413);
+      expect((await put("/informers/Bad_Name", { resource: "pods" })).status).toBe(400);
+      expect((await call("/informers/invalid")).status).toBe(404);
+    });
+
+    it("answers 404 with a JSON error for unknown routes", async () => {
+      const response = await call("/nowhere");
+      expect(response.status).toBe(404);
+      expect((await json(response)).error.code).toBe("NotFound");
+    });
+  });
+
+  describe("queries", () => {
+    it("lists objects with namespace, selectors and pagination, with the resourceVersion headers", async () => {
+      await createSynced("q-pods", { resource: "pods", indexers: { byNode: "spec.nodeName" } });
+      const truth = (await defaultCluster().state("pods")).items as KubeObject[];
+      const all = await call("/informers/q-pods/objects");
+      expect(all.headers.get("x-synced")).toBe("true");
+      expect(all.headers.get("x-resource-version")).toMatch(/^\d+$/);
+      const body = await json(all);
+      expect(body.items).toHaveLength(truth.length);
+      expect(body.continue).toBeUndefined();
+
+      const namespace = truth[0]!.metadata.namespace!;
+      const inNamespace = await json(await call(`/informers/q-pods/objects?namespace=${namespace}`));
+      expect(inNamespace.items.every((o: KubeObject) => o.metadata.namespace === namespace)).toBe(true);
+      expect(inNamespace.items).toHaveLength(truth.filter((o) => o.metadata.namespace === namespace).length);
+
+      const app = truth.find((o) => o.metadata.labels?.app)!.metadata.labels!.app!;
+      const selected = await json(await call(`/informers/q-pods/objects?labelSelector=${encodeURIComponent(`app=${app}`)}`));
+      expect(selected.items.length).toBe(truth.filter((o) => o.metadata.labels?.app === app).length);
+      const byField = await json(
+        await call(`/informers/q-pods/objects?fieldSelector=${encodeURIComponent(`metadata.namespace!=${namespace}`)}`),
+      );
+      expect(byField.items.length).toBe(truth.filter((o) => o.metadata.namespace !== namespace).length);
+
+      const names: string[] = [];
+      let token: string | undefined;
+      do {
+        const page = await json(await call(`/informers/q-pods/objects?limit=2${token ? `&continue=${token}` : ""}`));
+        expect(page.items.length).toBeLessThanOrEqual(2);
+        names.push(...page.items.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`));
+        token = page.continue;
+      } while (token);
+      expect(names).toEqual(body.items.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`));
+    });
+
+    it("gets one object by key, and 404 for a missing one", async () => {
+      await createSynced("q-get", { resource: "pods" });
+      const [first] = (await defaultCluster().state("pods")).items as KubeObject[];
+      const response = await call(`/informers/q-get/objects/${first!.metadata.namespace}/${first!.metadata.name}`);
+      expect(response.status).toBe(200);
+      expect((await json(response)).metadata.uid).toBe(first!.metadata.uid);
+      expect((await call("/informers/q-get/objects/nope/nothing")).status).toBe(404);
+      expect((await call("/informers/missing/objects")).status).toBe(404);
+    });
+
+    it("gets cluster-scoped objects by name", async () => {
+      await createSynced("q-ns", { resource: "namespaces" });
+      const [first] = (await defaultCluster().state("namespaces")).items as KubeObject[];
+      const response = await call(`/informers/q-ns/objects/${first!.metadata.name}`);
+      expect((await json(response)).metadata.name).toBe(first!.metadata.name);
+    });
+
+    it("answers index values and ByIndex, and 404 for an unknown index", async () => {
+      await createSynced("q-idx", { resource: "pods", indexers: { byNode: "spec.nodeName" } });
+      const truth = (await defaultCluster().state("pods")).items as KubeObject[];
+      const nodes = [...new Set(truth.map((o) => (o.spec as { nodeName?: string }).nodeName).filter(Boolean))].sort();
+      expect((await json(await call("/informers/q-idx/indexes/byNode"))).values).toEqual(nodes);
+      const onNode = await json(await call(`/informers/q-idx/indexes/byNode/${nodes[0]}`));
+      expect(onNode.items.length).toBe(truth.filter((o) => (o.spec as { nodeName?: string }).nodeName === nodes[0]).length);
+      expect((await call("/informers/q-idx/indexes/nope")).status).toBe(404);
+      expect((await call("/informers/q-idx/indexes/nope/x")).status).toBe(404);
+    });
+
+    it.each([
+      ["limit=0", 400],
+      ["limit=abc", 400],
+      ["limit=5001", 400],
+      ["bogus=1", 400],
+      ["labelSelector=app%20in%20(", 400],
+      ["continue=not-a-token", 400],
+    ])("refuses ?%s", async (query, status) => {
+      await createSynced("q-bad", { resource: "pods" });
+      const response = await call(`/informers/q-bad/objects?${query}`);
+      expect(response.status).toBe(status);
+      expect((await json(response)).error.code).toBe("BadRequest");
+    });
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * InformerFactory: declared informers follow INFORMERS; API-created ones cannot shadow them; the
+ * cron's reconcile re-arms an informer whose alarm went missing (DESIGN invariant 7).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { parseInformerSpec } from "../../src/config.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
+import { status, waitFor } from "../helpers/informer.ts";
+
+const factory = () => env.FACTORY.getByName(FACTORY_NAME);
+const declared = (...specs: object[]) => JSON.stringify(specs);
+
+describe("InformerFactory", () => {
+  it("adds, updates and removes declared informers as INFORMERS changes", async () => {
+    expect(await factory().syncDeclared(declared({ name: "decl-a", resource: "pods" }))).toMatchObject({
+      added: ["decl-a"],
+      errors: [],
+    });
+    expect(await factory().syncDeclared(declared({ name: "decl-a", resource: "pods" }))).toMatchObject({
+      added: [],
+      updated: [],
+    });
+    expect(
+      await factory().syncDeclared(declared({ name: "decl-a", resource: "pods", labelSelector: "app=web" })),
+    ).toMatchObject({ updated: ["decl-a"] });
+    expect((await factory().get("decl-a"))?.spec.labelSelector).toBe("app=web");
+    expect(await factory().syncDeclared(declared())).toMatchObject({ removed: ["decl-a"] });
+    expect(await factory().get("decl-a")).toBeUndefined();
+    expect((await env.INFORMER.getByName("decl-a").status()).ok).toBe(false);
+  });
+
+  it("removes nothing when INFORMERS does not parse", async () => {
+    await factory().syncDeclared(declared({ name: "decl-b", resource: "pods" }));
+    for (const broken of ["{not json", declared({ name: "decl-b", resource: "pods", bogus: 1 })]) {
+      const result = await factory().syncDeclared(broken);
+      expect(result.errors).toHaveLength(1);
+      expect(result.removed).toEqual([]);
+    }
+    expect(await factory().get("decl-b")).toBeDefined();
+    await factory().syncDeclared(declared());
+  });
+
+  it("refuses to let the admin API change or delete a declared informer", async () => {
+    await factory().syncDeclared(declared({ name: "decl-c", resource: "pods" }));
+    const put = await factory().put(parseInformerSpec({ resource: "pods" }, "decl-c"));
+    expect(put).toMatchObject({ ok: false, error: { code: "Conflict" } });
+    expect(await factory().remove("decl-c")).toMatchObject({ ok: false, error: { code: "Conflict" } });
+    await factory().syncDeclared(declared());
+  });
+
+  it("re-arms an informer whose alarm is missing, and leaves running ones alone", async () => {
+    // An unreachable API server keeps the informer backing off, idle between alarms.
+    const spec = parseInformerSpec({ resource: "pods" }, "rearm-me");
+    expect((await factory().put(spec, "api", "http://127.0.0.1:1")).ok).toBe(true);
+    const stub = env.INFORMER.getByName("rearm-me");
+    await waitFor("the informer to back off", async () => (await status(stub)).watch.state === "backoff");
+    const rearmed = await waitFor("the cron to re-arm it", async () => {
+      await runInDurableObject(stub, (_, state) => state.storage.deleteAlarm());
+      const names = await factory().reconcile();
+      return names.length > 0 && names;
+    });
+    expect(rearmed).toEqual(["rearm-me"]);
+    expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).not.toBeNull();
+    expect(await factory().reconcile()).toEqual([]);
+    expect((await status(stub)).lastError).toMatch(/could not reach the API server/);
+    expect((await factory().remove("rearm-me")).ok).toBe(true);
+  });
+});

@@ -1,0 +1,174 @@
+/**
+ * InformerObject against the fake API server: initial sync, watch, relists, and the request
+ * sequence client-go would make (reference §8.1–8.4), through the real Durable Object and alarms.
+ */
+import { describe, expect, it } from "vitest";
+import { unwrap } from "../../src/errors.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import { pod } from "../fake-apiserver/client.ts";
+import {
+  cacheVersions,
+  clusterVersions,
+  expectLogReplaysTo,
+  newCluster,
+  readWholeLog,
+  startInformer,
+  status,
+  waitConverged,
+  waitFor,
+  waitSynced,
+} from "../helpers/informer.ts";
+
+describe("InformerObject", () => {
+  it("lists at RV 0 with limit 500, then watches from the list's RV with bookmarks and a timeout", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 2, podsPerNamespace: 3 });
+    const { stub } = await startInformer(cluster, { watchTimeoutSeconds: undefined });
+    const synced = await waitSynced(stub);
+    expect(synced.objects).toBe(6);
+    const requests = await waitFor("a watch request", async () => {
+      const all = (await cluster.requests()).filter((r) => r.path.endsWith("/pods"));
+      return all.length >= 2 && all;
+    });
+    expect(requests[0]!.query).toMatchObject({ resourceVersion: "0", limit: "500" });
+    expect(requests[1]!.query).toMatchObject({
+      watch: "true",
+      resourceVersion: synced.lastSyncResourceVersion,
+      allowWatchBookmarks: "true",
+    });
+    const timeout = Number(requests[1]!.query.timeoutSeconds);
+    expect(timeout).toBeGreaterThanOrEqual(300);
+    expect(timeout).toBeLessThan(600);
+  });
+
+  it("turns the initial list into adds marked initialList, and watch events into add, update and delete", async () => {
+    const cluster = await newCluster();
+    await cluster.create("pods", pod({ name: "a", namespace: "ns" }));
+    const { stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    await cluster.create("pods", pod({ name: "b", namespace: "ns" }));
+    await cluster.update("pods", { ...pod({ name: "a", namespace: "ns" }), status: { phase: "Succeeded" } });
+    await cluster.delete("pods", pod({ name: "b", namespace: "ns" }));
+    await waitConverged(stub, cluster);
+    const events = await readWholeLog(stub);
+    expect(events.map((e) => [e.type, e.key, e.initialList])).toEqual([
+      ["add", "ns/a", true],
+      ["add", "ns/b", false],
+      ["update", "ns/a", false],
+      ["delete", "ns/b", false],
+    ]);
+    expect(JSON.parse(events[2]!.oldObject!).status.phase).not.toBe("Succeeded");
+    expect(JSON.parse(events[0]!.object!).metadata.managedFields).toBeUndefined();
+    expect(JSON.parse(events[0]!.object!).kind).toBe("Pod"); // list items get their TypeMeta back
+  });
+
+  it("announces only real changes after a relist (invariant 5)", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 5 });
+    const { stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    const before = (await status(stub)).eventLog.tail;
+    const [first, second] = (await cluster.state("pods")).items as [KubeObject, KubeObject];
+    // the watch fails from now on, so the changes below can only be learnt by relisting
+    await cluster.fault({ kind: "status", on: "watch", code: 500, count: 1_000 });
+    await cluster.closeWatches();
+    await cluster.update("pods", { ...first, metadata: { ...first.metadata, labels: { changed: "yes" } } });
+    await cluster.delete("pods", second);
+    await cluster.create("pods", pod({ name: "new-one", namespace: first.metadata.namespace }));
+    await waitConverged(stub, cluster);
+    const events = await readWholeLog(stub, before);
+    expect(events.map((e) => [e.type, e.key, e.finalStateUnknown]).sort()).toEqual(
+      [
+        ["add", `${first.metadata.namespace}/new-one`, false],
+        ["delete", `${second.metadata.namespace}/${second.metadata.name}`, true],
+        ["update", `${first.metadata.namespace}/${first.metadata.name}`, false],
+      ].sort(),
+    );
+    expect((await status(stub)).relists).toBeGreaterThan(0);
+    await cluster.clearFaults();
+  });
+
+  it("relists at once at RV \"\" when the server has not caught up with our RV (504 too large)", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const { stub } = await startInformer(cluster);
+    const { lastSyncResourceVersion } = await waitSynced(stub);
+    await cluster.fault({ kind: "status", on: "watch", code: 500, count: 1_000 });
+    await cluster.fault({ kind: "tooLargeRv" });
+    await cluster.clearRequests();
+    await cluster.closeWatches();
+    const lists = await waitFor("a list at RV \"\"", async () => {
+      const found = (await cluster.requests()).filter((r) => r.query.watch === undefined);
+      return found.some((r) => r.query.resourceVersion === "") && found;
+    });
+    expect(lists.slice(0, 2).map((r) => r.query.resourceVersion)).toEqual([lastSyncResourceVersion, ""]);
+    expect(lists[1]!.time - lists[0]!.time).toBeLessThan(700); // no backoff before the retry
+    await cluster.clearFaults();
+    await waitConverged(stub, cluster);
+  });
+
+  it("pages through a list with continue tokens and falls back to a full list when one expires", async () => {
+    const cluster = await newCluster({ watchCache: false }); // RV "0" lists are paginated only without the watch cache
+    await cluster.seed({ namespaces: 3, podsPerNamespace: 10 });
+    await cluster.fault({ kind: "expireContinue" });
+    const { stub } = await startInformer(cluster, { pageSize: 7 });
+    await waitSynced(stub);
+    const lists = (await cluster.requests()).filter((r) => r.query.watch === undefined);
+    expect(lists.map((r) => [r.query.resourceVersion, r.query.limit, r.query.continue !== undefined])).toEqual([
+      ["0", "7", false],
+      [undefined, "7", true], // expired
+      ["0", undefined, false], // the full list
+    ]);
+    expect(await cacheVersions(stub)).toEqual(await clusterVersions(cluster));
+  });
+
+  it("keeps answering queries from the last complete state while a relist is staged", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 20 });
+    const { stub } = await startInformer(cluster, { pageSize: 5 });
+    await waitSynced(stub);
+    const complete = await cacheVersions(stub);
+    await cluster.fault({ kind: "status", on: "watch", code: 500, count: 1_000 });
+    await cluster.fault({ kind: "delay", on: "list", ms: 300, count: 1_000 });
+    await cluster.closeWatches();
+    await waitFor("the relist to be under way", async () => (await status(stub)).watch.state === "listing");
+    expect(await cacheVersions(stub)).toEqual(complete);
+    await cluster.clearFaults();
+    await waitConverged(stub, cluster);
+  });
+
+  it("indexes by configured field paths and keeps indexes right through updates", async () => {
+    const cluster = await newCluster();
+    await cluster.create("pods", pod({ name: "a", namespace: "x", nodeName: "n1", labels: { app: "web" } }));
+    await cluster.create("pods", pod({ name: "b", namespace: "x", nodeName: "n2", labels: { app: "db" } }));
+    const { stub } = await startInformer(cluster, { indexers: { byNode: "spec.nodeName", byApp: "metadata.labels.app" } });
+    await waitSynced(stub);
+    await cluster.update("pods", pod({ name: "b", namespace: "x", nodeName: "n1", labels: { app: "db" } }));
+    await waitConverged(stub, cluster);
+    expect(unwrap(await stub.indexValues("byNode")).value).toEqual(["n1"]);
+    const byNode = unwrap(await stub.byIndex("byNode", "n1", {})).value.items.map((t) => JSON.parse(t).metadata.name);
+    expect(byNode).toEqual(["a", "b"]);
+    expect(unwrap(await stub.indexValues("namespace")).value).toEqual(["x"]);
+  });
+
+  it("replays nothing twice and loses nothing: the log rebuilds the cluster state", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 2, podsPerNamespace: 10 });
+    const { stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    await cluster.churn({ seed: 7, operations: 150 });
+    await waitConverged(stub, cluster);
+    expectLogReplaysTo(await readWholeLog(stub), await clusterVersions(cluster));
+  });
+
+  it("stops and forgets everything when deleted", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const { stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    await stub.destroy();
+    const after = await stub.status();
+    expect(after.ok).toBe(false);
+    expect(await stub.ensureRunning()).toBe(false);
+  });
+});
