@@ -3,7 +3,8 @@
  * of API.md, the `INFORMERS` variable, and the environment. Everything past this module receives
  * parsed, defaulted values; bad input is a ValidationError naming the field and the problem.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import en from "zod/v4/locales/en.js";
 import { ValidationError } from "./errors.ts";
 import { parseFieldPath } from "./cache/field-path.ts";
 import { NAMESPACE_INDEX } from "./cache/indexer.ts";
@@ -11,13 +12,18 @@ import type { InformerSettings } from "./cache/informer.ts";
 import { resolveResource } from "./kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
 
+// zod/mini keeps the bundle small by shipping no messages; load the English ones once.
+z.config(en());
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 
 export const DEFAULT_RETENTION = { maxEvents: 100_000, maxAgeSeconds: 2 * 24 * 3600 };
 export const DEFAULT_PAGE_SIZE = 500;
 
-function check(ctx: z.RefinementCtx, path: (string | number)[], fn: () => unknown): void {
+type IssueSink = { addIssue(issue: { code: "custom"; path: (string | number)[]; message: string }): void };
+
+function check(ctx: IssueSink, path: (string | number)[], fn: () => unknown): void {
   try {
     fn();
   } catch (error) {
@@ -25,52 +31,63 @@ function check(ctx: z.RefinementCtx, path: (string | number)[], fn: () => unknow
   }
 }
 
+const str = (min: number, max: number) => z.string().check(z.minLength(min), z.maxLength(max));
+const int = (min: number, max: number) => z.int().check(z.gte(min), z.lte(max));
+const dnsLabel = (message: string) => z.string().check(z.maxLength(63), z.regex(DNS_LABEL, message));
+
 export const informerSpecSchema = z
   .strictObject({
-    name: z.string().max(63).regex(DNS_LABEL, "must be a lower-case DNS label (a-z, 0-9, '-')").optional(),
-    resource: z.string().min(1).max(253),
-    apiVersion: z.string().min(1).max(253).optional(),
-    namespace: z.string().max(63).regex(DNS_LABEL, "must be a Kubernetes namespace name").optional(),
-    labelSelector: z.string().max(4096).optional(),
-    fieldSelector: z.string().max(4096).optional(),
-    resyncPeriodSeconds: z.number().int().min(0).max(7 * 24 * 3600).default(0),
-    indexers: z
-      .record(z.string().regex(INDEX_NAME, "index names are letters, digits, '_' and '-'"), z.string().min(1).max(512))
-      .refine((r) => Object.keys(r).length <= 20, "at most 20 indexers")
-      .default({}),
-    transform: z
-      .strictObject({
-        dropManagedFields: z.boolean().default(true),
-        dropFields: z.array(z.string().min(1).max(512)).max(50).default([]),
-      })
-      .prefault({}),
-    retention: z
-      .strictObject({
-        maxEvents: z.number().int().min(1_000).max(10_000_000).default(DEFAULT_RETENTION.maxEvents),
-        maxAgeSeconds: z.number().int().min(60).max(30 * 24 * 3600).default(DEFAULT_RETENTION.maxAgeSeconds),
-      })
-      .prefault({}),
+    name: z.optional(dnsLabel("must be a lower-case DNS label (a-z, 0-9, '-')")),
+    resource: str(1, 253),
+    apiVersion: z.optional(str(1, 253)),
+    namespace: z.optional(dnsLabel("must be a Kubernetes namespace name")),
+    labelSelector: z.optional(str(0, 4096)),
+    fieldSelector: z.optional(str(0, 4096)),
+    /** Default resync period of subscriptions (webhook delivery); 0 = never. */
+    resyncPeriodSeconds: z._default(int(0, 7 * 24 * 3600), 0),
+    indexers: z._default(
+      z
+        .record(z.string().check(z.regex(INDEX_NAME, "index names are letters, digits, '_' and '-'")), str(1, 512))
+        .check(z.refine((r) => Object.keys(r).length <= 20, "at most 20 indexers")),
+      {},
+    ),
+    transform: z.prefault(
+      z.strictObject({
+        dropManagedFields: z._default(z.boolean(), true),
+        dropFields: z._default(z.array(str(1, 512)).check(z.maxLength(50)), []),
+      }),
+      {},
+    ),
+    retention: z.prefault(
+      z.strictObject({
+        maxEvents: z._default(int(1_000, 10_000_000), DEFAULT_RETENTION.maxEvents),
+        maxAgeSeconds: z._default(int(60, 30 * 24 * 3600), DEFAULT_RETENTION.maxAgeSeconds),
+      }),
+      {},
+    ),
     /** Server-side watch timeout; default random in [300, 600) s, like client-go. */
-    watchTimeoutSeconds: z.number().int().min(1).max(1800).optional(),
-    pageSize: z.number().int().min(1).max(10_000).default(DEFAULT_PAGE_SIZE),
+    watchTimeoutSeconds: z.optional(int(1, 1800)),
+    pageSize: z._default(int(1, 10_000), DEFAULT_PAGE_SIZE),
   })
-  .superRefine((spec, ctx) => {
-    check(ctx, ["resource"], () => {
-      const ref = resolveResource(spec.resource, spec.apiVersion);
-      if (spec.namespace !== undefined && ref.namespaced === false) {
-        throw new Error(`'${spec.resource}' is cluster-scoped: it has no namespace to watch`);
+  .check(
+    z.superRefine((spec, ctx) => {
+      check(ctx, ["resource"], () => {
+        const ref = resolveResource(spec.resource, spec.apiVersion);
+        if (spec.namespace !== undefined && ref.namespaced === false) {
+          throw new Error(`'${spec.resource}' is cluster-scoped: it has no namespace to watch`);
+        }
+      });
+      if (spec.labelSelector !== undefined) check(ctx, ["labelSelector"], () => parseLabelSelector(spec.labelSelector!));
+      if (spec.fieldSelector !== undefined) check(ctx, ["fieldSelector"], () => parseFieldSelector(spec.fieldSelector!));
+      for (const [index, path] of Object.entries(spec.indexers)) {
+        if (index === NAMESPACE_INDEX) {
+          ctx.addIssue({ code: "custom", path: ["indexers", index], message: "the namespace index always exists" });
+        }
+        check(ctx, ["indexers", index], () => parseFieldPath(path));
       }
-    });
-    if (spec.labelSelector !== undefined) check(ctx, ["labelSelector"], () => parseLabelSelector(spec.labelSelector!));
-    if (spec.fieldSelector !== undefined) check(ctx, ["fieldSelector"], () => parseFieldSelector(spec.fieldSelector!));
-    for (const [index, path] of Object.entries(spec.indexers)) {
-      if (index === NAMESPACE_INDEX) {
-        ctx.addIssue({ code: "custom", path: ["indexers", index], message: "the namespace index always exists" });
-      }
-      check(ctx, ["indexers", index], () => parseFieldPath(path));
-    }
-    spec.transform.dropFields.forEach((path, i) => check(ctx, ["transform", "dropFields", i], () => parseFieldPath(path)));
-  });
+      spec.transform.dropFields.forEach((path, i) => check(ctx, ["transform", "dropFields", i], () => parseFieldPath(path)));
+    }),
+  );
 
 export type InformerSpecInput = z.input<typeof informerSpecSchema>;
 /** A validated, defaulted informer spec with its name. */

@@ -4,7 +4,7 @@
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { parseInformerSpec } from "../config.ts";
 import { ApiError, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
@@ -15,7 +15,9 @@ import { validate } from "./validate.ts";
 
 export const MAX_SPEC_BYTES = 64 * 1024;
 
-const nameParam = z.object({ name: z.string().max(63).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "not an informer name") });
+const nameParam = z.object({
+  name: z.string().check(z.maxLength(63), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "not an informer name")),
+});
 
 export const informerRoutes = new Hono<AppEnv>()
   .get("/", requireRead, async (c) => {

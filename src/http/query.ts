@@ -5,7 +5,7 @@
  * JSON text the cache holds.
  */
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { unwrap } from "../errors.ts";
 import type { QueryAnswer } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -13,14 +13,15 @@ import { requireRead } from "./auth.ts";
 import { validate } from "./validate.ts";
 import { MAX_LIST_LIMIT } from "../cache/lister.ts";
 
+const text = (max: number) => z.optional(z.string().check(z.minLength(1), z.maxLength(max)));
 const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).optional(),
-  continue: z.string().min(1).max(2048).optional(),
+  limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_LIST_LIMIT))),
+  continue: text(2048),
 };
 const listQuery = z.strictObject({
-  namespace: z.string().max(63).optional(),
-  labelSelector: z.string().max(4096).optional(),
-  fieldSelector: z.string().max(4096).optional(),
+  namespace: text(63),
+  labelSelector: text(4096),
+  fieldSelector: text(4096),
   ...pageQuery,
 });
 const indexQuery = z.strictObject(pageQuery);

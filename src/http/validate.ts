@@ -4,11 +4,11 @@
  */
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
-import type { z } from "zod";
+import type * as z from "zod/mini";
 import { describeIssues } from "../config.ts";
 import { ApiError } from "../errors.ts";
 
-export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodType>(target: Target, schema: Schema) {
+export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodMiniType>(target: Target, schema: Schema) {
   return zValidator(target, schema, (result) => {
     if (!result.success) {
       throw new ApiError("BadRequest", `invalid ${target === "json" ? "body" : target}: ${describeIssues(result.error)}`);
