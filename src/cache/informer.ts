@@ -65,6 +65,7 @@ export const INFORMER_MIGRATIONS = [
 const LAST_SYNC_RV = stmt("informer.lastSyncRv", "SELECT last_sync_rv FROM informer_state WHERE id = 1");
 const SET_LAST_SYNC_RV = stmt("informer.setLastSyncRv", "UPDATE informer_state SET last_sync_rv = ? WHERE id = 1");
 const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
+const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
 const SAVE = stmt("informer.save", "UPDATE informer_state SET reflector = ?, memory = ?, wake_at = ? WHERE id = 1");
 const RESTART = stmt(
   "informer.restart",
@@ -203,6 +204,10 @@ export class Informer implements ReflectorSink {
       this.#db.run(SET_LAST_SYNC_RV, resourceVersion);
     });
     this.processQueue();
+  }
+
+  watchOpened(memory: ReflectorMemory): void {
+    this.#db.run(SAVE_MEMORY, JSON.stringify(memory));
   }
 
   // --- lifecycle and status -------------------------------------------------------------------

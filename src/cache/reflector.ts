@@ -85,6 +85,8 @@ export interface ReflectorSink {
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void;
   /** Queues watch events and sets lastSyncRV, in one transaction (`events` may be empty: a bookmark). */
   applyWatch(events: WatchEvent[], resourceVersion: string): void;
+  /** A watch opened: persists `memory` (when it started, restarts) so status shows the live watch. */
+  watchOpened(memory: ReflectorMemory): void;
 }
 
 export interface ReflectorOptions {
@@ -231,6 +233,7 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
     return backoff({ kind: "idle" }, memory, error, ctx);
   }
   memory = { ...memory, watchSince: started, watchRestarts: memory.watchRestarts + (memory.watchSince === null ? 0 : 1) };
+  sink.watchOpened(memory);
   const sessionEnd = Math.min(ctx.deadline, started + timeoutSeconds * 1000 + WATCH_IDLE_MARGIN_MS);
   // Synthetic ADDED events of a watch from RV "" or "0" are not in RV order: advance the RV only
   // once a non-ADDED event arrives (client-go commit ef73fc020, reference §2.6.5).

@@ -6,7 +6,6 @@
  * Names come from a seeded PRNG, so the same call on the same state always produces the same names;
  * uids and timestamps are stamped by the store as on a real cluster.
  */
-import { churn } from "./churn.ts";
 import { Cluster, type ClusterRegistry } from "./cluster.ts";
 import { Prng } from "./prng.ts";
 import { Workload, nowTimestamp, realisticConfigMap, realisticNamespace, realisticNode, realisticWidget } from "./realistic.ts";
@@ -182,14 +181,49 @@ function sizeFor(w: Workload, shape: Omit<Parameters<Workload["pod"]>[0], "paddi
   return { lean, padding: "x".repeat(Math.max(0, podBytes - size)) };
 }
 
-/** Churns pods (or `resource`) at `perSecond` operations per second until the returned stop function is called. */
-export function startChurn(target: SeedTarget, options: { perSecond: number; resource?: string; seed?: number }): () => void {
+/**
+ * Light churn for the demo cluster, `perSecond` operations a second until the returned function is
+ * called. Unlike `churn` (tests), it keeps the demo recognisable: seeded pods only get status and
+ * annotation updates (their labels stay, so the README's example queries keep answering), and
+ * pods are created and deleted only among its own (`churn=true`), at most `MAX_DEMO_CHURN_PODS`.
+ */
+export function startChurn(target: SeedTarget, options: { perSecond: number; seed?: number }): () => void {
   const store = storeOf(target);
   if (!(options.perSecond > 0)) return () => {};
-  let tick = options.seed ?? 0;
+  const def = resourceByName("pods")!;
+  const rng = new Prng(options.seed ?? 1);
+  let step = 0;
   const timer = setInterval(() => {
-    churn(store, { seed: ++tick, operations: 1, resource: options.resource ?? "pods" });
+    step++;
+    const table = store.table(def);
+    const live = table.sortedKeys().map((k) => table.current(k)).filter((p): p is FakeObject => p !== undefined);
+    const own = live.filter((p) => p.metadata.labels?.churn === "true");
+    const roll = rng.next();
+    if (roll < 0.15 && own.length < MAX_DEMO_CHURN_PODS) {
+      const template = rng.pick(live.filter((p) => p.metadata.labels?.churn !== "true"));
+      if (template) {
+        const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ts, ...metadata } = template.metadata;
+        const name = `${String(metadata.name).replace(/-[a-z0-9]+$/, "")}-demo-${step}`;
+        store.create(def, { ...template, metadata: { ...metadata, name, labels: { ...metadata.labels, churn: "true" } } });
+      }
+    } else if (roll < 0.3 && own.length > 0) {
+      store.delete(def, rng.pick(own)!);
+    } else if (live.length > 0) {
+      const pod = rng.pick(live)!;
+      const phase = rng.next() < 0.8 ? "Running" : "Pending";
+      store.update(
+        def,
+        {
+          ...pod,
+          metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, "demo.example.com/step": String(step) } },
+          status: { ...(pod.status as Record<string, unknown>), phase },
+        },
+        false,
+      );
+    }
   }, 1000 / options.perSecond);
   timer.unref?.();
   return () => clearInterval(timer);
 }
+
+const MAX_DEMO_CHURN_PODS = 4;

@@ -81,6 +81,10 @@ export class RecordingSink implements ReflectorSink {
     this.applied.push({ events, resourceVersion });
     this.rv = resourceVersion;
   }
+  watchOpened(memory: ReflectorMemory): void {
+    this.watchMemory = memory;
+  }
+  watchMemory: ReflectorMemory | undefined;
 }
 
 export function expired(message = "too old resource version: 5 (10)"): KubeApiError {

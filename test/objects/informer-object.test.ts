@@ -36,6 +36,11 @@ describe("InformerObject", () => {
       resourceVersion: synced.lastSyncResourceVersion,
       allowWatchBookmarks: "true",
     });
+    const watching = await waitFor("the watch to show", async () => {
+      const s = await status(stub);
+      return s.watch.state === "watching" && s.watch.since !== null && s;
+    });
+    expect(Date.parse(watching.watch.since!)).toBeLessThanOrEqual(Date.now());
     const timeout = Number(requests[1]!.query.timeoutSeconds);
     expect(timeout).toBeGreaterThanOrEqual(300);
     expect(timeout).toBeLessThan(600);
