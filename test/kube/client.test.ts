@@ -1,0 +1,127 @@
+/**
+ * KubeClient over a scripted fetch: the requests it makes, and the bounded-memory contract of
+ * DESIGN invariant 6 — list items reach the sink in small batches while the response is still
+ * arriving, so an unpaginated list of a whole resource is never held at once.
+ */
+import { describe, expect, it } from "vitest";
+import { KubeClient } from "../../src/kube/client.ts";
+import { KubeApiError, isExpired, isTooLargeResourceVersion } from "../../src/kube/errors.ts";
+import { resolveResource } from "../../src/kube/resources.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+
+/** A response body the test feeds by hand, and the URLs and headers requested. */
+function scriptedFetch(status = 200, contentType = "application/json") {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  const requests: { url: URL; headers: Headers }[] = [];
+  const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    requests.push({ url: new URL(String(input)), headers: new Headers(init?.headers) });
+    return new Response(body, { status, headers: { "content-type": contentType } });
+  }) as typeof globalThis.fetch;
+  const encoder = new TextEncoder();
+  return {
+    fetch,
+    requests,
+    write: (text: string) => controller.enqueue(encoder.encode(text)),
+    end: () => controller.close(),
+  };
+}
+
+const pods = resolveResource("pods");
+
+describe("KubeClient", () => {
+  it("hands list items over in batches while the response is still arriving", async () => {
+    const server = scriptedFetch();
+    const client = new KubeClient({ apiUrl: "http://k8s.test/prefix/", resource: pods, fetch: server.fetch, itemBatchSize: 10 });
+    const batches: KubeObject[][] = [];
+    const listing = client.listPage({ resourceVersion: "0" }, (items) => batches.push(items));
+    server.write('{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[');
+    const item = (i: number) => JSON.stringify({ metadata: { name: `p${i}`, namespace: "ns" } });
+    server.write(Array.from({ length: 25 }, (_, i) => item(i)).join(","));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // two full batches are out before the list has ended
+    expect(batches.map((b) => b.length)).toEqual([10, 10]);
+    server.write(`,${item(25)}]}`);
+    server.end();
+    const page = await listing;
+    expect(page).toEqual({ resourceVersion: "42", items: 26 });
+    expect(batches.map((b) => b.length)).toEqual([10, 10, 6]);
+    // list items arrive without TypeMeta; the client fills it from the list
+    expect(batches[0]![0]).toMatchObject({ kind: "Pod", apiVersion: "v1" });
+    expect(server.requests[0]!.url.pathname).toBe("/prefix/api/v1/pods");
+  });
+
+  it("sends selectors, the namespace, the token and extra headers on lists and watches alike", async () => {
+    const server = scriptedFetch();
+    const client = new KubeClient({
+      apiUrl: "http://k8s.test",
+      token: "secret-token",
+      headers: { "cf-access-client-id": "id" },
+      resource: resolveResource("deployments.apps"),
+      namespace: "team-a",
+      labelSelector: "app=web",
+      fieldSelector: "metadata.name!=x",
+      fetch: server.fetch,
+    });
+    const stream = await client.watch({ resourceVersion: "10", timeoutSeconds: 321 });
+    stream.cancel();
+    const { url, headers } = server.requests[0]!;
+    expect(url.pathname).toBe("/apis/apps/v1/namespaces/team-a/deployments");
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      labelSelector: "app=web",
+      fieldSelector: "metadata.name!=x",
+      watch: "true",
+      resourceVersion: "10",
+      allowWatchBookmarks: "true",
+      timeoutSeconds: "321",
+    });
+    expect(headers.get("authorization")).toBe("Bearer secret-token");
+    expect(headers.get("cf-access-client-id")).toBe("id");
+  });
+
+  it("yields watch events per chunk and reports a stream cut mid-event", async () => {
+    const server = scriptedFetch();
+    const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch });
+    const stream = await client.watch({ resourceVersion: "1", timeoutSeconds: 300 });
+    server.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MOD');
+    expect((await stream.next())!.map((e) => e.type)).toEqual(["ADDED"]);
+    server.end();
+    await expect(stream.next()).rejects.toThrow(/middle of an event/);
+  });
+
+  it.each([
+    [410, { kind: "Status", code: 410, reason: "Expired", message: "too old" }, isExpired],
+    [
+      504,
+      {
+        kind: "Status",
+        code: 504,
+        reason: "Timeout",
+        message: "Timeout: Too large resource version: 9, current: 3",
+        details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] },
+      },
+      isTooLargeResourceVersion,
+    ],
+    [410, "<html>gone</html>", isExpired], // not a Status: the code alone decides
+  ])("turns an HTTP %i answer into a KubeApiError the reflector recognises", async (status, body, predicate) => {
+    const server = scriptedFetch(status);
+    const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch });
+    server.write(typeof body === "string" ? body : JSON.stringify(body));
+    server.end();
+    const error = await client.listPage({}, () => {}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect(predicate(error)).toBe(true);
+  });
+
+  it("reports a refused connection as a KubeApiError with code 0", async () => {
+    const client = new KubeClient({
+      apiUrl: "http://k8s.test",
+      resource: pods,
+      fetch: (async () => {
+        throw new TypeError("connection refused");
+      }) as typeof fetch,
+    });
+    const error = await client.listPage({}, () => {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 0, reason: "ConnectionFailed" });
+  });
+});
