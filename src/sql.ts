@@ -108,3 +108,15 @@ export function placeholders(rows: number, columns: number): string {
 
 /** SQLite allows 100 bound parameters per statement (cloudflare-platform.md §1.4). */
 export const MAX_BOUND_PARAMETERS = 100;
+
+/** Splits `items` into runs of at most `size`, for multi-row statements and `IN (…)` lists. */
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** `?, ?, ?` for an `IN (…)` list of `n` values. */
+export function list(n: number): string {
+  return new Array(n).fill("?").join(", ");
+}

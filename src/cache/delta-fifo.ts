@@ -16,14 +16,17 @@
  *   the same transaction as the processing of the popped key, so "synced" is never claimed
  *   before the last initial object is in the indexer.
  *
- * Durable differences: every operation is a SQLite statement inside the caller's transaction
- * (methods ending in `InTx`), so a delta is never half-queued, and the queue survives eviction.
+ * Durable differences: every operation runs inside the caller's transaction (methods ending in
+ * `InTx`), so a delta is never half-queued, and the queue survives eviction. `bufferedInTx` lets a
+ * caller that queues and pops within one transaction (a watch chunk) keep the deltas in memory
+ * while the stored queue is empty: what it leaves unpopped is written out before it returns, so
+ * the outcome is the same as writing every delta, without writing bodies that are popped at once.
  * A Replace is staged page by page (`stageInTx`) and committed in SQL (`commitReplaceInTx`), so
  * the whole list is never in memory (DESIGN invariant 6). Requeue on error is not implemented
  * (removed from client-go master: requeueing at the tail moves the informer back in time).
  * Objects are transformed once, when queued; Sync deltas and tombstones are not transformed again.
  */
-import { type Db, placeholders, stmt } from "../sql.ts";
+import { chunks, type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { keyOf } from "./keys.ts";
 import type { Transform } from "./transform.ts";
@@ -50,8 +53,15 @@ export interface KnownObjects {
   readonly selectAll: string;
 }
 
-/** The consumer side: handles one key's deltas inside the pop's transaction; must not touch the FIFO. */
-export type PopProcessor = (key: string, deltas: Delta[], isInInitialList: boolean) => void;
+/** One popped key: all its deltas, oldest first. */
+export interface PoppedKey {
+  key: string;
+  deltas: Delta[];
+  isInInitialList: boolean;
+}
+
+/** The consumer side: handles popped keys, in queue order, inside the pop's transaction; must not touch the FIFO. */
+export type PopProcessor = (batch: PoppedKey[]) => void;
 
 export interface StagedObject {
   key: string;
@@ -86,6 +96,14 @@ const REPLACE_NEWEST_TOMBSTONE = stmt(
   "UPDATE fifo_deltas SET body = ?, tombstone = ?, rv = ?, uid = ? WHERE id = ?",
 );
 const ENQUEUE_KEY = stmt("fifo.enqueueKey", "INSERT OR IGNORE INTO fifo_queue (key, pos) VALUES (?, ?)");
+const DELTA_COLUMNS = 7;
+const insertDeltaRows = (rows: number) =>
+  stmt(
+    "fifo.insertDeltas",
+    `INSERT INTO fifo_deltas (id, key, type, body, tombstone, rv, uid) VALUES ${placeholders(rows, DELTA_COLUMNS)}`,
+  );
+const enqueueKeyRows = (rows: number) =>
+  stmt("fifo.enqueueKeys", `INSERT OR IGNORE INTO fifo_queue (key, pos) VALUES ${placeholders(rows, 2)}`);
 const IS_QUEUED = stmt("fifo.isQueued", "SELECT 1 AS queued FROM fifo_queue WHERE key = ?");
 const STATE = stmt("fifo.state", "SELECT populated, initial_count FROM fifo_state WHERE id = 1");
 const SET_STATE = stmt("fifo.setState", "UPDATE fifo_state SET populated = ?, initial_count = ? WHERE id = 1");
@@ -170,10 +188,16 @@ interface FifoState {
   initialCount: number;
 }
 
+/** Deltas held in memory by `bufferedInTx`, by key in queue order (a Map keeps insertion order). */
+type Buffer = Map<string, Delta[]>;
+
 export class DeltaFIFO {
   readonly #db: Db;
   readonly #known: KnownObjects;
   readonly #transform: Transform;
+  #buffer: Buffer | undefined;
+  /** Whether this buffered transaction already marked the queue populated (spares a statement per delta). */
+  #markedInBuffer = false;
 
   constructor(db: Db, known: KnownObjects, transform: Transform) {
     this.#db = db;
@@ -193,12 +217,30 @@ export class DeltaFIFO {
   deleteInTx(object: KubeObject): void {
     const key = keyOf(object);
     this.#markPopulatedInTx();
-    if (!this.#known.has(key) && !this.#db.first(IS_QUEUED, key)) return;
+    if (!this.#known.has(key) && !this.#isQueued(key)) return;
     this.#queueInTx(key, "Deleted", this.#serialize(object), false, object);
+  }
+
+  /**
+   * Runs `fn` with queued deltas held in memory while nothing is queued in storage, then writes out
+   * whatever `fn` left unpopped. Inside a transaction; on a throw the buffer is dropped with it.
+   */
+  bufferedInTx<T>(fn: () => T): T {
+    if (this.#buffer || this.length() > 0) return fn();
+    this.#buffer = new Map();
+    this.#markedInBuffer = false;
+    try {
+      const result = fn();
+      this.#flushInTx(this.#buffer);
+      return result;
+    } finally {
+      this.#buffer = undefined;
+    }
   }
 
   /** Starts a Replace: forgets what an earlier, uncommitted Replace staged. */
   beginReplaceInTx(): void {
+    this.#requireUnbuffered("Replace");
     // Deltas of an earlier committed Replace still pending keep their bodies before staging is reused.
     this.#db.run(MATERIALIZE_STAGED);
     this.#db.run(CLEAR_STAGING);
@@ -237,17 +279,37 @@ export class DeltaFIFO {
 
   /** Queues Sync for every known object with nothing queued (§3.8). */
   resyncInTx(): void {
+    this.#requireUnbuffered("Resync");
     const before = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
     this.#db.run(queueSync(this.#known));
     this.#db.run(ENQUEUE_NEW_DELTAS, before);
   }
 
   /**
-   * Pops up to `max` keys in queue order and hands each key's deltas to `process`, inside the
-   * caller's transaction (DESIGN invariant 2: pop, index and log append are one transaction).
-   * Returns the number of keys popped.
+   * Pops up to `max` keys in queue order and hands them, with all their deltas, to `process`,
+   * inside the caller's transaction (DESIGN invariant 2: pop, index and log append are one
+   * transaction). Returns the number of keys popped.
    */
   popInTx(max: number, process: PopProcessor): number {
+    const popped = this.#buffer ? this.#takeBuffered(this.#buffer, max) : this.#takeStored(max);
+    if (popped.length === 0) return 0;
+    const state = this.#state();
+    const batch = popped.map(({ key, deltas }): PoppedKey => {
+      const isInInitialList = !(state.populated && state.initialCount === 0);
+      if (state.initialCount > 0) state.initialCount--;
+      return { key, deltas, isInInitialList };
+    });
+    process(batch);
+    if (!this.#buffer) {
+      this.#db.run(DELETE_HEAD_STAGING, max);
+      this.#db.run(DELETE_HEAD_DELTAS, max);
+      this.#db.run(DELETE_HEAD_KEYS, max);
+    }
+    this.#setState(state);
+    return batch.length;
+  }
+
+  #takeStored(max: number): { key: string; deltas: Delta[] }[] {
     const rows = this.#db.all<{
       key: string;
       type: DeltaType;
@@ -256,32 +318,45 @@ export class DeltaFIFO {
       rv: string;
       uid: string;
     }>(HEAD_DELTAS, max);
-    if (rows.length === 0) return 0;
-    const state = this.#state();
-    let popped = 0;
-    for (let i = 0; i < rows.length; ) {
-      const key = rows[i]!.key;
-      const deltas: Delta[] = [];
-      for (; i < rows.length && rows[i]!.key === key; i++) {
-        const row = rows[i]!;
-        deltas.push({
-          type: row.type,
-          body: row.body,
-          tombstone: row.tombstone === 1,
-          resourceVersion: row.rv,
-          uid: row.uid,
-        });
-      }
-      const isInInitialList = !(state.populated && state.initialCount === 0);
-      if (state.initialCount > 0) state.initialCount--;
-      process(key, deltas, isInInitialList);
-      popped++;
+    const popped: { key: string; deltas: Delta[] }[] = [];
+    for (const row of rows) {
+      if (popped.at(-1)?.key !== row.key) popped.push({ key: row.key, deltas: [] });
+      popped.at(-1)!.deltas.push({
+        type: row.type,
+        body: row.body,
+        tombstone: row.tombstone === 1,
+        resourceVersion: row.rv,
+        uid: row.uid,
+      });
     }
-    this.#db.run(DELETE_HEAD_STAGING, max);
-    this.#db.run(DELETE_HEAD_DELTAS, max);
-    this.#db.run(DELETE_HEAD_KEYS, max);
-    this.#setState(state);
     return popped;
+  }
+
+  #takeBuffered(buffer: Buffer, max: number): { key: string; deltas: Delta[] }[] {
+    const popped: { key: string; deltas: Delta[] }[] = [];
+    for (const [key, deltas] of buffer) {
+      if (popped.length === max) break;
+      popped.push({ key, deltas });
+      buffer.delete(key);
+    }
+    return popped;
+  }
+
+  /** Writes buffered deltas to storage as if each had been queued there. */
+  #flushInTx(buffer: Buffer): void {
+    if (buffer.size === 0) return;
+    let id = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
+    const rows: unknown[][] = [];
+    const keys: unknown[][] = [];
+    for (const [key, deltas] of buffer) {
+      keys.push([key, id + 1]);
+      for (const d of deltas) rows.push([++id, key, d.type, d.body, d.tombstone ? 1 : 0, d.resourceVersion, d.uid]);
+    }
+    for (const chunk of chunks(rows, Math.floor(MAX_BOUND_PARAMETERS / DELTA_COLUMNS))) {
+      this.#db.run(insertDeltaRows(chunk.length), ...chunk.flat());
+    }
+    for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS / 2)) this.#db.run(enqueueKeyRows(chunk.length), ...chunk.flat());
+    buffer.clear();
   }
 
   hasSynced(): boolean {
@@ -305,24 +380,65 @@ export class DeltaFIFO {
   }
 
   #queueInTx(key: string, type: DeltaType, body: string | null, tombstone: boolean, object: KubeObject): void {
-    const resourceVersion = object.metadata.resourceVersion ?? "";
-    const uid = object.metadata.uid ?? "";
+    const delta: Delta = {
+      type,
+      body,
+      tombstone,
+      resourceVersion: object.metadata.resourceVersion ?? "",
+      uid: object.metadata.uid ?? "",
+    };
+    const buffered = this.#buffer?.get(key);
     if (type === "Deleted") {
-      const newest = this.#db.first<{ id: number; type: DeltaType; tombstone: number }>(NEWEST_DELTA, key);
+      // dedupDeltas: of two consecutive deletions keep the older, unless it is a tombstone and this one is not.
+      const newest = this.#buffer ? buffered?.at(-1) : this.#newestStored(key);
       if (newest?.type === "Deleted") {
-        // dedupDeltas: keep the older deletion, unless it is a tombstone and this one is not.
-        if (newest.tombstone === 1 && !tombstone) {
-          this.#db.run(REPLACE_NEWEST_TOMBSTONE, body, 0, resourceVersion, uid, newest.id);
-        }
+        if (newest.tombstone && !tombstone) this.#replaceNewest(key, newest, delta);
         return;
       }
     }
-    const { id } = this.#db.first<{ id: number }>(INSERT_DELTA, key, type, body, tombstone ? 1 : 0, resourceVersion, uid)!;
+    if (this.#buffer) {
+      if (buffered) buffered.push(delta);
+      else this.#buffer.set(key, [delta]);
+      return;
+    }
+    const { id } = this.#db.first<{ id: number }>(
+      INSERT_DELTA,
+      key,
+      type,
+      body,
+      tombstone ? 1 : 0,
+      delta.resourceVersion,
+      delta.uid,
+    )!;
     this.#db.run(ENQUEUE_KEY, key, id);
   }
 
+  #newestStored(key: string): (Delta & { id: number }) | undefined {
+    const row = this.#db.first<{ id: number; type: DeltaType; tombstone: number }>(NEWEST_DELTA, key);
+    return row && { id: row.id, type: row.type, tombstone: row.tombstone === 1, body: null, resourceVersion: "", uid: "" };
+  }
+
+  #replaceNewest(key: string, newest: Delta & { id?: number }, next: Delta): void {
+    if (this.#buffer) {
+      const deltas = this.#buffer.get(key)!;
+      deltas[deltas.length - 1] = next;
+    } else {
+      this.#db.run(REPLACE_NEWEST_TOMBSTONE, next.body, 0, next.resourceVersion, next.uid, newest.id);
+    }
+  }
+
+  #isQueued(key: string): boolean {
+    return this.#buffer ? this.#buffer.has(key) : this.#db.first(IS_QUEUED, key) !== undefined;
+  }
+
+  #requireUnbuffered(operation: string): void {
+    if (this.#buffer) throw new Error(`DeltaFIFO: ${operation} is not allowed inside bufferedInTx`);
+  }
+
   #markPopulatedInTx(): void {
+    if (this.#buffer && this.#markedInBuffer) return;
     this.#db.run(MARK_POPULATED);
+    if (this.#buffer) this.#markedInBuffer = true;
   }
 
   #state(): FifoState {

@@ -3,7 +3,9 @@
  * would have been told (add / update / delete / sync), the feed webhook subscriptions read.
  *
  * Guarantees:
- * - Sequence numbers only grow and are never reused (AUTOINCREMENT), even after retention.
+ * - Sequence numbers only grow and are never reused, even after retention (`next_seq` is durable).
+ * - Appends are multi-row statements with sequence numbers assigned up front (`nextSeq`), so a
+ *   batch that refers to its own earlier events (an add then an update of one key) needs no reads.
  * - An event is appended in the same transaction that updates the indexer (DESIGN invariant 2),
  *   so an event in the log means the indexer already reflects it.
  * - Every event at or after `head` is readable; reading from before `head` means the reader fell
@@ -12,11 +14,13 @@
  *   old one (`prev_seq`); a sync points at the current state. The indexer's rows point at the event
  *   of each object's last change, so retention keeps rows the cache or a retained event still needs.
  */
-import { type Db, stmt } from "../sql.ts";
+import { type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
 
 export type LogEventType = "add" | "update" | "delete" | "sync";
 
 export interface NewLogEvent {
+  /** Assigned by the caller from `nextSeq()`: consecutive within an append. */
+  seq: number;
   type: LogEventType;
   key: string;
   uid: string;
@@ -69,19 +73,23 @@ const FLAG_FINAL_STATE_UNKNOWN = 2;
 
 export const EVENT_LOG_MIGRATIONS = [
   `CREATE TABLE event_log (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
+     seq INTEGER PRIMARY KEY, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL,
      rv TEXT NOT NULL, body TEXT, prev_seq INTEGER, flags INTEGER NOT NULL, at INTEGER NOT NULL);
    CREATE INDEX event_log_by_prev ON event_log (prev_seq) WHERE prev_seq IS NOT NULL;
-   CREATE TABLE event_log_state (id INTEGER PRIMARY KEY CHECK (id = 1), head INTEGER NOT NULL);
-   INSERT INTO event_log_state (id, head) VALUES (1, 1)`,
+   CREATE TABLE event_log_state (id INTEGER PRIMARY KEY CHECK (id = 1), head INTEGER NOT NULL, next_seq INTEGER NOT NULL);
+   INSERT INTO event_log_state (id, head, next_seq) VALUES (1, 1, 1)`,
 ] as const;
 
-const APPEND = stmt(
-  "eventLog.append",
-  "INSERT INTO event_log (type, key, uid, rv, body, prev_seq, flags, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-);
+const COLUMNS_PER_EVENT = 9;
+const EVENTS_PER_STATEMENT = Math.floor(MAX_BOUND_PARAMETERS / COLUMNS_PER_EVENT);
+const appendRows = (rows: number) =>
+  stmt(
+    "eventLog.append",
+    `INSERT INTO event_log (seq, type, key, uid, rv, body, prev_seq, flags, at) VALUES ${placeholders(rows, COLUMNS_PER_EVENT)}`,
+  );
+const NEXT_SEQ = stmt("eventLog.nextSeq", "SELECT next_seq FROM event_log_state WHERE id = 1");
+const SET_NEXT_SEQ = stmt("eventLog.setNextSeq", "UPDATE event_log_state SET next_seq = ? WHERE id = 1");
 const HEAD = stmt("eventLog.head", "SELECT head FROM event_log_state WHERE id = 1");
-const TAIL = stmt("eventLog.tail", "SELECT COALESCE(MAX(seq), 0) AS tail FROM event_log");
 const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
 const READ = stmt(
   "eventLog.read",
@@ -108,6 +116,11 @@ const compactBelowHead = (pinnedSql: string) =>
        ORDER BY e.seq LIMIT ?2)`,
   );
 
+function eventValues(event: NewLogEvent): unknown[] {
+  const flags = (event.initialList ? FLAG_INITIAL_LIST : 0) | (event.finalStateUnknown ? FLAG_FINAL_STATE_UNKNOWN : 0);
+  return [event.seq, event.type, event.key, event.uid, event.resourceVersion, event.body, event.prevSeq, flags, event.at];
+}
+
 export class EventLog {
   readonly #db: Db;
   readonly #compact;
@@ -121,20 +134,23 @@ export class EventLog {
     this.#compact = compactBelowHead(pinnedSql);
   }
 
-  appendInTx(event: NewLogEvent): number {
-    const flags =
-      (event.initialList ? FLAG_INITIAL_LIST : 0) | (event.finalStateUnknown ? FLAG_FINAL_STATE_UNKNOWN : 0);
-    return this.#db.first<{ seq: number }>(
-      APPEND,
-      event.type,
-      event.key,
-      event.uid,
-      event.resourceVersion,
-      event.body,
-      event.prevSeq,
-      flags,
-      event.at,
-    )!.seq;
+  /** The sequence number the next appended event must carry. */
+  nextSeq(): number {
+    return this.#db.first<{ next_seq: number }>(NEXT_SEQ)!.next_seq;
+  }
+
+  /** Appends events numbered consecutively from `nextSeq()`, in multi-row statements. */
+  appendInTx(events: readonly NewLogEvent[]): void {
+    if (events.length === 0) return;
+    const first = this.nextSeq();
+    events.forEach((event, i) => {
+      if (event.seq !== first + i) throw new Error(`event log append out of sequence: ${event.seq}, expected ${first + i}`);
+    });
+    for (let i = 0; i < events.length; i += EVENTS_PER_STATEMENT) {
+      const chunk = events.slice(i, i + EVENTS_PER_STATEMENT);
+      this.#db.run(appendRows(chunk.length), ...chunk.flatMap(eventValues));
+    }
+    this.#db.run(SET_NEXT_SEQ, first + events.length);
   }
 
   /** The stored body of event `seq` (the indexer reads object states through this). */
@@ -144,7 +160,7 @@ export class EventLog {
 
   bounds(): LogBounds {
     const head = this.#db.first<{ head: number }>(HEAD)!.head;
-    const tail = this.#db.first<{ tail: number }>(TAIL)!.tail;
+    const tail = this.nextSeq() - 1;
     return { head: Math.min(head, tail + 1), tail };
   }
 

@@ -9,6 +9,8 @@
  *   a field path (`spec.nodeName`, `metadata.labels.app`); a path yields zero, one or many values.
  * - Index entries change with their object in the same transaction; an entry whose value no longer
  *   applies is removed, so no index holds a stale or empty value set (kubernetes#84959).
+ * - Writes come in batches (one popped batch of keys at a time) as multi-row statements: statement
+ *   count, not rows, is what costs time and memory in a Durable Object.
  * - ByIndex / IndexKeys on an unknown index are an error; ListIndexFuncValues on one is empty, as
  *   in client-go.
  * - Each object's state is the body of the event-log event that last changed it (`seq`): bodies
@@ -16,7 +18,7 @@
  */
 import { ApiError } from "../errors.ts";
 import type { KubeObject } from "../kube/types.ts";
-import { type Db, stmt } from "../sql.ts";
+import { chunks, type Db, list, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
 import { indexValuesAt, parseFieldPath } from "./field-path.ts";
 import type { KnownObjects } from "./delta-fifo.ts";
 
@@ -41,6 +43,14 @@ export interface ObjectMetaFields {
   resourceVersion: string;
 }
 
+/** An object to store as changed by log event `seq`; `object` is parsed lazily (only field indexes need it). */
+export interface ObjectWrite {
+  key: string;
+  meta: ObjectMetaFields;
+  seq: number;
+  object: () => KubeObject;
+}
+
 export interface ListOptions {
   /** Only keys after this one (pagination cursor). */
   after?: string;
@@ -62,7 +72,7 @@ const COLUMNS = `o.key AS key, o.namespace AS namespace, o.name AS name, o.uid A
 const FROM = "FROM objects o JOIN event_log e ON e.seq = o.seq";
 
 const GET = stmt("indexer.get", `SELECT ${COLUMNS} ${FROM} WHERE o.key = ?`);
-const GET_META = stmt("indexer.getMeta", "SELECT rv, seq FROM objects WHERE key = ?");
+const getMetaOf = (n: number) => stmt("indexer.getMetaOf", `SELECT key, rv, seq FROM objects WHERE key IN (${list(n)})`);
 const HAS = stmt("indexer.has", "SELECT 1 AS present FROM objects WHERE key = ?");
 const COUNT = stmt("indexer.count", "SELECT COUNT(*) AS n FROM objects");
 const LIST = stmt("indexer.list", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? ORDER BY o.key LIMIT ?`);
@@ -85,16 +95,17 @@ const INDEX_VALUES = stmt(
   "SELECT DISTINCT value FROM index_entries WHERE index_name = ? ORDER BY value",
 );
 const NAMESPACE_VALUES = stmt("indexer.namespaceValues", "SELECT DISTINCT namespace AS value FROM objects ORDER BY namespace");
-const UPSERT = stmt(
-  "indexer.upsert",
-  `INSERT INTO objects (key, namespace, name, uid, rv, seq) VALUES (?, ?, ?, ?, ?, ?)
-   ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq`,
-);
-const DELETE = stmt("indexer.delete", "DELETE FROM objects WHERE key = ?");
-const ENTRIES_OF_KEY = stmt("indexer.entriesOfKey", "SELECT index_name, value FROM index_entries WHERE key = ?");
-const ADD_ENTRY = stmt("indexer.addEntry", "INSERT OR IGNORE INTO index_entries (index_name, value, key) VALUES (?, ?, ?)");
-const REMOVE_ENTRY = stmt("indexer.removeEntry", "DELETE FROM index_entries WHERE index_name = ? AND value = ? AND key = ?");
-const REMOVE_KEY_ENTRIES = stmt("indexer.removeKeyEntries", "DELETE FROM index_entries WHERE key = ?");
+const OBJECT_COLUMNS = 6;
+const upsertRows = (rows: number) =>
+  stmt(
+    "indexer.upsert",
+    `INSERT INTO objects (key, namespace, name, uid, rv, seq) VALUES ${placeholders(rows, OBJECT_COLUMNS)}
+     ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq`,
+  );
+const deleteKeys = (n: number) => stmt("indexer.delete", `DELETE FROM objects WHERE key IN (${list(n)})`);
+const removeEntriesOf = (n: number) => stmt("indexer.removeEntries", `DELETE FROM index_entries WHERE key IN (${list(n)})`);
+const addEntryRows = (rows: number) =>
+  stmt("indexer.addEntries", `INSERT OR IGNORE INTO index_entries (index_name, value, key) VALUES ${placeholders(rows, 3)}`);
 const CLEAR_ENTRIES = stmt("indexer.clearEntries", "DELETE FROM index_entries");
 const ALL_AFTER = stmt("indexer.allAfter", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? ORDER BY o.key LIMIT ?`);
 
@@ -137,10 +148,15 @@ export class Indexer implements KnownObjects {
     return row && toCached(row);
   }
 
-  /** The resourceVersion and log position of a cached key, without its body. */
-  getMeta(key: string): { resourceVersion: string; seq: number } | undefined {
-    const row = this.#db.first<{ rv: string; seq: number }>(GET_META, key);
-    return row && { resourceVersion: row.rv, seq: row.seq };
+  /** The resourceVersion and log position of each cached key among `keys`, without bodies. */
+  getMetaMany(keys: readonly string[]): Map<string, { resourceVersion: string; seq: number }> {
+    const found = new Map<string, { resourceVersion: string; seq: number }>();
+    for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS)) {
+      for (const row of this.#db.all<{ key: string; rv: string; seq: number }>(getMetaOf(chunk.length), ...chunk)) {
+        found.set(row.key, { resourceVersion: row.rv, seq: row.seq });
+      }
+    }
+    return found;
   }
 
   has(key: string): boolean {
@@ -184,17 +200,20 @@ export class Indexer implements KnownObjects {
     return [NAMESPACE_INDEX, ...this.#indexers.keys()];
   }
 
-  /**
-   * Stores `key` as changed by log event `seq`. `object` is parsed lazily: only field indexes need it.
-   */
-  upsertInTx(key: string, meta: ObjectMetaFields, seq: number, object: () => KubeObject): void {
-    this.#db.run(UPSERT, key, meta.namespace, meta.name, meta.uid, meta.resourceVersion, seq);
-    if (this.#indexers.size > 0) this.#updateEntriesInTx(key, this.#valuesOf(object()));
-  }
-
-  deleteInTx(key: string): void {
-    this.#db.run(DELETE, key);
-    if (this.#indexers.size > 0) this.#db.run(REMOVE_KEY_ENTRIES, key);
+  /** Stores `upserts` and removes `deletes` (no key in both), with their index entries. */
+  writeInTx(upserts: readonly ObjectWrite[], deletes: readonly string[]): void {
+    for (const chunk of chunks(upserts, Math.floor(MAX_BOUND_PARAMETERS / OBJECT_COLUMNS))) {
+      this.#db.run(
+        upsertRows(chunk.length),
+        ...chunk.flatMap((w) => [w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq]),
+      );
+    }
+    for (const chunk of chunks(deletes, MAX_BOUND_PARAMETERS)) this.#db.run(deleteKeys(chunk.length), ...chunk);
+    if (this.#indexers.size === 0) return;
+    // Replacing a key's entries wholesale keeps one statement per batch instead of a diff per key.
+    const touched = [...upserts.map((w) => w.key), ...deletes];
+    for (const chunk of chunks(touched, MAX_BOUND_PARAMETERS)) this.#db.run(removeEntriesOf(chunk.length), ...chunk);
+    this.#addEntriesInTx(upserts.map((w) => ({ key: w.key, object: w.object() })));
   }
 
   /**
@@ -205,38 +224,20 @@ export class Indexer implements KnownObjects {
   rebuildInTx(after: string | undefined, batch: number): string | undefined {
     if (after === undefined) this.#db.run(CLEAR_ENTRIES);
     const rows = this.#db.all<ObjectRow>(ALL_AFTER, after ?? "", batch);
-    for (const row of rows) {
-      const object = JSON.parse(row.body) as KubeObject;
-      for (const [index, values] of this.#valuesOf(object)) {
-        for (const value of values) this.#db.run(ADD_ENTRY, index, value, row.key);
-      }
-    }
+    this.#addEntriesInTx(rows.map((row) => ({ key: row.key, object: JSON.parse(row.body) as KubeObject })));
     return rows.length === batch ? rows[rows.length - 1]!.key : undefined;
   }
 
-  #valuesOf(object: KubeObject): Map<string, string[]> {
-    const values = new Map<string, string[]>();
-    for (const [index, path] of this.#indexers) values.set(index, indexValuesAt(object, path));
-    return values;
-  }
-
-  /** client-go updateSingleIndex: remove values that no longer apply, add the new ones. */
-  #updateEntriesInTx(key: string, next: Map<string, string[]>): void {
-    const current = new Map<string, Set<string>>();
-    for (const row of this.#db.all<{ index_name: string; value: string }>(ENTRIES_OF_KEY, key)) {
-      let set = current.get(row.index_name);
-      if (!set) current.set(row.index_name, (set = new Set()));
-      set.add(row.value);
+  #addEntriesInTx(objects: readonly { key: string; object: KubeObject }[]): void {
+    const entries: string[][] = [];
+    for (const { key, object } of objects) {
+      for (const [index, path] of this.#indexers) {
+        for (const value of indexValuesAt(object, path)) entries.push([index, value, key]);
+      }
     }
-    for (const [index, values] of next) {
-      const old = current.get(index) ?? new Set<string>();
-      const wanted = new Set(values);
-      for (const value of old) if (!wanted.has(value)) this.#db.run(REMOVE_ENTRY, index, value, key);
-      for (const value of wanted) if (!old.has(value)) this.#db.run(ADD_ENTRY, index, value, key);
-      current.delete(index);
+    for (const chunk of chunks(entries, Math.floor(MAX_BOUND_PARAMETERS / 3))) {
+      this.#db.run(addEntryRows(chunk.length), ...chunk.flat());
     }
-    // entries of indexes no longer configured
-    for (const [index, old] of current) for (const value of old) this.#db.run(REMOVE_ENTRY, index, value, key);
   }
 
   #requireIndex(index: string): void {

@@ -154,14 +154,23 @@ export class Informer implements ReflectorSink {
 
   /** Pops and processes queued keys until the queue is empty (true) or `deadline` passes (false). */
   processQueue(deadline = Number.POSITIVE_INFINITY): boolean {
-    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock };
     for (;;) {
-      const popped = this.#db.transaction(() =>
-        this.fifo.popInTx(POP_BATCH, (key, deltas, isInInitialList) => processDeltasInTx(key, deltas, isInInitialList, deps)),
-      );
+      const popped = this.#db.transaction(() => this.#popInTx(POP_BATCH));
       if (popped === 0) return true;
       if (this.#clock.now() >= deadline) return this.fifo.length() === 0;
     }
+  }
+
+  /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
+  #popInTx(max: number): number {
+    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock };
+    let total = 0;
+    while (total < max) {
+      const popped = this.fifo.popInTx(Math.min(POP_BATCH, max - total), (batch) => processDeltasInTx(batch, deps));
+      if (popped === 0) break;
+      total += popped;
+    }
+    return total;
   }
 
   /** Applies the log's retention, a bounded amount per transaction. */
@@ -195,14 +204,19 @@ export class Informer implements ReflectorSink {
   }
 
   applyWatch(events: WatchEvent[], resourceVersion: string): void {
-    this.#db.transaction(() => {
-      for (const event of events) {
-        if (event.type === "ADDED") this.fifo.addInTx(event.object);
-        else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
-        else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
-      }
-      this.#db.run(SET_LAST_SYNC_RV, resourceVersion);
-    });
+    // One transaction: the chunk's deltas and its RV (invariant 1), then their pops (invariant 2).
+    // The FIFO keeps the deltas in memory meanwhile, so bodies popped at once are never stored twice.
+    this.#db.transaction(() =>
+      this.fifo.bufferedInTx(() => {
+        for (const event of events) {
+          if (event.type === "ADDED") this.fifo.addInTx(event.object);
+          else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
+          else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
+        }
+        this.#db.run(SET_LAST_SYNC_RV, resourceVersion);
+        this.#popInTx(Number.POSITIVE_INFINITY);
+      }),
+    );
     this.processQueue();
   }
 

@@ -5,7 +5,7 @@ import { Indexer } from "../../src/cache/indexer.ts";
 import { processDeltasInTx } from "../../src/cache/process-deltas.ts";
 import { makeTransform } from "../../src/cache/transform.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
-import type { Db } from "../../src/sql.ts";
+import { type Db, stmt } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 
@@ -23,7 +23,7 @@ function parts(db: Db) {
       db.transaction(() => {
         for (const object of objects) {
           const key = `${object.metadata.namespace}/${object.metadata.name}`;
-          processDeltasInTx(key, [delta("Added", object)], false, { indexer, log, clock });
+          processDeltasInTx([{ key, deltas: [delta("Added", object)], isInInitialList: false }], { indexer, log, clock });
         }
       });
     },
@@ -31,9 +31,11 @@ function parts(db: Db) {
     popAll(max = 1000) {
       const popped: [string, string[], boolean][] = [];
       db.transaction(() =>
-        fifo.popInTx(max, (key, deltas, initial) =>
-          popped.push([key, deltas.map((d) => `${d.type}${d.tombstone ? "(tombstone)" : ""}@${d.resourceVersion}`), initial]),
-        ),
+        fifo.popInTx(max, (batch) => {
+          for (const { key, deltas, isInInitialList } of batch) {
+            popped.push([key, deltas.map((d) => `${d.type}${d.tombstone ? "(tombstone)" : ""}@${d.resourceVersion}`), isInInitialList]);
+          }
+        }),
       );
       return popped;
     },
@@ -86,7 +88,7 @@ describe("DeltaFIFO", () => {
       const f = parts(db);
       f.tx(() => f.fifo.addInTx(a("1")));
       let body = "";
-      f.tx(() => f.fifo.popInTx(1, (_, deltas) => (body = deltas[0]!.body!)));
+      f.tx(() => f.fifo.popInTx(1, (batch) => (body = batch[0]!.deltas[0]!.body!)));
       expect(JSON.parse(body).metadata.managedFields).toBeUndefined();
     }));
 
@@ -188,7 +190,7 @@ describe("DeltaFIFO", () => {
           f.fifo.commitReplaceInTx();
         });
         let tombstone: Delta | undefined;
-        f.tx(() => f.fifo.popInTx(1, (_, deltas) => (tombstone = deltas[0])));
+        f.tx(() => f.fifo.popInTx(1, (batch) => (tombstone = batch[0]!.deltas[0])));
         expect(tombstone?.tombstone).toBe(true);
         expect(JSON.parse(tombstone!.body!).metadata.resourceVersion).toBe("1");
       }));
@@ -233,7 +235,11 @@ describe("DeltaFIFO", () => {
           f.fifo.commitReplaceInTx();
         });
         const bodies: string[] = [];
-        f.tx(() => f.fifo.popInTx(10, (_, deltas) => deltas.forEach((d) => bodies.push(JSON.parse(d.body!).metadata.resourceVersion))));
+        f.tx(() =>
+          f.fifo.popInTx(10, (batch) =>
+            batch[0]!.deltas.forEach((d) => bodies.push(JSON.parse(d.body!).metadata.resourceVersion)),
+          ),
+        );
         expect(bodies).toEqual(["1", "2"]);
       }));
   });
@@ -297,4 +303,78 @@ describe("DeltaFIFO", () => {
         ["default/a", ["Sync@1"]],
       ]);
     }));
+
+  describe("bufferedInTx", () => {
+    const storedDeltas = (db: Db) => db.first<{ n: number }>(stmt("test.count", "SELECT COUNT(*) AS n FROM fifo_deltas"))!.n;
+
+    it("never stores the deltas it pops within the same call", () =>
+      withDb((db) => {
+        const f = parts(db);
+        const popped = f.tx(() =>
+          f.fifo.bufferedInTx(() => {
+            f.fifo.addInTx(a("1"));
+            f.fifo.updateInTx(a("2"));
+            expect(storedDeltas(db)).toBe(0);
+            return f.popAll();
+          }),
+        );
+        expect(popped).toEqual([["default/a", ["Added@1", "Updated@2"], false]]);
+        expect(storedDeltas(db)).toBe(0);
+      }));
+
+    it("writes out what it did not pop, in queue order, as if stored all along", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.known(c("1"));
+        f.tx(() =>
+          f.fifo.bufferedInTx(() => {
+            f.fifo.addInTx(a("2"));
+            f.fifo.addInTx(b("3"));
+            f.fifo.updateInTx(a("4"));
+            f.fifo.deleteInTx(c("5"));
+            f.fifo.deleteInTx(c("6")); // dedup: the older deletion stays
+            f.fifo.deleteInTx(pod({ name: "unknown", rv: "7" })); // neither known nor queued: ignored
+            expect(f.popAll(1).map(([key]) => key)).toEqual(["default/a"]);
+          }),
+        );
+        expect(f.fifo.length()).toBe(2);
+        expect(f.popAll()).toEqual([
+          ["default/b", ["Added@3"], false],
+          ["default/c", ["Deleted@5"], false],
+        ]);
+      }));
+
+    it("writes through when something is already queued in storage, so the order holds", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => f.fifo.addInTx(a("1")));
+        f.tx(() =>
+          f.fifo.bufferedInTx(() => {
+            f.fifo.addInTx(b("2"));
+            f.fifo.updateInTx(a("3"));
+          }),
+        );
+        expect(f.popAll().map(([key, deltas]) => [key, deltas])).toEqual([
+          ["default/a", ["Added@1", "Updated@3"]],
+          ["default/b", ["Added@2"]],
+        ]);
+      }));
+
+    it("drops the buffer with a failed transaction", () =>
+      withDb((db) => {
+        const f = parts(db);
+        expect(() =>
+          f.tx(() =>
+            f.fifo.bufferedInTx(() => {
+              f.fifo.addInTx(a("1"));
+              throw new Error("boom");
+            }),
+          ),
+        ).toThrow("boom");
+        expect(f.fifo.length()).toBe(0);
+        expect(f.fifo.hasSynced()).toBe(false); // "populated" rolled back too
+        f.tx(() => f.fifo.addInTx(b("2")));
+        expect(f.popAll().map(([key]) => key)).toEqual(["default/b"]);
+      }));
+  });
 });

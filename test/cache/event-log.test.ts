@@ -6,8 +6,9 @@ import { withDb } from "../helpers/db.ts";
 
 const HOUR = 3_600_000;
 
-function event(key: string, rv: string, at: number, prevSeq: number | null = null): NewLogEvent {
+function event(seq: number, key: string, rv: string, at: number, prevSeq: number | null = null): NewLogEvent {
   return {
+    seq,
     type: prevSeq === null ? "add" : "update",
     key,
     uid: `uid-${key}`,
@@ -26,9 +27,10 @@ function setup(db: Db) {
   /** Appends an event and makes it the cached state of its key. */
   const change = (key: string, rv: string, at: number) =>
     db.transaction(() => {
-      const previous = indexer.getMeta(key);
-      const seq = log.appendInTx(event(key, rv, at, previous?.seq ?? null));
-      indexer.upsertInTx(key, { namespace: "", name: key, uid: "", resourceVersion: rv }, seq, () => ({ metadata: {} }));
+      const previous = indexer.getMetaMany([key]).get(key);
+      const seq = log.nextSeq();
+      log.appendInTx([event(seq, key, rv, at, previous?.seq ?? null)]);
+      indexer.writeInTx([{ key, meta: { namespace: "", name: key, uid: "", resourceVersion: rv }, seq, object: () => ({ metadata: {} }) }], []);
       return seq;
     });
   const compact = (now: number, maxEvents: number, maxAgeSeconds = 86_400) => {
@@ -96,6 +98,13 @@ describe("EventLog", () => {
       // 1, 3 unreferenced now; 4 and 5 are old states of 6 and 7; 2 is still b's state
       expect(after.map((r) => r.seq)).toEqual([2, 4, 5, 6, 7]);
       expect(JSON.parse(s.log.read(5, 1).events[0]!.oldObject!).metadata.resourceVersion).toBe("4");
+    }));
+
+  it("refuses an append that does not continue the sequence", () =>
+    withDb((db) => {
+      const s = setup(db);
+      s.change("a", "1", 0);
+      expect(() => db.transaction(() => s.log.appendInTx([event(5, "b", "2", 0)]))).toThrow(/out of sequence/);
     }));
 
   it("never reuses sequence numbers after retention deleted rows", () =>

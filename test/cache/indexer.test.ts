@@ -15,7 +15,9 @@ function store(db: Db, indexers: Record<string, string> = INDEXERS) {
     db.transaction(() => {
       const { namespace = "", name = "", uid = "", resourceVersion = "" } = object.metadata;
       const key = namespace ? `${namespace}/${name}` : name;
-      const seq = log.appendInTx({
+      const seq = log.nextSeq();
+      log.appendInTx([{
+        seq,
         type: "add",
         key,
         uid,
@@ -25,10 +27,10 @@ function store(db: Db, indexers: Record<string, string> = INDEXERS) {
         initialList: false,
         finalStateUnknown: false,
         at: 0,
-      });
-      indexer.upsertInTx(key, { namespace, name, uid, resourceVersion }, seq, () => object);
+      }]);
+      indexer.writeInTx([{ key, meta: { namespace, name, uid, resourceVersion }, seq, object: () => object }], []);
     });
-  const remove = (key: string) => db.transaction(() => indexer.deleteInTx(key));
+  const remove = (key: string) => db.transaction(() => indexer.writeInTx([], [key]));
   return { indexer, put, remove };
 }
 

@@ -26,7 +26,7 @@ function setup(db: Db) {
     indexer,
     log,
     apply(key: string, deltas: Delta[], initial = false) {
-      db.transaction(() => processDeltasInTx(key, deltas, initial, deps));
+      db.transaction(() => processDeltasInTx([{ key, deltas, isInInitialList: initial }], deps));
     },
     /** The log as [type, rv, flags] rows, with old RVs for updates. */
     events() {
