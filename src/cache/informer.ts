@@ -206,6 +206,7 @@ export class Informer implements ReflectorSink {
   applyWatch(events: WatchEvent[], resourceVersion: string): void {
     // One transaction: the chunk's deltas and its RV (invariant 1), then their pops (invariant 2).
     // The FIFO keeps the deltas in memory meanwhile, so bodies popped at once are never stored twice.
+    // An older backlog (rare while watching) is popped up to a bound here and drained by `tick`.
     this.#db.transaction(() =>
       this.fifo.bufferedInTx(() => {
         for (const event of events) {
@@ -214,10 +215,9 @@ export class Informer implements ReflectorSink {
           else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
         }
         this.#db.run(SET_LAST_SYNC_RV, resourceVersion);
-        this.#popInTx(Number.POSITIVE_INFINITY);
+        this.#popInTx(events.length + POP_BATCH);
       }),
     );
-    this.processQueue();
   }
 
   watchOpened(memory: ReflectorMemory): void {

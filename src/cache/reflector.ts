@@ -119,6 +119,13 @@ export const MIN_WATCH_TIMEOUT_SECONDS = 300;
 export const VERY_SHORT_WATCH_MS = 1_000;
 /** Past the server's own timeout, a silent watch is a dead connection (reference §6.6; kube-rs uses 5 s). */
 export const WATCH_IDLE_MARGIN_MS = 15_000;
+/**
+ * Watch events are applied in batches: each transaction commit costs a storage flush, and a busy
+ * server often puts one event in each network chunk. After the first event of a batch arrives,
+ * reading goes on for up to this long, or until WATCH_BATCH_MAX events, before they are applied.
+ */
+export const WATCH_BATCH_WINDOW_MS = 20;
+export const WATCH_BATCH_MAX = 1_000;
 
 export async function step(state: ReflectorState, memory: ReflectorMemory, ctx: StepContext): Promise<StepResult> {
   switch (state.kind) {
@@ -240,9 +247,10 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
   let rvOrdered = startRv !== "" && startRv !== "0";
   let rv = startRv;
   let events = 0;
+  const reader = new BatchingReader(stream, clock);
   try {
     for (;;) {
-      const batch = await nextBefore(stream, sessionEnd, clock);
+      const batch = await reader.next(sessionEnd);
       if (batch === "deadline") {
         stream.cancel();
         if (sessionEnd >= ctx.deadline) return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
@@ -284,18 +292,66 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
   }
 }
 
-/** The next batch, or "deadline" if none arrives before `end`. */
-async function nextBefore(stream: WatchStream, end: number, clock: Clock): Promise<WatchEvent[] | null | "deadline"> {
-  const remaining = end - clock.now();
-  if (remaining <= 0) return "deadline";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<"deadline">((resolve) => {
-    timer = setTimeout(() => resolve("deadline"), remaining);
-  });
-  try {
-    return await Promise.race([stream.next(), timeout]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
+/**
+ * Reads a watch stream in batches (see WATCH_BATCH_WINDOW_MS). A read still in flight when a
+ * window closes is kept for the next batch, never dropped, so no event is lost between batches.
+ * A clean end or an error that follows events already read is reported with the next call.
+ */
+class BatchingReader {
+  readonly #stream: WatchStream;
+  readonly #clock: Clock;
+  #inflight: Promise<WatchEvent[] | null> | undefined;
+
+  constructor(stream: WatchStream, clock: Clock) {
+    this.#stream = stream;
+    this.#clock = clock;
+  }
+
+  /** The next batch; null at a clean end; "deadline" if nothing arrives before `end`. */
+  async next(end: number): Promise<WatchEvent[] | null | "deadline"> {
+    const first = await this.#read(end);
+    if (first === "deadline" || first === null) return first;
+    const batch = [...first];
+    const windowEnd = Math.min(end, this.#clock.now() + WATCH_BATCH_WINDOW_MS);
+    while (batch.length < WATCH_BATCH_MAX) {
+      let more: WatchEvent[] | null | "deadline";
+      try {
+        more = await this.#read(windowEnd);
+      } catch (error) {
+        // Apply what was read; the failure comes back with the next read.
+        this.#inflight = Promise.reject(error);
+        this.#inflight.catch(() => {});
+        break;
+      }
+      if (more === "deadline") break;
+      if (more === null) {
+        this.#inflight = Promise.resolve(null);
+        break;
+      }
+      batch.push(...more);
+    }
+    return batch;
+  }
+
+  async #read(end: number): Promise<WatchEvent[] | null | "deadline"> {
+    const pending = this.#inflight ?? this.#stream.next();
+    this.#inflight = undefined;
+    const remaining = end - this.#clock.now();
+    if (remaining <= 0) {
+      this.#inflight = pending;
+      return "deadline";
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"deadline">((resolve) => {
+      timer = setTimeout(() => resolve("deadline"), remaining);
+    });
+    try {
+      const result = await Promise.race([pending, timeout]);
+      if (result === "deadline") this.#inflight = pending;
+      return result;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
   }
 }
 

@@ -177,7 +177,7 @@ describe("Reflector", () => {
   it("advances the RV on bookmarks without handing them over as objects", async () => {
     const lw = new FakeListerWatcher({
       lists: [{ items: [], resourceVersion: "10" }],
-      watches: [{ batches: [[bookmark("15")], [event("ADDED", pod({ name: "a", rv: "16" })), bookmark("20")]] }],
+      watches: [{ batches: [[bookmark("15")], 50, [event("ADDED", pod({ name: "a", rv: "16" })), bookmark("20")]] }],
     });
     const h = harness(lw);
     await h.run(3);
@@ -185,6 +185,34 @@ describe("Reflector", () => {
       { events: [], resourceVersion: "15" },
       { events: [event("ADDED", pod({ name: "a", rv: "16" }))], resourceVersion: "20" },
     ]);
+  });
+
+  it("applies events that arrive close together as one batch, and later ones separately", async () => {
+    const a = (rv: string) => event("MODIFIED", pod({ name: "a", rv }));
+    const lw = new FakeListerWatcher({
+      lists: [{ items: [], resourceVersion: "10" }],
+      watches: [{ batches: [[a("11")], [a("12")], [a("13")], 60, [a("14")]] }],
+    });
+    const h = harness(lw);
+    await h.run(3);
+    expect(h.sink.applied.map((x) => [x.events.length, x.resourceVersion])).toEqual([
+      [3, "13"], // three chunks within the batching window: one transaction
+      [1, "14"], // after a pause: its own
+    ]);
+  });
+
+  it("applies the events read before a stream error, then re-watches from them", async () => {
+    const lw = new FakeListerWatcher({
+      lists: [{ items: [], resourceVersion: "10" }],
+      watches: [
+        { batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]], end: new WatchDecodeError("cut") },
+        { batches: [] , end: "close" },
+      ],
+    });
+    const h = harness(lw);
+    await h.run(4);
+    expect(h.sink.applied.map((x) => x.resourceVersion)).toEqual(["11"]);
+    expect(lw.watches.map((w) => w.resourceVersion)).toEqual(["10", "11"]);
   });
 
   it.each([
@@ -219,7 +247,7 @@ describe("Reflector", () => {
       lists: [{ items: [], resourceVersion: "" }],
       watches: [
         {
-          batches: [[event("ADDED", pod({ name: "b", rv: "30" })), event("ADDED", pod({ name: "a", rv: "20" }))], [bookmark("31")]],
+          batches: [[event("ADDED", pod({ name: "b", rv: "30" })), event("ADDED", pod({ name: "a", rv: "20" }))], 50, [bookmark("31")]],
         },
       ],
     });

@@ -8,8 +8,11 @@ import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import type { ReflectorMemory, ReflectorSink, ReflectorState } from "../../src/cache/reflector.ts";
 
 export type ListAnswer = { items: KubeObject[]; resourceVersion: string; continue?: string } | { error: KubeApiError };
+/** A chunk of events, or a pause in milliseconds before the next one. */
+export type WatchChunk = WatchEvent[] | number;
+
 export type WatchAnswer =
-  | { batches: WatchEvent[][]; end?: "close" | Error; beforeEnd?: () => void }
+  | { batches: WatchChunk[]; end?: "close" | Error; beforeEnd?: () => void }
   | { error: KubeApiError };
 
 export class FakeListerWatcher implements ListerWatcher {
@@ -44,7 +47,11 @@ export class FakeListerWatcher implements ListerWatcher {
     const batches = [...answer.batches];
     return {
       async next() {
-        const batch = batches.shift();
+        let batch = batches.shift();
+        while (typeof batch === "number") {
+          await new Promise((resolve) => setTimeout(resolve, batch as number));
+          batch = batches.shift();
+        }
         if (batch) return batch;
         answer.beforeEnd?.();
         if (answer.end instanceof Error) throw answer.end;
