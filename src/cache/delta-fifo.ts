@@ -79,8 +79,10 @@ export const DELTA_FIFO_MIGRATIONS = [
    CREATE TABLE fifo_queue (key TEXT PRIMARY KEY, pos INTEGER NOT NULL) WITHOUT ROWID;
    CREATE INDEX fifo_queue_by_pos ON fifo_queue (pos);
    CREATE TABLE fifo_staging (key TEXT PRIMARY KEY, body TEXT NOT NULL, rv TEXT NOT NULL, uid TEXT NOT NULL);
-   CREATE TABLE fifo_state (id INTEGER PRIMARY KEY CHECK (id = 1), populated INTEGER NOT NULL, initial_count INTEGER NOT NULL);
-   INSERT INTO fifo_state (id, populated, initial_count) VALUES (1, 0, 0)`,
+   CREATE TABLE fifo_state (
+     id INTEGER PRIMARY KEY CHECK (id = 1), populated INTEGER NOT NULL, initial_count INTEGER NOT NULL,
+     staging_committed INTEGER NOT NULL);
+   INSERT INTO fifo_state (id, populated, initial_count, staging_committed) VALUES (1, 0, 0, 0)`,
 ] as const;
 
 const NEWEST_DELTA = stmt(
@@ -111,7 +113,8 @@ const MARK_POPULATED = stmt("fifo.markPopulated", "UPDATE fifo_state SET populat
 const QUEUE_LENGTH = stmt("fifo.queueLength", "SELECT COUNT(*) AS n FROM fifo_queue");
 const MAX_DELTA_ID = stmt("fifo.maxDeltaId", "SELECT COALESCE(MAX(id), 0) AS id FROM fifo_deltas");
 
-// Replace, in SQL. Staged Replaced deltas carry no body: it stays in fifo_staging until popped.
+// Replace, in SQL. Staged Replaced deltas carry no body: it stays in fifo_staging until the
+// committed Replace is fully popped (releaseStagingInTx).
 const MATERIALIZE_STAGED = stmt(
   "fifo.materializeStaged",
   `UPDATE fifo_deltas SET body = (SELECT s.body FROM fifo_staging s WHERE s.key = fifo_deltas.key), staged = 0
@@ -176,10 +179,9 @@ const HEAD_DELTAS = stmt(
    ORDER BY q.pos, d.id`,
 );
 const HEAD_KEYS = "SELECT key FROM fifo_queue ORDER BY pos LIMIT ?";
-const DELETE_HEAD_STAGING = stmt(
-  "fifo.deleteHeadStaging",
-  `DELETE FROM fifo_staging WHERE key IN (SELECT key FROM fifo_deltas WHERE staged = 1 AND key IN (${HEAD_KEYS}))`,
-);
+// Staged bodies are dropped all at once when a committed Replace is fully popped, not row by row.
+const STAGING_COMMITTED = stmt("fifo.stagingCommitted", "SELECT staging_committed FROM fifo_state WHERE id = 1");
+const SET_STAGING_COMMITTED = stmt("fifo.setStagingCommitted", "UPDATE fifo_state SET staging_committed = ? WHERE id = 1");
 const DELETE_HEAD_DELTAS = stmt("fifo.deleteHeadDeltas", `DELETE FROM fifo_deltas WHERE key IN (${HEAD_KEYS})`);
 const DELETE_HEAD_KEYS = stmt("fifo.deleteHeadKeys", `DELETE FROM fifo_queue WHERE key IN (${HEAD_KEYS})`);
 
@@ -244,6 +246,7 @@ export class DeltaFIFO {
     // Deltas of an earlier committed Replace still pending keep their bodies before staging is reused.
     this.#db.run(MATERIALIZE_STAGED);
     this.#db.run(CLEAR_STAGING);
+    this.#db.run(SET_STAGING_COMMITTED, 0);
   }
 
   /** Stages listed objects (one list page, or part of one). Idempotent per key, so a page may be staged again. */
@@ -270,6 +273,7 @@ export class DeltaFIFO {
     this.#db.run(TOMBSTONE_QUEUED_MISSING);
     this.#db.run(tombstoneKnownMissing(this.#known));
     this.#db.run(ENQUEUE_NEW_DELTAS, before);
+    this.#db.run(SET_STAGING_COMMITTED, 1);
     const listed = this.#db.first<{ n: number }>(COUNT_STAGED)!.n;
     const deletions = this.#db.first<{ n: number }>(COUNT_NEW_DELETIONS, before)!.n;
     const state = this.#state();
@@ -301,7 +305,6 @@ export class DeltaFIFO {
     });
     process(batch);
     if (!this.#buffer) {
-      this.#db.run(DELETE_HEAD_STAGING, max);
       this.#db.run(DELETE_HEAD_DELTAS, max);
       this.#db.run(DELETE_HEAD_KEYS, max);
     }
@@ -357,6 +360,17 @@ export class DeltaFIFO {
     }
     for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS / 2)) this.#db.run(enqueueKeyRows(chunk.length), ...chunk.flat());
     buffer.clear();
+  }
+
+  /**
+   * Frees the bodies a committed Replace staged once all its deltas are popped (an unfinished
+   * list's staging is kept: it is still being filled). Call when the queue is empty.
+   */
+  releaseStagingInTx(): void {
+    if (this.#db.first<{ staging_committed: number }>(STAGING_COMMITTED)!.staging_committed !== 1) return;
+    if (this.length() > 0) return; // staged deltas may still be queued
+    this.#db.run(CLEAR_STAGING);
+    this.#db.run(SET_STAGING_COMMITTED, 0);
   }
 
   hasSynced(): boolean {

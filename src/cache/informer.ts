@@ -156,7 +156,10 @@ export class Informer implements ReflectorSink {
   processQueue(deadline = Number.POSITIVE_INFINITY): boolean {
     for (;;) {
       const popped = this.#db.transaction(() => this.#popInTx(POP_BATCH));
-      if (popped === 0) return true;
+      if (popped === 0) {
+        this.#db.transaction(() => this.fifo.releaseStagingInTx());
+        return true;
+      }
       if (this.#clock.now() >= deadline) return this.fifo.length() === 0;
     }
   }

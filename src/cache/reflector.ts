@@ -309,50 +309,68 @@ class BatchingReader {
 
   /** The next batch; null at a clean end; "deadline" if nothing arrives before `end`. */
   async next(end: number): Promise<WatchEvent[] | null | "deadline"> {
-    const first = await this.#read(end);
+    const session = deadlineAt(end, this.#clock);
+    let first: WatchEvent[] | null | "deadline";
+    try {
+      first = await this.#read(session);
+    } finally {
+      session.clear();
+    }
     if (first === "deadline" || first === null) return first;
     const batch = [...first];
-    const windowEnd = Math.min(end, this.#clock.now() + WATCH_BATCH_WINDOW_MS);
-    while (batch.length < WATCH_BATCH_MAX) {
-      let more: WatchEvent[] | null | "deadline";
-      try {
-        more = await this.#read(windowEnd);
-      } catch (error) {
-        // Apply what was read; the failure comes back with the next read.
-        this.#inflight = Promise.reject(error);
-        this.#inflight.catch(() => {});
-        break;
+    // One timer for the whole window: a timer per read costs more than the read on a busy stream.
+    const window = deadlineAt(Math.min(end, this.#clock.now() + WATCH_BATCH_WINDOW_MS), this.#clock);
+    try {
+      while (batch.length < WATCH_BATCH_MAX) {
+        let more: WatchEvent[] | null | "deadline";
+        try {
+          more = await this.#read(window);
+        } catch (error) {
+          // Apply what was read; the failure comes back with the next read.
+          this.#inflight = Promise.reject(error);
+          this.#inflight.catch(() => {});
+          break;
+        }
+        if (more === "deadline") break;
+        if (more === null) {
+          this.#inflight = Promise.resolve(null);
+          break;
+        }
+        batch.push(...more);
       }
-      if (more === "deadline") break;
-      if (more === null) {
-        this.#inflight = Promise.resolve(null);
-        break;
-      }
-      batch.push(...more);
+    } finally {
+      window.clear();
     }
     return batch;
   }
 
-  async #read(end: number): Promise<WatchEvent[] | null | "deadline"> {
+  async #read(deadline: Deadline): Promise<WatchEvent[] | null | "deadline"> {
     const pending = this.#inflight ?? this.#stream.next();
     this.#inflight = undefined;
-    const remaining = end - this.#clock.now();
-    if (remaining <= 0) {
-      this.#inflight = pending;
-      return "deadline";
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<"deadline">((resolve) => {
-      timer = setTimeout(() => resolve("deadline"), remaining);
-    });
-    try {
-      const result = await Promise.race([pending, timeout]);
-      if (result === "deadline") this.#inflight = pending;
-      return result;
-    } finally {
-      if (timer !== undefined) clearTimeout(timer);
-    }
+    const result = await Promise.race([pending, deadline.reached]);
+    if (result === "deadline") this.#inflight = pending;
+    return result;
   }
+}
+
+interface Deadline {
+  reached: Promise<"deadline">;
+  clear(): void;
+}
+
+function deadlineAt(end: number, clock: Clock): Deadline {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reached = new Promise<"deadline">((resolve) => {
+    const remaining = end - clock.now();
+    if (remaining <= 0) resolve("deadline");
+    else timer = setTimeout(() => resolve("deadline"), remaining);
+  });
+  return {
+    reached,
+    clear: () => {
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
 }
 
 function withError(memory: ReflectorMemory, error: unknown): ReflectorMemory {

@@ -29,6 +29,21 @@ const CLOSE_BRACE = 125;
 const OPEN_BRACKET = 91;
 const CLOSE_BRACKET = 93;
 
+/**
+ * The index of the quote that closes a string whose contents start at `from`, or, when the text
+ * ends first, `-(n + 1)` where n is the number of backslashes it ends with.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let quote = text.indexOf('"', from); quote !== -1; quote = text.indexOf('"', quote + 1)) {
+    let backslashes = 0;
+    while (quote - backslashes - 1 >= from && text.charCodeAt(quote - backslashes - 1) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return quote;
+  }
+  let trailing = 0;
+  while (text.length - trailing - 1 >= from && text.charCodeAt(text.length - trailing - 1) === BACKSLASH) trailing++;
+  return -(trailing + 1);
+}
+
 /** Where the scanner stands in the top-level object. */
 type Expect = "document" | "key" | "colon" | "value" | "comma" | "items" | "done";
 
@@ -53,33 +68,51 @@ export class ListDecoder {
 
   push(text: string): void {
     let segment = 0; // start of the part of `text` that belongs to the current capture
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
+    let i = 0;
+    while (i < text.length) {
       if (this.#inString) {
-        if (this.#escaped) this.#escaped = false;
-        else if (c === BACKSLASH) this.#escaped = true;
-        else if (c === QUOTE) {
-          this.#inString = false;
-          if (this.#capture && this.#depth === this.#captureDepth) {
-            this.#finishCapture(text.slice(segment, i + 1));
-          }
+        // Jump to the string's closing quote: a quote preceded by an even run of backslashes.
+        if (this.#escaped) {
+          this.#escaped = false;
+          i++;
+          continue;
         }
+        const close = closingQuote(text, i);
+        if (close < 0) {
+          this.#escaped = (-close - 1) % 2 === 1; // odd trailing backslashes escape the next chunk's first char
+          break;
+        }
+        i = close;
+        this.#inString = false;
+        if (this.#capture && this.#depth === this.#captureDepth) this.#finishCapture(text.slice(segment, i + 1));
+        i++;
         continue;
       }
-      if (this.#capture && this.#capturePrimitive) {
-        if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c <= 32) {
-          this.#finishCapture(text.slice(segment, i));
-        } else continue;
-      }
-      if (c <= 32) continue; // whitespace outside strings
-      if (this.#capture) {
+      if (this.#capture && !this.#capturePrimitive) {
+        // Inside a captured container only quotes and brackets matter.
+        const c = text.charCodeAt(i);
         if (c === QUOTE) this.#inString = true;
         else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.#depth++;
         else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
           this.#depth--;
           if (this.#depth === this.#captureDepth) this.#finishCapture(text.slice(segment, i + 1));
         }
+        i++;
         continue;
+      }
+      const c = text.charCodeAt(i);
+      if (this.#capture) {
+        // a primitive (number, true, false, null) ends at a delimiter, which is then read as structure
+        if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c <= 32) {
+          this.#finishCapture(text.slice(segment, i));
+        } else {
+          i++;
+          continue;
+        }
+      }
+      if (c <= 32) {
+        i++;
+        continue; // whitespace outside strings
       }
       switch (this.#expect) {
         case "document":
@@ -126,6 +159,7 @@ export class ListDecoder {
         case "done":
           throw new ListDecodeError("unexpected data after the list object");
       }
+      i++;
     }
     if (this.#capture) this.#capture.push(text.slice(segment));
   }

@@ -244,6 +244,37 @@ describe("DeltaFIFO", () => {
       }));
   });
 
+  describe("staging release", () => {
+    const staged = (db: Db) => db.first<{ n: number }>(stmt("test.staged", "SELECT COUNT(*) AS n FROM fifo_staging"))!.n;
+
+    it("frees a committed Replace's staged bodies once all its keys are popped", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("1"), b("1")]);
+          f.fifo.commitReplaceInTx();
+        });
+        f.popAll(1);
+        f.tx(() => f.fifo.releaseStagingInTx());
+        expect(staged(db)).toBe(2); // b's Replaced delta still reads its body from staging
+        expect(f.popAll().map(([key]) => key)).toEqual(["default/b"]);
+        f.tx(() => f.fifo.releaseStagingInTx());
+        expect(staged(db)).toBe(0);
+      }));
+
+    it("keeps the staging of a list that is still being filled", () =>
+      withDb((db) => {
+        const f = parts(db);
+        f.tx(() => {
+          f.fifo.beginReplaceInTx();
+          f.fifo.stageInTx([a("1")]);
+          f.fifo.releaseStagingInTx();
+        });
+        expect(staged(db)).toBe(1);
+      }));
+  });
+
   describe("HasSynced", () => {
     it("turns true after exactly the initial list's keys and deletions are popped", () =>
       withDb((db) => {
