@@ -9,3 +9,11 @@ export type Random = () => number;
 
 export const systemClock: Clock = { now: () => Date.now() };
 export const systemRandom: Random = () => Math.random();
+
+/**
+ * Lets other events (queries, status calls) run between long stretches of synchronous work: a
+ * Durable Object serves nothing while JavaScript runs without awaiting.
+ */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

@@ -16,6 +16,12 @@
  *   the same transaction as the processing of the popped key, so "synced" is never claimed
  *   before the last initial object is in the indexer.
  *
+ * The initial list (nothing known, nothing queued, never populated) skips staging: its pages are
+ * queued and popped as they arrive (`replaceDirectInTx`), which yields the same events (adds of
+ * the initial list, in list order) and the same HasSynced (true once the commit is popped), while
+ * writing each body once. A later relist is always staged, so queries answer from the last
+ * complete state until its Replace is committed.
+ *
  * Durable differences: every operation runs inside the caller's transaction (methods ending in
  * `InTx`), so a delta is never half-queued, and the queue survives eviction. `bufferedInTx` lets a
  * caller that queues and pops within one transaction (a watch chunk) keep the deltas in memory
@@ -50,6 +56,7 @@ export interface Delta {
  */
 export interface KnownObjects {
   has(key: string): boolean;
+  isEmpty(): boolean;
   readonly selectAll: string;
 }
 
@@ -81,8 +88,8 @@ export const DELTA_FIFO_MIGRATIONS = [
    CREATE TABLE fifo_staging (key TEXT PRIMARY KEY, body TEXT NOT NULL, rv TEXT NOT NULL, uid TEXT NOT NULL);
    CREATE TABLE fifo_state (
      id INTEGER PRIMARY KEY CHECK (id = 1), populated INTEGER NOT NULL, initial_count INTEGER NOT NULL,
-     staging_committed INTEGER NOT NULL);
-   INSERT INTO fifo_state (id, populated, initial_count, staging_committed) VALUES (1, 0, 0, 0)`,
+     replace_state TEXT NOT NULL);
+   INSERT INTO fifo_state (id, populated, initial_count, replace_state) VALUES (1, 0, 0, 'none')`,
 ] as const;
 
 const NEWEST_DELTA = stmt(
@@ -179,9 +186,10 @@ const HEAD_DELTAS = stmt(
    ORDER BY q.pos, d.id`,
 );
 const HEAD_KEYS = "SELECT key FROM fifo_queue ORDER BY pos LIMIT ?";
-// Staged bodies are dropped all at once when a committed Replace is fully popped, not row by row.
-const STAGING_COMMITTED = stmt("fifo.stagingCommitted", "SELECT staging_committed FROM fifo_state WHERE id = 1");
-const SET_STAGING_COMMITTED = stmt("fifo.setStagingCommitted", "UPDATE fifo_state SET staging_committed = ? WHERE id = 1");
+// The Replace in progress: "staging" pages, "committed" (staged bodies still read by queued deltas),
+// "direct" (the initial list, applied page by page), or "none".
+const REPLACE_STATE = stmt("fifo.replaceState", "SELECT replace_state FROM fifo_state WHERE id = 1");
+const SET_REPLACE_STATE = stmt("fifo.setReplaceState", "UPDATE fifo_state SET replace_state = ? WHERE id = 1");
 const DELETE_HEAD_DELTAS = stmt("fifo.deleteHeadDeltas", `DELETE FROM fifo_deltas WHERE key IN (${HEAD_KEYS})`);
 const DELETE_HEAD_KEYS = stmt("fifo.deleteHeadKeys", `DELETE FROM fifo_queue WHERE key IN (${HEAD_KEYS})`);
 
@@ -240,17 +248,43 @@ export class DeltaFIFO {
     }
   }
 
-  /** Starts a Replace: forgets what an earlier, uncommitted Replace staged. */
-  beginReplaceInTx(): void {
+  /**
+   * Starts a Replace: forgets what an earlier, uncommitted Replace staged. With `allowDirect`, the
+   * initial list is applied directly: the caller then hands pages to `replaceDirectInTx` and pops
+   * them in the same transaction, instead of `stageInTx`.
+   */
+  beginReplaceInTx(options: { allowDirect?: boolean } = {}): void {
     this.#requireUnbuffered("Replace");
     // Deltas of an earlier committed Replace still pending keep their bodies before staging is reused.
     this.#db.run(MATERIALIZE_STAGED);
     this.#db.run(CLEAR_STAGING);
-    this.#db.run(SET_STAGING_COMMITTED, 0);
+    // The very first list, with nothing cached or queued, has no earlier state to keep answering
+    // from and nothing to tombstone: its pages can be applied as they come (see `replaceDirectInTx`).
+    const direct = options.allowDirect === true && !this.#state().populated && this.length() === 0 && this.#known.isEmpty();
+    this.#db.run(SET_REPLACE_STATE, direct ? "direct" : "staging");
+  }
+
+  /** Whether the Replace in progress applies its pages directly (the initial list). */
+  isDirectReplace(): boolean {
+    return this.#replace() === "direct";
+  }
+
+  /**
+   * Queues listed objects of a direct Replace as Replaced deltas, for the caller to pop in the same
+   * transaction (inside `bufferedInTx`). They pop as the initial list: the queue is not populated
+   * until the commit. Applying a page twice (after an eviction) is harmless: the second is a no-op.
+   */
+  replaceDirectInTx(objects: readonly KubeObject[]): void {
+    if (this.#replace() !== "direct") throw new Error("DeltaFIFO: replaceDirectInTx outside a direct Replace");
+    for (const object of objects) {
+      const transformed = this.#transform(object);
+      this.#queueInTx(keyOf(transformed), "Replaced", JSON.stringify(transformed), false, transformed);
+    }
   }
 
   /** Stages listed objects (one list page, or part of one). Idempotent per key, so a page may be staged again. */
   stageInTx(objects: readonly KubeObject[]): void {
+    if (this.#replace() === "direct") throw new Error("DeltaFIFO: stageInTx during a direct Replace (use replaceDirectInTx)");
     const rows = objects.map((object): StagedObject => {
       const transformed = this.#transform(object);
       return {
@@ -268,12 +302,18 @@ export class DeltaFIFO {
 
   /** Commits the staged list as client-go's Replace (§3.6). Returns the number of keys queued by it. */
   commitReplaceInTx(): number {
+    if (this.#replace() === "direct") {
+      // Every listed object is already popped, as the initial list: the queue is now synced.
+      this.#setState({ populated: true, initialCount: 0 });
+      this.#db.run(SET_REPLACE_STATE, "none");
+      return 0;
+    }
     const before = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
     this.#db.run(QUEUE_REPLACED);
     this.#db.run(TOMBSTONE_QUEUED_MISSING);
     this.#db.run(tombstoneKnownMissing(this.#known));
     this.#db.run(ENQUEUE_NEW_DELTAS, before);
-    this.#db.run(SET_STAGING_COMMITTED, 1);
+    this.#db.run(SET_REPLACE_STATE, "committed");
     const listed = this.#db.first<{ n: number }>(COUNT_STAGED)!.n;
     const deletions = this.#db.first<{ n: number }>(COUNT_NEW_DELETIONS, before)!.n;
     const state = this.#state();
@@ -367,10 +407,10 @@ export class DeltaFIFO {
    * list's staging is kept: it is still being filled). Call when the queue is empty.
    */
   releaseStagingInTx(): void {
-    if (this.#db.first<{ staging_committed: number }>(STAGING_COMMITTED)!.staging_committed !== 1) return;
+    if (this.#replace() !== "committed") return;
     if (this.length() > 0) return; // staged deltas may still be queued
     this.#db.run(CLEAR_STAGING);
-    this.#db.run(SET_STAGING_COMMITTED, 0);
+    this.#db.run(SET_REPLACE_STATE, "none");
   }
 
   hasSynced(): boolean {
@@ -453,6 +493,10 @@ export class DeltaFIFO {
     if (this.#buffer && this.#markedInBuffer) return;
     this.#db.run(MARK_POPULATED);
     if (this.#buffer) this.#markedInBuffer = true;
+  }
+
+  #replace(): string {
+    return this.#db.first<{ replace_state: string }>(REPLACE_STATE)!.replace_state;
   }
 
   #state(): FifoState {

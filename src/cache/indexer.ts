@@ -75,6 +75,7 @@ const GET = stmt("indexer.get", `SELECT ${COLUMNS} ${FROM} WHERE o.key = ?`);
 const getMetaOf = (n: number) => stmt("indexer.getMetaOf", `SELECT key, rv, seq FROM objects WHERE key IN (${list(n)})`);
 const HAS = stmt("indexer.has", "SELECT 1 AS present FROM objects WHERE key = ?");
 const COUNT = stmt("indexer.count", "SELECT COUNT(*) AS n FROM objects");
+const ANY = stmt("indexer.any", "SELECT 1 AS present FROM objects LIMIT 1");
 const LIST = stmt("indexer.list", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? ORDER BY o.key LIMIT ?`);
 const LIST_NAMESPACE = stmt(
   "indexer.listNamespace",
@@ -161,6 +162,10 @@ export class Indexer implements KnownObjects {
 
   has(key: string): boolean {
     return this.#db.first(HAS, key) !== undefined;
+  }
+
+  isEmpty(): boolean {
+    return this.#db.first(ANY) === undefined;
   }
 
   count(): number {

@@ -15,7 +15,7 @@
  *   alarm stays within the platform's CPU and wall-clock limits; `wakeAt` is durable and the
  *   Durable Object re-arms its alarm from it.
  */
-import type { Clock, Random } from "../clock.ts";
+import { type Clock, type Random, yieldToEventLoop } from "../clock.ts";
 import type { ListerWatcher } from "../kube/client.ts";
 import type { KubeObject, WatchEvent } from "../kube/types.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
@@ -116,7 +116,7 @@ export class Informer implements ReflectorSink {
    */
   async tick(lw: ListerWatcher, deadline: number, signal?: AbortSignal): Promise<number> {
     for (;;) {
-      if (!this.processQueue(deadline)) return this.#clock.now();
+      if (!(await this.processQueue(deadline))) return this.#clock.now();
       this.compactLog();
       const current = this.#load();
       const now = this.#clock.now();
@@ -146,15 +146,20 @@ export class Informer implements ReflectorSink {
       const sliceDone =
         current.state.kind === "watching" || (current.state.kind === "listing" && result.state.kind === "watching");
       if (sliceDone) {
-        this.processQueue(deadline);
+        await this.processQueue(deadline);
         return result.wakeAt;
       }
     }
   }
 
-  /** Pops and processes queued keys until the queue is empty (true) or `deadline` passes (false). */
-  processQueue(deadline = Number.POSITIVE_INFINITY): boolean {
-    for (;;) {
+  /**
+   * Pops and processes queued keys until the queue is empty (true) or `deadline` passes (false),
+   * one transaction per POP_BATCH keys, yielding between them so the object keeps answering
+   * queries while a large Replace is processed.
+   */
+  async processQueue(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+    for (let first = true; ; first = false) {
+      if (!first) await yieldToEventLoop();
       const popped = this.#db.transaction(() => this.#popInTx(POP_BATCH));
       if (popped === 0) {
         this.#db.transaction(() => this.fifo.releaseStagingInTx());
@@ -191,11 +196,18 @@ export class Informer implements ReflectorSink {
   }
 
   beginList(): void {
-    this.#db.transaction(() => this.fifo.beginReplaceInTx());
+    this.#db.transaction(() => this.fifo.beginReplaceInTx({ allowDirect: true }));
   }
 
   stage(objects: KubeObject[]): void {
-    this.#db.transaction(() => this.fifo.stageInTx(objects));
+    this.#db.transaction(() => {
+      if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects);
+      // The initial list: queue and pop the page at once, writing each body once.
+      this.fifo.bufferedInTx(() => {
+        this.fifo.replaceDirectInTx(objects);
+        this.#popInTx(Number.POSITIVE_INFINITY);
+      });
+    });
   }
 
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {

@@ -51,7 +51,7 @@ describe("Informer", () => {
     }));
 
   it("pops, indexes and logs a batch together or not at all (invariant 2)", () =>
-    withDb((db) => {
+    withDb(async (db) => {
       const inf = informer(db, { byNode: "spec.nodeName" });
       db.transaction(() => {
         inf.fifo.addInTx(pod({ name: "a", rv: "1" }));
@@ -59,16 +59,17 @@ describe("Informer", () => {
       });
       // corrupt b's delta so processing fails after a was already indexed and logged
       db.run(stmt("test.corrupt", "UPDATE fifo_deltas SET body = '{' WHERE key = 'default/b'"));
-      expect(() => inf.processQueue()).toThrow(SyntaxError);
+      await expect(inf.processQueue()).rejects.toThrow(SyntaxError);
       expect(inf.fifo.length()).toBe(2);
       expect(inf.indexer.count()).toBe(0);
       expect(inf.indexer.listIndexFuncValues("byNode")).toEqual([]);
       expect(inf.log.bounds().tail).toBe(0);
     }));
 
-  it("commits a list's Replace, its resourceVersion and the reflector's next state together", () =>
+  it("commits a relist's Replace, its resourceVersion and the reflector's next state together", () =>
     withDb((db) => {
       const inf = informer(db);
+      inf.applyWatch([{ type: "ADDED", object: pod({ name: "old", rv: "1" }) }], ""); // not the initial list: staged
       inf.beginList();
       inf.stage([pod({ name: "a", rv: "3" })]);
       // persisting the next state fails after the Replace and the RV were written: all must roll back
@@ -78,6 +79,21 @@ describe("Informer", () => {
       expect(inf.fifo.length()).toBe(0);
       expect(inf.progress().watch.state).toBe("idle");
       inf.commitList("9", { state: { kind: "watching" }, memory: initialMemory }); // the staged list is intact
-      expect(inf.fifo.length()).toBe(1);
+      expect(inf.fifo.length()).toBe(2); // a Replaced, and old's tombstone
+    }));
+
+  it("applies the initial list page by page, synced only once the list is committed", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      inf.beginList();
+      inf.stage([pod({ name: "a", rv: "1" })]);
+      expect(inf.progress()).toMatchObject({ objects: 1, queueDepth: 0, synced: false });
+      inf.stage([pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "2" })]); // a page again, after an eviction
+      inf.commitList("5", { state: { kind: "watching" }, memory: initialMemory });
+      expect(inf.progress()).toMatchObject({ objects: 2, synced: true, lastSyncResourceVersion: "5" });
+      expect(inf.log.read(0, 10).events.map((e) => [e.type, e.key, e.initialList])).toEqual([
+        ["add", "default/a", true],
+        ["add", "default/b", true],
+      ]);
     }));
 });

@@ -11,8 +11,9 @@ import type { KubeObject } from "../../src/kube/types.ts";
 
 /** A response body the test feeds by hand, and the URLs and headers requested. */
 function scriptedFetch(status = 200, contentType = "application/json") {
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
+  // A byte stream, as fetch bodies are, so the client reads it with a BYOB reader.
+  let controller!: ReadableByteStreamController;
+  const body = new ReadableStream({ type: "bytes", start: (c) => void (controller = c) });
   const requests: { url: URL; headers: Headers }[] = [];
   const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
     requests.push({ url: new URL(String(input)), headers: new Headers(init?.headers) });
