@@ -142,8 +142,12 @@ async function bundleWorker() {
   fs.mkdirSync(buildDir);
   const toml = fs.readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
   if (!/^main\s*=.*$/m.test(toml)) throw new Error("wrangler.toml has no `main`");
-  // Configs live in WORK so wrangler's .wrangler/ scratch files stay out of the project.
-  fs.writeFileSync(path.join(buildDir, "wrangler.toml"), toml.replace(/^main\s*=.*$/m, `main = ${JSON.stringify(path.join(ROOT, "src", "index.ts"))}`));
+  // Configs live in WORK so wrangler's .wrangler/ scratch files stay out of the project. The bench
+  // bundle is not minified (same code, but CPU profiles keep readable function names).
+  const buildToml = toml
+    .replace(/^main\s*=.*$/m, `main = ${JSON.stringify(path.join(ROOT, "src", "index.ts"))}`)
+    .replace(/^minify\s*=.*$/m, "minify = false");
+  fs.writeFileSync(path.join(buildDir, "wrangler.toml"), buildToml);
   await run(NODE, [WRANGLER, "deploy", "--dry-run", "--outdir", bundleDir, "--config", path.join(buildDir, "wrangler.toml")], {
     cwd: buildDir,
     env: ENV,
@@ -252,14 +256,20 @@ async function api(worker, method, pathname, body) {
 /**
  * Polls GET /informers/{name} every `intervalMs` (from the start of one poll to the next) until
  * `done(status)`. Returns when it was first seen true, poll latencies, and a 1 s progress series.
+ * Gives up early when nothing moves for `stallMs`: no change in the status nor in the bytes the
+ * server has sent, while the runtime used under 10% of a core (a stuck loop, e.g. a failing alarm).
  */
-async function pollStatus(worker, name, done, { timeoutMs, intervalMs = 100 }) {
+async function pollStatus(worker, name, done, { timeoutMs, intervalMs = 100, server, stallMs = 60_000 }) {
   const started = now();
   const latencies = [];
   const series = [];
   let errors = 0;
   let last;
   let lastErrorText = null;
+  let signature;
+  let changedAt = now();
+  let cpuAtChange = procCpu(worker.runtimePid)?.total ?? 0;
+  let checkedAt = 0;
   while (now() - started < timeoutMs) {
     const t0 = now();
     try {
@@ -276,6 +286,7 @@ async function pollStatus(worker, name, done, { timeoutMs, intervalMs = 100 }) {
             tail: last.eventLog.tail,
             synced: last.synced,
             watch: last.watch.state,
+            ...(last.lastError ? { lastError: last.lastError } : {}),
           });
         }
         if (done(last)) return { ok: true, at: t1, status: last, ...pollStats(latencies, errors, lastErrorText), series };
@@ -286,6 +297,20 @@ async function pollStatus(worker, name, done, { timeoutMs, intervalMs = 100 }) {
     } catch (error) {
       errors++;
       lastErrorText = error.message;
+    }
+    if (server && now() - checkedAt >= 2_000) {
+      checkedAt = now();
+      const stats = await server.stats();
+      const sent = [...stats.lists, ...stats.watches].reduce((a, r) => a + r.bytes, 0);
+      const next = JSON.stringify([last?.objects, last?.queueDepth, last?.eventLog.tail, last?.synced, last?.watch.state, sent]);
+      const cpu = procCpu(worker.runtimePid)?.total ?? 0;
+      if (next !== signature) {
+        signature = next;
+        changedAt = now();
+        cpuAtChange = cpu;
+      } else if (now() - changedAt > stallMs && cpu - cpuAtChange < (0.1 * stallMs) / 1000) {
+        return { ok: false, stalled: true, at: now(), status: last, ...pollStats(latencies, errors, lastErrorText), series };
+      }
     }
     const wait = intervalMs - (now() - t0);
     if (wait > 0) await sleep(wait);
@@ -307,30 +332,58 @@ function pollStats(latencies, errors, lastErrorText) {
   };
 }
 
-/** Lines of a wrangler log that look like trouble (errors, exceptions, reloads, 5xx answers). */
+/** Lines of a wrangler log that look like trouble (errors, exceptions, reloads, 5xx answers), deduplicated. */
 function scanLog(logPath) {
   let text = "";
   try {
     text = fs.readFileSync(logPath, "utf8");
   } catch {
-    return { lines: 0, problems: [] };
+    return { lines: 0, problemCount: 0, problems: [] };
   }
-  const lines = text.split("\n");
-  const problems = lines.filter(
-    (line) =>
-      /error|exception|uncaught|✘|failed|reloading|\b5\d\d\b/i.test(line) &&
-      !/Request\.cf|update available/i.test(line),
-  );
-  return { lines: lines.length, problemCount: problems.length, problems: problems.slice(0, 15).map((l) => l.slice(0, 400)) };
+  const lines = text.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
+  const counts = new Map();
+  let problemCount = 0;
+  for (const line of lines) {
+    if (!/error|exception|uncaught|✘|failed|reloading|\b5\d\d\b/i.test(line) || /Request\.cf|update available/i.test(line)) continue;
+    problemCount++;
+    const key = line.trim().slice(0, 400);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const problems = [...counts].slice(0, 15).map(([line, count]) => (count > 1 ? `${line} (×${count})` : line));
+  return { lines: lines.length, problemCount, problems };
 }
 
-async function profileFor(inspector, ms) {
-  await inspector.call("Profiler.enable");
-  await inspector.call("Profiler.setSamplingInterval", { interval: 1000 });
-  await inspector.call("Profiler.start");
-  await sleep(ms);
-  const { profile } = await inspector.call("Profiler.stop", {}, 60_000);
-  return profile;
+/**
+ * CPU-profiles the runtime's isolate for `ms`, over a fresh inspector session. workerd's inspector
+ * sometimes drops or stops answering a session: each step is bounded and the whole is retried.
+ */
+async function profileRuntime(pid, ms, beforeStart = async () => {}) {
+  let lastError;
+  let begun = false;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let inspector;
+    try {
+      const url = await runtimeInspectorUrl(pid);
+      if (!url) throw new Error("the runtime's inspector was not found");
+      inspector = await Inspector.connect(url);
+      await inspector.call("Profiler.enable", {}, 5_000);
+      await inspector.call("Profiler.setSamplingInterval", { interval: 1000 }, 5_000);
+      await inspector.call("Profiler.start", {}, 5_000);
+      if (!begun) {
+        begun = true;
+        await beforeStart();
+      }
+      await sleep(ms);
+      const { profile } = await inspector.call("Profiler.stop", {}, 60_000);
+      return profile;
+    } catch (error) {
+      lastError = error;
+    } finally {
+      inspector?.close();
+    }
+    await sleep(500);
+  }
+  throw lastError;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,7 +421,37 @@ async function runClientNode(serverUrl, mode, count, timeoutSeconds) {
 // ---------------------------------------------------------------------------------------------
 // a. Watch ingest
 
-async function ingestOurs(server, bundle) {
+/** Our ingest, RUNS times on fresh wrangler instances (twice if the first takes over 30 s); the median is reported. */
+const OURS_INGEST_RUNS = 3;
+
+async function ingestOursRepeated(server, bundle) {
+  const runs = [];
+  for (let i = 0; i < OURS_INGEST_RUNS; i++) {
+    const last = i === OURS_INGEST_RUNS - 1 || (runs.length > 0 && (runs[0].seconds ?? Infinity) > 30);
+    const r = await ingestOurs(server, bundle, { profile: last && !opts["no-profile"] });
+    runs.push(r);
+    if (!r.ok || last) break;
+  }
+  const ok = runs.filter((r) => r.ok);
+  const sorted = [...ok].sort((a, b) => a.eventsPerSecond - b.eventsPerSecond);
+  const median = sorted.length ? sorted[Math.floor(sorted.length / 2)] : runs[runs.length - 1];
+  const profile = runs.find((r) => r.profile)?.profile;
+  return {
+    ...median,
+    ok: ok.length === runs.length,
+    ...(profile ? { profile } : {}),
+    runs: runs.map((r) => ({
+      ok: r.ok,
+      seconds: r.seconds,
+      eventsPerSecond: r.eventsPerSecond,
+      logProblems: r.log?.problemCount ?? null,
+      ...(r.error ? { error: r.error } : {}),
+    })),
+    log: { ...median.log, problemsInAllRuns: runs.reduce((a, r) => a + (r.log?.problemCount ?? 0), 0) },
+  };
+}
+
+async function ingestOurs(server, bundle, { profile: withProfile }) {
   const sc = await server.configure({ listSize: 0, watchEvents: M });
   const worker = await startWorker(bundle, "ingest", server.url);
   log(`ours: wrangler dev ready in ${round(worker.readyMs / 1000)} s (runtime workerd pid ${worker.runtimePid})`);
@@ -380,6 +463,7 @@ async function ingestOurs(server, bundle) {
     await api(worker, "PUT", "/informers/bench", { resource: "pods", watchTimeoutSeconds: 600 });
     const polled = await pollStatus(worker, "bench", (s) => s.eventLog.tail >= M && s.queueDepth === 0, {
       timeoutMs: Number(opts["ingest-timeout"]) * 1000,
+      server,
     });
     const cpu1 = procCpu(worker.runtimePid);
     rss.stop();
@@ -389,6 +473,7 @@ async function ingestOurs(server, bundle) {
     const seconds = (polled.at - start) / 1000;
     Object.assign(result, {
       ok: polled.ok,
+      stalled: polled.stalled ?? false,
       eventsApplied: polled.status?.eventLog.tail ?? 0,
       seconds: round(seconds, 2),
       eventsPerSecond: polled.ok ? round(M / seconds, 0) : null,
@@ -411,18 +496,14 @@ async function ingestOurs(server, bundle) {
     log(
       polled.ok
         ? `ours: ${M} events in ${result.seconds} s = ${result.eventsPerSecond} events/s`
-        : `ours: NOT DONE after ${opts["ingest-timeout"]} s: ${result.eventsApplied}/${M} events applied`,
+        : `ours: NOT DONE (${polled.stalled ? "stalled: no progress for 60 s" : `timeout ${opts["ingest-timeout"]} s`}): ${result.eventsApplied}/${M} events applied, status ${JSON.stringify(polled.status)}`,
     );
-    if (!opts["no-profile"]) {
+    if (withProfile) {
       // A second informer replays the same stream; its first 10 s are profiled (the figures above are unprofiled).
       try {
-        const url = await runtimeInspectorUrl(worker.runtimePid);
-        if (!url) throw new Error("the runtime's inspector was not found");
-        const inspector = await Inspector.connect(url);
-        await api(worker, "PUT", "/informers/profiled", { resource: "pods", watchTimeoutSeconds: 600 });
-        await sleep(1_000);
-        const profile = await profileFor(inspector, 10_000);
-        inspector.close();
+        const profile = await profileRuntime(worker.runtimePid, 10_000, async () => {
+          await api(worker, "PUT", "/informers/profiled", { resource: "pods", watchTimeoutSeconds: 600 });
+        });
         fs.writeFileSync(path.join(RESULTS, "ingest.cpuprofile"), JSON.stringify(profile));
         const status = await api(worker, "GET", "/informers/profiled");
         result.profile = { ...summarizeProfile(profile), eventsDuringProfile: status.eventLog.tail, file: "bench/results/ingest.cpuprofile" };
@@ -431,6 +512,9 @@ async function ingestOurs(server, bundle) {
         result.profile = { error: error.message };
       }
     }
+  } catch (error) {
+    Object.assign(result, { ok: false, error: error.message });
+    log(`ours: ingest failed: ${error.message}`);
   } finally {
     rss.stop();
     await worker.stop();
@@ -439,8 +523,26 @@ async function ingestOurs(server, bundle) {
   return result;
 }
 
+/** The server's own ceiling: a consumer that only counts lines (how fast the stream can be produced here). */
+async function ingestCeiling(server) {
+  await server.configure({ listSize: 0, watchEvents: M });
+  const abort = new AbortController();
+  const t0 = now();
+  const response = await fetch(`${server.url}/api/v1/pods?watch=true&resourceVersion=0&timeoutSeconds=60`, { signal: abort.signal });
+  const reader = response.body.getReader();
+  let lines = 0;
+  while (lines < M) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    for (let i = value.indexOf(10); i !== -1; i = value.indexOf(10, i + 1)) lines++;
+  }
+  const seconds = (now() - t0) / 1000;
+  abort.abort();
+  return { events: lines, seconds: round(seconds, 2), eventsPerSecond: round(lines / seconds, 0) };
+}
+
 /** client-node's ingest is short and noisy: RUNS fresh processes, the median is reported. */
-const CLIENT_NODE_INGEST_RUNS = 3;
+const CLIENT_NODE_INGEST_RUNS = 5;
 
 async function ingestClientNode(server) {
   const runs = [];
@@ -485,13 +587,29 @@ async function relistOurs(server, bundle) {
   try {
     // Warm-up: load the informer code and SQL once (an empty namespace), so the baseline includes it.
     await api(worker, "PUT", "/informers/warmup", { resource: "pods", namespace: "bench-warmup", watchTimeoutSeconds: 600 });
-    await pollStatus(worker, "warmup", (s) => s.synced && s.watch.state === "watching", { timeoutMs: 30_000, intervalMs: 200 });
+    const warm = await pollStatus(worker, "warmup", (s) => s.synced && s.watch.state === "watching", { timeoutMs: 30_000, intervalMs: 200 });
+    if (!warm.ok) {
+      throw new Error(
+        `the warm-up informer (an empty namespace) did not sync in 30 s: status ${JSON.stringify(warm.status)}, ` +
+          `last poll error ${warm.lastPollError}; see ${path.relative(ROOT, worker.logPath)}`,
+      );
+    }
     if (!opts["no-heap"]) {
       try {
         const url = await runtimeInspectorUrl(worker.runtimePid);
         if (!url) throw new Error("the runtime's inspector was not found");
-        inspector = await Inspector.connect(url);
-        heap = new HeapSampler(inspector, 200);
+        // workerd's inspector sometimes accepts a session that then never answers: check it does (idle now).
+        for (let attempt = 0; attempt < 4 && !heap; attempt++) {
+          inspector?.close();
+          inspector = await Inspector.connect(url);
+          try {
+            await inspector.call("Runtime.getHeapUsage", {}, 3_000);
+            heap = new HeapSampler(inspector, 200);
+          } catch (error) {
+            result.heapError = `inspector session did not answer: ${error.message}`;
+          }
+        }
+        if (heap) delete result.heapError;
       } catch (error) {
         result.heapError = error.message;
       }
@@ -507,6 +625,7 @@ async function relistOurs(server, bundle) {
     await api(worker, "PUT", "/informers/relist", { resource: "pods", watchTimeoutSeconds: 600 });
     const polled = await pollStatus(worker, "relist", (s) => s.synced && s.objects === N && s.queueDepth === 0, {
       timeoutMs: Number(opts["relist-timeout"]) * 1000,
+      server,
     });
     const cpu1 = procCpu(worker.runtimePid);
     await sleep(3_000); // is memory given back after the sync?
@@ -523,6 +642,7 @@ async function relistOurs(server, bundle) {
     const truePeak = Math.max(peak.rss, hwmAfter > hwmBefore ? hwmAfter : 0);
     Object.assign(result, {
       ok: polled.ok,
+      stalled: polled.stalled ?? false,
       objects: polled.status?.objects ?? 0,
       seconds: round(seconds, 2),
       listRequests: lists.map((l) => ({
@@ -554,7 +674,7 @@ async function relistOurs(server, bundle) {
         threeSecondsAfterSyncMB: round(rss.last().rss / MB),
         everySecond: rss.series(putAt, 1_000),
         growthMB: round((truePeak - baseline) / MB),
-        isolateHeap: heap
+        isolateHeap: heap?.samples.length
           ? {
               source: "Runtime.getHeapUsage over the runtime's inspector",
               samples: heap.samples.length,
@@ -564,7 +684,11 @@ async function relistOurs(server, bundle) {
               peakUsedMB: round(heapPeak / MB),
               growthMB: heapBaseline !== null ? round((heapPeak - heapBaseline) / MB) : null,
             }
-          : { unavailable: result.heapError ?? "disabled (--no-heap)" },
+          : {
+              unavailable: heap
+                ? `the inspector session stopped answering (${heap.errors} failed calls, none answered)`
+                : (result.heapError ?? "disabled (--no-heap)"),
+            },
       },
       status: polled.status,
       polls: { count: polled.polls, errors: polled.pollErrors, lastError: polled.lastPollError, latencyMs: polled.pollLatencyMs },
@@ -573,14 +697,26 @@ async function relistOurs(server, bundle) {
     log(
       polled.ok
         ? `ours: relist of ${N} in ${result.seconds} s, runtime RSS ${result.memory.baselineMB} → peak ${round(truePeak / MB)} MB (+${result.memory.growthMB} MB)`
-        : `ours: NOT SYNCED after ${opts["relist-timeout"]} s: ${result.objects}/${N} objects, status ${JSON.stringify(polled.status)}`,
+        : `ours: NOT SYNCED (${polled.stalled ? "stalled: no progress for 60 s" : `timeout ${opts["relist-timeout"]} s`}): ${result.objects}/${N} objects, status ${JSON.stringify(polled.status)}`,
     );
-    if (opts["profile-relist"] && inspector) {
-      await api(worker, "PUT", "/informers/profiled", { resource: "pods", watchTimeoutSeconds: 600 });
-      const profile = await profileFor(inspector, 20_000);
-      fs.writeFileSync(path.join(RESULTS, "relist.cpuprofile"), JSON.stringify(profile));
-      result.profile = { ...summarizeProfile(profile), file: "bench/results/relist.cpuprofile" };
+    if (opts["profile-relist"]) {
+      // A second informer relists the same pods; its first 20 s are profiled (the figures above are unprofiled).
+      try {
+        inspector?.close();
+        inspector = undefined;
+        const profile = await profileRuntime(worker.runtimePid, 20_000, async () => {
+          await api(worker, "PUT", "/informers/profiled", { resource: "pods", watchTimeoutSeconds: 600 });
+        });
+        fs.writeFileSync(path.join(RESULTS, "relist.cpuprofile"), JSON.stringify(profile));
+        result.profile = { ...summarizeProfile(profile), file: "bench/results/relist.cpuprofile" };
+        log("ours: CPU profile of 20 s of a second relist written to bench/results/relist.cpuprofile");
+      } catch (error) {
+        result.profile = { error: error.message };
+      }
     }
+  } catch (error) {
+    Object.assign(result, { ok: false, error: error.message });
+    log(`ours: relist failed: ${error.message}`);
   } finally {
     rss?.stop();
     heap?.stop();
@@ -658,6 +794,7 @@ async function machineInfo() {
     nproc: os.availableParallelism(),
     cpu: os.cpus()[0]?.model ?? null,
     memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+    loadAverageAtStart: os.loadavg().map((x) => round(x, 2)),
     node: process.version,
     workerd,
     wrangler: versionOf("wrangler"),
@@ -687,14 +824,26 @@ async function main() {
   log(`stream server on ${server.url}`);
 
   const results = { machine, bundle: { bytes: bundle.bytes, sha256: bundle.sha256 }, parameters: { watchEvents: M, listSize: N }, targets: TARGETS };
+  // A phase that throws (wrangler does not start, the build is broken, …) is recorded, not fatal.
+  const safe = async (what, fn) => {
+    try {
+      return await fn();
+    } catch (error) {
+      log(`${what} failed: ${error.message}`);
+      return { ok: false, error: error.message };
+    }
+  };
   if (RUN_INGEST) {
     log(`a. watch ingest: ${M} events`);
-    const ours = await ingestOurs(server, bundle);
-    const clientNode = await ingestClientNode(server);
+    const ours = await safe("ours (ingest)", () => ingestOursRepeated(server, bundle));
+    const clientNode = await safe("client-node (ingest)", () => ingestClientNode(server));
+    const ceiling = await safe("server ceiling", () => ingestCeiling(server));
+    log(`stream server alone (line-counting consumer): ${ceiling.eventsPerSecond} events/s`);
     const r = ratio(ours.eventsPerSecond, clientNode.eventsPerSecond);
     results.ingest = {
       ours,
       clientNode,
+      serverCeiling: ceiling,
       ratio: r,
       target: `ours/client-node >= ${TARGETS.ingestRatioMin} (goal >= ${TARGETS.ingestRatioGoal})`,
       pass: r !== null && r >= TARGETS.ingestRatioMin,
@@ -703,18 +852,20 @@ async function main() {
   }
   if (RUN_RELIST) {
     log(`b. relist: ${N} pods`);
-    const ours = await relistOurs(server, bundle);
-    const clientNode = await relistClientNode(server);
+    const ours = await safe("ours (relist)", () => relistOurs(server, bundle));
+    const clientNode = await safe("client-node (relist)", () => relistClientNode(server));
     results.relist = {
       ours,
       clientNode,
       timeRatio: ratio(ours.ok ? ours.seconds : null, clientNode.seconds),
-      memoryRatio: ratio(ours.ok ? ours.memory.growthMB : null, clientNode.memory.growthMB),
+      memoryRatio: ratio(ours.ok ? ours.memory.growthMB : null, clientNode.memory?.growthMB),
       target: `ours: synced, peak memory growth < ${TARGETS.relistGrowthMaxMB} MB`,
-      pass: ours.ok && ours.memory.growthMB < TARGETS.relistGrowthMaxMB,
+      pass: Boolean(ours.ok && ours.memory.growthMB < TARGETS.relistGrowthMaxMB),
     };
   }
   results.totalSeconds = round((now() - t0) / 1000, 1);
+  // Other work on the machine (tests of other sessions) competes for the 2 cores: say how busy it was.
+  results.loadAverageAtEnd = os.loadavg().map((x) => round(x, 2));
   fs.writeFileSync(path.join(RESULTS, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
   const rows = [["benchmark", "edge-informer (ours)", "client-node", "ours/client-node", "target", "result"]];
@@ -722,7 +873,7 @@ async function main() {
     const { ours, clientNode, ratio: r } = results.ingest;
     rows.push([
       `watch ingest, ${M} events (events/s)`,
-      ours.ok ? ours.eventsPerSecond : `DNF (${ours.eventsApplied}/${M})`,
+      ours.ok ? ours.eventsPerSecond : `DNF (${ours.eventsApplied ?? 0}/${M})`,
       clientNode.eventsPerSecond ?? "DNF",
       r ?? "-",
       `>= ${TARGETS.ingestRatioMin} (goal >= 1)`,
@@ -732,22 +883,29 @@ async function main() {
   }
   if (results.relist) {
     const { ours, clientNode } = results.relist;
-    rows.push([`relist, ${N} pods: time to synced (s)`, ours.ok ? ours.seconds : `DNF (${ours.objects}/${N})`, clientNode.seconds ?? "DNF", results.relist.timeRatio ?? "-", "", ""]);
+    rows.push([`relist, ${N} pods: time to synced (s)`, ours.ok ? ours.seconds : `DNF (${ours.objects ?? 0}/${N})`, clientNode.seconds ?? "DNF", results.relist.timeRatio ?? "-", "", ""]);
     rows.push([
       "  peak memory growth (MB)",
       ours.memory?.growthMB ?? "-",
-      clientNode.memory.growthMB,
+      clientNode.memory?.growthMB ?? "-",
       results.relist.memoryRatio ?? "-",
       `< ${TARGETS.relistGrowthMaxMB} MB`,
       results.relist.pass ? "PASS" : "FAIL",
     ]);
-    rows.push(["  baseline → peak RSS (MB)", `${ours.memory?.baselineMB} → ${round(ours.memory?.baselineMB + ours.memory?.growthMB)}`, `${clientNode.memory.baselineMB} → ${round(clientNode.memory.baselineMB + clientNode.memory.growthMB)}`, "", "", ""]);
+    const range = (m) => (m ? `${m.baselineMB} → ${round(m.baselineMB + m.growthMB)}` : "-");
+    rows.push(["  baseline → peak RSS (MB)", range(ours.memory), range(clientNode.memory), "", "", ""]);
     const ih = ours.memory?.isolateHeap;
-    if (ih && ih.peakUsedMB !== undefined) rows.push(["  isolate heap used, baseline → peak (MB)", `${ih.baselineMB} → ${ih.peakUsedMB}`, `${clientNode.memory.heapUsedBaselineMB} → ${clientNode.memory.heapUsedAfterSyncMB} (after sync)`, "", "", ""]);
+    if (ih && ih.peakUsedMB !== undefined) {
+      const cn = clientNode.memory ? `${clientNode.memory.heapUsedBaselineMB} → ${clientNode.memory.heapUsedAfterSyncMB} (after sync)` : "-";
+      rows.push(["  isolate heap used, baseline → peak (MB)", `${ih.baselineMB} → ${ih.peakUsedMB}`, cn, "", "", ""]);
+    }
   }
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["relist", results.relist?.ours]]) {
-    if (part?.log?.problemCount) process.stdout.write(`wrangler ${name} log: ${part.log.problemCount} suspicious lines, e.g. ${part.log.problems[0]}\n`);
+    if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
+    if (part?.log?.problemCount) {
+      process.stdout.write(`wrangler ${name} log (bench/results/wrangler-${name}.log): ${part.log.problemCount} suspicious lines, e.g. ${part.log.problems[0]}\n`);
+    }
   }
 }
 
