@@ -68,6 +68,10 @@ export class InformerObject extends DurableObject<Env> {
   /** Creates or updates this informer. `apiUrl` overrides KUBE_API_URL (tests, multi-cluster). */
   async configure(spec: InformerSpec, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
     const previous = this.#specs.get();
+    if (previous && JSON.stringify(previous.spec) === JSON.stringify(spec) && previous.apiUrl === (apiUrl ?? null)) {
+      // Nothing changed: leave a live watch alone (an idempotent PUT must not restart it).
+      return ok({ created: false, status: this.#status(spec, this.#informer(spec)) });
+    }
     await this.#stopSlice();
     this.#specs.put(spec, apiUrl ?? null, Date.now());
     const informer = this.#informer(spec);

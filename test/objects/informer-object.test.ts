@@ -3,6 +3,7 @@
  * sequence client-go would make (reference §8.1–8.4), through the real Durable Object and alarms.
  */
 import { describe, expect, it } from "vitest";
+import { parseInformerSpec } from "../../src/config.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { pod } from "../fake-apiserver/client.ts";
@@ -170,6 +171,17 @@ describe("InformerObject", () => {
     await cluster.churn({ seed: 7, operations: 150 });
     await waitConverged(stub, cluster);
     expectLogReplaysTo(await readWholeLog(stub), await clusterVersions(cluster));
+  });
+
+  it("leaves a live watch alone when configured again with the same spec", async () => {
+    const cluster = await newCluster();
+    const { name, stub } = await startInformer(cluster, { watchTimeoutSeconds: 60 });
+    await waitFor("the watch", async () => (await status(stub)).watch.state === "watching");
+    await cluster.clearRequests();
+    const again = unwrap(await stub.configure(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 60 }, name), cluster.url));
+    expect(again.created).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await cluster.requests()).toEqual([]); // no new list or watch
   });
 
   it("stops and forgets everything when deleted", async () => {
