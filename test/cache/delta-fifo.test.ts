@@ -42,6 +42,12 @@ function parts(db: Db) {
     tx<T>(fn: () => T): T {
       return db.transaction(fn);
     },
+    /** A whole Replace with the listed objects (client-go's Replace(list)). */
+    replace(...objects: KubeObject[]) {
+      fifo.beginReplaceInTx();
+      if (objects.length > 0) fifo.stageInTx(objects);
+      fifo.commitReplaceInTx();
+    },
   };
 }
 
@@ -109,8 +115,7 @@ describe("DeltaFIFO", () => {
         const f = parts(db);
         f.known(a("1"));
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.commitReplaceInTx(); // empty list: a is tombstoned
+          f.replace(); // empty list: a is tombstoned
           f.fifo.deleteInTx(a("5"));
         });
         expect(f.popAll()).toEqual([["default/a", ["Deleted@5"], true]]);
@@ -122,8 +127,7 @@ describe("DeltaFIFO", () => {
         f.known(a("1"));
         f.tx(() => {
           f.fifo.deleteInTx(a("5"));
-          f.fifo.beginReplaceInTx();
-          f.fifo.commitReplaceInTx();
+          f.replace();
         });
         // the Delete came first, so the queue was populated before the Replace: nothing is "initial"
         expect(f.popAll()).toEqual([["default/a", ["Deleted@5"], false]]);
@@ -167,9 +171,7 @@ describe("DeltaFIFO", () => {
           f.fifo.updateInTx(c("6")); // known and queued, not listed: tombstoned once, with its queued state
         });
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.stageInTx([b("7"), a("8")]);
-          f.fifo.commitReplaceInTx();
+          f.replace(b("7"), a("8"));
         });
         // the Add and Update came before the first Replace, so none of this is an initial list
         expect(f.popAll()).toEqual([
@@ -186,8 +188,7 @@ describe("DeltaFIFO", () => {
         const f = parts(db);
         f.known(a("1"));
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.commitReplaceInTx();
+          f.replace();
         });
         let tombstone: Delta | undefined;
         f.tx(() => f.fifo.popInTx(1, (batch) => (tombstone = batch[0]!.deltas[0])));
@@ -216,9 +217,7 @@ describe("DeltaFIFO", () => {
         f.tx(() => {
           f.fifo.beginReplaceInTx();
           f.fifo.stageInTx([a("1")]);
-          f.fifo.beginReplaceInTx();
-          f.fifo.stageInTx([b("2")]);
-          f.fifo.commitReplaceInTx();
+          f.replace(b("2"));
         });
         expect(f.popAll().map(([key]) => key)).toEqual(["default/b"]);
       }));
@@ -227,9 +226,7 @@ describe("DeltaFIFO", () => {
       withDb((db) => {
         const f = parts(db);
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.stageInTx([a("1")]);
-          f.fifo.commitReplaceInTx();
+          f.replace(a("1"));
           f.fifo.beginReplaceInTx(); // staging reused while a's Replaced is still queued
           f.fifo.stageInTx([a("2")]);
           f.fifo.commitReplaceInTx();
@@ -251,9 +248,7 @@ describe("DeltaFIFO", () => {
       withDb((db) => {
         const f = parts(db);
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.stageInTx([a("1"), b("1")]);
-          f.fifo.commitReplaceInTx();
+          f.replace(a("1"), b("1"));
         });
         f.popAll(1);
         f.tx(() => f.fifo.releaseStagingInTx());
@@ -282,9 +277,7 @@ describe("DeltaFIFO", () => {
         f.known(pod({ name: "gone", rv: "1" }));
         expect(f.fifo.hasSynced()).toBe(false);
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.stageInTx([a("2"), b("2")]);
-          f.fifo.commitReplaceInTx();
+          f.replace(a("2"), b("2"));
         });
         const flags: boolean[] = [];
         for (let i = 0; i < 3; i++) {
@@ -307,14 +300,11 @@ describe("DeltaFIFO", () => {
       withDb((db) => {
         const f = parts(db);
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.commitReplaceInTx();
+          f.replace();
         });
         expect(f.fifo.hasSynced()).toBe(true);
         f.tx(() => {
-          f.fifo.beginReplaceInTx();
-          f.fifo.stageInTx([a("1")]);
-          f.fifo.commitReplaceInTx();
+          f.replace(a("1"));
         });
         expect(f.fifo.hasSynced()).toBe(true);
         expect(f.popAll()[0]![2]).toBe(false);
