@@ -256,15 +256,13 @@ export class Informer implements ReflectorSink {
     this.#save({ ...current, wakeAt: 0 });
   }
 
-  /** Rebuilds every index entry (the configured indexers changed). */
+  /** Rebuilds every index entry (the configured indexers changed), one transaction per batch. */
   rebuildIndexes(): void {
-    let after: string | undefined;
-    let first = true;
-    do {
-      const from = first ? undefined : after;
+    let after = this.#db.transaction(() => this.indexer.rebuildInTx(undefined, POP_BATCH));
+    while (after !== undefined) {
+      const from = after;
       after = this.#db.transaction(() => this.indexer.rebuildInTx(from, POP_BATCH));
-      first = false;
-    } while (after !== undefined);
+    }
   }
 
   progress(): InformerProgress {

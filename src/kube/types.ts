@@ -41,6 +41,3 @@ export interface WatchEvent {
   type: WatchEventType;
   object: KubeObject;
 }
-
-/** Annotation on the bookmark that ends a watch-list's initial events (reference §1.5.5). */
-export const INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end";

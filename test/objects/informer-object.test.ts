@@ -173,6 +173,33 @@ describe("InformerObject", () => {
     expectLogReplaysTo(await readWholeLog(stub), await clusterVersions(cluster));
   });
 
+  it("rebuilds the indexes when its indexers change, without relisting", async () => {
+    const cluster = await newCluster();
+    await cluster.create("pods", pod({ name: "a", namespace: "x", nodeName: "n1", labels: { app: "web" } }));
+    const { name, stub } = await startInformer(cluster, { indexers: { byNode: "spec.nodeName" } });
+    await waitSynced(stub);
+    const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, indexers: { byApp: "metadata.labels.app" } }, name);
+    unwrap(await stub.configure(spec, cluster.url));
+    expect(unwrap(await stub.indexValues("byApp")).value).toEqual(["web"]);
+    expect(await stub.indexValues("byNode")).toMatchObject({ ok: false, error: { code: "NotFound" } });
+    expect((await status(stub)).relists).toBe(0);
+  });
+
+  it("drops configured fields and managedFields before storing", async () => {
+    const cluster = await newCluster();
+    const annotated = pod({ name: "a", namespace: "x" });
+    annotated.metadata.annotations = { "kubectl.kubernetes.io/last-applied-configuration": "{...}", keep: "me" };
+    await cluster.create("pods", annotated);
+    const { stub } = await startInformer(cluster, {
+      transform: { dropFields: ["metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']", "status"] },
+    });
+    await waitSynced(stub);
+    const stored = JSON.parse(unwrap(await stub.getObject("x/a")).value);
+    expect(stored.metadata.annotations).toEqual({ keep: "me" });
+    expect(stored.status).toBeUndefined();
+    expect(stored.metadata.managedFields).toBeUndefined();
+  });
+
   it("leaves a live watch alone when configured again with the same spec", async () => {
     const cluster = await newCluster();
     const { name, stub } = await startInformer(cluster, { watchTimeoutSeconds: 60 });
