@@ -250,6 +250,12 @@ export class Informer implements ReflectorSink {
     this.#db.run(RESTART, JSON.stringify(initialMemory));
   }
 
+  /** Records a failure outside the reflector (e.g. no API server configured) and retries at `retryAt`. */
+  recordFailure(message: string, retryAt: number): void {
+    const current = this.#load();
+    this.#save({ ...current, memory: { ...current.memory, lastError: message }, wakeAt: retryAt });
+  }
+
   /** Wakes the loop now (e.g. after a configuration change), keeping its state. */
   wakeNow(): void {
     const current = this.#load();

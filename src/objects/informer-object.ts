@@ -167,7 +167,16 @@ export class InformerObject extends DurableObject<Env> {
       const stored = this.#specs.get();
       if (!stored) return; // deleted: the loop ends here on purpose
       const informer = this.#informer(stored.spec);
-      wakeAt = await informer.tick(this.#client(stored.spec, stored.apiUrl), Date.now() + SLICE_MS, abort.signal);
+      let client: KubeClient;
+      try {
+        client = this.#client(stored.spec, stored.apiUrl);
+      } catch (error) {
+        // A configuration problem: say so in the status and retry later, never in a tight loop.
+        wakeAt = Date.now() + FALLBACK_REARM_MS;
+        informer.recordFailure(error instanceof Error ? error.message : String(error), wakeAt);
+        return;
+      }
+      wakeAt = await informer.tick(client, Date.now() + SLICE_MS, abort.signal);
     } catch (error) {
       console.error(`informer alarm failed: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -212,7 +221,7 @@ export class InformerObject extends DurableObject<Env> {
 
   #client(spec: InformerSpec, apiUrl: string | null): KubeClient {
     const url = apiUrl ?? this.env.KUBE_API_URL;
-    if (!url) throw new Error("KUBE_API_URL is not set");
+    if (!url) throw new Error("KUBE_API_URL is not set: configure the API server's URL in wrangler.toml [vars]");
     const headers: Record<string, string> = {};
     if (this.env.CF_ACCESS_CLIENT_ID && this.env.CF_ACCESS_CLIENT_SECRET) {
       headers["cf-access-client-id"] = this.env.CF_ACCESS_CLIENT_ID;

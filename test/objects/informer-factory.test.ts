@@ -50,6 +50,23 @@ describe("InformerFactory", () => {
     await factory().syncDeclared(declared());
   });
 
+  it("reports a missing API server URL in the status and retries slowly, not in a tight loop", async () => {
+    const app = env.INFORMER.getByName("no-url");
+    // configure through the object, with the Worker's env lacking KUBE_API_URL
+    await runInDurableObject(app, async (instance) => {
+      (instance as unknown as { env: Record<string, unknown> }).env.KUBE_API_URL = undefined;
+      await instance.configure(parseInformerSpec({ resource: "pods" }, "no-url"));
+    });
+    const failed = await waitFor("the failure to show", async () => {
+      const s = await status(app);
+      return s.lastError !== null && s;
+    });
+    expect(failed.lastError).toMatch(/KUBE_API_URL is not set/);
+    const alarm = await runInDurableObject(app, (_, state) => state.storage.getAlarm());
+    expect(alarm! - Date.now()).toBeGreaterThan(20_000);
+    await app.destroy();
+  });
+
   it("re-arms an informer whose alarm is missing, and leaves running ones alone", async () => {
     // An unreachable API server keeps the informer backing off, idle between alarms.
     const spec = parseInformerSpec({ resource: "pods" }, "rearm-me");
