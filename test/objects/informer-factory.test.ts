@@ -2,7 +2,7 @@
  * InformerFactory: declared informers follow INFORMERS; API-created ones cannot shadow them; the
  * cron's reconcile re-arms an informer whose alarm went missing (DESIGN invariant 7).
  */
-import { runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseInformerSpec } from "../../src/config.ts";
@@ -29,6 +29,27 @@ describe("InformerFactory", () => {
     expect(await factory().syncDeclared(declared())).toMatchObject({ removed: ["decl-a"] });
     expect(await factory().get("decl-a")).toBeUndefined();
     expect((await env.INFORMER.getByName("decl-a").status()).ok).toBe(false);
+  });
+
+  it("keeps declared and API-created informers across a restart of every object", async () => {
+    await factory().syncDeclared(declared({ name: "decl-r", resource: "pods" }));
+    expect((await factory().put(parseInformerSpec({ resource: "pods", labelSelector: "app=web" }, "api-r"))).ok).toBe(true);
+    await abortAllDurableObjects().catch(() => {}); // every instance torn down; storage stays
+    const registered = await factory().list();
+    expect(registered.map((i) => [i.name, i.source])).toEqual(
+      expect.arrayContaining([
+        ["decl-r", "config"],
+        ["api-r", "api"],
+      ]),
+    );
+    const restored = await waitFor("the restarted informer's status", async () => {
+      const result = await env.INFORMER.getByName("api-r").status();
+      return result.ok && result.value;
+    });
+    expect(restored.name).toBe("api-r");
+    expect((await factory().get("api-r"))?.spec.labelSelector).toBe("app=web");
+    await factory().remove("api-r");
+    await factory().syncDeclared(declared());
   });
 
   it("removes nothing when INFORMERS does not parse", async () => {
