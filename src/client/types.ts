@@ -1,0 +1,47 @@
+/**
+ * What a webhook receiver gets from edge-informer (API.md "The request a subscriber receives").
+ * Objects are the Kubernetes objects as the informer cached them (managedFields dropped by default).
+ */
+
+export type WebhookEventType = "add" | "update" | "delete" | "sync";
+
+/** One change of one object, as delivered to a subscriber. */
+export interface WebhookEvent<T = KubernetesObject> {
+  /** Stable across retries: deduplicate on it. */
+  id: string;
+  type: WebhookEventType;
+  informer: string;
+  /** "namespace/name", or "name" for cluster-scoped objects. */
+  key: string;
+  /** The new state; for a delete, the last known state (possibly stale when finalStateUnknown). */
+  object: T;
+  /** The previous state, for update and sync. */
+  oldObject?: T;
+  /** True for adds from an initial list or a replay. */
+  initialList: boolean;
+  /** True for a delete inferred at a relist (client-go DeletedFinalStateUnknown). */
+  finalStateUnknown: boolean;
+  resourceVersion: string;
+  /** Increasing per subscription. */
+  sequence: number;
+}
+
+/** The body when a subscription's maxBatchSize is above 1. */
+export interface WebhookBatch<T = KubernetesObject> {
+  events: WebhookEvent<T>[];
+}
+
+export interface KubernetesObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    [field: string]: unknown;
+  };
+  [field: string]: unknown;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { eventId } from "../../src/delivery/event-id.ts";
+import { SECRET_BYTES, newSecret, signDelivery } from "../../src/delivery/sign.ts";
+
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/** HMAC-SHA256 computed independently of the library, with WebCrypto. */
+async function expectedSignature(secret: string, content: string): Promise<string> {
+  const key = Uint8Array.from(atob(secret.slice("whsec_".length)), (c) => c.charCodeAt(0));
+  const hmacKey = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(content)));
+  return `v1,${btoa(String.fromCharCode(...mac))}`;
+}
+
+describe("signDelivery", () => {
+  it("signs `{id}.{timestamp}.{body}` with HMAC-SHA256 of the decoded secret (known answer)", async () => {
+    const body = '{"id":"evt_1","type":"add"}';
+    const headers = signDelivery(SECRET, "evt_1", 1_700_000_000, body);
+    expect(headers).toEqual({
+      "content-type": "application/json",
+      "webhook-id": "evt_1",
+      "webhook-timestamp": "1700000000",
+      "webhook-signature": await expectedSignature(SECRET, `evt_1.1700000000.${body}`),
+    });
+  });
+
+  it("produces requests the standardwebhooks verifier accepts", () => {
+    const body = JSON.stringify({ id: "evt_2", type: "delete" });
+    const headers = signDelivery(SECRET, "evt_2", Math.floor(Date.now() / 1000), body);
+    expect(new Webhook(SECRET).verify(body, headers)).toEqual({ id: "evt_2", type: "delete" });
+  });
+
+  it("signs each attempt with its own timestamp", () => {
+    const a = signDelivery(SECRET, "evt_3", 1_700_000_000, "{}");
+    const b = signDelivery(SECRET, "evt_3", 1_700_000_060, "{}");
+    expect(a["webhook-signature"]).not.toBe(b["webhook-signature"]);
+  });
+});
+
+describe("newSecret", () => {
+  it("is whsec_ and base64 of the requested random bytes", () => {
+    const secret = newSecret((n) => new Uint8Array(n).fill(7));
+    expect(secret.startsWith("whsec_")).toBe(true);
+    expect(atob(secret.slice(6))).toHaveLength(SECRET_BYTES);
+    expect(() => new Webhook(secret)).not.toThrow();
+  });
+});
+
+describe("eventId", () => {
+  const identity = { informer: "pods", key: "default/web-1", uid: "u-1", resourceVersion: "42", type: "update" };
+
+  it("is the same for the same change, whenever it is computed", async () => {
+    expect(await eventId(identity)).toBe(await eventId({ ...identity }));
+    expect(await eventId(identity)).toMatch(/^evt_[A-Za-z0-9_-]{22}$/);
+  });
+
+  it.each(["informer", "key", "uid", "resourceVersion", "type"] as const)("changes with the %s", async (field) => {
+    expect(await eventId({ ...identity, [field]: `${identity[field]}x` })).not.toBe(await eventId(identity));
+  });
+
+  it("does not confuse fields that run together", async () => {
+    expect(await eventId({ ...identity, key: "a", uid: "bc" })).not.toBe(await eventId({ ...identity, key: "ab", uid: "c" }));
+  });
+});
