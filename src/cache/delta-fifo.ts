@@ -118,6 +118,7 @@ const STATE = stmt("fifo.state", "SELECT populated, initial_count FROM fifo_stat
 const SET_STATE = stmt("fifo.setState", "UPDATE fifo_state SET populated = ?, initial_count = ? WHERE id = 1");
 const MARK_POPULATED = stmt("fifo.markPopulated", "UPDATE fifo_state SET populated = 1 WHERE id = 1 AND populated = 0");
 const QUEUE_LENGTH = stmt("fifo.queueLength", "SELECT COUNT(*) AS n FROM fifo_queue");
+const ANY_QUEUED = stmt("fifo.anyQueued", "SELECT 1 AS queued FROM fifo_queue LIMIT 1");
 const MAX_DELTA_ID = stmt("fifo.maxDeltaId", "SELECT COALESCE(MAX(id), 0) AS id FROM fifo_deltas");
 
 // Replace, in SQL. Staged Replaced deltas carry no body: it stays in fifo_staging until the
@@ -236,7 +237,7 @@ export class DeltaFIFO {
    * whatever `fn` left unpopped. Inside a transaction; on a throw the buffer is dropped with it.
    */
   bufferedInTx<T>(fn: () => T): T {
-    if (this.#buffer || this.length() > 0) return fn();
+    if (this.#buffer || !this.isEmpty()) return fn();
     this.#buffer = new Map();
     this.#markedInBuffer = false;
     try {
@@ -260,7 +261,7 @@ export class DeltaFIFO {
     this.#db.run(CLEAR_STAGING);
     // The very first list, with nothing cached or queued, has no earlier state to keep answering
     // from and nothing to tombstone: its pages can be applied as they come (see `replaceDirectInTx`).
-    const direct = options.allowDirect === true && !this.#state().populated && this.length() === 0 && this.#known.isEmpty();
+    const direct = options.allowDirect === true && !this.#state().populated && this.isEmpty() && this.#known.isEmpty();
     this.#db.run(SET_REPLACE_STATE, direct ? "direct" : "staging");
   }
 
@@ -408,7 +409,7 @@ export class DeltaFIFO {
    */
   releaseStagingInTx(): void {
     if (this.#replace() !== "committed") return;
-    if (this.length() > 0) return; // staged deltas may still be queued
+    if (!this.isEmpty()) return; // staged deltas may still be queued
     this.#db.run(CLEAR_STAGING);
     this.#db.run(SET_REPLACE_STATE, "none");
   }
@@ -419,6 +420,11 @@ export class DeltaFIFO {
   }
 
   /** Number of queued keys. */
+  /** Whether nothing is queued; unlike `length`, it stops at the first row (runs every batch). */
+  isEmpty(): boolean {
+    return this.#db.first(ANY_QUEUED) === undefined;
+  }
+
   length(): number {
     return this.#db.first<{ n: number }>(QUEUE_LENGTH)!.n;
   }

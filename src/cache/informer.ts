@@ -165,7 +165,7 @@ export class Informer implements ReflectorSink {
         this.#db.transaction(() => this.fifo.releaseStagingInTx());
         return true;
       }
-      if (this.#clock.now() >= deadline) return this.fifo.length() === 0;
+      if (this.#clock.now() >= deadline) return this.fifo.isEmpty();
     }
   }
 
