@@ -2,6 +2,7 @@
  * What a webhook receiver gets from edge-informer (API.md "The request a subscriber receives").
  * Objects are the Kubernetes objects as the informer cached them (managedFields dropped by default).
  */
+import type { KubeObject } from "../kube/types.ts";
 
 export type WebhookEventType = "add" | "update" | "delete" | "sync";
 
@@ -31,17 +32,5 @@ export interface WebhookBatch<T = KubernetesObject> {
   events: WebhookEvent<T>[];
 }
 
-export interface KubernetesObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    uid?: string;
-    resourceVersion?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    [field: string]: unknown;
-  };
-  [field: string]: unknown;
-}
+/** A Kubernetes object as the informer cached it: the same shape the engine reads. */
+export type KubernetesObject = KubeObject;
