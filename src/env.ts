@@ -1,10 +1,12 @@
 /** The Worker's bindings and variables (wrangler.toml, API.md "Configuration"). */
 import type { InformerFactory } from "./objects/informer-factory.ts";
 import type { InformerObject } from "./objects/informer-object.ts";
+import type { SubscriptionObject } from "./objects/subscription-object.ts";
 
 export interface Env {
   INFORMER: DurableObjectNamespace<InformerObject>;
   FACTORY: DurableObjectNamespace<InformerFactory>;
+  SUBSCRIPTION: DurableObjectNamespace<SubscriptionObject>;
   /** Base URL of the Kubernetes API server. */
   KUBE_API_URL?: string;
   /** Secret: bearer token for the API server. */

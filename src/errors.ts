@@ -11,6 +11,7 @@ export type ErrorCode =
   | "Conflict"
   | "Gone"
   | "PayloadTooLarge"
+  | "DeliveryFailed"
   | "Internal";
 
 const STATUS_OF: Record<ErrorCode, number> = {
@@ -21,6 +22,8 @@ const STATUS_OF: Record<ErrorCode, number> = {
   Conflict: 409,
   Gone: 410,
   PayloadTooLarge: 413,
+  /** A webhook redelivery the endpoint did not acknowledge. */
+  DeliveryFailed: 502,
   Internal: 500,
 };
 

@@ -8,6 +8,7 @@ import { FACTORY_NAME } from "./objects/informer-factory.ts";
 
 export { InformerFactory } from "./objects/informer-factory.ts";
 export { InformerObject } from "./objects/informer-object.ts";
+export { SubscriptionObject } from "./objects/subscription-object.ts";
 export type { Env } from "./env.ts";
 
 const app = createApp();

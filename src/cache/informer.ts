@@ -99,9 +99,17 @@ export class Informer implements ReflectorSink {
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #settings: InformerSettings;
+  readonly #onAppended: ((tail: number) => void) | undefined;
+  /** The log's tail as last announced through `onAppended`. */
+  #announced = 0;
 
-  constructor(db: Db, settings: InformerSettings, clock: Clock, random: Random) {
+  /**
+   * @param onAppended called after a transaction that appended events, with the log's new tail
+   *   (the informer object nudges its subscriptions with it).
+   */
+  constructor(db: Db, settings: InformerSettings, clock: Clock, random: Random, onAppended?: (tail: number) => void) {
     this.#db = db;
+    this.#onAppended = onAppended;
     this.#clock = clock;
     this.#random = random;
     this.#settings = settings;
@@ -161,6 +169,7 @@ export class Informer implements ReflectorSink {
     for (let first = true; ; first = false) {
       if (!first) await yieldToEventLoop();
       const popped = this.#db.transaction(() => this.#popInTx(POP_BATCH));
+      this.#announce();
       if (popped === 0) {
         this.#db.transaction(() => this.fifo.releaseStagingInTx());
         return true;
@@ -179,6 +188,14 @@ export class Informer implements ReflectorSink {
       total += popped;
     }
     return total;
+  }
+
+  #announce(): void {
+    if (!this.#onAppended) return;
+    const tail = this.log.nextSeq() - 1;
+    if (tail <= this.#announced) return;
+    this.#announced = tail;
+    this.#onAppended(tail);
   }
 
   /** Applies the log's retention, a bounded amount per transaction. */
@@ -208,6 +225,7 @@ export class Informer implements ReflectorSink {
         this.#popInTx(Number.POSITIVE_INFINITY);
       });
     });
+    this.#announce();
   }
 
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {
@@ -233,6 +251,7 @@ export class Informer implements ReflectorSink {
         this.#popInTx(events.length + POP_BATCH);
       }),
     );
+    this.#announce();
   }
 
   watchOpened(memory: ReflectorMemory): void {

@@ -9,6 +9,7 @@ import type { AppEnv } from "./app-env.ts";
 import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
 import { queryRoutes } from "./query.ts";
+import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
 
 let declaredFor: string | undefined;
 let declaring: Promise<void> | undefined;
@@ -40,5 +41,7 @@ export function createApp(): Hono<AppEnv> {
   });
   app.route("/informers", informerRoutes);
   app.route("/informers", queryRoutes);
+  app.route("/informers", informerSubscriptionRoutes);
+  app.route("/subscriptions", subscriptionRoutes);
   return app;
 }

@@ -3,19 +3,18 @@
  * informers. Mutations go through the factory, which keeps the registry.
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import * as z from "zod/mini";
 import { parseInformerSpec } from "../config.ts";
-import { ApiError, unwrap } from "../errors.ts";
+import { unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerStatus } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
-import { validate } from "./validate.ts";
+import { jsonBody, limitBody, validate } from "./validate.ts";
 
 export const MAX_SPEC_BYTES = 64 * 1024;
 
-const nameParam = z.object({
+export const nameParam = z.object({
   name: z.string().check(z.maxLength(63), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "not an informer name")),
 });
 
@@ -34,21 +33,10 @@ export const informerRoutes = new Hono<AppEnv>()
     "/:name",
     requireAdmin,
     validate("param", nameParam),
-    bodyLimit({
-      maxSize: MAX_SPEC_BYTES,
-      onError: () => {
-        throw new ApiError("PayloadTooLarge", `an informer spec is at most ${MAX_SPEC_BYTES} bytes`);
-      },
-    }),
+    limitBody(MAX_SPEC_BYTES, "an informer spec"),
     async (c) => {
       const { name } = c.req.valid("param");
-      let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch {
-        throw new ApiError("BadRequest", "the body is not valid JSON");
-      }
-      const spec = parseInformerSpec(body, name);
+      const spec = parseInformerSpec(await jsonBody(c), name);
       const { created, status } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).put(spec));
       return c.json(status, created ? 201 : 200);
     },

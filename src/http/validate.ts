@@ -3,7 +3,8 @@
  * and a failure is a 400 naming each bad field (DESIGN invariant 8).
  */
 import { zValidator } from "@hono/zod-validator";
-import type { ValidationTargets } from "hono";
+import type { Context, ValidationTargets } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type * as z from "zod/mini";
 import { describeIssues } from "../config.ts";
 import { ApiError } from "../errors.ts";
@@ -14,4 +15,23 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
       throw new ApiError("BadRequest", `invalid ${target === "json" ? "body" : target}: ${describeIssues(result.error)}`);
     }
   });
+}
+
+/** Caps a request body (413 beyond `maxSize` bytes, before anything is read into memory). */
+export function limitBody(maxSize: number, what: string) {
+  return bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new ApiError("PayloadTooLarge", `${what} is at most ${maxSize} bytes`);
+    },
+  });
+}
+
+/** The request body as JSON, or a 400 saying it is not. */
+export async function jsonBody(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new ApiError("BadRequest", "the body is not valid JSON");
+  }
 }

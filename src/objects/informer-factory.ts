@@ -60,7 +60,9 @@ export class InformerFactory extends DurableObject<Env> {
     if (existing.source === "config" && source === "api") {
       return fail("Conflict", `informer '${name}' is declared in INFORMERS (wrangler.toml): remove it there`);
     }
-    await this.#stub(name).destroy();
+    const subscriptions = await this.#stub(name).destroy();
+    // A subscription without its informer has nothing to follow: delete them with it.
+    await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy()));
     this.#registry.delete(name);
     return ok(null);
   }

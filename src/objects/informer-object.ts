@@ -9,6 +9,9 @@ import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
+import { Nudger } from "../delivery/nudger.ts";
+import { SubscriberList } from "../delivery/subscriber-list.ts";
+import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { indexersChanged, informerSettings, type InformerSpec, listingChanged } from "../config.ts";
@@ -23,6 +26,9 @@ import { Db } from "../sql.ts";
 export const SLICE_MS = 12 * 60_000;
 /** Re-arm delay when even reading durable state failed. */
 const FALLBACK_REARM_MS = 30_000;
+/** Most log events or objects one feed read returns, and roughly how many bytes of bodies. */
+const MAX_FEED_ITEMS = 1_000;
+const MAX_FEED_BYTES = 4 * 1024 * 1024;
 
 export interface InformerStatus {
   name: string;
@@ -56,6 +62,9 @@ export interface QueryAnswer<T> {
 export class InformerObject extends DurableObject<Env> {
   readonly #db: Db;
   #specs!: SpecStore;
+  #subscribers!: SubscriberList;
+  /** Tells subscriptions that the log grew, one round at a time. */
+  readonly #nudger = new Nudger((tail) => this.#nudgeSubscribers(tail));
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   #running: { abort: AbortController; done: Promise<unknown> } | undefined;
 
@@ -135,17 +144,57 @@ export class InformerObject extends DurableObject<Env> {
     );
   }
 
-  /** Events after `after` (the feed subscriptions read). */
+  /** Events after `after` (the feed subscriptions read), at most `limit` and about MAX_FEED_BYTES. */
   async readLog(after: number, limit: number): Promise<Result<ReadResult>> {
-    return this.#withInformer((_, informer) => informer.log.read(after, Math.min(Math.max(limit, 1), 1_000)));
+    return this.#withInformer((_, informer) => {
+      const read = informer.log.read(after, clampLimit(limit));
+      const events = withinBytes(read.events, (e) => (e.object?.length ?? 0) + (e.oldObject?.length ?? 0));
+      return { ...read, events };
+    });
   }
 
-  /** Stops the loop and deletes every trace of this informer. */
-  async destroy(): Promise<void> {
+  /** Cached objects last changed at or before log position `at`, in key order (a marker's expansion). */
+  async snapshot(at: number, after: string | null, limit: number, namespace?: string): Promise<Result<SnapshotPage>> {
+    return this.#withInformer((_, informer) => {
+      const max = clampLimit(limit);
+      const rows = informer.indexer.list({
+        after: after ?? "",
+        limit: max,
+        changedAtOrBefore: at,
+        ...(namespace === undefined ? {} : { namespace }),
+      });
+      const objects = withinBytes(rows, (o) => o.body.length);
+      return {
+        objects: objects.map((o) => ({ key: o.key, uid: o.uid, resourceVersion: o.resourceVersion, body: o.body })),
+        done: rows.length < max && objects.length === rows.length,
+      };
+    });
+  }
+
+  /** Registers a subscription; answers the log position it starts from and the informer's resync default. */
+  async addSubscriber(id: string): Promise<Result<{ tail: number; resyncPeriodSeconds: number }>> {
+    return this.#withInformer((spec, informer) => {
+      this.#subscribers.add(id, Date.now());
+      return { tail: informer.log.bounds().tail, resyncPeriodSeconds: spec.resyncPeriodSeconds };
+    });
+  }
+
+  async removeSubscriber(id: string): Promise<boolean> {
+    return this.#subscribers.remove(id);
+  }
+
+  async subscriberIds(): Promise<Result<string[]>> {
+    return this.#withInformer(() => this.#subscribers.ids());
+  }
+
+  /** Stops the loop and deletes every trace of this informer; answers the subscriptions it had. */
+  async destroy(): Promise<string[]> {
     await this.#stopSlice();
+    const subscribers = this.#subscribers.ids();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#migrate();
+    return subscribers;
   }
 
   /** Self-healing (invariant 7): re-arms the alarm of a configured informer whose alarm is missing. */
@@ -213,10 +262,21 @@ export class InformerObject extends DurableObject<Env> {
   #migrate(): void {
     migrateInformer(this.#db);
     this.#specs = new SpecStore(this.#db);
+    this.#subscribers = new SubscriberList(this.#db);
   }
 
   #informer(spec: InformerSpec): Informer {
-    return new Informer(this.#db, informerSettings(spec), systemClock, systemRandom);
+    return new Informer(this.#db, informerSettings(spec), systemClock, systemRandom, (tail) => this.#nudger.nudge(tail));
+  }
+
+  async #nudgeSubscribers(tail: number): Promise<void> {
+    await Promise.all(
+      this.#subscribers.ids().map((id) =>
+        this.env.SUBSCRIPTION.getByName(id)
+          .nudge(tail)
+          .catch((error: unknown) => console.warn(`nudging subscription ${id} failed: ${error instanceof Error ? error.message : error}`)),
+      ),
+    );
   }
 
   #client(spec: InformerSpec, apiUrl: string | null): KubeClient {
@@ -261,7 +321,19 @@ export class InformerObject extends DurableObject<Env> {
       relists: progress.relists,
       lastError: progress.lastError,
       eventLog: progress.eventLog,
-      subscriptions: 0,
+      subscriptions: this.#subscribers.count(),
     };
   }
+}
+
+const clampLimit = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_FEED_ITEMS);
+
+/** The longest prefix of `items` within MAX_FEED_BYTES (at least one item), so an RPC answer stays small. */
+function withinBytes<T>(items: T[], size: (item: T) => number): T[] {
+  let total = 0;
+  for (let i = 0; i < items.length; i++) {
+    total += size(items[i]!);
+    if (total > MAX_FEED_BYTES && i > 0) return items.slice(0, i);
+  }
+  return items;
 }

@@ -1,0 +1,97 @@
+/**
+ * A webhook subscription's configuration (API.md "Webhook subscriptions"), validated once at the
+ * edge (DESIGN invariant 8): everything past this module receives parsed, defaulted values.
+ *
+ * Endpoints must be https. Plain http is accepted only for loopback hosts (`localhost`,
+ * 127.0.0.0/8, `[::1]`) and only when the deployment allows unauthenticated development
+ * (`ALLOW_UNAUTHENTICATED`): a signed body over plain http to a remote host would expose every
+ * object of the cluster on the wire.
+ */
+import * as z from "zod/mini";
+import { describeIssues } from "../config.ts";
+import { ValidationError } from "../errors.ts";
+import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
+import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
+
+export const EVENT_TYPES = ["add", "update", "delete", "sync"] as const;
+export const MAX_BATCH_SIZE = 100;
+const MAX_TIMEOUT_SECONDS = ATTEMPT_TIMEOUT_MS / 1000;
+
+const int = (min: number, max: number) => z.int().check(z.gte(min), z.lte(max));
+const selector = (parse: (text: string) => unknown) =>
+  z.string().check(
+    z.maxLength(4096),
+    z.superRefine((text, ctx) => {
+      try {
+        parse(text);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error), input: text });
+      }
+    }),
+  );
+
+export const subscriptionSpecSchema = z.strictObject({
+  url: z.string().check(z.maxLength(2048)),
+  events: z._default(
+    z.array(z.enum(EVENT_TYPES)).check(
+      z.minLength(1, "list at least one event type (or leave 'events' out for all)"),
+      z.refine((types) => new Set(types).size === types.length, "event types must not repeat"),
+    ),
+    [...EVENT_TYPES],
+  ),
+  namespace: z.optional(z.string().check(z.maxLength(63), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a Kubernetes namespace name"))),
+  labelSelector: z.optional(selector(parseLabelSelector)),
+  fieldSelector: z.optional(selector(parseFieldSelector)),
+  /** 0 = never; absent = the informer's `resyncPeriodSeconds`. */
+  resyncPeriodSeconds: z.optional(int(0, 7 * 24 * 3600)),
+  replayExisting: z._default(z.boolean(), true),
+  maxBatchSize: z._default(int(1, MAX_BATCH_SIZE), 1),
+  /** How long an event is retried before it is dead-lettered. */
+  retryBudgetSeconds: z._default(int(60, 7 * 24 * 3600), RETRY_BUDGET_MS / 1000),
+  /** Per-attempt timeout; API.md promises at most 15 s. */
+  timeoutSeconds: z._default(int(1, MAX_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS),
+});
+
+export type SubscriptionSpecInput = z.input<typeof subscriptionSpecSchema>;
+/** A validated subscription spec; `resyncPeriodSeconds` is resolved against the informer's default. */
+export type SubscriptionSpec = Omit<z.output<typeof subscriptionSpecSchema>, "resyncPeriodSeconds"> & {
+  resyncPeriodSeconds: number;
+};
+
+export interface UrlPolicy {
+  /** `ALLOW_UNAUTHENTICATED`: local development, where http://localhost receivers are normal. */
+  allowLoopbackHttp: boolean;
+}
+
+/** Validates a subscription body; throws ValidationError naming each bad field. */
+export function parseSubscriptionSpec(input: unknown, policy: UrlPolicy): z.output<typeof subscriptionSpecSchema> {
+  const parsed = subscriptionSpecSchema.safeParse(input);
+  if (!parsed.success) throw new ValidationError(`invalid subscription: ${describeIssues(parsed.error)}`);
+  checkEndpointUrl(parsed.data.url, policy);
+  return parsed.data;
+}
+
+export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ValidationError(`invalid subscription: url: '${text}' is not an absolute URL`);
+  }
+  if (url.username || url.password) {
+    throw new ValidationError("invalid subscription: url: must not carry credentials (the signature authenticates us)");
+  }
+  if (url.hash) throw new ValidationError("invalid subscription: url: must not have a #fragment");
+  if (url.protocol === "https:") return url;
+  if (url.protocol === "http:" && isLoopback(url.hostname)) {
+    if (policy.allowLoopbackHttp) return url;
+    throw new ValidationError(
+      "invalid subscription: url: http is accepted only for loopback receivers with ALLOW_UNAUTHENTICATED (local development); use https",
+    );
+  }
+  throw new ValidationError(`invalid subscription: url: must be https (got ${url.protocol.replace(":", "")})`);
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}

@@ -1,0 +1,426 @@
+/**
+ * A subscription's durable state, in its own Durable Object's SQLite: configuration and secret,
+ * the position in the informer's event log, the retry state of the batch in flight, the outbox
+ * (that batch, exactly as it will be sent again), the delivery log and dead letters.
+ *
+ * Guarantees:
+ * - The outbox holds at most one batch. Its events keep their ids and sequence numbers across
+ *   retries, evictions and restarts, and the position to move to once the batch is acknowledged
+ *   (or dead-lettered) is stored with it, so the cursor never moves ahead of an unacknowledged
+ *   event (DESIGN invariant 4).
+ * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
+ *   objects of up to 1.5 MB each).
+ * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts; dead letters the newest
+ *   DEAD_LETTER_LIMIT events.
+ */
+import { type Db, migrate, stmt } from "../sql.ts";
+import type { LogEventType } from "../cache/event-log.ts";
+import type { SubscriptionSpec } from "./subscription-spec.ts";
+
+export const DELIVERY_LOG_SIZE = 200;
+export const DEAD_LETTER_LIMIT = 10_000;
+/** Text chunk size: well under the 2 MB row limit. */
+const CHUNK_CHARS = 512 * 1024;
+
+/**
+ * A replay (every cached object as an `add` with `initialList`) or a resync (every cached object
+ * as a `sync`) anchored at log position `at`; `after` is the last key already expanded.
+ */
+export interface Marker {
+  kind: "replay" | "sync";
+  at: number;
+  after: string | null;
+}
+
+/** Where the subscription is: events up to `cursor` are handled; `marker` is pending or expanding. */
+export interface Position {
+  cursor: number;
+  marker: Marker | null;
+}
+
+export interface SubscriptionRecord {
+  id: string;
+  informer: string;
+  spec: SubscriptionSpec;
+  secret: string;
+  createdAt: number;
+  position: Position;
+  disabledReason: string | null;
+  expired: boolean;
+  nextSequence: number;
+  knownTail: number;
+  nextResyncAt: number | null;
+  failures: number;
+  firstFailureAt: number | null;
+  nextAttemptAt: number | null;
+  lastDeliveryAt: number | null;
+  lastError: string | null;
+}
+
+/** What a dead letter and the delivery log say about one event of a batch. */
+export interface OutboxEvent {
+  eventId: string;
+  sequence: number;
+  type: LogEventType;
+  key: string;
+  resourceVersion: string;
+}
+
+export interface Outbox {
+  webhookId: string;
+  events: OutboxEvent[];
+  /** The position once this batch is acknowledged or dead-lettered. */
+  advance: Position;
+  createdAt: number;
+}
+
+export interface DeliveryRecord {
+  eventIds: string[];
+  sequence: number;
+  attempt: number;
+  status: number | null;
+  durationMs: number;
+  at: number;
+  error: string | null;
+}
+
+export interface DeadLetterRecord extends OutboxEvent {
+  attempts: number;
+  lastError: string | null;
+  deadLetteredAt: number;
+}
+
+const MIGRATIONS = [
+  `CREATE TABLE subscription (
+     id INTEGER PRIMARY KEY CHECK (id = 1), sub_id TEXT NOT NULL, informer TEXT NOT NULL, spec TEXT NOT NULL,
+     secret TEXT NOT NULL, created_at INTEGER NOT NULL, position TEXT NOT NULL, disabled_reason TEXT,
+     expired INTEGER NOT NULL, next_sequence INTEGER NOT NULL, known_tail INTEGER NOT NULL, next_resync_at INTEGER,
+     failures INTEGER NOT NULL, first_failure_at INTEGER, next_attempt_at INTEGER, last_delivery_at INTEGER, last_error TEXT);
+   CREATE TABLE outbox (
+     id INTEGER PRIMARY KEY CHECK (id = 1), webhook_id TEXT NOT NULL, events TEXT NOT NULL, advance TEXT NOT NULL,
+     created_at INTEGER NOT NULL);
+   CREATE TABLE texts (name TEXT NOT NULL, part INTEGER NOT NULL, chunk TEXT NOT NULL, PRIMARY KEY (name, part)) WITHOUT ROWID;
+   CREATE TABLE deliveries (
+     n INTEGER PRIMARY KEY AUTOINCREMENT, event_ids TEXT NOT NULL, sequence INTEGER NOT NULL, attempt INTEGER NOT NULL,
+     status INTEGER, duration_ms INTEGER NOT NULL, at INTEGER NOT NULL, error TEXT);
+   CREATE TABLE dead_letters (
+     event_id TEXT PRIMARY KEY, sequence INTEGER NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, rv TEXT NOT NULL,
+     attempts INTEGER NOT NULL, last_error TEXT, at INTEGER NOT NULL);
+   CREATE INDEX dead_letters_by_at ON dead_letters (at)`,
+] as const;
+
+const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
+const INSERT = stmt(
+  "subscription.insert",
+  `INSERT INTO subscription (id, sub_id, informer, spec, secret, created_at, position, disabled_reason, expired,
+     next_sequence, known_tail, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
+   VALUES (1, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
+);
+const SET_POSITION = stmt("subscription.setPosition", "UPDATE subscription SET position = ? WHERE id = 1");
+const SET_EXPIRED = stmt("subscription.setExpired", "UPDATE subscription SET expired = ? WHERE id = 1");
+const NOTE_TAIL = stmt("subscription.noteTail", "UPDATE subscription SET known_tail = max(known_tail, ?) WHERE id = 1");
+const SET_NEXT_RESYNC = stmt("subscription.setNextResync", "UPDATE subscription SET next_resync_at = ? WHERE id = 1");
+const TAKE_SEQUENCES = stmt("subscription.takeSequences", "UPDATE subscription SET next_sequence = next_sequence + ? WHERE id = 1");
+const SET_DISABLED = stmt("subscription.setDisabled", "UPDATE subscription SET disabled_reason = ?, next_attempt_at = NULL WHERE id = 1");
+const SET_LAST_ERROR = stmt("subscription.setLastError", "UPDATE subscription SET last_error = ? WHERE id = 1");
+const SET_FAILING = stmt(
+  "subscription.setFailing",
+  "UPDATE subscription SET failures = failures + 1, first_failure_at = coalesce(first_failure_at, ?), next_attempt_at = ?, last_error = ? WHERE id = 1",
+);
+const CLEAR_FAILURES = stmt(
+  "subscription.clearFailures",
+  "UPDATE subscription SET failures = 0, first_failure_at = NULL, next_attempt_at = NULL WHERE id = 1",
+);
+const SET_DELIVERED = stmt("subscription.setDelivered", "UPDATE subscription SET last_delivery_at = ?, last_error = NULL WHERE id = 1");
+
+const GET_OUTBOX = stmt("outbox.get", "SELECT webhook_id, events, advance, created_at FROM outbox WHERE id = 1");
+const PUT_OUTBOX = stmt("outbox.put", "INSERT INTO outbox (id, webhook_id, events, advance, created_at) VALUES (1, ?, ?, ?, ?)");
+const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
+
+const TEXT_PARTS = stmt("texts.get", "SELECT chunk FROM texts WHERE name = ? ORDER BY part");
+const PUT_TEXT_PART = stmt("texts.put", "INSERT OR REPLACE INTO texts (name, part, chunk) VALUES (?, ?, ?)");
+const DELETE_TEXT = stmt("texts.delete", "DELETE FROM texts WHERE name = ?");
+const DELETE_TEXTS_LIKE = stmt("texts.deleteLike", "DELETE FROM texts WHERE name LIKE ?");
+const RENAME_TEXT = stmt("texts.rename", "UPDATE texts SET name = ? WHERE name = ?");
+
+const INSERT_DELIVERY = stmt(
+  "deliveries.insert",
+  "INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+);
+const TRIM_DELIVERIES = stmt(
+  "deliveries.trim",
+  "DELETE FROM deliveries WHERE n <= (SELECT max(n) FROM deliveries) - ?",
+);
+const RECENT_DELIVERIES = stmt("deliveries.recent", "SELECT * FROM deliveries ORDER BY n DESC LIMIT ?");
+
+const INSERT_DEAD_LETTER = stmt(
+  "deadLetters.insert",
+  "INSERT OR REPLACE INTO dead_letters (event_id, sequence, type, key, rv, attempts, last_error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+);
+const DEAD_LETTERS = stmt("deadLetters.list", "SELECT * FROM dead_letters ORDER BY sequence LIMIT ?");
+const DEAD_LETTER = stmt("deadLetters.get", "SELECT * FROM dead_letters WHERE event_id = ?");
+const DELETE_DEAD_LETTER = stmt("deadLetters.delete", "DELETE FROM dead_letters WHERE event_id = ?");
+const COUNT_DEAD_LETTERS = stmt("deadLetters.count", "SELECT count(*) AS n FROM dead_letters");
+const OLDEST_DEAD_LETTERS = stmt("deadLetters.oldest", "SELECT event_id FROM dead_letters ORDER BY at, sequence LIMIT ?");
+
+type SubscriptionRow = {
+  sub_id: string;
+  informer: string;
+  spec: string;
+  secret: string;
+  created_at: number;
+  position: string;
+  disabled_reason: string | null;
+  expired: number;
+  next_sequence: number;
+  known_tail: number;
+  next_resync_at: number | null;
+  failures: number;
+  first_failure_at: number | null;
+  next_attempt_at: number | null;
+  last_delivery_at: number | null;
+  last_error: string | null;
+};
+
+type DeadLetterRow = {
+  event_id: string;
+  sequence: number;
+  type: LogEventType;
+  key: string;
+  rv: string;
+  attempts: number;
+  last_error: string | null;
+  at: number;
+};
+
+const outboxText = (index: number) => `out:${index}`;
+const deadLetterText = (eventId: string) => `dead:${eventId}`;
+
+export class SubscriptionStore {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+    migrate(db, "subscription", MIGRATIONS);
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.#db.transaction(fn);
+  }
+
+  get(): SubscriptionRecord | undefined {
+    const row = this.#db.first<SubscriptionRow>(GET);
+    if (!row) return undefined;
+    return {
+      id: row.sub_id,
+      informer: row.informer,
+      spec: JSON.parse(row.spec),
+      secret: row.secret,
+      createdAt: row.created_at,
+      position: JSON.parse(row.position),
+      disabledReason: row.disabled_reason,
+      expired: row.expired === 1,
+      nextSequence: row.next_sequence,
+      knownTail: row.known_tail,
+      nextResyncAt: row.next_resync_at,
+      failures: row.failures,
+      firstFailureAt: row.first_failure_at,
+      nextAttemptAt: row.next_attempt_at,
+      lastDeliveryAt: row.last_delivery_at,
+      lastError: row.last_error,
+    };
+  }
+
+  create(init: {
+    id: string;
+    informer: string;
+    spec: SubscriptionSpec;
+    secret: string;
+    now: number;
+    position: Position;
+    tail: number;
+    nextResyncAt: number | null;
+  }): void {
+    this.#db.run(
+      INSERT,
+      init.id,
+      init.informer,
+      JSON.stringify(init.spec),
+      init.secret,
+      init.now,
+      JSON.stringify(init.position),
+      init.tail,
+      init.nextResyncAt,
+    );
+  }
+
+  setPosition(position: Position): void {
+    this.#db.run(SET_POSITION, JSON.stringify(position));
+  }
+
+  setExpired(expired: boolean): void {
+    this.#db.run(SET_EXPIRED, expired ? 1 : 0);
+  }
+
+  noteTail(tail: number): void {
+    this.#db.run(NOTE_TAIL, tail);
+  }
+
+  setNextResync(at: number | null): void {
+    this.#db.run(SET_NEXT_RESYNC, at);
+  }
+
+  /** Reserves `count` sequence numbers; returns the first. */
+  takeSequencesInTx(count: number): number {
+    const first = this.get()!.nextSequence;
+    this.#db.run(TAKE_SEQUENCES, count);
+    return first;
+  }
+
+  setDisabled(reason: string | null): void {
+    this.#db.run(SET_DISABLED, reason);
+  }
+
+  setLastError(message: string | null): void {
+    this.#db.run(SET_LAST_ERROR, message);
+  }
+
+  recordFailure(now: number, retryAt: number, error: string): void {
+    this.#db.run(SET_FAILING, now, retryAt, error);
+  }
+
+  clearFailures(): void {
+    this.#db.run(CLEAR_FAILURES);
+  }
+
+  recordDelivered(now: number): void {
+    this.#db.run(SET_DELIVERED, now);
+  }
+
+  // --- outbox ---------------------------------------------------------------------------------
+
+  outbox(): Outbox | undefined {
+    const row = this.#db.first<{ webhook_id: string; events: string; advance: string; created_at: number }>(GET_OUTBOX);
+    return row && { webhookId: row.webhook_id, events: JSON.parse(row.events), advance: JSON.parse(row.advance), createdAt: row.created_at };
+  }
+
+  /** Stores a batch and its event texts; inside a transaction. */
+  putOutboxInTx(outbox: Outbox, texts: readonly string[]): void {
+    this.#db.run(PUT_OUTBOX, outbox.webhookId, JSON.stringify(outbox.events), JSON.stringify(outbox.advance), outbox.createdAt);
+    texts.forEach((text, i) => this.#putText(outboxText(i), text));
+  }
+
+  outboxTexts(): string[] {
+    const outbox = this.outbox();
+    return outbox ? outbox.events.map((_, i) => this.#text(outboxText(i)) ?? "") : [];
+  }
+
+  deleteOutboxInTx(): void {
+    this.#db.run(DELETE_OUTBOX);
+    this.#db.run(DELETE_TEXTS_LIKE, "out:%");
+  }
+
+  /** Moves the outbox's events to the dead letters; inside a transaction. */
+  deadLetterOutboxInTx(now: number, attempts: number, lastError: string | null): void {
+    const outbox = this.outbox();
+    if (!outbox) return;
+    outbox.events.forEach((event, i) => {
+      this.#db.run(DELETE_TEXT, deadLetterText(event.eventId));
+      this.#db.run(RENAME_TEXT, deadLetterText(event.eventId), outboxText(i));
+      this.#db.run(
+        INSERT_DEAD_LETTER,
+        event.eventId,
+        event.sequence,
+        event.type,
+        event.key,
+        event.resourceVersion,
+        attempts,
+        lastError,
+        now,
+      );
+    });
+    this.deleteOutboxInTx();
+    const excess = this.deadLetterCount() - DEAD_LETTER_LIMIT;
+    if (excess > 0) {
+      for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.deleteDeadLetterInTx(row.event_id);
+    }
+  }
+
+  // --- delivery log and dead letters -----------------------------------------------------------
+
+  recordAttempt(record: DeliveryRecord): void {
+    this.#db.run(
+      INSERT_DELIVERY,
+      JSON.stringify(record.eventIds),
+      record.sequence,
+      record.attempt,
+      record.status,
+      record.durationMs,
+      record.at,
+      record.error,
+    );
+    this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+  }
+
+  deliveries(limit: number): DeliveryRecord[] {
+    return this.#db
+      .all<{ event_ids: string; sequence: number; attempt: number; status: number | null; duration_ms: number; at: number; error: string | null }>(
+        RECENT_DELIVERIES,
+        limit,
+      )
+      .map((row) => ({
+        eventIds: JSON.parse(row.event_ids),
+        sequence: row.sequence,
+        attempt: row.attempt,
+        status: row.status,
+        durationMs: row.duration_ms,
+        at: row.at,
+        error: row.error,
+      }));
+  }
+
+  deadLetters(limit: number): DeadLetterRecord[] {
+    return this.#db.all<DeadLetterRow>(DEAD_LETTERS, limit).map(deadLetterRecord);
+  }
+
+  deadLetter(eventId: string): { record: DeadLetterRecord; text: string } | undefined {
+    const row = this.#db.first<DeadLetterRow>(DEAD_LETTER, eventId);
+    return row && { record: deadLetterRecord(row), text: this.#text(deadLetterText(eventId)) ?? "" };
+  }
+
+  deleteDeadLetterInTx(eventId: string): void {
+    this.#db.run(DELETE_DEAD_LETTER, eventId);
+    this.#db.run(DELETE_TEXT, deadLetterText(eventId));
+  }
+
+  deadLetterCount(): number {
+    return this.#db.first<{ n: number }>(COUNT_DEAD_LETTERS)!.n;
+  }
+
+  // --- chunked texts ----------------------------------------------------------------------------
+
+  #putText(name: string, text: string): void {
+    this.#db.run(DELETE_TEXT, name);
+    for (let part = 0, start = 0; part === 0 || start < text.length; part++, start += CHUNK_CHARS) {
+      this.#db.run(PUT_TEXT_PART, name, part, text.slice(start, start + CHUNK_CHARS));
+    }
+  }
+
+  #text(name: string): string | undefined {
+    const parts = this.#db.all<{ chunk: string }>(TEXT_PARTS, name);
+    return parts.length === 0 ? undefined : parts.map((p) => p.chunk).join("");
+  }
+}
+
+function deadLetterRecord(row: DeadLetterRow): DeadLetterRecord {
+  return {
+    eventId: row.event_id,
+    sequence: row.sequence,
+    type: row.type,
+    key: row.key,
+    resourceVersion: row.rv,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    deadLetteredAt: row.at,
+  };
+}

@@ -1,0 +1,471 @@
+/**
+ * A webhook subscription: client-go's per-listener `processorListener`, made durable and remote.
+ * It follows the informer's event log with its own cursor, filters, signs and POSTs, one batch at
+ * a time, and runs as a step function over durable state (subscription-store.ts), driven by its
+ * Durable Object's alarm.
+ *
+ * Guarantees:
+ * - Invariant 4: the cursor moves past an event only when the endpoint answered 2xx for it, or it
+ *   was dead-lettered after the retry budget. Delivery is at least once; ids are stable.
+ * - Invariant 3: events go out in log order, one batch in flight; a replay or resync is a marker
+ *   at log position P, expanded only after every event up to P went out, from the objects whose
+ *   last change is at or before P (DESIGN "Resync and replay as log markers"). An object changed
+ *   after P is skipped there: its own newer event follows. So no key ever goes back to an older
+ *   state.
+ * - A cursor that fell behind the log's retention is never a silent gap: the subscription is marked
+ *   expired and replays the cache (`add` with `initialList`) from the log's current end.
+ * - A subscription created with `replayExisting` starts with a replay marker at the log's end.
+ *
+ * Where this differs from client-go: a listener there gets the informer's in-memory notifications
+ * and, on resync, the whole cache; here every step can be interrupted by an eviction and resumes
+ * from the stored position, and a resync never copies the cache into the log.
+ */
+import type { Clock, Random } from "../clock.ts";
+import type { LogEventType, ReadResult } from "../cache/event-log.ts";
+import { ApiError } from "../errors.ts";
+import { eventId } from "./event-id.ts";
+import { EventFilter, type Filtered } from "./filter.ts";
+import { decide } from "./retry-schedule.ts";
+import type { Send, SendResult } from "./sender.ts";
+import { signDelivery } from "./sign.ts";
+import type { SubscriptionSpec } from "./subscription-spec.ts";
+import {
+  type DeadLetterRecord,
+  type DeliveryRecord,
+  type Marker,
+  type Outbox,
+  type Position,
+  type SubscriptionRecord,
+  SubscriptionStore,
+} from "./subscription-store.ts";
+import type { Db } from "../sql.ts";
+
+/** How many log events or cached objects one read brings in. */
+export const FEED_PAGE = 200;
+/** A caught-up subscription still looks at the log this often, in case a nudge was lost. */
+export const IDLE_POLL_MS = 60_000;
+
+export interface SnapshotObject {
+  key: string;
+  uid: string;
+  resourceVersion: string;
+  body: string;
+}
+
+export interface SnapshotPage {
+  objects: SnapshotObject[];
+  /** True when no object after the last one is at or before the marker. */
+  done: boolean;
+}
+
+/** The informer, as a subscription reads it (RPC to its Durable Object). */
+export interface Feed {
+  read(after: number, limit: number): Promise<ReadResult>;
+  /** Cached objects whose last change is at or before log position `at`, in key order after `after`. */
+  snapshot(at: number, after: string | null, limit: number, namespace?: string): Promise<SnapshotPage>;
+}
+
+export type SubscriptionState = "active" | "failing" | "disabled";
+
+export interface SubscriptionStatus {
+  id: string;
+  informer: string;
+  url: string;
+  events: LogEventType[];
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resyncPeriodSeconds: number;
+  replayExisting: boolean;
+  maxBatchSize: number;
+  retryBudgetSeconds: number;
+  timeoutSeconds: number;
+  state: SubscriptionState;
+  disabledReason: string | null;
+  /** The last log position handled. */
+  cursor: number;
+  /** Log events after the cursor (as of the last look at the log). */
+  lag: number;
+  /** A replay or resync in progress. */
+  marker: { kind: Marker["kind"]; at: number } | null;
+  expired: boolean;
+  lastDeliveryAt: string | null;
+  consecutiveFailures: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  deadLetters: number;
+  createdAt: string;
+}
+
+export interface DeliveryAttempt {
+  eventIds: string[];
+  sequence: number;
+  attempt: number;
+  status: number | null;
+  durationMs: number;
+  at: string;
+  error?: string;
+}
+
+export interface DeadLetter {
+  eventId: string;
+  sequence: number;
+  type: LogEventType;
+  key: string;
+  resourceVersion: string;
+  attempts: number;
+  lastError: string | null;
+  deadLetteredAt: string;
+  event: unknown;
+}
+
+/** What the alarm should do next: step again, wait until a time, or sleep (null: no alarm at all). */
+export type StepResult = { kind: "progress" } | { kind: "wait"; until: number } | { kind: "idle"; until: number | null };
+
+/** One log event or marker object, with the position reached once it is handled. */
+interface Candidate {
+  type: LogEventType;
+  key: string;
+  uid: string;
+  resourceVersion: string;
+  object: string | null;
+  oldObject: string | null;
+  initialList: boolean;
+  finalStateUnknown: boolean;
+  advance: Position;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+const positionKey = (p: Position) => JSON.stringify(p);
+
+export class Subscription {
+  readonly store: SubscriptionStore;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  readonly #feed: Feed;
+  readonly #send: Send;
+  /** Candidates already read from the feed, starting at position `from` (memory only: a cache). */
+  #ahead: { from: string; items: Candidate[] } | undefined;
+  #filter: { spec: string; filter: EventFilter } | undefined;
+
+  constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send) {
+    this.store = new SubscriptionStore(db);
+    this.#clock = clock;
+    this.#random = random;
+    this.#feed = feed;
+    this.#send = send;
+  }
+
+  /** Starts following the log at `tail`, with a replay of the cache first if the spec asks for it. */
+  create(init: { id: string; informer: string; spec: SubscriptionSpec; secret: string; tail: number }): void {
+    const now = this.#clock.now();
+    this.store.create({
+      ...init,
+      now,
+      position: { cursor: init.tail, marker: init.spec.replayExisting ? { kind: "replay", at: init.tail, after: null } : null },
+      nextResyncAt: init.spec.resyncPeriodSeconds > 0 ? now + init.spec.resyncPeriodSeconds * 1000 : null,
+    });
+  }
+
+  /** Runs one step: deliver the outbox, start a due resync, or fill the outbox from the feed. */
+  async step(): Promise<StepResult> {
+    const record = this.store.get();
+    if (!record || record.disabledReason !== null) return { kind: "idle", until: null };
+    const now = this.#clock.now();
+    const outbox = this.store.outbox();
+    if (outbox) {
+      if (record.nextAttemptAt !== null && record.nextAttemptAt > now) return { kind: "wait", until: record.nextAttemptAt };
+      await this.#deliver(record, outbox);
+      return { kind: "progress" };
+    }
+    if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null) {
+      this.store.transaction(() => {
+        const at = Math.max(record.knownTail, record.position.cursor);
+        this.store.setPosition({ cursor: record.position.cursor, marker: { kind: "sync", at, after: null } });
+        this.store.setNextResync(now + record.spec.resyncPeriodSeconds * 1000);
+      });
+      return { kind: "progress" };
+    }
+    try {
+      return await this.#fill(record);
+    } catch (error) {
+      // The informer is unreachable or gone: say so and look again later, never in a tight loop.
+      this.store.setLastError(`reading the informer '${record.informer}' failed: ${error instanceof Error ? error.message : String(error)}`);
+      return { kind: "wait", until: now + IDLE_POLL_MS };
+    }
+  }
+
+  /** When the alarm should next run if nothing else happens (after a nudge: as soon as allowed). */
+  wakeAt(): number | null {
+    const record = this.store.get();
+    if (!record || record.disabledReason !== null) return null;
+    const now = this.#clock.now();
+    return this.store.outbox() ? Math.max(now, record.nextAttemptAt ?? now) : now;
+  }
+
+  /** The informer's log reached `tail` (a nudge). */
+  noteTail(tail: number): void {
+    this.store.noteTail(tail);
+  }
+
+  /** Re-enables a subscription disabled by a 410, retrying its pending batch at once. */
+  enable(): void {
+    this.store.transaction(() => {
+      this.store.setDisabled(null);
+      this.store.clearFailures();
+      this.store.setLastError(null);
+    });
+  }
+
+  status(): SubscriptionStatus | undefined {
+    const record = this.store.get();
+    if (!record) return undefined;
+    const { spec, position } = record;
+    return {
+      id: record.id,
+      informer: record.informer,
+      url: spec.url,
+      events: spec.events,
+      ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }),
+      ...(spec.labelSelector === undefined ? {} : { labelSelector: spec.labelSelector }),
+      ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
+      resyncPeriodSeconds: spec.resyncPeriodSeconds,
+      replayExisting: spec.replayExisting,
+      maxBatchSize: spec.maxBatchSize,
+      retryBudgetSeconds: spec.retryBudgetSeconds,
+      timeoutSeconds: spec.timeoutSeconds,
+      state: record.disabledReason !== null ? "disabled" : record.failures > 0 ? "failing" : "active",
+      disabledReason: record.disabledReason,
+      cursor: position.cursor,
+      lag: Math.max(0, record.knownTail - position.cursor),
+      marker: position.marker && { kind: position.marker.kind, at: position.marker.at },
+      expired: record.expired,
+      lastDeliveryAt: iso(record.lastDeliveryAt),
+      consecutiveFailures: record.failures,
+      nextAttemptAt: iso(record.nextAttemptAt),
+      lastError: record.lastError,
+      deadLetters: this.store.deadLetterCount(),
+      createdAt: new Date(record.createdAt).toISOString(),
+    };
+  }
+
+  deliveries(limit: number): DeliveryAttempt[] {
+    return this.store.deliveries(limit).map(deliveryAttempt);
+  }
+
+  deadLetters(limit: number): DeadLetter[] {
+    return this.store.deadLetters(limit).map((record) => deadLetter(record, this.store.deadLetter(record.eventId)?.text));
+  }
+
+  /** One attempt to deliver a dead letter again, now; it leaves the dead letters on a 2xx. */
+  async redeliver(id: string): Promise<{ delivered: boolean; attempt: DeliveryAttempt }> {
+    const record = this.store.get();
+    const dead = this.store.deadLetter(id);
+    if (!record || !dead) throw new ApiError("NotFound", `no dead letter '${id}'`);
+    const body = record.spec.maxBatchSize > 1 ? batchBody([dead.text]) : dead.text;
+    const result = await this.#attempt(record, id, body);
+    const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, this.#clock.now());
+    const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
+    this.store.transaction(() => {
+      this.store.recordAttempt(attempt);
+      if (delivered) this.store.deleteDeadLetterInTx(id);
+    });
+    return { delivered, attempt: deliveryAttempt(attempt) };
+  }
+
+  // --- delivering -------------------------------------------------------------------------------
+
+  async #deliver(record: SubscriptionRecord, outbox: Outbox): Promise<void> {
+    const texts = this.store.outboxTexts();
+    const body = record.spec.maxBatchSize > 1 ? batchBody(texts) : texts[0]!;
+    const result = await this.#attempt(record, outbox.webhookId, body);
+    const now = this.#clock.now();
+    const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
+    const decision = decide(result, retry, now, this.#random, record.spec.retryBudgetSeconds * 1000);
+    const eventIds = outbox.events.map((e) => e.eventId);
+    const attempt = record.failures + 1;
+    this.store.transaction(() => {
+      this.store.recordAttempt(attemptRecord(eventIds, outbox.events[0]!.sequence, attempt, result, now));
+      switch (decision.kind) {
+        case "delivered":
+          this.store.deleteOutboxInTx();
+          this.store.clearFailures();
+          this.store.recordDelivered(now);
+          this.#advanceInTx(record.position, outbox.advance);
+          return;
+        case "retry":
+          this.store.recordFailure(now, decision.at, result.error ?? "failed");
+          return;
+        case "dead-letter":
+          this.store.deadLetterOutboxInTx(now, attempt, result.error ?? null);
+          this.store.clearFailures();
+          this.store.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
+          this.#advanceInTx(record.position, outbox.advance);
+          return;
+        case "disable":
+          this.store.clearFailures();
+          this.store.setLastError(result.error ?? "HTTP 410");
+          this.store.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
+          return;
+      }
+    });
+  }
+
+  async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
+    const headers = signDelivery(record.secret, webhookId, Math.floor(this.#clock.now() / 1000), body);
+    return this.#send({ url: record.spec.url, headers, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
+  }
+
+  #advanceInTx(from: Position, to: Position): void {
+    this.store.setPosition(to);
+    // A finished replay is the fresh start an expired subscription was waiting for.
+    if (from.marker?.kind === "replay" && to.marker === null) this.store.setExpired(false);
+  }
+
+  // --- filling the outbox -----------------------------------------------------------------------
+
+  async #fill(record: SubscriptionRecord): Promise<StepResult> {
+    const read = await this.#candidates(record);
+    if (read.kind === "expired") {
+      this.store.transaction(() => {
+        this.store.setExpired(true);
+        this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null } });
+        this.store.setLastError(`fell behind the event log's retention at position ${record.position.cursor}: replaying the cache`);
+      });
+      return { kind: "progress" };
+    }
+    if (read.kind === "marker-done") {
+      this.store.transaction(() => this.#advanceInTx(record.position, { cursor: record.position.cursor, marker: null }));
+      return { kind: "progress" };
+    }
+    const items = read.items;
+    if (items.length === 0) return this.#idle(record);
+    const filter = this.#eventFilter(record.spec);
+    const picked: { candidate: Candidate; filtered: Filtered }[] = [];
+    let consumed = 0;
+    for (const candidate of items) {
+      if (picked.length === record.spec.maxBatchSize) break;
+      consumed++;
+      const filtered = filter.apply(candidate);
+      if (filtered) picked.push({ candidate, filtered });
+    }
+    const advance = items[consumed - 1]!.advance;
+    this.#ahead = { from: positionKey(advance), items: items.slice(consumed) };
+    if (picked.length === 0) {
+      this.store.transaction(() => this.#advanceInTx(record.position, advance));
+      return { kind: "progress" };
+    }
+    const events = await Promise.all(
+      picked.map(async ({ candidate, filtered }, i) => {
+        const id = await eventId({ informer: record.informer, key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion, type: filtered.type });
+        const sequence = record.nextSequence + i;
+        return {
+          meta: { eventId: id, sequence, type: filtered.type, key: candidate.key, resourceVersion: candidate.resourceVersion },
+          text: eventText(record.informer, id, sequence, candidate, filtered),
+        };
+      }),
+    );
+    const first = events[0]!.meta;
+    const webhookId = record.spec.maxBatchSize > 1 ? `msg_${record.id}_${first.sequence}` : first.eventId;
+    this.store.transaction(() => {
+      this.store.takeSequencesInTx(events.length);
+      this.store.putOutboxInTx(
+        { webhookId, events: events.map((e) => e.meta), advance, createdAt: this.#clock.now() },
+        events.map((e) => e.text),
+      );
+    });
+    return { kind: "progress" };
+  }
+
+  #idle(record: SubscriptionRecord): StepResult {
+    const poll = this.#clock.now() + IDLE_POLL_MS;
+    return { kind: "idle", until: record.nextResyncAt === null ? poll : Math.min(poll, record.nextResyncAt) };
+  }
+
+  async #candidates(
+    record: SubscriptionRecord,
+  ): Promise<{ kind: "items"; items: Candidate[] } | { kind: "expired"; tail: number } | { kind: "marker-done" }> {
+    const position = record.position;
+    if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > 0) return { kind: "items", items: this.#ahead.items };
+    this.#ahead = undefined;
+    const marker = position.marker;
+    if (marker && position.cursor >= marker.at) {
+      const page = await this.#feed.snapshot(marker.at, marker.after, FEED_PAGE, this.#eventFilter(record.spec).namespace);
+      if (page.done && page.objects.length === 0) return { kind: "marker-done" };
+      const items = page.objects.map((object, i): Candidate => {
+        const last = page.done && i === page.objects.length - 1;
+        return {
+          type: marker.kind === "replay" ? "add" : "sync",
+          key: object.key,
+          uid: object.uid,
+          resourceVersion: object.resourceVersion,
+          object: object.body,
+          oldObject: marker.kind === "sync" ? object.body : null,
+          initialList: marker.kind === "replay",
+          finalStateUnknown: false,
+          advance: { cursor: position.cursor, marker: last ? null : { ...marker, after: object.key } },
+        };
+      });
+      return { kind: "items", items };
+    }
+    const read = await this.#feed.read(position.cursor, FEED_PAGE);
+    this.store.noteTail(read.bounds.tail);
+    // A log that restarted below our cursor (the informer was recreated) is a gap like expiry.
+    if (read.expired || position.cursor > read.bounds.tail) return { kind: "expired", tail: read.bounds.tail };
+    const upTo = marker?.at ?? Number.POSITIVE_INFINITY;
+    const items = read.events
+      .filter((event) => event.seq <= upTo)
+      .map((event): Candidate => ({ ...event, advance: { cursor: event.seq, marker } }));
+    return { kind: "items", items };
+  }
+
+  #eventFilter(spec: SubscriptionSpec): EventFilter {
+    const key = JSON.stringify([spec.events, spec.namespace, spec.labelSelector, spec.fieldSelector]);
+    if (this.#filter?.spec !== key) this.#filter = { spec: key, filter: new EventFilter(spec) };
+    return this.#filter.filter;
+  }
+}
+
+/** The event's JSON text, built around the stored object texts so they are never re-encoded. */
+function eventText(informer: string, id: string, sequence: number, candidate: Candidate, filtered: Filtered): string {
+  const translated = filtered.type !== candidate.type;
+  return (
+    `{"id":${JSON.stringify(id)},"type":"${filtered.type}","informer":${JSON.stringify(informer)},` +
+    `"key":${JSON.stringify(candidate.key)},"object":${filtered.object}` +
+    (filtered.oldObject === null ? "" : `,"oldObject":${filtered.oldObject}`) +
+    `,"initialList":${!translated && candidate.initialList},"finalStateUnknown":${!translated && candidate.finalStateUnknown}` +
+    `,"resourceVersion":${JSON.stringify(candidate.resourceVersion)},"sequence":${sequence}}`
+  );
+}
+
+const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;
+
+function attemptRecord(eventIds: string[], sequence: number, attempt: number, result: SendResult, at: number): DeliveryRecord {
+  return { eventIds, sequence, attempt, status: result.status ?? null, durationMs: result.durationMs, at, error: result.error ?? null };
+}
+
+function deliveryAttempt(record: DeliveryRecord): DeliveryAttempt {
+  return {
+    eventIds: record.eventIds,
+    sequence: record.sequence,
+    attempt: record.attempt,
+    status: record.status,
+    durationMs: record.durationMs,
+    at: new Date(record.at).toISOString(),
+    ...(record.error === null ? {} : { error: record.error }),
+  };
+}
+
+function deadLetter(record: DeadLetterRecord, text: string | undefined): DeadLetter {
+  return {
+    eventId: record.eventId,
+    sequence: record.sequence,
+    type: record.type,
+    key: record.key,
+    resourceVersion: record.resourceVersion,
+    attempts: record.attempts,
+    lastError: record.lastError,
+    deadLetteredAt: new Date(record.deadLetteredAt).toISOString(),
+    event: text === undefined ? null : JSON.parse(text),
+  };
+}

@@ -1,0 +1,203 @@
+/**
+ * SubscriptionObject: one Durable Object per webhook subscription, a thin shell over
+ * delivery/subscription.ts. Its own storage holds the cursor, so a slow or dead endpoint delays
+ * only itself. It reads its informer's log over RPC, is nudged by the informer when events arrive,
+ * and runs its delivery loop from the alarm.
+ *
+ * Invariant 7 holds here too: `alarm()` re-arms in `finally` from durable state.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { systemClock, systemRandom } from "../clock.ts";
+import { httpSender } from "../delivery/sender.ts";
+import { newSecret } from "../delivery/sign.ts";
+import {
+  type DeadLetter,
+  type DeliveryAttempt,
+  type Feed,
+  Subscription,
+  type SubscriptionStatus,
+} from "../delivery/subscription.ts";
+import type { z } from "zod/mini";
+import type { subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
+import type { Env } from "../env.ts";
+import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
+import { Db } from "../sql.ts";
+
+/** One alarm's slice of deliveries; the rest continues in the next alarm. */
+const SLICE_MS = 5 * 60_000;
+const FALLBACK_REARM_MS = 30_000;
+
+export type CreatedSubscription = SubscriptionStatus & { secret: string };
+
+export class SubscriptionObject extends DurableObject<Env> {
+  readonly #db: Db;
+  #subscription!: Subscription;
+  #running: { abort: AbortController; done: Promise<void> } | undefined;
+  /** A nudge came in while the loop was running: look at the log again before sleeping. */
+  #nudged = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#db = new Db(ctx.storage);
+    ctx.blockConcurrencyWhile(async () => this.#migrate());
+  }
+
+  /**
+   * Creates this subscription on `informer`: registers with it (which answers the log position to
+   * start from), stores the spec and a new secret, and starts delivering.
+   */
+  async create(id: string, informer: string, spec: z.output<typeof subscriptionSpecSchema>): Promise<Result<CreatedSubscription>> {
+    if (this.#subscription.store.get()) return fail("Conflict", `subscription '${id}' already exists`);
+    const registered = await this.env.INFORMER.getByName(informer).addSubscriber(id);
+    if (!registered.ok) return fail("NotFound", `informer '${informer}' not found`);
+    const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
+    this.#subscription.create({
+      id,
+      informer,
+      secret,
+      tail: registered.value.tail,
+      spec: { ...spec, resyncPeriodSeconds: spec.resyncPeriodSeconds ?? registered.value.resyncPeriodSeconds },
+    });
+    await this.ctx.storage.setAlarm(Date.now());
+    return ok({ ...this.#subscription.status()!, secret });
+  }
+
+  async status(): Promise<Result<SubscriptionStatus>> {
+    return this.#with((subscription) => subscription.status()!);
+  }
+
+  async deliveries(limit: number): Promise<Result<DeliveryAttempt[]>> {
+    return this.#with((subscription) => subscription.deliveries(limit));
+  }
+
+  async deadLetters(limit: number): Promise<Result<DeadLetter[]>> {
+    return this.#with((subscription) => subscription.deadLetters(limit));
+  }
+
+  async redeliver(eventId: string): Promise<Result<{ delivered: boolean; attempt: DeliveryAttempt }>> {
+    const found = this.#with(() => null);
+    if (!found.ok) return found;
+    try {
+      return ok(await this.#subscription.redeliver(eventId));
+    } catch (error) {
+      if (error instanceof ApiError) return fail(error.code, error.message);
+      throw error;
+    }
+  }
+
+  /** Re-enables a subscription that a 410 disabled. */
+  async enable(): Promise<Result<SubscriptionStatus>> {
+    const found = this.#with(() => null);
+    if (!found.ok) return found;
+    this.#subscription.enable();
+    await this.#wake();
+    return ok(this.#subscription.status()!);
+  }
+
+  /** The informer's log grew to `tail`: deliver soon (never sooner than a pending retry). */
+  async nudge(tail: number): Promise<void> {
+    if (!this.#subscription.store.get()) return;
+    this.#subscription.noteTail(tail);
+    if (this.#running) this.#nudged = true;
+    else await this.#wake();
+  }
+
+  /** Deletes this subscription and unregisters it from its informer; answers whether it existed. */
+  async destroy(): Promise<boolean> {
+    const record = this.#subscription.store.get();
+    if (!record) return false;
+    await this.#stopLoop();
+    await this.env.INFORMER.getByName(record.informer).removeSubscriber(record.id);
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#migrate();
+    return true;
+  }
+
+  override async alarm(): Promise<void> {
+    if (this.#running) return;
+    const abort = new AbortController();
+    let finish!: () => void;
+    this.#running = { abort, done: new Promise<void>((resolve) => (finish = resolve)) };
+    let next: number | null | undefined;
+    try {
+      next = await this.#loop(Date.now() + SLICE_MS, abort.signal);
+    } catch (error) {
+      console.error(`subscription alarm failed: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      try {
+        if (!abort.signal.aborted) await this.#rearm(next);
+      } finally {
+        this.#running = undefined;
+        finish();
+      }
+    }
+  }
+
+  /** Steps until there is nothing to do now; returns when to run next (null: not until nudged). */
+  async #loop(deadline: number, signal: AbortSignal): Promise<number | null> {
+    for (;;) {
+      if (signal.aborted) return null;
+      if (Date.now() >= deadline) return Date.now();
+      const result = await this.#subscription.step();
+      if (result.kind === "progress") continue;
+      if (result.kind === "idle" && this.#nudged) {
+        this.#nudged = false;
+        continue;
+      }
+      return result.until;
+    }
+  }
+
+  async #rearm(next: number | null | undefined): Promise<void> {
+    let at = next;
+    if (at === undefined) {
+      try {
+        at = this.#subscription.wakeAt();
+      } catch {
+        at = Date.now() + FALLBACK_REARM_MS;
+      }
+    }
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    // setAlarm(now) from inside alarm() can be dropped (workerd #6866): always at least now + 1 ms.
+    else await this.ctx.storage.setAlarm(Math.max(at, Date.now() + 1));
+  }
+
+  /** Brings the alarm forward to when the subscription may next deliver. */
+  async #wake(): Promise<void> {
+    const at = this.#subscription.wakeAt();
+    if (at === null) return;
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  async #stopLoop(): Promise<void> {
+    const running = this.#running;
+    if (!running) return;
+    running.abort.abort();
+    await running.done;
+  }
+
+  #migrate(): void {
+    const feed = informerFeed(this.env, () => this.#subscription.store.get()?.informer);
+    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock));
+  }
+
+  #with<T>(fn: (subscription: Subscription) => T): Result<T> {
+    if (!this.#subscription.store.get()) return fail("NotFound", "subscription not found");
+    return attempt(() => fn(this.#subscription));
+  }
+}
+
+/** The subscription's informer, read over RPC. */
+function informerFeed(env: Env, informer: () => string | undefined): Feed {
+  const stub = () => {
+    const name = informer();
+    if (name === undefined) throw new Error("the subscription has no informer");
+    return env.INFORMER.getByName(name);
+  };
+  return {
+    read: async (after, limit) => unwrap(await stub().readLog(after, limit)),
+    snapshot: async (at, after, limit, namespace) => unwrap(await stub().snapshot(at, after, limit, namespace)),
+  };
+}
