@@ -7,6 +7,7 @@ declare global {
     }
     interface Env extends WorkerEnv {
       FAKE_APISERVER_URL: string;
+      RECEIVER_URL: string;
     }
   }
 }

@@ -1,13 +1,28 @@
-// Starts the fake Kubernetes API server (Node) once for the whole run, on the port vitest.config.ts chose;
-// tests reach it at FAKE_APISERVER_URL. Its "default" cluster (root paths) holds the demo data of
-// test/fake-apiserver/seed.ts; tests that change state create their own cluster (FakeCluster.create).
+// Starts, once for the whole run and on the ports vitest.config.ts chose, the fake Kubernetes API server
+// (Node), which tests reach at FAKE_APISERVER_URL, and the fake webhook receiver, at RECEIVER_URL.
+// The API server's "default" cluster (root paths) holds the demo data of test/fake-apiserver/seed.ts;
+// tests that change state create their own cluster (FakeCluster.create) and their own receiver
+// endpoints (ReceiverEndpoint.create).
 import { seedDemo } from "./fake-apiserver/seed.ts";
 import { startFakeApiServer } from "./fake-apiserver/server.ts";
+import { startReceiver } from "./receiver/server.ts";
+
+function portFrom(name: string): number {
+  const port = Number(process.env[name]);
+  if (!Number.isInteger(port) || port <= 0) throw new Error(`${name} is not set (vitest.config.ts sets it)`);
+  return port;
+}
 
 export default async function setup(): Promise<() => Promise<void>> {
-  const port = Number(process.env.FAKE_APISERVER_PORT);
-  if (!Number.isInteger(port) || port <= 0) throw new Error("FAKE_APISERVER_PORT is not set (vitest.config.ts sets it)");
+  const port = portFrom("FAKE_APISERVER_PORT");
+  const receiverPort = portFrom("RECEIVER_PORT");
   const server = await startFakeApiServer({ port });
   seedDemo(server);
-  return () => server.close();
+  const receiver = await startReceiver({ port: receiverPort }).catch(async (error: unknown) => {
+    await server.close();
+    throw error;
+  });
+  return async () => {
+    await Promise.all([server.close(), receiver.close()]);
+  };
 }
