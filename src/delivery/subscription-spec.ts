@@ -46,8 +46,8 @@ export const subscriptionSpecSchema = z.strictObject({
   resyncPeriodSeconds: z.optional(int(0, 7 * 24 * 3600)),
   replayExisting: z._default(z.boolean(), true),
   maxBatchSize: z._default(int(1, MAX_BATCH_SIZE), 1),
-  /** How long an event is retried before it is dead-lettered. */
-  retryBudgetSeconds: z._default(int(60, 7 * 24 * 3600), RETRY_BUDGET_MS / 1000),
+  /** How long an event is retried before it is dead-lettered (short budgets suit tests and best-effort receivers). */
+  retryBudgetSeconds: z._default(int(1, 7 * 24 * 3600), RETRY_BUDGET_MS / 1000),
   /** Per-attempt timeout; API.md promises at most 15 s. */
   timeoutSeconds: z._default(int(1, MAX_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS),
 });

@@ -197,10 +197,16 @@ export class InformerObject extends DurableObject<Env> {
     return subscribers;
   }
 
-  /** Self-healing (invariant 7): re-arms the alarm of a configured informer whose alarm is missing. */
+  /**
+   * Self-healing (invariant 7): re-arms the alarm of a configured informer whose alarm is missing,
+   * and nudges its subscriptions, which re-arms theirs.
+   */
   async ensureRunning(): Promise<boolean> {
     const stored = this.#specs.get();
-    if (!stored || this.#running) return false;
+    if (!stored) return false;
+    // Subscriptions heal the same way: a nudge re-arms a subscription whose alarm is missing.
+    this.#nudger.nudge(this.#informer(stored.spec).log.bounds().tail);
+    if (this.#running) return false;
     if ((await this.ctx.storage.getAlarm()) !== null) return false;
     const wakeAt = this.#informer(stored.spec).progress().wakeAt;
     await this.ctx.storage.setAlarm(Math.max(wakeAt, Date.now()));

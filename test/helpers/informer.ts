@@ -105,7 +105,7 @@ export async function waitConverged(stub: InformerStub, cluster: FakeCluster, re
   }
 }
 
-function sameMap(a: Map<string, string>, b: Map<string, string>): boolean {
+export function sameMap(a: Map<string, string>, b: Map<string, string>): boolean {
   if (a.size !== b.size) return false;
   for (const [key, value] of a) if (b.get(key) !== value) return false;
   return true;
