@@ -1,3 +1,21 @@
-/** What receivers import: signature verification and the event types. */
+/** What users import: the typed API client, webhook signature verification, and the types of both. */
+export { EdgeInformerApiError, EdgeInformerClient } from "./api.ts";
+export type { EdgeInformerClientOptions, EdgeInformerErrorCode, FetchLike } from "./api.ts";
+export type {
+  CreatedSubscription,
+  DeadLetter,
+  DeliveryAttempt,
+  InformerSpec,
+  InformerStatus,
+  ObjectList,
+  ObjectQuery,
+  PageQuery,
+  PutInformerResult,
+  RedeliverResult,
+  SubscriptionEventType,
+  SubscriptionSpec,
+  SubscriptionState,
+  SubscriptionStatus,
+} from "./api-types.ts";
 export { verifyWebhook, WebhookVerificationError } from "./verify.ts";
 export type { KubernetesObject, WebhookBatch, WebhookEvent, WebhookEventType } from "./types.ts";

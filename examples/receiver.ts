@@ -1,0 +1,95 @@
+/**
+ * A tiny edge-informer webhook receiver: it verifies each delivery, drops duplicates, and keeps a
+ * mirror of the subscribed objects in memory.
+ *
+ *   WEBHOOK_SECRET=whsec_... PORT=3000 npx node examples/receiver.ts
+ *
+ * Node ≥ 22.18 runs this TypeScript file directly (type stripping). See examples/README.md.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { type KubernetesObject, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "../src/client/index.ts";
+
+const secret = process.env.WEBHOOK_SECRET ?? "";
+const port = Number(process.env.PORT ?? 3000);
+if (!secret.startsWith("whsec_")) {
+  console.error("set WEBHOOK_SECRET to the subscription's secret (whsec_..., shown once when it was created)");
+  process.exit(1);
+}
+
+/** Event ids already applied, oldest first: retries repeat an id, so apply each once. Bounded. */
+const MAX_REMEMBERED_IDS = 10_000;
+const seen = new Set<string>();
+
+/** Informer → key ("namespace/name" or "name") → the object's last known state. */
+const mirror = new Map<string, Map<string, KubernetesObject>>();
+
+/** Batches are at most 100 events; Kubernetes objects at most ~1.5 MB each. */
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+function remember(id: string): boolean {
+  if (seen.has(id)) return false;
+  seen.add(id);
+  if (seen.size > MAX_REMEMBERED_IDS) seen.delete(seen.values().next().value!);
+  return true;
+}
+
+function apply(event: WebhookEvent): void {
+  let objects = mirror.get(event.informer);
+  if (!objects) mirror.set(event.informer, (objects = new Map()));
+  if (event.type === "delete") objects.delete(event.key);
+  else objects.set(event.key, event.object); // add, update and sync all carry the current state
+  const flags = [event.initialList && "initial-list", event.finalStateUnknown && "final-state-unknown"].filter(Boolean);
+  console.log(
+    `${new Date().toISOString()} #${event.sequence} ${event.type} ${event.informer} ${event.key} rv=${event.resourceVersion}` +
+      `${flags.length > 0 ? ` (${flags.join(", ")})` : ""} → ${objects.size} objects`,
+  );
+}
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function reply(response: ServerResponse, status: number, message?: string): void {
+  response.writeHead(status, message === undefined ? {} : { "content-type": "text/plain; charset=utf-8" });
+  response.end(message);
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  if (request.method !== "POST") return reply(response, 405, "POST webhook deliveries here\n");
+  const body = await readBody(request);
+  if (body === undefined) return reply(response, 413, "body too large\n");
+  let events: WebhookEvent[];
+  try {
+    events = verifyWebhook(secret, body, request.headers); // the raw text: re-serialized JSON would not verify
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) {
+      console.warn(`${new Date().toISOString()} rejected a delivery: ${error.message}`);
+      return reply(response, 401, "bad signature\n");
+    }
+    console.error(error);
+    return reply(response, 500);
+  }
+  for (const event of events) {
+    if (remember(event.id)) apply(event);
+    else console.log(`${new Date().toISOString()} #${event.sequence} duplicate ${event.id}, skipped`);
+  }
+  reply(response, 204); // any 2xx acknowledges; anything else is retried
+}
+
+const server = createServer((request, response) => {
+  handle(request, response).catch((error: unknown) => {
+    console.error(error);
+    if (response.headersSent) response.destroy();
+    else reply(response, 500);
+  });
+});
+
+server.listen(port, () => console.log(`receiving edge-informer webhooks on http://localhost:${port}/`));
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => server.close(() => process.exit(0)));

@@ -1,0 +1,182 @@
+/**
+ * The shapes the edge-informer HTTP API takes and answers (../shared/API.md, docs/api.md), for the
+ * typed client in api.ts. Types only, and declared here rather than imported from the server's
+ * modules: a type import of src/objects or src/config would pull the whole Worker (Durable Objects,
+ * `cloudflare:workers`, zod) into the type check of every program using the client, which then fails
+ * outside Workers. test/client/api.test.ts checks at compile time that these match the server's types.
+ */
+import type { KubernetesObject, WebhookEvent, WebhookEventType } from "./types.ts";
+
+/**
+ * The body of `PUT /informers/{name}` (and an entry of `INFORMERS`). Only `resource` is required;
+ * the server fills in the defaults and refuses unknown fields.
+ */
+export interface InformerSpec {
+  /** A lower-case DNS label; when present it must match the URL's name. */
+  name?: string;
+  /** kubectl-style: "pods", "deployments.apps", "widgets.example.com". */
+  resource: string;
+  /** Needed for custom resources ("example.com/v1"); optional for built-ins. */
+  apiVersion?: string;
+  /** Watch one namespace only. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Default resync period of this informer's subscriptions; 0 (the default) = never. */
+  resyncPeriodSeconds?: number;
+  /** Index name → field path, e.g. `{ byNode: "spec.nodeName" }`. The `namespace` index always exists. */
+  indexers?: Record<string, string>;
+  transform?: {
+    /** Default true. */
+    dropManagedFields?: boolean;
+    /** Field paths removed before storing, e.g. `metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']`. */
+    dropFields?: string[];
+  };
+  /** Bounds of the event log (defaults: 100,000 events, 2 days). */
+  retention?: { maxEvents?: number; maxAgeSeconds?: number };
+  /** Server-side watch timeout; default random in 300–600 s, like client-go. */
+  watchTimeoutSeconds?: number;
+  /** List page size (default 500). */
+  pageSize?: number;
+}
+
+/** `GET /informers/{name}`. */
+export interface InformerStatus {
+  name: string;
+  resource: string;
+  /** client-go's HasSynced: the first full list has been processed into the cache. */
+  synced: boolean;
+  lastSyncResourceVersion: string;
+  /** How many objects the cache holds. */
+  objects: number;
+  /** How many keys wait in the DeltaFIFO. */
+  queueDepth: number;
+  /** `state` is "idle", "listing", "watching" or "backoff" (waiting after an error, see lastError). */
+  watch: { state: string; since: string | null; restarts: number };
+  relists: number;
+  lastError: string | null;
+  /** The oldest readable and the newest event sequence numbers. */
+  eventLog: { head: number; tail: number };
+  subscriptions: number;
+}
+
+/** The answer of `PUT /informers/{name}`: 201 (created) or 200 (updated). */
+export interface PutInformerResult {
+  created: boolean;
+  status: InformerStatus;
+}
+
+/** Pagination of list answers: `limit` 1–5000 (default 5000), `continue` from the previous page. */
+export interface PageQuery {
+  limit?: number;
+  continue?: string;
+}
+
+/** `GET /informers/{name}/objects` query. Selectors use Kubernetes syntax (`app=web,tier!=db`). */
+export interface ObjectQuery extends PageQuery {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** One page of objects, in key order. */
+export interface ObjectList<T = KubernetesObject> {
+  /** The cache's lastSyncResourceVersion when the page was read. */
+  resourceVersion: string;
+  items: T[];
+  /** Present only when more items follow: pass it back as `continue`. */
+  continue?: string;
+  /** From the `X-Synced` header: whether the informer's first full list had been processed (HasSynced). */
+  synced: boolean;
+}
+
+/** What a subscription delivers; `sync` events come from the resync period. */
+export type SubscriptionEventType = WebhookEventType;
+
+/** The body of `POST /informers/{name}/subscriptions`. */
+export interface SubscriptionSpec {
+  /** Where events are POSTed. */
+  url: string;
+  /** Default: every type. */
+  events?: SubscriptionEventType[];
+  /** Only objects of this namespace. */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Default: the informer's `resyncPeriodSeconds`; 0 = never. */
+  resyncPeriodSeconds?: number;
+  /** Deliver the current objects as `add` events (`initialList: true`) first. Default true. */
+  replayExisting?: boolean;
+  /** 1–100 (default 1); above 1, bodies are `{"events": [...]}`. */
+  maxBatchSize?: number;
+  /** How long an event is retried before it is dead-lettered. */
+  retryBudgetSeconds?: number;
+  /** How long the endpoint has to answer, 1–15 (default 15). */
+  timeoutSeconds?: number;
+}
+
+export type SubscriptionState = "active" | "failing" | "disabled";
+
+/** `GET /subscriptions/{id}`. Times are ISO 8601 strings. */
+export interface SubscriptionStatus {
+  id: string;
+  informer: string;
+  url: string;
+  events: SubscriptionEventType[];
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resyncPeriodSeconds: number;
+  maxBatchSize: number;
+  retryBudgetSeconds: number;
+  timeoutSeconds: number;
+  state: SubscriptionState;
+  /** Delivery position in the informer's event log. */
+  cursor: number;
+  /** How far delivery is behind the event log. */
+  lag: number;
+  lastDeliveryAt: string | null;
+  consecutiveFailures: number;
+  deadLetters: number;
+  expired: boolean;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+  createdAt: string;
+}
+
+/** The answer of `POST /informers/{name}/subscriptions`: the status plus the signing secret, shown once. */
+export type CreatedSubscription = SubscriptionStatus & {
+  /** `whsec_` + base64: give it to `verifyWebhook`. */
+  secret: string;
+};
+
+/** One delivery attempt (`GET /subscriptions/{id}/deliveries`). */
+export interface DeliveryAttempt {
+  eventIds: string[];
+  sequence: number;
+  attempt: number;
+  /** The endpoint's HTTP status; null when it did not answer. */
+  status: number | null;
+  durationMs: number;
+  at: string;
+  error?: string;
+}
+
+/** An event that ran out of retries (`GET /subscriptions/{id}/dead-letters`). */
+export interface DeadLetter<T = KubernetesObject> {
+  eventId: string;
+  sequence: number;
+  type: WebhookEventType;
+  key: string;
+  resourceVersion: string;
+  attempts: number;
+  lastError: string | null;
+  deadLetteredAt: string;
+  event: WebhookEvent<T>;
+}
+
+/** The answer of a successful redelivery; a failed one throws (502, the attempt in the error's `details`). */
+export interface RedeliverResult {
+  delivered: true;
+  attempt: DeliveryAttempt;
+}
