@@ -1,0 +1,159 @@
+/**
+ * Subscription routes through the Worker's HTTP API, driven with the typed client: creation and
+ * its validation (invariant 8: a clear 4xx and nothing created), the secret shown once, status,
+ * delivery log, dead letters and redelivery, 410 → disabled → enable, and deletion (also with the
+ * informer).
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { EdgeInformerApiError, EdgeInformerClient, type FetchLike, type SubscriptionSpec } from "../../src/client/index.ts";
+import { parseInformerSpec } from "../../src/config.ts";
+import { unwrap } from "../../src/errors.ts";
+import { createApp } from "../../src/http/app.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
+import { pod } from "../fake-apiserver/client.ts";
+import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+
+const BASE = "http://edge.test";
+const app = createApp();
+// Local development settings (loopback http receivers allowed), with the admin token still required.
+const devWorker: FetchLike = async (input, init) => app.fetch(new Request(input, init), { ...env, ALLOW_UNAUTHENTICATED: "true" });
+const worker: FetchLike = (input, init) => exports.default.fetch(new Request(input, init));
+
+const admin = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token", fetch: devWorker });
+const anonymous = new EdgeInformerClient({ baseUrl: BASE, fetch: devWorker });
+const production = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token", fetch: worker });
+
+async function failure(promise: Promise<unknown>): Promise<EdgeInformerApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof EdgeInformerApiError)) throw new Error(`expected an API error, got ${String(error)}`);
+  return error;
+}
+
+async function syncedInformer() {
+  const cluster = await newCluster();
+  const informer = await startInformer(cluster);
+  await waitSynced(informer.stub);
+  return { cluster, ...informer };
+}
+
+describe("subscription routes", () => {
+  it("rejects bad subscriptions with a clear 4xx and creates nothing", async () => {
+    const { name } = await syncedInformer();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const bad: [SubscriptionSpec | Record<string, unknown>, RegExp][] = [
+      [{ url: "http://hooks.example.com/x" }, /url: must be https/],
+      [{ url: "not a url" }, /url: 'not a url' is not an absolute URL/],
+      [{ url: "https://user:pw@hooks.example.com/" }, /must not carry credentials/],
+      [{ url: hook.url, labelSelector: "app in (" }, /labelSelector/],
+      [{ url: hook.url, fieldSelector: "spec.nodeName~x" }, /fieldSelector/],
+      [{ url: hook.url, events: ["create"] }, /events/],
+      [{ url: hook.url, events: [] }, /at least one event type/],
+      [{ url: hook.url, maxBatchSize: 0 }, /maxBatchSize/],
+      [{ url: hook.url, timeoutSeconds: 60 }, /timeoutSeconds/],
+      [{ url: hook.url, secret: "whsec_mine" }, /secret/],
+      [{}, /url/],
+    ];
+    for (const [spec, message] of bad) {
+      const error = await failure(admin.createSubscription(name, spec as SubscriptionSpec));
+      expect([error.status, error.code], JSON.stringify(spec)).toEqual([400, "BadRequest"]);
+      expect(error.message).toMatch(message);
+    }
+    // Outside local development, a loopback http receiver is refused too.
+    const refused = await failure(production.createSubscription(name, { url: hook.url }));
+    expect([refused.status, refused.message]).toEqual([400, expect.stringMatching(/ALLOW_UNAUTHENTICATED/)]);
+    expect((await failure(admin.createSubscription("no-such-informer", { url: hook.url }))).status).toBe(404);
+    expect((await failure(anonymous.createSubscription(name, { url: hook.url }))).status).toBe(401);
+    const raw = await devWorker(`${BASE}/informers/${name}/subscriptions`, {
+      method: "POST",
+      headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+      body: "{not json",
+    });
+    expect([raw.status, ((await raw.json()) as { error: { code: string } }).error.code]).toEqual([400, "BadRequest"]);
+    const huge = await devWorker(`${BASE}/informers/${name}/subscriptions`, {
+      method: "POST",
+      headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+      body: JSON.stringify({ url: hook.url, labelSelector: "a".repeat(20_000) }),
+    });
+    expect(huge.status).toBe(413);
+    expect(await admin.listSubscriptions(name)).toEqual([]);
+    expect((await admin.getInformer(name)).subscriptions).toBe(0);
+    expect(await hook.requests()).toEqual([]);
+    expect((await failure(admin.getSubscription("sub_0123456789abcdef"))).status).toBe(404);
+    expect((await failure(admin.getSubscription("nope"))).status).toBe(400);
+  });
+
+  it("creates a subscription, shows its secret once, lists, inspects and deletes it", async () => {
+    const { name } = await syncedInformer();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const created = await admin.createSubscription(name, { url: hook.url, events: ["add", "delete"], resyncPeriodSeconds: 0 });
+    expect(created).toMatchObject({ informer: name, url: hook.url, events: ["add", "delete"], state: "active", maxBatchSize: 1 });
+    expect(created.id).toMatch(/^sub_[0-9a-f]{32}$/);
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const fetched = await admin.getSubscription(created.id);
+    expect(JSON.stringify(fetched)).not.toContain(created.secret);
+    expect(JSON.stringify(await admin.listSubscriptions(name))).not.toContain(created.secret);
+    expect((await admin.listSubscriptions(name)).map((s) => s.id)).toEqual([created.id]);
+    expect((await admin.getInformer(name)).subscriptions).toBe(1);
+    expect((await failure(anonymous.deleteSubscription(created.id))).status).toBe(401);
+    await admin.deleteSubscription(created.id);
+    expect((await failure(admin.getSubscription(created.id))).status).toBe(404);
+    expect((await failure(admin.deleteSubscription(created.id))).status).toBe(404);
+    expect((await admin.getInformer(name)).subscriptions).toBe(0);
+  });
+
+  it("dead-letters past the retry budget, shows the delivery log, and redelivers on request", async () => {
+    const { cluster, name } = await syncedInformer();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 500, body: "boom" } });
+    const { id } = await admin.createSubscription(name, { url: hook.url, retryBudgetSeconds: 1, replayExisting: false });
+    await cluster.create("pods", pod({ name: "x", namespace: "a" }));
+    const [dead] = await waitFor("a dead letter", async () => {
+      const letters = await admin.deadLetters(id);
+      return letters.length > 0 && letters;
+    });
+    expect(dead).toMatchObject({ type: "add", key: "a/x", sequence: 1, lastError: "HTTP 500: boom", event: { key: "a/x", type: "add" } });
+    expect(await admin.getSubscription(id)).toMatchObject({ deadLetters: 1, cursor: expect.any(Number) });
+    const log = await admin.deliveries(id);
+    expect(log[0]).toMatchObject({ eventIds: [dead!.eventId], status: 500, error: "HTTP 500: boom" });
+
+    const refused = await failure(admin.redeliver(id, dead!.eventId));
+    expect([refused.status, refused.code]).toEqual([502, "DeliveryFailed"]);
+    await hook.setBehaviour({ default: { status: 204 } });
+    expect(await admin.redeliver(id, dead!.eventId)).toMatchObject({ delivered: true, attempt: { status: 204 } });
+    expect(await admin.deadLetters(id)).toEqual([]);
+    expect((await hook.requests()).at(-1)!.headers["webhook-id"]).toBe(dead!.eventId);
+    expect((await failure(admin.redeliver(id, dead!.eventId))).status).toBe(404);
+  });
+
+  it("is disabled by 410 Gone and delivers what it held once re-enabled", async () => {
+    const { cluster, name } = await syncedInformer();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { script: [{ status: 410 }] });
+    const { id } = await admin.createSubscription(name, { url: hook.url, replayExisting: false });
+    await cluster.create("pods", pod({ name: "y", namespace: "a" }));
+    const disabled = await waitFor("410 to disable", async () => {
+      const s = await admin.getSubscription(id);
+      return s.state === "disabled" && s;
+    });
+    expect(disabled).toMatchObject({ disabledReason: expect.stringMatching(/410 Gone/) });
+    await cluster.create("pods", pod({ name: "z", namespace: "a" }));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await hook.requests()).toHaveLength(1);
+    expect(await admin.enableSubscription(id)).toMatchObject({ state: "active" });
+    const requests = await hook.waitForRequests(3);
+    expect(requests.map((r) => (JSON.parse(r.body) as { key: string }).key)).toEqual(["a/y", "a/y", "a/z"]);
+  });
+
+  it("deletes an informer's subscriptions with it", async () => {
+    const cluster = await newCluster();
+    const name = `cascade-${crypto.randomUUID().slice(0, 8)}`;
+    unwrap(await env.FACTORY.getByName(FACTORY_NAME).put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, name), "api", cluster.url));
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const { id } = await admin.createSubscription(name, { url: hook.url });
+    await admin.deleteInformer(name);
+    expect((await failure(admin.getSubscription(id))).status).toBe(404);
+  });
+});
