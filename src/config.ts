@@ -5,12 +5,13 @@
  */
 import * as z from "zod/mini";
 import en from "zod/v4/locales/en.js";
-import { ValidationError } from "./errors.ts";
+import { describeIssues, ValidationError } from "./errors.ts";
 import { parseFieldPath } from "./cache/field-path.ts";
 import { NAMESPACE_INDEX } from "./cache/indexer.ts";
 import type { InformerSettings } from "./cache/informer.ts";
 import { resolveResource } from "./kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
+import { declaredSubscriptionSchema } from "./delivery/subscription-spec.ts";
 
 // zod/mini keeps the bundle small by shipping no messages; load the English ones once.
 z.config(en());
@@ -68,6 +69,8 @@ export const informerSpecSchema = z
     /** Server-side watch timeout; default random in [300, 600) s, like client-go. */
     watchTimeoutSeconds: z.optional(int(1, 1800)),
     pageSize: z._default(int(1, 10_000), DEFAULT_PAGE_SIZE),
+    /** Webhook subscriptions declared with the informer (INFORMERS only; the API has its own routes). */
+    subscriptions: z._default(z.array(declaredSubscriptionSchema).check(z.maxLength(50)), []),
   })
   .check(
     z.superRefine((spec, ctx) => {
@@ -86,6 +89,10 @@ export const informerSpecSchema = z
         check(ctx, ["indexers", index], () => parseFieldPath(path));
       }
       spec.transform.dropFields.forEach((path, i) => check(ctx, ["transform", "dropFields", i], () => parseFieldPath(path)));
+      const names = spec.subscriptions.map((s) => s.name);
+      names.forEach((name, i) => {
+        if (names.indexOf(name) !== i) ctx.addIssue({ code: "custom", path: ["subscriptions", i, "name"], message: `duplicate subscription name '${name}'` });
+      });
     }),
   );
 
@@ -93,12 +100,6 @@ export type InformerSpecInput = z.input<typeof informerSpecSchema>;
 /** A validated, defaulted informer spec with its name. */
 export type InformerSpec = z.output<typeof informerSpecSchema> & { name: string };
 
-/** Renders zod issues as one message: `field: problem; field: problem`. */
-export function describeIssues(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
-  return error.issues
-    .map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : ""}${issue.message}`)
-    .join("; ");
-}
 
 /** The default informer name: the resource's kubectl name with dots made URL-safe. */
 export function defaultName(resource: string): string {

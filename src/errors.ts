@@ -70,3 +70,10 @@ export function attempt<T>(fn: () => T): Result<T> {
     throw error;
   }
 }
+
+/** Renders validation issues (zod's) as one message: `field: problem; field: problem`. */
+export function describeIssues(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : ""}${issue.message}`)
+    .join("; ");
+}

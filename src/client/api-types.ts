@@ -127,14 +127,21 @@ export interface SubscriptionStatus {
   labelSelector?: string;
   fieldSelector?: string;
   resyncPeriodSeconds: number;
+  replayExisting: boolean;
   maxBatchSize: number;
   retryBudgetSeconds: number;
   timeoutSeconds: number;
   state: SubscriptionState;
+  /** Declared in INFORMERS (wrangler.toml): change or remove it there. */
+  declared: boolean;
+  /** Why it is disabled (a 410 from the endpoint); null otherwise. */
+  disabledReason: string | null;
   /** Delivery position in the informer's event log. */
   cursor: number;
   /** How far delivery is behind the event log. */
   lag: number;
+  /** A replay or resync in progress, anchored at log position `at`. */
+  marker: { kind: "replay" | "sync"; at: number } | null;
   lastDeliveryAt: string | null;
   consecutiveFailures: number;
   deadLetters: number;

@@ -8,8 +8,7 @@
  * object of the cluster on the wire.
  */
 import * as z from "zod/mini";
-import { describeIssues } from "../config.ts";
-import { ValidationError } from "../errors.ts";
+import { describeIssues, ValidationError } from "../errors.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
 
@@ -51,6 +50,30 @@ export const subscriptionSpecSchema = z.strictObject({
   /** Per-attempt timeout; API.md promises at most 15 s. */
   timeoutSeconds: z._default(int(1, MAX_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS),
 });
+
+/**
+ * A subscription declared in `INFORMERS` next to its informer (wrangler.toml). Its secret is not in
+ * the file: `secretBinding` names a Worker secret holding a `whsec_…` value, so the operator knows
+ * it without it ever being shown by the API.
+ */
+export const declaredSubscriptionSchema = z.strictObject({
+  ...subscriptionSpecSchema.shape,
+  name: z.string().check(z.maxLength(40), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS label (a-z, 0-9, '-')")),
+  secretBinding: z.string().check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')")),
+});
+
+export type DeclaredSubscription = z.output<typeof declaredSubscriptionSchema>;
+
+/**
+ * Declared subscriptions have readable, stable ids; created ones are `sub_` + 32 hex digits and
+ * never contain '-', so the two kinds cannot collide.
+ */
+export function declaredSubscriptionId(informer: string, name: string): string {
+  return `sub_${informer}-${name}`;
+}
+
+/** A Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes. */
+export const SECRET_PATTERN = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 
 export type SubscriptionSpecInput = z.input<typeof subscriptionSpecSchema>;
 /** A validated subscription spec; `resyncPeriodSeconds` is resolved against the informer's default. */

@@ -43,6 +43,8 @@ export interface SubscriptionRecord {
   informer: string;
   spec: SubscriptionSpec;
   secret: string;
+  /** Declared in INFORMERS: changed and removed only there. */
+  declared: boolean;
   createdAt: number;
   position: Position;
   disabledReason: string | null;
@@ -93,7 +95,7 @@ export interface DeadLetterRecord extends OutboxEvent {
 const MIGRATIONS = [
   `CREATE TABLE subscription (
      id INTEGER PRIMARY KEY CHECK (id = 1), sub_id TEXT NOT NULL, informer TEXT NOT NULL, spec TEXT NOT NULL,
-     secret TEXT NOT NULL, created_at INTEGER NOT NULL, position TEXT NOT NULL, disabled_reason TEXT,
+     secret TEXT NOT NULL, declared INTEGER NOT NULL, created_at INTEGER NOT NULL, position TEXT NOT NULL, disabled_reason TEXT,
      expired INTEGER NOT NULL, next_sequence INTEGER NOT NULL, known_tail INTEGER NOT NULL, next_resync_at INTEGER,
      failures INTEGER NOT NULL, first_failure_at INTEGER, next_attempt_at INTEGER, last_delivery_at INTEGER, last_error TEXT);
    CREATE TABLE outbox (
@@ -112,10 +114,11 @@ const MIGRATIONS = [
 const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
 const INSERT = stmt(
   "subscription.insert",
-  `INSERT INTO subscription (id, sub_id, informer, spec, secret, created_at, position, disabled_reason, expired,
+  `INSERT INTO subscription (id, sub_id, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
      next_sequence, known_tail, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
-   VALUES (1, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
+const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
 const SET_POSITION = stmt("subscription.setPosition", "UPDATE subscription SET position = ? WHERE id = 1");
 const SET_EXPIRED = stmt("subscription.setExpired", "UPDATE subscription SET expired = ? WHERE id = 1");
 const NOTE_TAIL = stmt("subscription.noteTail", "UPDATE subscription SET known_tail = max(known_tail, ?) WHERE id = 1");
@@ -168,6 +171,7 @@ type SubscriptionRow = {
   informer: string;
   spec: string;
   secret: string;
+  declared: number;
   created_at: number;
   position: string;
   disabled_reason: string | null;
@@ -216,6 +220,7 @@ export class SubscriptionStore {
       informer: row.informer,
       spec: JSON.parse(row.spec),
       secret: row.secret,
+      declared: row.declared === 1,
       createdAt: row.created_at,
       position: JSON.parse(row.position),
       disabledReason: row.disabled_reason,
@@ -236,6 +241,7 @@ export class SubscriptionStore {
     informer: string;
     spec: SubscriptionSpec;
     secret: string;
+    declared: boolean;
     now: number;
     position: Position;
     tail: number;
@@ -247,11 +253,17 @@ export class SubscriptionStore {
       init.informer,
       JSON.stringify(init.spec),
       init.secret,
+      init.declared ? 1 : 0,
       init.now,
       JSON.stringify(init.position),
       init.tail,
       init.nextResyncAt,
     );
+  }
+
+  /** A declared subscription's new configuration; its position and retry state stay. */
+  updateSpec(spec: SubscriptionSpec, secret: string): void {
+    this.#db.run(UPDATE_SPEC, JSON.stringify(spec), secret);
   }
 
   setPosition(position: Position): void {

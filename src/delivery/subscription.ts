@@ -81,6 +81,8 @@ export interface SubscriptionStatus {
   retryBudgetSeconds: number;
   timeoutSeconds: number;
   state: SubscriptionState;
+  /** Declared in INFORMERS (wrangler.toml): change or remove it there. */
+  declared: boolean;
   disabledReason: string | null;
   /** The last log position handled. */
   cursor: number;
@@ -157,10 +159,11 @@ export class Subscription {
   }
 
   /** Starts following the log at `tail`, with a replay of the cache first if the spec asks for it. */
-  create(init: { id: string; informer: string; spec: SubscriptionSpec; secret: string; tail: number }): void {
+  create(init: { id: string; informer: string; spec: SubscriptionSpec; secret: string; tail: number; declared?: boolean }): void {
     const now = this.#clock.now();
     this.store.create({
       ...init,
+      declared: init.declared ?? false,
       now,
       position: { cursor: init.tail, marker: init.spec.replayExisting ? { kind: "replay", at: init.tail, after: null } : null },
       nextResyncAt: init.spec.resyncPeriodSeconds > 0 ? now + init.spec.resyncPeriodSeconds * 1000 : null,
@@ -235,6 +238,7 @@ export class Subscription {
       retryBudgetSeconds: spec.retryBudgetSeconds,
       timeoutSeconds: spec.timeoutSeconds,
       state: record.disabledReason !== null ? "disabled" : record.failures > 0 ? "failing" : "active",
+      declared: record.declared,
       disabledReason: record.disabledReason,
       cursor: position.cursor,
       lag: Math.max(0, record.knownTail - position.cursor),

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import * as z from "zod/mini";
 import { parseInformerSpec } from "../config.ts";
-import { unwrap } from "../errors.ts";
+import { ApiError, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerStatus } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -37,6 +37,12 @@ export const informerRoutes = new Hono<AppEnv>()
     async (c) => {
       const { name } = c.req.valid("param");
       const spec = parseInformerSpec(await jsonBody(c), name);
+      if (spec.subscriptions.length > 0) {
+        throw new ApiError(
+          "BadRequest",
+          "subscriptions are declared only in INFORMERS (wrangler.toml); create them with POST /informers/{name}/subscriptions",
+        );
+      }
       const { created, status } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).put(spec));
       return c.json(status, created ? 201 : 200);
     },

@@ -8,7 +8,7 @@ import * as z from "zod/mini";
 import { parseSubscriptionSpec } from "../delivery/subscription-spec.ts";
 import type { SubscriptionStatus } from "../delivery/subscription.ts";
 import { errorBody } from "./errors.ts";
-import { unwrap } from "../errors.ts";
+import { ApiError, unwrap } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { nameParam } from "./informers.ts";
@@ -16,7 +16,7 @@ import { jsonBody, limitBody, validate } from "./validate.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
-const idParam = z.object({ id: z.string().check(z.regex(/^sub_[a-z0-9]{8,64}$/, "not a subscription id")) });
+const idParam = z.object({ id: z.string().check(z.regex(/^sub_[a-z0-9][-a-z0-9]{0,127}$/, "not a subscription id")) });
 const limitQuery = (max: number) =>
   z.strictObject({ limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(max))) });
 
@@ -52,8 +52,11 @@ export const subscriptionRoutes = new Hono<AppEnv>()
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).status()));
   })
   .delete("/:id", requireAdmin, validate("param", idParam), async (c) => {
-    const existed = await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).destroy();
-    return existed ? c.body(null, 204) : c.json(errorBody("NotFound", "subscription not found"), 404);
+    const outcome = await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).destroy();
+    if (outcome === "declared") {
+      throw new ApiError("Conflict", "this subscription is declared in INFORMERS (wrangler.toml): remove it there");
+    }
+    return outcome === "deleted" ? c.body(null, 204) : c.json(errorBody("NotFound", "subscription not found"), 404);
   })
   .post("/:id/enable", requireAdmin, validate("param", idParam), async (c) => {
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).enable()));

@@ -6,8 +6,7 @@ import { zValidator } from "@hono/zod-validator";
 import type { Context, ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type * as z from "zod/mini";
-import { describeIssues } from "../config.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, describeIssues } from "../errors.ts";
 
 export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodMiniType>(target: Target, schema: Schema) {
   return zValidator(target, schema, (result) => {

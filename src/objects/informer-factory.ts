@@ -7,6 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
 import { type InformerSpec, parseDeclaredInformers } from "../config.ts";
+import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
@@ -18,6 +19,8 @@ export interface DeclaredSync {
   added: string[];
   updated: string[];
   removed: string[];
+  /** Declared subscriptions created, updated or removed. */
+  subscriptions: string[];
   errors: string[];
 }
 
@@ -62,7 +65,7 @@ export class InformerFactory extends DurableObject<Env> {
     }
     const subscriptions = await this.#stub(name).destroy();
     // A subscription without its informer has nothing to follow: delete them with it.
-    await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy()));
+    await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy(true)));
     this.#registry.delete(name);
     return ok(null);
   }
@@ -70,7 +73,7 @@ export class InformerFactory extends DurableObject<Env> {
   /** Brings the declared informers in line with `INFORMERS`: adds, updates, removes. */
   async syncDeclared(informers: string | undefined): Promise<DeclaredSync> {
     const { specs, errors } = parseDeclaredInformers(informers);
-    const result: DeclaredSync = { added: [], updated: [], removed: [], errors };
+    const result: DeclaredSync = { added: [], updated: [], removed: [], subscriptions: [], errors };
     for (const spec of specs) {
       const existing = this.#registry.get(spec.name);
       if (existing && JSON.stringify(existing.spec) === JSON.stringify(spec) && existing.source === "config") continue;
@@ -82,6 +85,7 @@ export class InformerFactory extends DurableObject<Env> {
       this.#registry.put(spec, "config", Date.now());
       (existing ? result.updated : result.added).push(spec.name);
     }
+    for (const spec of specs) await this.#syncDeclaredSubscriptions(spec, result);
     // A broken INFORMERS must not delete data: remove undeclared informers only when it parsed cleanly.
     const declared = new Set(specs.map((s) => s.name));
     for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
@@ -92,6 +96,43 @@ export class InformerFactory extends DurableObject<Env> {
     }
     for (const error of result.errors) console.error(`INFORMERS: ${error}`);
     return result;
+  }
+
+  /**
+   * Brings an informer's declared subscriptions in line with its spec: creates or updates each
+   * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
+   * Subscriptions created through the API are left alone.
+   */
+  async #syncDeclaredSubscriptions(spec: InformerSpec, result: DeclaredSync): Promise<void> {
+    const declared = new Set<string>();
+    let complete = true;
+    for (const subscription of spec.subscriptions) {
+      const id = declaredSubscriptionId(spec.name, subscription.name);
+      declared.add(id);
+      const where = `${spec.name}.subscriptions.${subscription.name}`;
+      const secret = (this.env as unknown as Record<string, unknown>)[subscription.secretBinding];
+      try {
+        if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
+          throw new Error(
+            `the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`,
+          );
+        }
+        checkEndpointUrl(subscription.url, { allowLoopbackHttp: this.env.ALLOW_UNAUTHENTICATED === "true" });
+        const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
+        const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, spec.name, subscriptionSpec, secret));
+        if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
+      } catch (error) {
+        complete = false;
+        result.errors.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    // As with informers: never delete on a declaration that did not fully apply.
+    if (!complete) return;
+    const ids = await this.#stub(spec.name).subscriberIds();
+    for (const id of ids.ok ? ids.value : []) {
+      if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec.name, ""))) continue;
+      if ((await this.env.SUBSCRIPTION.getByName(id).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
+    }
   }
 
   /** Re-arms every informer whose alarm is missing; returns the names it re-armed. */

@@ -77,8 +77,10 @@ export class InformerObject extends DurableObject<Env> {
   /** Creates or updates this informer. `apiUrl` overrides KUBE_API_URL (tests, multi-cluster). */
   async configure(spec: InformerSpec, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
     const previous = this.#specs.get();
-    if (previous && JSON.stringify(previous.spec) === JSON.stringify(spec) && previous.apiUrl === (apiUrl ?? null)) {
-      // Nothing changed: leave a live watch alone (an idempotent PUT must not restart it).
+    if (previous && sameListing(previous.spec, spec) && previous.apiUrl === (apiUrl ?? null)) {
+      // Nothing the loop uses changed: leave a live watch alone (an idempotent PUT must not restart
+      // it); declared subscriptions are the factory's business.
+      if (JSON.stringify(previous.spec) !== JSON.stringify(spec)) this.#specs.put(spec, previous.apiUrl, Date.now());
       return ok({ created: false, status: this.#status(spec, this.#informer(spec)) });
     }
     await this.#stopSlice();
@@ -330,6 +332,11 @@ export class InformerObject extends DurableObject<Env> {
       subscriptions: this.#subscribers.count(),
     };
   }
+}
+
+/** Equal but for the declared subscriptions, which the informer's loop does not use. */
+function sameListing(a: InformerSpec, b: InformerSpec): boolean {
+  return JSON.stringify({ ...a, subscriptions: [] }) === JSON.stringify({ ...b, subscriptions: [] });
 }
 
 const clampLimit = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_FEED_ITEMS);

@@ -18,7 +18,7 @@ import {
   type SubscriptionStatus,
 } from "../delivery/subscription.ts";
 import type { z } from "zod/mini";
-import type { subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
+import type { SubscriptionSpec, subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
@@ -28,6 +28,24 @@ const SLICE_MS = 5 * 60_000;
 const FALLBACK_REARM_MS = 30_000;
 
 export type CreatedSubscription = SubscriptionStatus & { secret: string };
+type ParsedSpec = z.output<typeof subscriptionSpecSchema>;
+
+/** The spec as stored: an absent resync period is the informer's default. */
+function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): SubscriptionSpec {
+  const { url, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds } = spec;
+  return {
+    url,
+    events,
+    ...(namespace === undefined ? {} : { namespace }),
+    ...(labelSelector === undefined ? {} : { labelSelector }),
+    ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    resyncPeriodSeconds: spec.resyncPeriodSeconds ?? informerResyncSeconds,
+    replayExisting,
+    maxBatchSize,
+    retryBudgetSeconds,
+    timeoutSeconds,
+  };
+}
 
 export class SubscriptionObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -46,20 +64,39 @@ export class SubscriptionObject extends DurableObject<Env> {
    * Creates this subscription on `informer`: registers with it (which answers the log position to
    * start from), stores the spec and a new secret, and starts delivering.
    */
-  async create(id: string, informer: string, spec: z.output<typeof subscriptionSpecSchema>): Promise<Result<CreatedSubscription>> {
+  async create(id: string, informer: string, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
     if (this.#subscription.store.get()) return fail("Conflict", `subscription '${id}' already exists`);
+    const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
+    const created = await this.#register(id, informer, spec, secret, false);
+    return created.ok ? ok({ ...created.value, secret }) : created;
+  }
+
+  /**
+   * Brings a subscription declared in INFORMERS in line with its declaration: creates it with the
+   * operator's secret, or updates its spec and secret in place (its position stays).
+   */
+  async declare(id: string, informer: string, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
+    const existing = this.#subscription.store.get();
+    if (!existing) {
+      const created = await this.#register(id, informer, spec, secret, true);
+      return created.ok ? ok("created") : created;
+    }
     const registered = await this.env.INFORMER.getByName(informer).addSubscriber(id);
     if (!registered.ok) return fail("NotFound", `informer '${informer}' not found`);
-    const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
-    this.#subscription.create({
-      id,
-      informer,
-      secret,
-      tail: registered.value.tail,
-      spec: { ...spec, resyncPeriodSeconds: spec.resyncPeriodSeconds ?? registered.value.resyncPeriodSeconds },
-    });
+    const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);
+    if (JSON.stringify(resolved) === JSON.stringify(existing.spec) && secret === existing.secret) return ok("unchanged");
+    this.#subscription.store.updateSpec(resolved, secret);
+    await this.#wake();
+    return ok("updated");
+  }
+
+  async #register(id: string, informer: string, spec: ParsedSpec, secret: string, declared: boolean): Promise<Result<SubscriptionStatus>> {
+    const registered = await this.env.INFORMER.getByName(informer).addSubscriber(id);
+    if (!registered.ok) return fail("NotFound", `informer '${informer}' not found`);
+    const { tail, resyncPeriodSeconds } = registered.value;
+    this.#subscription.create({ id, informer, secret, tail, declared, spec: resolveSpec(spec, resyncPeriodSeconds) });
     await this.ctx.storage.setAlarm(Date.now());
-    return ok({ ...this.#subscription.status()!, secret });
+    return ok(this.#subscription.status()!);
   }
 
   async status(): Promise<Result<SubscriptionStatus>> {
@@ -102,16 +139,20 @@ export class SubscriptionObject extends DurableObject<Env> {
     else await this.#wake();
   }
 
-  /** Deletes this subscription and unregisters it from its informer; answers whether it existed. */
-  async destroy(): Promise<boolean> {
+  /**
+   * Deletes this subscription and unregisters it from its informer. A declared one is deleted only
+   * with `declaredToo` (INFORMERS changed, or its informer is going away).
+   */
+  async destroy(declaredToo = false): Promise<"deleted" | "not-found" | "declared"> {
     const record = this.#subscription.store.get();
-    if (!record) return false;
+    if (!record) return "not-found";
+    if (record.declared && !declaredToo) return "declared";
     await this.#stopLoop();
     await this.env.INFORMER.getByName(record.informer).removeSubscriber(record.id);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#migrate();
-    return true;
+    return "deleted";
   }
 
   override async alarm(): Promise<void> {

@@ -21,6 +21,10 @@ import {
 import type { InformerSpecInput } from "../../src/config.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { InformerStatus as ServerInformerStatus } from "../../src/objects/informer-object.ts";
+import type {
+  DeliveryAttempt as ServerDeliveryAttempt,
+  SubscriptionStatus as ServerSubscriptionStatus,
+} from "../../src/delivery/subscription.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 import { waitFor } from "../helpers/informer.ts";
 
@@ -61,9 +65,13 @@ async function withInformer(spec: InformerSpec, body: (name: string) => Promise<
 describe("API client types", () => {
   it("match the server's (checked by tsc)", () => {
     expectTypeOf<InformerStatus>().toEqualTypeOf<ServerInformerStatus>();
-    expectTypeOf<keyof InformerSpec>().toEqualTypeOf<keyof InformerSpecInput>();
-    expectTypeOf<InformerSpec>().toExtend<InformerSpecInput>();
-    expectTypeOf<Required<InformerSpecInput>>().toExtend<Required<InformerSpec>>();
+    expectTypeOf<SubscriptionStatus>().toEqualTypeOf<ServerSubscriptionStatus>();
+    expectTypeOf<DeliveryAttempt>().toEqualTypeOf<ServerDeliveryAttempt>();
+    // `subscriptions` is accepted only in INFORMERS (wrangler.toml), never through the API.
+    type ApiSpecInput = Omit<InformerSpecInput, "subscriptions">;
+    expectTypeOf<keyof InformerSpec>().toEqualTypeOf<keyof ApiSpecInput>();
+    expectTypeOf<InformerSpec>().toExtend<ApiSpecInput>();
+    expectTypeOf<Required<ApiSpecInput>>().toExtend<Required<InformerSpec>>();
     expectTypeOf<keyof NonNullable<InformerSpec["transform"]>>().toEqualTypeOf<keyof NonNullable<InformerSpecInput["transform"]>>();
     expectTypeOf<keyof NonNullable<InformerSpec["retention"]>>().toEqualTypeOf<keyof NonNullable<InformerSpecInput["retention"]>>();
   });
@@ -217,12 +225,16 @@ const subscription: SubscriptionStatus = {
   events: ["add", "update", "delete"],
   namespace: "demo",
   resyncPeriodSeconds: 0,
+  replayExisting: true,
   maxBatchSize: 10,
   retryBudgetSeconds: 3600,
   timeoutSeconds: 15,
   state: "active",
+  declared: false,
+  disabledReason: null,
   cursor: 12,
   lag: 0,
+  marker: null,
   lastDeliveryAt: "2026-11-22T03:30:00.000Z",
   consecutiveFailures: 0,
   deadLetters: 1,

@@ -7,7 +7,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseInformerSpec } from "../../src/config.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
+import { verifyWebhook } from "../../src/client/index.ts";
+import { unwrap } from "../../src/errors.ts";
 import { status, waitFor } from "../helpers/informer.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
 const declared = (...specs: object[]) => JSON.stringify(specs);
@@ -61,6 +64,47 @@ describe("InformerFactory", () => {
     }
     expect(await factory().get("decl-b")).toBeDefined();
     await factory().syncDeclared(declared());
+  });
+
+  it("creates, updates and removes subscriptions declared next to their informer", async () => {
+    const secret = `whsec_${btoa("declared secret of 24 by")}`;
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const audit = { name: "audit", url: hook.url, secretBinding: "AUDIT_WEBHOOK_SECRET", replayExisting: true };
+    // Local development settings and the operator's secret, for this factory instance only.
+    const sync = (text: string, vars: Record<string, string> = { AUDIT_WEBHOOK_SECRET: secret, ALLOW_UNAUTHENTICATED: "true" }) =>
+      runInDurableObject(factory(), async (instance) => {
+        const instanceEnv = (instance as unknown as { env: Record<string, unknown> }).env;
+        const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, instanceEnv[k]]));
+        Object.assign(instanceEnv, vars);
+        try {
+          return await instance.syncDeclared(text);
+        } finally {
+          Object.assign(instanceEnv, saved);
+        }
+      });
+    const id = "sub_decl-s-audit";
+    expect(await sync(declared({ name: "decl-s", resource: "pods", subscriptions: [audit] }))).toMatchObject({
+      subscriptions: ["decl-s.subscriptions.audit created"],
+      errors: [],
+    });
+    expect(unwrap(await env.SUBSCRIPTION.getByName(id).status())).toMatchObject({ declared: true, informer: "decl-s" });
+    // The receiver verifies with the secret the operator put in the Worker's secrets.
+    const [request] = await hook.waitForRequests(1);
+    expect(verifyWebhook(secret, request!.body, request!.headers)[0]).toMatchObject({ informer: "decl-s", initialList: true });
+    expect(await env.SUBSCRIPTION.getByName(id).destroy()).toBe("declared");
+
+    const narrowed = { ...audit, events: ["delete"] };
+    expect(await sync(declared({ name: "decl-s", resource: "pods", subscriptions: [narrowed] }))).toMatchObject({
+      subscriptions: ["decl-s.subscriptions.audit updated"],
+    });
+    expect(unwrap(await env.SUBSCRIPTION.getByName(id).status()).events).toEqual(["delete"]);
+    const missingSecret = await sync(declared({ name: "decl-s", resource: "pods", subscriptions: [narrowed] }), { AUDIT_WEBHOOK_SECRET: "" });
+    expect(missingSecret.errors).toEqual([expect.stringMatching(/decl-s.subscriptions.audit: the Worker secret 'AUDIT_WEBHOOK_SECRET' must hold/)]);
+    expect((await env.SUBSCRIPTION.getByName(id).status()).ok).toBe(true);
+
+    expect(await sync(declared({ name: "decl-s", resource: "pods" }))).toMatchObject({ subscriptions: [`${id} removed`] });
+    expect((await env.SUBSCRIPTION.getByName(id).status()).ok).toBe(false);
+    await sync(declared());
   });
 
   it("refuses to let the admin API change or delete a declared informer", async () => {
