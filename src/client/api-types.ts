@@ -159,6 +159,9 @@ export type CreatedSubscription = SubscriptionStatus & {
 
 /** One delivery attempt (`GET /subscriptions/{id}/deliveries`). */
 export interface DeliveryAttempt {
+  /** The (first) event of the attempt. */
+  eventId: string;
+  /** Every event of the attempt (more than one with batching). */
   eventIds: string[];
   sequence: number;
   attempt: number;

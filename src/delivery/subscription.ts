@@ -100,6 +100,9 @@ export interface SubscriptionStatus {
 }
 
 export interface DeliveryAttempt {
+  /** The (first) event of the attempt, as API.md lists it. */
+  eventId: string;
+  /** Every event of the attempt (more than one with batching). */
   eventIds: string[];
   sequence: number;
   attempt: number;
@@ -450,6 +453,7 @@ function attemptRecord(eventIds: string[], sequence: number, attempt: number, re
 
 function deliveryAttempt(record: DeliveryRecord): DeliveryAttempt {
   return {
+    eventId: record.eventIds[0]!,
     eventIds: record.eventIds,
     sequence: record.sequence,
     attempt: record.attempt,

@@ -243,7 +243,7 @@ const subscription: SubscriptionStatus = {
   lastError: null,
   createdAt: "2026-11-22T03:00:00.000Z",
 };
-const attempt: DeliveryAttempt = { eventIds: ["evt_1"], sequence: 3, attempt: 2, status: 200, durationMs: 41, at: "2026-11-22T03:31:00.000Z" };
+const attempt: DeliveryAttempt = { eventId: "evt_1", eventIds: ["evt_1"], sequence: 3, attempt: 2, status: 200, durationMs: 41, at: "2026-11-22T03:31:00.000Z" };
 const deadLetter: DeadLetter = {
   eventId: "evt/1",
   sequence: 3,
