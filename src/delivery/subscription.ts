@@ -21,7 +21,7 @@
  * from the stored position, and a resync never copies the cache into the log.
  */
 import type { Clock, Random } from "../clock.ts";
-import type { LogEventType, ReadResult } from "../cache/event-log.ts";
+import type { LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
 import { ApiError } from "../errors.ts";
 import { eventId } from "./event-id.ts";
 import { EventFilter, type Filtered } from "./filter.ts";
@@ -128,17 +128,7 @@ export interface DeadLetter {
 export type StepResult = { kind: "progress" } | { kind: "wait"; until: number } | { kind: "idle"; until: number | null };
 
 /** One log event or marker object, with the position reached once it is handled. */
-interface Candidate {
-  type: LogEventType;
-  key: string;
-  uid: string;
-  resourceVersion: string;
-  object: string | null;
-  oldObject: string | null;
-  initialList: boolean;
-  finalStateUnknown: boolean;
-  advance: Position;
-}
+type Candidate = Omit<LogEvent, "seq" | "at"> & { advance: Position };
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const positionKey = (p: Position) => JSON.stringify(p);

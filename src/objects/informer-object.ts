@@ -10,6 +10,7 @@ import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { Nudger } from "../delivery/nudger.ts";
+import { AlarmSlice } from "./alarm-slice.ts";
 import { SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
@@ -66,7 +67,7 @@ export class InformerObject extends DurableObject<Env> {
   /** Tells subscriptions that the log grew, one round at a time. */
   readonly #nudger = new Nudger((tail) => this.#nudgeSubscribers(tail));
   /** The running slice, so configuration changes and deletion can stop it and wait. */
-  #running: { abort: AbortController; done: Promise<unknown> } | undefined;
+  readonly #slice = new AlarmSlice();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -83,7 +84,7 @@ export class InformerObject extends DurableObject<Env> {
       if (JSON.stringify(previous.spec) !== JSON.stringify(spec)) this.#specs.put(spec, previous.apiUrl, Date.now());
       return ok({ created: false, status: this.#status(spec, this.#informer(spec)) });
     }
-    await this.#stopSlice();
+    await this.#slice.stop();
     this.#specs.put(spec, apiUrl ?? null, Date.now());
     const informer = this.#informer(spec);
     if (previous && listingChanged(previous.spec, spec)) informer.restart();
@@ -191,7 +192,7 @@ export class InformerObject extends DurableObject<Env> {
 
   /** Stops the loop and deletes every trace of this informer; answers the subscriptions it had. */
   async destroy(): Promise<string[]> {
-    await this.#stopSlice();
+    await this.#slice.stop();
     const subscribers = this.#subscribers.ids();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
@@ -208,7 +209,7 @@ export class InformerObject extends DurableObject<Env> {
     if (!stored) return false;
     // Subscriptions heal the same way: a nudge re-arms a subscription whose alarm is missing.
     this.#nudger.nudge(this.#informer(stored.spec).log.bounds().tail);
-    if (this.#running) return false;
+    if (this.#slice.running) return false;
     if ((await this.ctx.storage.getAlarm()) !== null) return false;
     const wakeAt = this.#informer(stored.spec).progress().wakeAt;
     await this.ctx.storage.setAlarm(Math.max(wakeAt, Date.now()));
@@ -216,35 +217,24 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    let wakeAt: number | undefined;
-    const abort = new AbortController();
-    let finish!: () => void;
-    this.#running = { abort, done: new Promise<void>((resolve) => (finish = resolve)) };
+    await this.#slice.run("informer", (signal) => this.#tick(signal), (wakeAt) => this.#rearm(wakeAt));
+  }
+
+  /** One slice of the loop; answers when the next is due (undefined: deleted, or ask durable state). */
+  async #tick(signal: AbortSignal): Promise<number | undefined> {
+    const stored = this.#specs.get();
+    if (!stored) return undefined; // deleted: #rearm finds no spec and the loop ends here on purpose
+    const informer = this.#informer(stored.spec);
+    let client: KubeClient;
     try {
-      const stored = this.#specs.get();
-      if (!stored) return; // deleted: the loop ends here on purpose
-      const informer = this.#informer(stored.spec);
-      let client: KubeClient;
-      try {
-        client = this.#client(stored.spec, stored.apiUrl);
-      } catch (error) {
-        // A configuration problem: say so in the status and retry later, never in a tight loop.
-        wakeAt = Date.now() + FALLBACK_REARM_MS;
-        informer.recordFailure(error instanceof Error ? error.message : String(error), wakeAt);
-        return;
-      }
-      wakeAt = await informer.tick(client, Date.now() + SLICE_MS, abort.signal);
+      client = this.#client(stored.spec, stored.apiUrl);
     } catch (error) {
-      console.error(`informer alarm failed: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      try {
-        // Stopped by configure() or destroy(): they set or delete the alarm themselves.
-        if (!abort.signal.aborted) await this.#rearm(wakeAt);
-      } finally {
-        this.#running = undefined;
-        finish();
-      }
+      // A configuration problem: say so in the status and retry later, never in a tight loop.
+      const retryAt = Date.now() + FALLBACK_REARM_MS;
+      informer.recordFailure(error instanceof Error ? error.message : String(error), retryAt);
+      return retryAt;
     }
+    return informer.tick(client, Date.now() + SLICE_MS, signal);
   }
 
   async #rearm(wakeAt: number | undefined): Promise<void> {
@@ -258,13 +248,6 @@ export class InformerObject extends DurableObject<Env> {
     }
     // setAlarm(now) from inside alarm() can be dropped (workerd #6866): always at least now + 1 ms.
     await this.ctx.storage.setAlarm(Math.max(next, Date.now() + 1));
-  }
-
-  async #stopSlice(): Promise<void> {
-    const running = this.#running;
-    if (!running) return;
-    running.abort.abort();
-    await running.done;
   }
 
   #migrate(): void {

@@ -22,6 +22,7 @@ import type { SubscriptionSpec, subscriptionSpecSchema } from "../delivery/subsc
 import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
+import { AlarmSlice } from "./alarm-slice.ts";
 
 /** One alarm's slice of deliveries; the rest continues in the next alarm. */
 const SLICE_MS = 5 * 60_000;
@@ -50,7 +51,7 @@ function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): Subscript
 export class SubscriptionObject extends DurableObject<Env> {
   readonly #db: Db;
   #subscription!: Subscription;
-  #running: { abort: AbortController; done: Promise<void> } | undefined;
+  readonly #slice = new AlarmSlice();
   /** A nudge came in while the loop was running: look at the log again before sleeping. */
   #nudged = false;
 
@@ -135,7 +136,7 @@ export class SubscriptionObject extends DurableObject<Env> {
   async nudge(tail: number): Promise<void> {
     if (!this.#subscription.store.get()) return;
     this.#subscription.noteTail(tail);
-    if (this.#running) this.#nudged = true;
+    if (this.#slice.running) this.#nudged = true;
     else await this.#wake();
   }
 
@@ -147,7 +148,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     const record = this.#subscription.store.get();
     if (!record) return "not-found";
     if (record.declared && !declaredToo) return "declared";
-    await this.#stopLoop();
+    await this.#slice.stop();
     await this.env.INFORMER.getByName(record.informer).removeSubscriber(record.id);
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
@@ -156,23 +157,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    if (this.#running) return;
-    const abort = new AbortController();
-    let finish!: () => void;
-    this.#running = { abort, done: new Promise<void>((resolve) => (finish = resolve)) };
-    let next: number | null | undefined;
-    try {
-      next = await this.#loop(Date.now() + SLICE_MS, abort.signal);
-    } catch (error) {
-      console.error(`subscription alarm failed: ${error instanceof Error ? error.message : String(error)}`);
-    } finally {
-      try {
-        if (!abort.signal.aborted) await this.#rearm(next);
-      } finally {
-        this.#running = undefined;
-        finish();
-      }
-    }
+    if (this.#slice.running) return;
+    await this.#slice.run("subscription", (signal) => this.#loop(Date.now() + SLICE_MS, signal), (next) => this.#rearm(next));
   }
 
   /** Steps until there is nothing to do now; returns when to run next (null: not until nudged). */
@@ -210,13 +196,6 @@ export class SubscriptionObject extends DurableObject<Env> {
     if (at === null) return;
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
-  }
-
-  async #stopLoop(): Promise<void> {
-    const running = this.#running;
-    if (!running) return;
-    running.abort.abort();
-    await running.done;
   }
 
   #migrate(): void {
