@@ -204,7 +204,11 @@ export class Subscription {
     this.store.noteTail(tail);
   }
 
-  /** Re-enables a subscription disabled by a 410, retrying its pending batch at once. */
+  /**
+   * Re-enables a subscription disabled by a 410, or ends a failing one's backoff: either way its
+   * pending batch is retried at once, with a fresh retry budget (an operator's "the endpoint is
+   * fixed, go").
+   */
   enable(): void {
     this.store.transaction(() => {
       this.store.setDisabled(null);

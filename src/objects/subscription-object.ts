@@ -123,7 +123,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     }
   }
 
-  /** Re-enables a subscription that a 410 disabled. */
+  /** Re-enables a subscription that a 410 disabled, or retries a failing one now (its backoff reset). */
   async enable(): Promise<Result<SubscriptionStatus>> {
     const found = this.#with(() => null);
     if (!found.ok) return found;

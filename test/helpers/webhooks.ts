@@ -33,7 +33,7 @@ export interface ReceiverView {
   events: WebhookEvent[];
   /** The receiver's cache rebuilt from them: key → resourceVersion. */
   state: Map<string, string>;
-  /** Ordering violations: a key going back to an older resourceVersion, sequences going back to new events. */
+  /** Violations: a key going back to an older resourceVersion, a sequence number skipped or reused for a new event. */
   problems: string[];
 }
 
@@ -51,6 +51,8 @@ export async function receiverView(hook: ReceiverEndpoint, secret: string): Prom
     if (event.sequence < sequence && idOfSequence.get(event.sequence) !== event.id) {
       problems.push(`sequence went back from ${sequence} to ${event.sequence} with a new event`);
     }
+    // Sequence numbers are given to delivered events only, so a jump is an event lost.
+    if (event.sequence > sequence + 1) problems.push(`sequence jumped from ${sequence} to ${event.sequence}`);
     idOfSequence.set(event.sequence, event.id);
     sequence = event.sequence;
     const seen = newest.get(event.key);

@@ -1,0 +1,56 @@
+/**
+ * One delivery attempt over real HTTP (workerd's fetch to the fake receiver): statuses, Retry-After,
+ * redirects not followed, timeouts, broken and refused connections, and the error text the
+ * delivery log keeps.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { systemClock } from "../../src/clock.ts";
+import { httpSender, USER_AGENT } from "../../src/delivery/sender.ts";
+import { signDelivery } from "../../src/delivery/sign.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+
+const send = httpSender(systemClock);
+const secret = `whsec_${btoa("sender test secret of 24")}`;
+const body = '{"id":"evt_1"}';
+const request = (url: string, timeoutMs = 2_000) => ({ url, headers: signDelivery(secret, "evt_1", 1_700_000_000, body), body, timeoutMs });
+
+describe("httpSender", () => {
+  it("POSTs the signed body and reports a 2xx", async () => {
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 202 } });
+    const result = await send(request(hook.url));
+    expect(result).toMatchObject({ status: 202 });
+    expect(result).not.toHaveProperty("error");
+    const [received] = await hook.requests();
+    expect(received).toMatchObject({ method: "POST", body, headers: { "webhook-id": "evt_1", "user-agent": USER_AGENT, "content-type": "application/json" } });
+  });
+
+  it("reports an error status with the start of its body and the Retry-After", async () => {
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, {
+      default: { status: 429, headers: { "retry-after": "7" }, body: `slow down ${"x".repeat(500)}` },
+    });
+    const result = await send(request(hook.url));
+    expect(result).toMatchObject({ status: 429, retryAfterMs: 7_000 });
+    expect(result.error).toMatch(/^HTTP 429: slow down x+$/);
+    expect(result.error!.length).toBeLessThan(220);
+  });
+
+  it("does not follow redirects", async () => {
+    const target = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 307, headers: { location: target.url } } });
+    expect(await send(request(hook.url))).toMatchObject({ status: 307, error: "HTTP 307" });
+    expect(await target.requests()).toEqual([]);
+  });
+
+  it("gives up after the timeout, and reports broken and refused connections", async () => {
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { script: [{ hang: true }, { destroy: true }], dedicatedPort: true });
+    expect(await send(request(hook.url, 300))).toMatchObject({ error: "no answer within 0.3 s" });
+    const broken = await send(request(hook.url));
+    expect(broken.status).toBeUndefined();
+    expect(broken.error).toMatch(/^request failed: /);
+    await hook.down();
+    const refused = await send(request(hook.url));
+    expect(refused.status).toBeUndefined();
+    expect(refused.error).toMatch(/^request failed: /);
+  });
+});

@@ -1,0 +1,38 @@
+/** Subscription bodies: defaults, and which endpoint URLs are accepted under which policy. */
+import { describe, expect, it } from "vitest";
+import { checkEndpointUrl, parseSubscriptionSpec } from "../../src/delivery/subscription-spec.ts";
+
+const dev = { allowLoopbackHttp: true };
+const prod = { allowLoopbackHttp: false };
+
+describe("subscription spec", () => {
+  it("fills the documented defaults", () => {
+    expect(parseSubscriptionSpec({ url: "https://hooks.example.com/" }, prod)).toEqual({
+      url: "https://hooks.example.com/",
+      events: ["add", "update", "delete", "sync"],
+      replayExisting: true,
+      maxBatchSize: 1,
+      retryBudgetSeconds: 86_400,
+      timeoutSeconds: 15,
+    });
+  });
+
+  it.each(["http://localhost:3000/", "http://127.0.0.1/x", "http://127.1.2.3:9/", "http://[::1]:8080/", "http://api.localhost/"])(
+    "accepts plain http to loopback %s only in local development",
+    (url) => {
+      expect(checkEndpointUrl(url, dev).href).toBe(url);
+      expect(() => checkEndpointUrl(url, prod)).toThrow(/ALLOW_UNAUTHENTICATED/);
+    },
+  );
+
+  it.each([
+    ["http://hooks.example.com/", /must be https/],
+    ["http://127.0.0.1.example.com/", /must be https/],
+    ["ftp://hooks.example.com/", /must be https \(got ftp\)/],
+    ["hooks.example.com/x", /not an absolute URL/],
+    ["https://a:b@hooks.example.com/", /credentials/],
+    ["https://hooks.example.com/#x", /fragment/],
+  ])("refuses %s", (url, message) => {
+    expect(() => checkEndpointUrl(url, dev)).toThrow(message);
+  });
+});
