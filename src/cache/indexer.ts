@@ -76,10 +76,10 @@ const getMetaOf = (n: number) => stmt("indexer.getMetaOf", `SELECT key, rv, seq 
 const HAS = stmt("indexer.has", "SELECT 1 AS present FROM objects WHERE key = ?");
 const COUNT = stmt("indexer.count", "SELECT COUNT(*) AS n FROM objects");
 const ANY = stmt("indexer.any", "SELECT 1 AS present FROM objects LIMIT 1");
-const LIST = stmt("indexer.list", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? AND o.seq <= ? ORDER BY o.key LIMIT ?`);
+const LIST = stmt("indexer.list", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? ORDER BY o.key LIMIT ?`);
 const LIST_NAMESPACE = stmt(
   "indexer.listNamespace",
-  `SELECT ${COLUMNS} ${FROM} WHERE o.namespace = ? AND o.key > ? AND o.seq <= ? ORDER BY o.key LIMIT ?`,
+  `SELECT ${COLUMNS} ${FROM} WHERE o.namespace = ? AND o.key > ? ORDER BY o.key LIMIT ?`,
 );
 const BY_INDEX = stmt(
   "indexer.byIndex",
@@ -172,17 +172,13 @@ export class Indexer implements KnownObjects {
     return this.#db.first<{ n: number }>(COUNT)!.n;
   }
 
-  /**
-   * Objects in key order, optionally one namespace's, optionally only those last changed at or
-   * before log position `changedAtOrBefore` (a replay or resync marker's expansion).
-   */
-  list(options: ListOptions & { namespace?: string; changedAtOrBefore?: number }): CachedObject[] {
+  /** Objects in key order, optionally one namespace's. */
+  list(options: ListOptions & { namespace?: string }): CachedObject[] {
     const after = options.after ?? "";
-    const upTo = options.changedAtOrBefore ?? Number.MAX_SAFE_INTEGER;
     const rows =
       options.namespace === undefined
-        ? this.#db.all<ObjectRow>(LIST, after, upTo, options.limit)
-        : this.#db.all<ObjectRow>(LIST_NAMESPACE, options.namespace, after, upTo, options.limit);
+        ? this.#db.all<ObjectRow>(LIST, after, options.limit)
+        : this.#db.all<ObjectRow>(LIST_NAMESPACE, options.namespace, after, options.limit);
     return rows.map(toCached);
   }
 

@@ -70,6 +70,12 @@ export class EventFilter {
     return translated && this.#types.has(translated.type) ? translated : undefined;
   }
 
+  /** Only the event-type filter (for deletes of keys that passed the selectors when sent). */
+  applyTypes(event: FilterInput): Filtered | undefined {
+    if (event.object === null || !this.#types.has(event.type)) return undefined;
+    return { type: event.type, object: event.object, oldObject: event.oldObject };
+  }
+
   #translate(event: FilterInput, object: string): Filtered | undefined {
     const plain = { type: event.type, object, oldObject: event.oldObject };
     if (!this.#labels && !this.#fields) return plain;

@@ -24,12 +24,25 @@ const CHUNK_CHARS = 512 * 1024;
 
 /**
  * A replay (every cached object as an `add` with `initialList`) or a resync (every cached object
- * as a `sync`) anchored at log position `at`; `after` is the last key already expanded.
+ * as a `sync`) anchored at log position `at`; `after` is the last key already expanded. A replay
+ * then sweeps: keys the receiver was sent before the replay (`gen` older than the replay's) that
+ * the replay did not touch are gone, and are sent as deletes with `finalStateUnknown`.
  */
 export interface Marker {
   kind: "replay" | "sync";
   at: number;
   after: string | null;
+  /** Replays: the generation the replay marks the receiver's keys with. */
+  gen?: number;
+  /** Replays: expanding done, sweeping the keys it did not touch. */
+  sweep?: boolean;
+}
+
+/** A key the receiver holds, as last sent to it. */
+export interface DeliveredKey {
+  key: string;
+  uid: string;
+  resourceVersion: string;
 }
 
 /** Where the subscription is: events up to `cursor` are handled; `marker` is pending or expanding. */
@@ -50,6 +63,8 @@ export interface SubscriptionRecord {
   disabledReason: string | null;
   expired: boolean;
   nextSequence: number;
+  /** The newest replay's generation (see Marker). */
+  generation: number;
   knownTail: number;
   nextResyncAt: number | null;
   failures: number;
@@ -65,6 +80,7 @@ export interface OutboxEvent {
   sequence: number;
   type: LogEventType;
   key: string;
+  uid: string;
   resourceVersion: string;
 }
 
@@ -96,7 +112,8 @@ const MIGRATIONS = [
   `CREATE TABLE subscription (
      id INTEGER PRIMARY KEY CHECK (id = 1), sub_id TEXT NOT NULL, informer TEXT NOT NULL, spec TEXT NOT NULL,
      secret TEXT NOT NULL, declared INTEGER NOT NULL, created_at INTEGER NOT NULL, position TEXT NOT NULL, disabled_reason TEXT,
-     expired INTEGER NOT NULL, next_sequence INTEGER NOT NULL, known_tail INTEGER NOT NULL, next_resync_at INTEGER,
+     expired INTEGER NOT NULL, next_sequence INTEGER NOT NULL, generation INTEGER NOT NULL, known_tail INTEGER NOT NULL,
+     next_resync_at INTEGER,
      failures INTEGER NOT NULL, first_failure_at INTEGER, next_attempt_at INTEGER, last_delivery_at INTEGER, last_error TEXT);
    CREATE TABLE outbox (
      id INTEGER PRIMARY KEY CHECK (id = 1), webhook_id TEXT NOT NULL, events TEXT NOT NULL, advance TEXT NOT NULL,
@@ -106,17 +123,30 @@ const MIGRATIONS = [
      n INTEGER PRIMARY KEY AUTOINCREMENT, event_ids TEXT NOT NULL, sequence INTEGER NOT NULL, attempt INTEGER NOT NULL,
      status INTEGER, duration_ms INTEGER NOT NULL, at INTEGER NOT NULL, error TEXT);
    CREATE TABLE dead_letters (
-     event_id TEXT PRIMARY KEY, sequence INTEGER NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, rv TEXT NOT NULL,
+     event_id TEXT PRIMARY KEY, sequence INTEGER NOT NULL, type TEXT NOT NULL, key TEXT NOT NULL, uid TEXT NOT NULL, rv TEXT NOT NULL,
      attempts INTEGER NOT NULL, last_error TEXT, at INTEGER NOT NULL);
-   CREATE INDEX dead_letters_by_at ON dead_letters (at)`,
+   CREATE INDEX dead_letters_by_at ON dead_letters (at);
+   CREATE TABLE delivered_keys (key TEXT PRIMARY KEY, uid TEXT NOT NULL, rv TEXT NOT NULL, gen INTEGER NOT NULL) WITHOUT ROWID;
+   CREATE INDEX delivered_keys_by_gen ON delivered_keys (gen, key)`,
 ] as const;
 
 const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
 const INSERT = stmt(
   "subscription.insert",
   `INSERT INTO subscription (id, sub_id, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
-     next_sequence, known_tail, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
-   VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
+     next_sequence, generation, known_tail, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, ?, 0, NULL, NULL, NULL, NULL)`,
+);
+const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
+const UPSERT_KEY = stmt(
+  "deliveredKeys.upsert",
+  "INSERT INTO delivered_keys (key, uid, rv, gen) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen",
+);
+const DELETE_KEY = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key = ?");
+const TOUCH_KEY = stmt("deliveredKeys.touch", "UPDATE delivered_keys SET gen = ? WHERE key = ?");
+const STALE_KEYS = stmt(
+  "deliveredKeys.stale",
+  "SELECT key, uid, rv FROM delivered_keys WHERE gen < ? AND key > ? ORDER BY key LIMIT ?",
 );
 const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
 const SET_POSITION = stmt("subscription.setPosition", "UPDATE subscription SET position = ? WHERE id = 1");
@@ -158,7 +188,7 @@ const RECENT_DELIVERIES = stmt("deliveries.recent", "SELECT * FROM deliveries OR
 
 const INSERT_DEAD_LETTER = stmt(
   "deadLetters.insert",
-  "INSERT OR REPLACE INTO dead_letters (event_id, sequence, type, key, rv, attempts, last_error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+  "INSERT OR REPLACE INTO dead_letters (event_id, sequence, type, key, uid, rv, attempts, last_error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
 const DEAD_LETTERS = stmt("deadLetters.list", "SELECT * FROM dead_letters ORDER BY sequence LIMIT ?");
 const DEAD_LETTER = stmt("deadLetters.get", "SELECT * FROM dead_letters WHERE event_id = ?");
@@ -177,6 +207,7 @@ type SubscriptionRow = {
   disabled_reason: string | null;
   expired: number;
   next_sequence: number;
+  generation: number;
   known_tail: number;
   next_resync_at: number | null;
   failures: number;
@@ -191,6 +222,7 @@ type DeadLetterRow = {
   sequence: number;
   type: LogEventType;
   key: string;
+  uid: string;
   rv: string;
   attempts: number;
   last_error: string | null;
@@ -226,6 +258,7 @@ export class SubscriptionStore {
       disabledReason: row.disabled_reason,
       expired: row.expired === 1,
       nextSequence: row.next_sequence,
+      generation: row.generation,
       knownTail: row.known_tail,
       nextResyncAt: row.next_resync_at,
       failures: row.failures,
@@ -244,6 +277,7 @@ export class SubscriptionStore {
     declared: boolean;
     now: number;
     position: Position;
+    generation: number;
     tail: number;
     nextResyncAt: number | null;
   }): void {
@@ -256,6 +290,7 @@ export class SubscriptionStore {
       init.declared ? 1 : 0,
       init.now,
       JSON.stringify(init.position),
+      init.generation,
       init.tail,
       init.nextResyncAt,
     );
@@ -345,6 +380,7 @@ export class SubscriptionStore {
         event.sequence,
         event.type,
         event.key,
+        event.uid,
         event.resourceVersion,
         attempts,
         lastError,
@@ -356,6 +392,34 @@ export class SubscriptionStore {
     if (excess > 0) {
       for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.deleteDeadLetterInTx(row.event_id);
     }
+  }
+
+  // --- the keys the receiver holds ----------------------------------------------------------------
+
+  /** Starts a replay: answers its generation. */
+  nextGenerationInTx(): number {
+    this.#db.run(NEXT_GENERATION);
+    return this.get()!.generation;
+  }
+
+  /** Acknowledged (or dead-lettered) events change what the receiver holds. */
+  applyDeliveredInTx(events: readonly OutboxEvent[], gen: number): void {
+    for (const event of events) {
+      if (event.type === "delete") this.#db.run(DELETE_KEY, event.key);
+      else this.#db.run(UPSERT_KEY, event.key, event.uid, event.resourceVersion, gen);
+    }
+  }
+
+  /** Keys a replay skips because their newer events follow: still held, not to be swept. */
+  touchKeys(keys: readonly string[], gen: number): void {
+    for (const key of keys) this.#db.run(TOUCH_KEY, gen, key);
+  }
+
+  /** Keys sent before generation `gen` and not touched since, in key order after `after`. */
+  staleKeys(gen: number, after: string | null, limit: number): DeliveredKey[] {
+    return this.#db
+      .all<{ key: string; uid: string; rv: string }>(STALE_KEYS, gen, after ?? "", limit)
+      .map((row) => ({ key: row.key, uid: row.uid, resourceVersion: row.rv }));
   }
 
   // --- delivery log and dead letters -----------------------------------------------------------
@@ -430,6 +494,7 @@ function deadLetterRecord(row: DeadLetterRow): DeadLetterRecord {
     sequence: row.sequence,
     type: row.type,
     key: row.key,
+    uid: row.uid,
     resourceVersion: row.rv,
     attempts: row.attempts,
     lastError: row.last_error,

@@ -23,6 +23,7 @@
 import type { Clock, Random } from "../clock.ts";
 import type { LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
 import { ApiError } from "../errors.ts";
+import { splitKey } from "../cache/keys.ts";
 import { eventId } from "./event-id.ts";
 import { EventFilter, type Filtered } from "./filter.ts";
 import { decide } from "./retry-schedule.ts";
@@ -31,6 +32,7 @@ import { signDelivery } from "./sign.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
   type DeadLetterRecord,
+  type DeliveredKey,
   type DeliveryRecord,
   type Marker,
   type Outbox,
@@ -53,15 +55,20 @@ export interface SnapshotObject {
 }
 
 export interface SnapshotPage {
+  /** Objects last changed at or before the marker, in key order. */
   objects: SnapshotObject[];
-  /** True when no object after the last one is at or before the marker. */
+  /** Keys in the same range changed after the marker (their newer events follow in the log). */
+  skipped: string[];
+  /** The last key of the range this page covered (the next page starts after it). */
+  last: string | null;
+  /** True when no key follows `last`. */
   done: boolean;
 }
 
 /** The informer, as a subscription reads it (RPC to its Durable Object). */
 export interface Feed {
   read(after: number, limit: number): Promise<ReadResult>;
-  /** Cached objects whose last change is at or before log position `at`, in key order after `after`. */
+  /** A page of the cache in key order after `after`, split at log position `at` (SnapshotPage). */
   snapshot(at: number, after: string | null, limit: number, namespace?: string): Promise<SnapshotPage>;
 }
 
@@ -128,7 +135,11 @@ export interface DeadLetter {
 export type StepResult = { kind: "progress" } | { kind: "wait"; until: number } | { kind: "idle"; until: number | null };
 
 /** One log event or marker object, with the position reached once it is handled. */
-type Candidate = Omit<LogEvent, "seq" | "at"> & { advance: Position };
+type Candidate = Omit<LogEvent, "seq" | "at"> & {
+  advance: Position;
+  /** A delete inferred by a replay's sweep, not read from the log. */
+  inferred?: boolean;
+};
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const positionKey = (p: Position) => JSON.stringify(p);
@@ -158,7 +169,8 @@ export class Subscription {
       ...init,
       declared: init.declared ?? false,
       now,
-      position: { cursor: init.tail, marker: init.spec.replayExisting ? { kind: "replay", at: init.tail, after: null } : null },
+      position: { cursor: init.tail, marker: init.spec.replayExisting ? { kind: "replay", at: init.tail, after: null, gen: 1 } : null },
+      generation: 1,
       nextResyncAt: init.spec.resyncPeriodSeconds > 0 ? now + init.spec.resyncPeriodSeconds * 1000 : null,
     });
   }
@@ -289,6 +301,7 @@ export class Subscription {
       this.store.recordAttempt(attemptRecord(eventIds, outbox.events[0]!.sequence, attempt, result, now));
       switch (decision.kind) {
         case "delivered":
+          this.store.applyDeliveredInTx(outbox.events, record.generation);
           this.store.deleteOutboxInTx();
           this.store.clearFailures();
           this.store.recordDelivered(now);
@@ -298,6 +311,9 @@ export class Subscription {
           this.store.recordFailure(now, decision.at, result.error ?? "failed");
           return;
         case "dead-letter":
+          // The receiver may get these by redelivery: count them as sent, so a later replay's
+          // sweep can retract them.
+          this.store.applyDeliveredInTx(outbox.events, record.generation);
           this.store.deadLetterOutboxInTx(now, attempt, result.error ?? null);
           this.store.clearFailures();
           this.store.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
@@ -330,13 +346,14 @@ export class Subscription {
     if (read.kind === "expired") {
       this.store.transaction(() => {
         this.store.setExpired(true);
-        this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null } });
+        const gen = this.store.nextGenerationInTx();
+        this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen } });
         this.store.setLastError(`fell behind the event log's retention at position ${record.position.cursor}: replaying the cache`);
       });
       return { kind: "progress" };
     }
-    if (read.kind === "marker-done") {
-      this.store.transaction(() => this.#advanceInTx(record.position, { cursor: record.position.cursor, marker: null }));
+    if (read.kind === "move") {
+      this.store.transaction(() => this.#advanceInTx(record.position, read.to));
       return { kind: "progress" };
     }
     const items = read.items;
@@ -347,7 +364,8 @@ export class Subscription {
     for (const candidate of items) {
       if (picked.length === record.spec.maxBatchSize) break;
       consumed++;
-      const filtered = filter.apply(candidate);
+      // An inferred delete is for a key the receiver was sent: only the event types apply.
+      const filtered = candidate.inferred ? filter.applyTypes(candidate) : filter.apply(candidate);
       if (filtered) picked.push({ candidate, filtered });
     }
     const advance = items[consumed - 1]!.advance;
@@ -361,7 +379,7 @@ export class Subscription {
         const id = await eventId({ informer: record.informer, key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion, type: filtered.type });
         const sequence = record.nextSequence + i;
         return {
-          meta: { eventId: id, sequence, type: filtered.type, key: candidate.key, resourceVersion: candidate.resourceVersion },
+          meta: { eventId: id, sequence, type: filtered.type, key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion },
           text: eventText(record.informer, id, sequence, candidate, filtered),
         };
       }),
@@ -385,29 +403,13 @@ export class Subscription {
 
   async #candidates(
     record: SubscriptionRecord,
-  ): Promise<{ kind: "items"; items: Candidate[] } | { kind: "expired"; tail: number } | { kind: "marker-done" }> {
+  ): Promise<{ kind: "items"; items: Candidate[] } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
     const position = record.position;
     if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > 0) return { kind: "items", items: this.#ahead.items };
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
-      const page = await this.#feed.snapshot(marker.at, marker.after, FEED_PAGE, this.#eventFilter(record.spec).namespace);
-      if (page.done && page.objects.length === 0) return { kind: "marker-done" };
-      const items = page.objects.map((object, i): Candidate => {
-        const last = page.done && i === page.objects.length - 1;
-        return {
-          type: marker.kind === "replay" ? "add" : "sync",
-          key: object.key,
-          uid: object.uid,
-          resourceVersion: object.resourceVersion,
-          object: object.body,
-          oldObject: marker.kind === "sync" ? object.body : null,
-          initialList: marker.kind === "replay",
-          finalStateUnknown: false,
-          advance: { cursor: position.cursor, marker: last ? null : { ...marker, after: object.key } },
-        };
-      });
-      return { kind: "items", items };
+      return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
     const read = await this.#feed.read(position.cursor, FEED_PAGE);
     this.store.noteTail(read.bounds.tail);
@@ -417,6 +419,58 @@ export class Subscription {
     const items = read.events
       .filter((event) => event.seq <= upTo)
       .map((event): Candidate => ({ ...event, advance: { cursor: event.seq, marker } }));
+    return { kind: "items", items };
+  }
+
+  /** A page of a marker's expansion: the cached objects last changed at or before the marker. */
+  async #expand(record: SubscriptionRecord, marker: Marker): Promise<{ kind: "items"; items: Candidate[] } | { kind: "move"; to: Position }> {
+    const cursor = record.position.cursor;
+    const page = await this.#feed.snapshot(marker.at, marker.after, FEED_PAGE, this.#eventFilter(record.spec).namespace);
+    const replay = marker.kind === "replay";
+    // Keys changed after the marker are skipped (their events follow), but the receiver keeps them.
+    if (replay && page.skipped.length > 0) this.store.transaction(() => this.store.touchKeys(page.skipped, marker.gen ?? 0));
+    const next: Marker | null = !page.done ? { ...marker, after: page.last } : replay ? { ...marker, after: null, sweep: true } : null;
+    if (page.objects.length === 0) return { kind: "move", to: { cursor, marker: next } };
+    const items = page.objects.map(
+      (object, i): Candidate => ({
+        type: replay ? "add" : "sync",
+        key: object.key,
+        uid: object.uid,
+        resourceVersion: object.resourceVersion,
+        object: object.body,
+        oldObject: replay ? null : object.body,
+        initialList: replay,
+        finalStateUnknown: false,
+        advance: { cursor, marker: i === page.objects.length - 1 ? next : { ...marker, after: object.key } },
+      }),
+    );
+    return { kind: "items", items };
+  }
+
+  /**
+   * A page of a replay's sweep: keys the receiver was sent before the replay that the replay did
+   * not touch no longer exist (they were deleted while the log that said so expired). Each goes out
+   * as a delete with `finalStateUnknown`, client-go's answer to a delete it could not observe; its
+   * `object` holds the identity only, the last state having gone with the log.
+   */
+  #sweep(cursor: number, marker: Marker): { kind: "items"; items: Candidate[] } | { kind: "move"; to: Position } {
+    const stale = this.store.staleKeys(marker.gen ?? 0, marker.after, FEED_PAGE);
+    if (stale.length === 0) return { kind: "move", to: { cursor, marker: null } };
+    const done = stale.length < FEED_PAGE;
+    const items = stale.map(
+      (held, i): Candidate => ({
+        type: "delete",
+        key: held.key,
+        uid: held.uid,
+        resourceVersion: held.resourceVersion,
+        object: identityOnly(held),
+        oldObject: null,
+        initialList: false,
+        finalStateUnknown: true,
+        inferred: true,
+        advance: { cursor, marker: done && i === stale.length - 1 ? null : { ...marker, after: held.key } },
+      }),
+    );
     return { kind: "items", items };
   }
 
@@ -437,6 +491,12 @@ function eventText(informer: string, id: string, sequence: number, candidate: Ca
     `,"initialList":${!translated && candidate.initialList},"finalStateUnknown":${!translated && candidate.finalStateUnknown}` +
     `,"resourceVersion":${JSON.stringify(candidate.resourceVersion)},"sequence":${sequence}}`
   );
+}
+
+/** The object of an inferred delete: what the subscription still knows of it. */
+function identityOnly(held: DeliveredKey): string {
+  const { namespace, name } = splitKey(held.key);
+  return JSON.stringify({ metadata: { name, ...(namespace ? { namespace } : {}), uid: held.uid, resourceVersion: held.resourceVersion } });
 }
 
 const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;

@@ -156,20 +156,17 @@ export class InformerObject extends DurableObject<Env> {
     });
   }
 
-  /** Cached objects last changed at or before log position `at`, in key order (a marker's expansion). */
+  /** A page of the cache in key order, split at log position `at` (a marker's expansion, SnapshotPage). */
   async snapshot(at: number, after: string | null, limit: number, namespace?: string): Promise<Result<SnapshotPage>> {
     return this.#withInformer((_, informer) => {
       const max = clampLimit(limit);
-      const rows = informer.indexer.list({
-        after: after ?? "",
-        limit: max,
-        changedAtOrBefore: at,
-        ...(namespace === undefined ? {} : { namespace }),
-      });
-      const objects = withinBytes(rows, (o) => o.body.length);
+      const rows = informer.indexer.list({ after: after ?? "", limit: max, ...(namespace === undefined ? {} : { namespace }) });
+      const page = withinBytes(rows, (o) => (o.seq <= at ? o.body.length : 0));
       return {
-        objects: objects.map((o) => ({ key: o.key, uid: o.uid, resourceVersion: o.resourceVersion, body: o.body })),
-        done: rows.length < max && objects.length === rows.length,
+        objects: page.filter((o) => o.seq <= at).map((o) => ({ key: o.key, uid: o.uid, resourceVersion: o.resourceVersion, body: o.body })),
+        skipped: page.filter((o) => o.seq > at).map((o) => o.key),
+        last: page.at(-1)?.key ?? after,
+        done: rows.length < max && page.length === rows.length,
       };
     });
   }

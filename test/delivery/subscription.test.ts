@@ -232,6 +232,35 @@ describe("Subscription", () => {
     });
   });
 
+  it("after an expiry, retracts what the receiver holds but the cache no longer has, keeping skipped keys", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false });
+      for (const name of ["a", "b", "c", "d"]) feed.put(`default/${name}`);
+      await drain(subscription); // the receiver holds a, b, c, d
+      endpoint.script = [{ status: 503, durationMs: 1, error: "HTTP 503" }];
+      feed.delete("default/b");
+      await drain(subscription); // the delete of b is failing
+      feed.delete("default/c");
+      feed.put("default/e");
+      feed.compact(feed.tail); // everything but the last event is gone
+      clock.advance(60_000);
+      while (subscription.status()!.marker === null) await subscription.step(); // b's delete goes out; expired
+      feed.put("default/d"); // after the marker: skipped by the replay, its update follows
+      await drain(subscription);
+      expect(summary(endpoint.events.slice(4, 6))).toEqual(["delete default/b@102", "delete default/b@102"]);
+      const after = endpoint.events.slice(6);
+      expect(summary(after)).toEqual([
+        "add default/a@101",
+        "add default/e@105",
+        "delete default/c@103",
+        "update default/d@106",
+      ]);
+      expect(after[2]).toMatchObject({ finalStateUnknown: true, object: { metadata: { name: "c", namespace: "default", uid: "uid-default/c" } } });
+      expect(after[0]!.initialList && after[1]!.initialList).toBe(true);
+      expect(subscription.status()).toMatchObject({ expired: false, marker: null });
+    });
+  });
+
   it("filters by type and namespace, and turns selector transitions into add and delete", async () => {
     await withDb(async (db) => {
       const { feed, endpoint, subscription } = setup(db, {

@@ -61,15 +61,18 @@ export class FakeFeed implements Feed {
 
   async snapshot(at: number, after: string | null, limit: number, namespace?: string): Promise<SnapshotPage> {
     const keys = [...this.objects.keys()]
-      .filter((key) => (after === null || key > after) && this.objects.get(key)!.seq <= at)
-      .filter((key) => namespace === undefined || key.startsWith(`${namespace}/`))
+      .filter((key) => (after === null || key > after) && (namespace === undefined || key.startsWith(`${namespace}/`)))
       .sort();
     const page = keys.slice(0, limit);
     return {
-      objects: page.map((key) => {
-        const o = this.objects.get(key)!;
-        return { key, uid: o.uid, resourceVersion: o.rv, body: o.body };
-      }),
+      objects: page
+        .filter((key) => this.objects.get(key)!.seq <= at)
+        .map((key) => {
+          const o = this.objects.get(key)!;
+          return { key, uid: o.uid, resourceVersion: o.rv, body: o.body };
+        }),
+      skipped: page.filter((key) => this.objects.get(key)!.seq > at),
+      last: page.at(-1) ?? after,
       done: page.length === keys.length,
     };
   }

@@ -134,4 +134,23 @@ describe("webhook subscriptions", () => {
     expect((await receiverView(hook, secret)).events.map((e) => `${e.type} ${e.key}`)).toEqual(["add a/p", "delete a/p"]);
     expect(view.events[1]!.object.metadata.labels).toEqual({ tier: "web" });
   });
+
+  it("marks a subscriber that was down past the log's retention expired, then replays the cache to it", async () => {
+    const { cluster, name, stub } = await syncedInformer(6, { retention: { maxEvents: 1_000 } });
+    const down = await endpoint({ dedicatedPort: true });
+    await down.down();
+    const { secret, stub: subscription } = await subscribe(name, down, { replayExisting: false });
+    await cluster.churn({ seed: 90, operations: 1_300 });
+    await waitFor("retention to drop the subscriber's position", async () => (unwrap(await stub.status())).eventLog.head > 2, 30_000);
+    await down.up();
+    await subscription().enable(); // "retry now": the backoff after a long outage can be minutes
+    await waitFor("the expiry", async () => unwrap(await subscription().status()).expired, 45_000);
+    const view = await waitReceiverConverged(down, secret, cluster, 45_000);
+    // What the receiver got: the events read before they expired, then a full replay, then live
+    // changes — with no gap in the sequence numbers.
+    expect(view.events.filter((e) => e.initialList).length).toBeGreaterThan(0);
+    const sequences = [...new Set(view.events.map((e) => e.sequence))];
+    expect(sequences).toEqual(sequences.map((_, i) => i + 1));
+    expect(unwrap(await subscription().status())).toMatchObject({ expired: false, marker: null, state: "active" });
+  });
 });
