@@ -10,7 +10,8 @@
  *   event (DESIGN invariant 4).
  * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
  *   objects of up to 1.5 MB each).
- * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts; dead letters the newest
+ * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts (trimmed every TRIM_EVERY
+ *   inserts, so it holds up to that many more for a moment); dead letters the newest
  *   DEAD_LETTER_LIMIT events.
  */
 import { type Db, migrate, stmt } from "../sql.ts";
@@ -164,7 +165,11 @@ const CLEAR_FAILURES = stmt(
   "subscription.clearFailures",
   "UPDATE subscription SET failures = 0, first_failure_at = NULL, next_attempt_at = NULL WHERE id = 1",
 );
-const SET_DELIVERED = stmt("subscription.setDelivered", "UPDATE subscription SET last_delivery_at = ?, last_error = NULL WHERE id = 1");
+const SET_DELIVERED = stmt(
+  "subscription.setDelivered",
+  `UPDATE subscription SET last_delivery_at = ?, last_error = NULL, failures = 0, first_failure_at = NULL, next_attempt_at = NULL
+   WHERE id = 1`,
+);
 
 const GET_OUTBOX = stmt("outbox.get", "SELECT webhook_id, events, advance, created_at FROM outbox WHERE id = 1");
 const PUT_OUTBOX = stmt("outbox.put", "INSERT INTO outbox (id, webhook_id, events, advance, created_at) VALUES (1, ?, ?, ?, ?)");
@@ -173,13 +178,15 @@ const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
 const TEXT_PARTS = stmt("texts.get", "SELECT chunk FROM texts WHERE name = ? ORDER BY part");
 const PUT_TEXT_PART = stmt("texts.put", "INSERT OR REPLACE INTO texts (name, part, chunk) VALUES (?, ?, ?)");
 const DELETE_TEXT = stmt("texts.delete", "DELETE FROM texts WHERE name = ?");
-const DELETE_TEXTS_LIKE = stmt("texts.deleteLike", "DELETE FROM texts WHERE name LIKE ?");
+const DELETE_OUTBOX_TEXTS = stmt("texts.deleteOutbox", "DELETE FROM texts WHERE name >= 'out:' AND name < 'out;'");
 const RENAME_TEXT = stmt("texts.rename", "UPDATE texts SET name = ? WHERE name = ?");
 
 const INSERT_DELIVERY = stmt(
   "deliveries.insert",
-  "INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  "INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n",
 );
+/** The delivery log is trimmed every this many attempts (a statement per attempt is what costs). */
+const TRIM_EVERY = 20;
 const TRIM_DELIVERIES = stmt(
   "deliveries.trim",
   "DELETE FROM deliveries WHERE n <= (SELECT max(n) FROM deliveries) - ?",
@@ -317,11 +324,9 @@ export class SubscriptionStore {
     this.#db.run(SET_NEXT_RESYNC, at);
   }
 
-  /** Reserves `count` sequence numbers; returns the first. */
-  takeSequencesInTx(count: number): number {
-    const first = this.get()!.nextSequence;
+  /** Reserves `count` sequence numbers (from `nextSequence`). */
+  takeSequencesInTx(count: number): void {
     this.#db.run(TAKE_SEQUENCES, count);
-    return first;
   }
 
   setDisabled(reason: string | null): void {
@@ -340,6 +345,7 @@ export class SubscriptionStore {
     this.#db.run(CLEAR_FAILURES);
   }
 
+  /** An acknowledged batch: also ends any failure streak. */
   recordDelivered(now: number): void {
     this.#db.run(SET_DELIVERED, now);
   }
@@ -351,20 +357,19 @@ export class SubscriptionStore {
     return row && { webhookId: row.webhook_id, events: JSON.parse(row.events), advance: JSON.parse(row.advance), createdAt: row.created_at };
   }
 
-  /** Stores a batch and its event texts; inside a transaction. */
+  /** Stores a batch and its event texts (the outbox is empty); inside a transaction. */
   putOutboxInTx(outbox: Outbox, texts: readonly string[]): void {
     this.#db.run(PUT_OUTBOX, outbox.webhookId, JSON.stringify(outbox.events), JSON.stringify(outbox.advance), outbox.createdAt);
-    texts.forEach((text, i) => this.#putText(outboxText(i), text));
+    texts.forEach((text, i) => this.#putText(outboxText(i), text, false));
   }
 
-  outboxTexts(): string[] {
-    const outbox = this.outbox();
-    return outbox ? outbox.events.map((_, i) => this.#text(outboxText(i)) ?? "") : [];
+  outboxTexts(outbox: Outbox): string[] {
+    return outbox.events.map((_, i) => this.#text(outboxText(i)) ?? "");
   }
 
   deleteOutboxInTx(): void {
     this.#db.run(DELETE_OUTBOX);
-    this.#db.run(DELETE_TEXTS_LIKE, "out:%");
+    this.#db.run(DELETE_OUTBOX_TEXTS);
   }
 
   /** Moves the outbox's events to the dead letters; inside a transaction. */
@@ -425,7 +430,7 @@ export class SubscriptionStore {
   // --- delivery log and dead letters -----------------------------------------------------------
 
   recordAttempt(record: DeliveryRecord): void {
-    this.#db.run(
+    const { n } = this.#db.first<{ n: number }>(
       INSERT_DELIVERY,
       JSON.stringify(record.eventIds),
       record.sequence,
@@ -434,8 +439,8 @@ export class SubscriptionStore {
       record.durationMs,
       record.at,
       record.error,
-    );
-    this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+    )!;
+    if (n % TRIM_EVERY === 0) this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
   }
 
   deliveries(limit: number): DeliveryRecord[] {
@@ -475,8 +480,8 @@ export class SubscriptionStore {
 
   // --- chunked texts ----------------------------------------------------------------------------
 
-  #putText(name: string, text: string): void {
-    this.#db.run(DELETE_TEXT, name);
+  #putText(name: string, text: string, replace = true): void {
+    if (replace) this.#db.run(DELETE_TEXT, name);
     for (let part = 0, start = 0; part === 0 || start < text.length; part++, start += CHUNK_CHARS) {
       this.#db.run(PUT_TEXT_PART, name, part, text.slice(start, start + CHUNK_CHARS));
     }

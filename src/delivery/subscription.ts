@@ -289,7 +289,7 @@ export class Subscription {
   // --- delivering -------------------------------------------------------------------------------
 
   async #deliver(record: SubscriptionRecord, outbox: Outbox): Promise<void> {
-    const texts = this.store.outboxTexts();
+    const texts = this.store.outboxTexts(outbox);
     const body = record.spec.maxBatchSize > 1 ? batchBody(texts) : texts[0]!;
     const result = await this.#attempt(record, outbox.webhookId, body);
     const now = this.#clock.now();
@@ -303,7 +303,6 @@ export class Subscription {
         case "delivered":
           this.store.applyDeliveredInTx(outbox.events, record.generation);
           this.store.deleteOutboxInTx();
-          this.store.clearFailures();
           this.store.recordDelivered(now);
           this.#advanceInTx(record.position, outbox.advance);
           return;

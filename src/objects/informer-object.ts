@@ -66,6 +66,12 @@ export class InformerObject extends DurableObject<Env> {
   #subscribers!: SubscriberList;
   /** Tells subscriptions that the log grew, one round at a time. */
   readonly #nudger = new Nudger((tail) => this.#nudgeSubscribers(tail));
+  /**
+   * Subscriptions that read up to the log's tail and wait for a nudge; only they are nudged (a busy
+   * one reads on anyway, a failing one waits for its retry). Memory only: `undefined` — after a
+   * start, or on the cron's tick — means every subscription.
+   */
+  #waiting: Set<string> | undefined;
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
 
@@ -147,11 +153,16 @@ export class InformerObject extends DurableObject<Env> {
     );
   }
 
-  /** Events after `after` (the feed subscriptions read), at most `limit` and about MAX_FEED_BYTES. */
-  async readLog(after: number, limit: number): Promise<Result<ReadResult>> {
+  /**
+   * Events after `after` (the feed subscriptions read), at most `limit` and about MAX_FEED_BYTES.
+   * A `subscriber` that got everything up to the tail is nudged when more arrives.
+   */
+  async readLog(after: number, limit: number, subscriber?: string): Promise<Result<ReadResult>> {
     return this.#withInformer((_, informer) => {
       const read = informer.log.read(after, clampLimit(limit));
       const events = withinBytes(read.events, (e) => (e.object?.length ?? 0) + (e.oldObject?.length ?? 0));
+      const caughtUp = (events.at(-1)?.seq ?? after) >= read.bounds.tail;
+      if (subscriber !== undefined && caughtUp) this.#waiting?.add(subscriber);
       return { ...read, events };
     });
   }
@@ -205,6 +216,7 @@ export class InformerObject extends DurableObject<Env> {
     const stored = this.#specs.get();
     if (!stored) return false;
     // Subscriptions heal the same way: a nudge re-arms a subscription whose alarm is missing.
+    this.#waiting = undefined;
     this.#nudger.nudge(this.#informer(stored.spec).log.bounds().tail);
     if (this.#slice.running) return false;
     if ((await this.ctx.storage.getAlarm()) !== null) return false;
@@ -258,8 +270,11 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   async #nudgeSubscribers(tail: number): Promise<void> {
+    const waiting = this.#waiting;
+    this.#waiting = new Set();
+    const ids = this.#subscribers.ids().filter((id) => waiting === undefined || waiting.has(id));
     await Promise.all(
-      this.#subscribers.ids().map((id) =>
+      ids.map((id) =>
         this.env.SUBSCRIPTION.getByName(id)
           .nudge(tail)
           .catch((error: unknown) => console.warn(`nudging subscription ${id} failed: ${error instanceof Error ? error.message : error}`)),

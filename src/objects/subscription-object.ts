@@ -134,10 +134,14 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   /** The informer's log grew to `tail`: deliver soon (never sooner than a pending retry). */
   async nudge(tail: number): Promise<void> {
+    // While the loop runs it reads the log (and notes the tail) anyway: just make it look again.
+    if (this.#slice.running) {
+      this.#nudged = true;
+      return;
+    }
     if (!this.#subscription.store.get()) return;
     this.#subscription.noteTail(tail);
-    if (this.#slice.running) this.#nudged = true;
-    else await this.#wake();
+    await this.#wake();
   }
 
   /**
@@ -199,7 +203,11 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   #migrate(): void {
-    const feed = informerFeed(this.env, () => this.#subscription.store.get()?.informer);
+    const feed = informerFeed(
+      this.env,
+      () => this.#subscription.store.get()?.informer,
+      () => this.#subscription.store.get()?.id,
+    );
     this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock));
   }
 
@@ -210,14 +218,14 @@ export class SubscriptionObject extends DurableObject<Env> {
 }
 
 /** The subscription's informer, read over RPC. */
-function informerFeed(env: Env, informer: () => string | undefined): Feed {
+function informerFeed(env: Env, informer: () => string | undefined, id: () => string | undefined): Feed {
   const stub = () => {
     const name = informer();
     if (name === undefined) throw new Error("the subscription has no informer");
     return env.INFORMER.getByName(name);
   };
   return {
-    read: async (after, limit) => unwrap(await stub().readLog(after, limit)),
+    read: async (after, limit) => unwrap(await stub().readLog(after, limit, id())),
     snapshot: async (at, after, limit, namespace) => unwrap(await stub().snapshot(at, after, limit, namespace)),
   };
 }
