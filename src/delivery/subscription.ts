@@ -153,6 +153,8 @@ export class Subscription {
   /** Candidates already read from the feed, starting at position `from` (memory only: a cache). */
   #ahead: { from: string; items: Candidate[] } | undefined;
   #filter: { spec: string; filter: EventFilter } | undefined;
+  /** The log's tail as last read (memory only: a write per read would cost more than the lag is worth). */
+  #knownTail = 0;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send) {
     this.store = new SubscriptionStore(db);
@@ -188,7 +190,7 @@ export class Subscription {
     }
     if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null) {
       this.store.transaction(() => {
-        const at = Math.max(record.knownTail, record.position.cursor);
+        const at = Math.max(record.knownTail, this.#knownTail, record.position.cursor);
         this.store.setPosition({ cursor: record.position.cursor, marker: { kind: "sync", at, after: null } });
         this.store.setNextResync(now + record.spec.resyncPeriodSeconds * 1000);
       });
@@ -250,7 +252,7 @@ export class Subscription {
       declared: record.declared,
       disabledReason: record.disabledReason,
       cursor: position.cursor,
-      lag: Math.max(0, record.knownTail - position.cursor),
+      lag: Math.max(0, Math.max(record.knownTail, this.#knownTail) - position.cursor),
       marker: position.marker && { kind: position.marker.kind, at: position.marker.at },
       expired: record.expired,
       lastDeliveryAt: iso(record.lastDeliveryAt),
@@ -411,7 +413,7 @@ export class Subscription {
       return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
     const read = await this.#feed.read(position.cursor, FEED_PAGE);
-    this.store.noteTail(read.bounds.tail);
+    this.#knownTail = Math.max(this.#knownTail, read.bounds.tail);
     // A log that restarted below our cursor (the informer was recreated) is a gap like expiry.
     if (read.expired || position.cursor > read.bounds.tail) return { kind: "expired", tail: read.bounds.tail };
     const upTo = marker?.at ?? Number.POSITIVE_INFINITY;

@@ -72,6 +72,8 @@ export class InformerObject extends DurableObject<Env> {
    * start, or on the cron's tick — means every subscription.
    */
   #waiting: Set<string> | undefined;
+  /** The stored spec and an Informer over it, for queries and feed reads. */
+  #current: { spec: InformerSpec; informer: Informer } | undefined;
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
 
@@ -87,11 +89,11 @@ export class InformerObject extends DurableObject<Env> {
     if (previous && sameListing(previous.spec, spec) && previous.apiUrl === (apiUrl ?? null)) {
       // Nothing the loop uses changed: leave a live watch alone (an idempotent PUT must not restart
       // it); declared subscriptions are the factory's business.
-      if (JSON.stringify(previous.spec) !== JSON.stringify(spec)) this.#specs.put(spec, previous.apiUrl, Date.now());
+      if (JSON.stringify(previous.spec) !== JSON.stringify(spec)) this.#putSpec(spec, previous.apiUrl);
       return ok({ created: false, status: this.#status(spec, this.#informer(spec)) });
     }
     await this.#slice.stop();
-    this.#specs.put(spec, apiUrl ?? null, Date.now());
+    this.#putSpec(spec, apiUrl ?? null);
     const informer = this.#informer(spec);
     if (previous && listingChanged(previous.spec, spec)) informer.restart();
     else informer.wakeNow();
@@ -260,6 +262,7 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #migrate(): void {
+    this.#current = undefined;
     migrateInformer(this.#db);
     this.#specs = new SpecStore(this.#db);
     this.#subscribers = new SubscriberList(this.#db);
@@ -302,9 +305,20 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #withInformer<T>(fn: (spec: InformerSpec, informer: Informer) => T): Result<T> {
-    const stored = this.#specs.get();
-    if (!stored) return fail("NotFound", "informer not found");
-    return attempt(() => fn(stored.spec, this.#informer(stored.spec)));
+    // Subscriptions read the log once per delivery each: keep the spec and its Informer in memory
+    // (only this object changes them, through #putSpec and #migrate).
+    if (!this.#current) {
+      const stored = this.#specs.get();
+      if (!stored) return fail("NotFound", "informer not found");
+      this.#current = { spec: stored.spec, informer: this.#informer(stored.spec) };
+    }
+    const { spec, informer } = this.#current;
+    return attempt(() => fn(spec, informer));
+  }
+
+  #putSpec(spec: InformerSpec, apiUrl: string | null): void {
+    this.#specs.put(spec, apiUrl, Date.now());
+    this.#current = undefined;
   }
 
   #answer<T>(informer: Informer, value: T): QueryAnswer<T> {

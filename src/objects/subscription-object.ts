@@ -203,11 +203,10 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   #migrate(): void {
-    const feed = informerFeed(
-      this.env,
-      () => this.#subscription.store.get()?.informer,
-      () => this.#subscription.store.get()?.id,
-    );
+    const feed = informerFeed(this.env, () => {
+      const record = this.#subscription.store.get();
+      return record && { informer: record.informer, id: record.id };
+    });
     this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock));
   }
 
@@ -218,14 +217,20 @@ export class SubscriptionObject extends DurableObject<Env> {
 }
 
 /** The subscription's informer, read over RPC. */
-function informerFeed(env: Env, informer: () => string | undefined, id: () => string | undefined): Feed {
-  const stub = () => {
-    const name = informer();
-    if (name === undefined) throw new Error("the subscription has no informer");
-    return env.INFORMER.getByName(name);
+function informerFeed(env: Env, identity: () => { informer: string; id: string } | undefined): Feed {
+  // Both are fixed for the subscription's life: read them from storage once, not per read.
+  let known: { informer: string; id: string } | undefined;
+  const target = () => {
+    known ??= identity();
+    if (known === undefined) throw new Error("the subscription does not exist");
+    return known;
   };
   return {
-    read: async (after, limit) => unwrap(await stub().readLog(after, limit, id())),
-    snapshot: async (at, after, limit, namespace) => unwrap(await stub().snapshot(at, after, limit, namespace)),
+    read: async (after, limit) => {
+      const { informer, id } = target();
+      return unwrap(await env.INFORMER.getByName(informer).readLog(after, limit, id));
+    },
+    snapshot: async (at, after, limit, namespace) =>
+      unwrap(await env.INFORMER.getByName(target().informer).snapshot(at, after, limit, namespace)),
   };
 }
