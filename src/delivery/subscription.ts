@@ -213,9 +213,14 @@ export class Subscription {
     return this.store.outbox() ? Math.max(now, record.nextAttemptAt ?? now) : now;
   }
 
-  /** The informer's log reached `tail` (a nudge). */
+  /** The informer's log reached `tail` (a nudge: kept, for the next resync marker). */
   noteTail(tail: number): void {
     this.store.noteTail(tail);
+  }
+
+  /** The informer's log reached `tail` (asked for a status: memory only, for `lag`). */
+  observeTail(tail: number): void {
+    this.#knownTail = Math.max(this.#knownTail, tail);
   }
 
   /**

@@ -101,6 +101,12 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   async status(): Promise<Result<SubscriptionStatus>> {
+    const record = this.#subscription.store.get();
+    if (record) {
+      // A failing or idle subscription does not read the log: ask for its tail, so `lag` is true.
+      const informer = await this.env.INFORMER.getByName(record.informer).status();
+      if (informer.ok) this.#subscription.observeTail(informer.value.eventLog.tail);
+    }
     return this.#with((subscription) => subscription.status()!);
   }
 

@@ -79,6 +79,8 @@ describe("webhook subscriptions", () => {
       return s.consecutiveFailures > 0 && s;
     });
     expect(failing).toMatchObject({ state: "failing", marker: { kind: "replay" } }); // still on its first batch
+    const tail = unwrap(await env.INFORMER.getByName(name).status()).eventLog.tail;
+    expect(unwrap(await b.stub().status()).lag).toBe(tail - failing.cursor); // events waiting behind it
     expect(failing.lastError).toMatch(/request failed/);
     await down.up();
     await waitReceiverConverged(down, b.secret, cluster, 45_000);
