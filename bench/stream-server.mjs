@@ -2,8 +2,11 @@
 // A minimal Kubernetes list/watch server for the benchmarks (node:http, no dependencies).
 //
 //   GET  /api/v1/pods, /api/v1/namespaces/{ns}/pods      list (streamed) or watch (watch=true)
-//   POST /__bench/config {listSize, watchEvents, watchPool?, namespaces?}   new scenario, state reset
+//   POST /__bench/config {listSize, watchEvents, watchPool?, namespaces?, watchRate?, watchHold?}
+//                                                        new scenario, state reset
+//   POST /__bench/release                                starts a held scenario's events (watchHold)
 //   GET  /__bench/stats                                  timings of every list and watch served
+//   GET  /__bench/emits                                  when each scripted event was first written
 //   GET  /healthz
 //
 // Lists: `listSize` pods of ~3 KB, generated on the fly and written in ~64 KB chunks with
@@ -17,6 +20,11 @@
 // A watch from an RV older than the current scenario's list RV gets a 410 Expired ERROR event (it
 // belongs to an earlier scenario). Event j touches pod `watchPod(j % watchPool)`: the first touch of
 // a pod is ADDED (unless it is in the list), later ones MODIFIED.
+//
+// Paced scenarios (the fan-out benchmark): with `watchHold`, watches get no event until
+// POST /__bench/release; with `watchRate` R > 0, event j is not written before
+// release + j × 1000/R ms (a timeline: a watch that reconnects catches up at once, then follows it).
+// The first write time of every event is kept (GET /__bench/emits), so receivers can measure lag.
 //
 // Usage: node bench/stream-server.mjs [--port 0] [--max-watch-seconds 900]
 // Prints one line `{"port": N}` on stdout once listening. Only binds 127.0.0.1.
@@ -225,6 +233,8 @@ function render(compiled, values) {
 
 let scenario;
 let epoch = 0;
+let release = {};
+let emittedAt = new Float64Array(0);
 const stats = { lists: [], watches: [] };
 const openWatches = new Set();
 
@@ -234,7 +244,14 @@ function configure(body) {
   const watchEvents = Math.max(0, Math.floor(Number(body.watchEvents ?? 0)));
   const watchPool = Math.max(1, Math.floor(Number(body.watchPool ?? 10_000)));
   const namespaces = Math.max(1, Math.floor(Number(body.namespaces ?? 50)));
-  scenario = { epoch, listSize, watchEvents, watchPool, namespaces, listRv: epoch * RV_EPOCH };
+  const watchRate = Math.max(0, Number(body.watchRate ?? 0));
+  const watchHold = body.watchHold === true;
+  scenario = { epoch, listSize, watchEvents, watchPool, namespaces, watchRate, watchHold, listRv: epoch * RV_EPOCH };
+  // one timeline per scenario: when it was released, and when each event was first written (0: not yet)
+  release.resolve?.(false); // watches held by the previous scenario stop waiting (they are cut below)
+  release = { at: watchHold ? null : now(), resolve: null, promise: null };
+  if (watchHold) release.promise = new Promise((resolve) => (release.resolve = resolve));
+  emittedAt = new Float64Array(watchEvents);
   stats.lists = [];
   stats.watches = [];
   // Watches of the previous scenario end: their RVs are older than the new list RV.
@@ -387,25 +404,42 @@ async function serveWatch(req, res, url, namespace) {
   }
   const nsIndex = namespace === undefined ? -1 : Number(/^ns-(\d+)$/.exec(namespace)?.[1] ?? -2);
   let buffer = "";
+  const pending = []; // indices of the events in `buffer`
+  const flush = async () => {
+    record.bytes += buffer.length;
+    const text = buffer;
+    buffer = "";
+    await write(res, text);
+    const t = now();
+    for (const j of pending) if (emittedAt[j] === 0) emittedAt[j] = t;
+    pending.length = 0;
+  };
   try {
+    if (sc.watchHold && release.at === null) {
+      const released = await Promise.race([release.promise, new Promise((resolve) => res.once("close", () => resolve(false)))]);
+      if (released === false || sc !== scenario) throw new Error("client gone");
+    }
+    const interval = sc.watchRate > 0 ? 1000 / sc.watchRate : 0;
     for (let j = fromRv - sc.listRv; j < sc.watchEvents; j++) {
+      if (interval > 0) {
+        const due = release.at + j * interval;
+        if (due > now()) {
+          if (buffer.length > 0) await flush();
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - now())));
+          if (res.destroyed || sc !== scenario) throw new Error("client gone");
+        }
+      }
       const pod = sc.listSize + (j % sc.watchPool); // watch pods follow the listed ones
       if (nsIndex !== -1 && pod % sc.namespaces !== nsIndex) continue;
       const generation = Math.floor(j / sc.watchPool);
       const type = generation === 0 ? "ADDED" : "MODIFIED";
       const rv = sc.listRv + j + 1;
       buffer += `{"type":"${type}","object":${render(OBJECT, podValues(pod, rv, generation, sc.namespaces))}}\n`;
+      pending.push(j);
       record.events++;
-      if (buffer.length >= CHUNK_BYTES) {
-        record.bytes += buffer.length;
-        await write(res, buffer);
-        buffer = "";
-      }
+      if (buffer.length >= CHUNK_BYTES) await flush();
     }
-    if (buffer.length > 0) {
-      record.bytes += buffer.length;
-      await write(res, buffer);
-    }
+    if (buffer.length > 0) await flush();
     // "last byte written": handed to the kernel (the write's callback)
     await new Promise((resolve) => (res.writableLength === 0 ? resolve() : res.write("", resolve)));
     if (record.events > 0) record.lastEventWrittenAt = now();
@@ -425,6 +459,17 @@ const server = http.createServer(async (req, res) => {
       return sendJson(res, 200, { ...sc, ...sampleSizes() });
     }
     if (url.pathname === "/__bench/stats") return sendJson(res, 200, { scenario, ...stats, now: now() });
+    if (url.pathname === "/__bench/release" && req.method === "POST") {
+      if (release.at === null) {
+        release.at = now();
+        release.resolve(true);
+      }
+      return sendJson(res, 200, { releasedAt: release.at });
+    }
+    if (url.pathname === "/__bench/emits") {
+      // rv of event j = listRv + j + 1; 0 = not written yet
+      return sendJson(res, 200, { scenario, releasedAt: release.at, emittedAt: Array.from(emittedAt) });
+    }
     const match = /^\/api\/v1(?:\/namespaces\/([^/]+))?\/pods$/.exec(url.pathname);
     if (match && req.method === "GET") {
       const namespace = match[1] === undefined ? undefined : decodeURIComponent(match[1]);
