@@ -66,7 +66,6 @@ export interface SubscriptionRecord {
   nextSequence: number;
   /** The newest replay's generation (see Marker). */
   generation: number;
-  knownTail: number;
   nextResyncAt: number | null;
   failures: number;
   firstFailureAt: number | null;
@@ -113,8 +112,7 @@ const MIGRATIONS = [
   `CREATE TABLE subscription (
      id INTEGER PRIMARY KEY CHECK (id = 1), sub_id TEXT NOT NULL, informer TEXT NOT NULL, spec TEXT NOT NULL,
      secret TEXT NOT NULL, declared INTEGER NOT NULL, created_at INTEGER NOT NULL, position TEXT NOT NULL, disabled_reason TEXT,
-     expired INTEGER NOT NULL, next_sequence INTEGER NOT NULL, generation INTEGER NOT NULL, known_tail INTEGER NOT NULL,
-     next_resync_at INTEGER,
+     expired INTEGER NOT NULL, next_sequence INTEGER NOT NULL, generation INTEGER NOT NULL, next_resync_at INTEGER,
      failures INTEGER NOT NULL, first_failure_at INTEGER, next_attempt_at INTEGER, last_delivery_at INTEGER, last_error TEXT);
    CREATE TABLE outbox (
      id INTEGER PRIMARY KEY CHECK (id = 1), webhook_id TEXT NOT NULL, events TEXT NOT NULL, advance TEXT NOT NULL,
@@ -135,8 +133,8 @@ const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
 const INSERT = stmt(
   "subscription.insert",
   `INSERT INTO subscription (id, sub_id, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
-     next_sequence, generation, known_tail, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
-   VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, ?, 0, NULL, NULL, NULL, NULL)`,
+     next_sequence, generation, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
 const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
 const UPSERT_KEY = stmt(
@@ -152,7 +150,6 @@ const STALE_KEYS = stmt(
 const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
 const SET_POSITION = stmt("subscription.setPosition", "UPDATE subscription SET position = ? WHERE id = 1");
 const SET_EXPIRED = stmt("subscription.setExpired", "UPDATE subscription SET expired = ? WHERE id = 1");
-const NOTE_TAIL = stmt("subscription.noteTail", "UPDATE subscription SET known_tail = max(known_tail, ?) WHERE id = 1");
 const SET_NEXT_RESYNC = stmt("subscription.setNextResync", "UPDATE subscription SET next_resync_at = ? WHERE id = 1");
 const TAKE_SEQUENCES = stmt("subscription.takeSequences", "UPDATE subscription SET next_sequence = next_sequence + ? WHERE id = 1");
 const SET_DISABLED = stmt("subscription.setDisabled", "UPDATE subscription SET disabled_reason = ?, next_attempt_at = NULL WHERE id = 1");
@@ -215,7 +212,6 @@ type SubscriptionRow = {
   expired: number;
   next_sequence: number;
   generation: number;
-  known_tail: number;
   next_resync_at: number | null;
   failures: number;
   first_failure_at: number | null;
@@ -266,7 +262,6 @@ export class SubscriptionStore {
       expired: row.expired === 1,
       nextSequence: row.next_sequence,
       generation: row.generation,
-      knownTail: row.known_tail,
       nextResyncAt: row.next_resync_at,
       failures: row.failures,
       firstFailureAt: row.first_failure_at,
@@ -285,7 +280,6 @@ export class SubscriptionStore {
     now: number;
     position: Position;
     generation: number;
-    tail: number;
     nextResyncAt: number | null;
   }): void {
     this.#db.run(
@@ -298,7 +292,6 @@ export class SubscriptionStore {
       init.now,
       JSON.stringify(init.position),
       init.generation,
-      init.tail,
       init.nextResyncAt,
     );
   }
@@ -314,10 +307,6 @@ export class SubscriptionStore {
 
   setExpired(expired: boolean): void {
     this.#db.run(SET_EXPIRED, expired ? 1 : 0);
-  }
-
-  noteTail(tail: number): void {
-    this.#db.run(NOTE_TAIL, tail);
   }
 
   setNextResync(at: number | null): void {
@@ -360,7 +349,7 @@ export class SubscriptionStore {
   /** Stores a batch and its event texts (the outbox is empty); inside a transaction. */
   putOutboxInTx(outbox: Outbox, texts: readonly string[]): void {
     this.#db.run(PUT_OUTBOX, outbox.webhookId, JSON.stringify(outbox.events), JSON.stringify(outbox.advance), outbox.createdAt);
-    texts.forEach((text, i) => this.#putText(outboxText(i), text, false));
+    texts.forEach((text, i) => this.#putText(outboxText(i), text));
   }
 
   outboxTexts(outbox: Outbox): string[] {
@@ -480,8 +469,8 @@ export class SubscriptionStore {
 
   // --- chunked texts ----------------------------------------------------------------------------
 
-  #putText(name: string, text: string, replace = true): void {
-    if (replace) this.#db.run(DELETE_TEXT, name);
+  /** Writes a text under a name that is free (outbox texts are cleared with their batch). */
+  #putText(name: string, text: string): void {
     for (let part = 0, start = 0; part === 0 || start < text.length; part++, start += CHUNK_CHARS) {
       this.#db.run(PUT_TEXT_PART, name, part, text.slice(start, start + CHUNK_CHARS));
     }

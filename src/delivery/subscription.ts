@@ -153,7 +153,7 @@ export class Subscription {
   /** Candidates already read from the feed, starting at position `from` (memory only: a cache). */
   #ahead: { from: string; items: Candidate[] } | undefined;
   #filter: { spec: string; filter: EventFilter } | undefined;
-  /** The log's tail as last read (memory only: a write per read would cost more than the lag is worth). */
+  /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send) {
@@ -167,6 +167,7 @@ export class Subscription {
   /** Starts following the log at `tail`, with a replay of the cache first if the spec asks for it. */
   create(init: { id: string; informer: string; spec: SubscriptionSpec; secret: string; tail: number; declared?: boolean }): void {
     const now = this.#clock.now();
+    this.noteTail(init.tail);
     this.store.create({
       ...init,
       declared: init.declared ?? false,
@@ -190,7 +191,7 @@ export class Subscription {
     }
     if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null) {
       this.store.transaction(() => {
-        const at = Math.max(record.knownTail, this.#knownTail, record.position.cursor);
+        const at = Math.max(this.#knownTail, record.position.cursor);
         this.store.setPosition({ cursor: record.position.cursor, marker: { kind: "sync", at, after: null } });
         this.store.setNextResync(now + record.spec.resyncPeriodSeconds * 1000);
       });
@@ -213,13 +214,12 @@ export class Subscription {
     return this.store.outbox() ? Math.max(now, record.nextAttemptAt ?? now) : now;
   }
 
-  /** The informer's log reached `tail` (a nudge: kept, for the next resync marker). */
+  /**
+   * The informer's log reached `tail` (a nudge, a status, a read). Memory only: it feeds `lag` and
+   * the next resync marker, where a lower value after an eviction is still correct (the marker
+   * just skips more keys, whose events follow).
+   */
   noteTail(tail: number): void {
-    this.store.noteTail(tail);
-  }
-
-  /** The informer's log reached `tail` (asked for a status: memory only, for `lag`). */
-  observeTail(tail: number): void {
     this.#knownTail = Math.max(this.#knownTail, tail);
   }
 
@@ -257,7 +257,7 @@ export class Subscription {
       declared: record.declared,
       disabledReason: record.disabledReason,
       cursor: position.cursor,
-      lag: Math.max(0, Math.max(record.knownTail, this.#knownTail) - position.cursor),
+      lag: Math.max(0, this.#knownTail - position.cursor),
       marker: position.marker && { kind: position.marker.kind, at: position.marker.at },
       expired: record.expired,
       lastDeliveryAt: iso(record.lastDeliveryAt),
@@ -418,7 +418,7 @@ export class Subscription {
       return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
     const read = await this.#feed.read(position.cursor, FEED_PAGE);
-    this.#knownTail = Math.max(this.#knownTail, read.bounds.tail);
+    this.noteTail(read.bounds.tail);
     // A log that restarted below our cursor (the informer was recreated) is a gap like expiry.
     if (read.expired || position.cursor > read.bounds.tail) return { kind: "expired", tail: read.bounds.tail };
     const upTo = marker?.at ?? Number.POSITIVE_INFINITY;

@@ -105,7 +105,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     if (record) {
       // A failing or idle subscription does not read the log: ask for its tail, so `lag` is true.
       const informer = await this.env.INFORMER.getByName(record.informer).status();
-      if (informer.ok) this.#subscription.observeTail(informer.value.eventLog.tail);
+      if (informer.ok) this.#subscription.noteTail(informer.value.eventLog.tail);
     }
     return this.#with((subscription) => subscription.status()!);
   }
