@@ -6,8 +6,12 @@
  * Guarantees:
  * - `parse*` either returns a selector or throws SelectorError naming the problem and its column.
  * - The empty string (or only whitespace) parses to a selector that matches everything.
- * - Requirements are ANDed. Label `!=`/`notin` match objects WITHOUT the key (labels.Requirement.Matches);
- *   a missing field compares as "" (fields.Selector on a flattened field set).
+ * - Label selectors parse as apimachinery's labels.Parse does: `x in ()` is `x in ("")`, `in` and
+ *   `notin` are ordinary keys where a key stands, `>`/`<` bounds are label values that fit an int64.
+ * - Requirements are ANDed. Label `!=`/`notin` match objects WITHOUT the key (labels.Requirement.Matches).
+ * - A field is read as the API server reads its selectable fields: from the typed object, so a
+ *   built-in's omitted bool or count has its Go zero value (`spec.unschedulable` of a Node is "false")
+ *   and a few fields are derived (SELECTABLE_FIELDS); any other missing field compares as "".
  * - `*ToString` renders a canonical form that parses back to an equivalent selector.
  */
 
@@ -50,7 +54,8 @@ export interface FieldSelector {
 
 // Characters that end an identifier in the label lexer, as in apimachinery's labels lexer.
 const SPECIAL = new Set(["=", "!", "(", ")", ",", ">", "<"]);
-const WHITESPACE = /\s/;
+// labels.isWhitespace: only these four; any other character (a vertical tab, NBSP) belongs to a word.
+const WHITESPACE = /[ \t\r\n]/;
 
 type TokenType = "id" | "!" | "=" | "==" | "!=" | "(" | ")" | "," | ">" | "<" | "in" | "notin" | "end";
 
@@ -85,7 +90,8 @@ function lexLabels(text: string): Token[] {
     let end = i;
     while (end < text.length && !SPECIAL.has(text[end]!) && !WHITESPACE.test(text[end]!)) end++;
     const word = text.slice(i, end);
-    // Like the apiserver, "in" and "notin" are keywords wherever an operator may appear.
+    // Lexed as keywords; the parser reads them as identifiers where a key or value stands
+    // (labels.Parser.lookahead(Values)), as operators only right after a key.
     tokens.push({ type: word === "in" || word === "notin" ? word : "id", text: word, column });
     i = end;
   }
@@ -106,8 +112,8 @@ export function parseLabelSelector(text: string): LabelSelector {
   function fail(token: Token, what: string): never {
     throw new SelectorError(`label selector "${text}": ${what} at column ${token.column}, found ${describe(token)}`);
   }
-  // After `=`, `in (` … the keywords are ordinary values (`tier=in` is legal).
-  const isValueToken = (t: Token): boolean => t.type === "id" || t.type === "in" || t.type === "notin";
+  // Where a key or value stands the keywords are ordinary words (`in=x`, `tier=in`, `x in (notin)`).
+  const isWord = (t: Token): boolean => t.type === "id" || t.type === "in" || t.type === "notin";
 
   const requirements: LabelRequirement[] = [];
   if (peek().type === "end") return { requirements };
@@ -117,11 +123,11 @@ export function parseLabelSelector(text: string): LabelSelector {
     const first = next();
     if (first.type === "!") {
       const key = next();
-      if (key.type !== "id") fail(key, "expected a label key after '!'");
+      if (!isWord(key)) fail(key, "expected a label key after '!'");
       validateLabelKey(text, key);
       requirement = { key: key.text, operator: "!", values: [] };
     } else {
-      if (first.type !== "id") fail(first, "expected a label key or '!'");
+      if (!isWord(first)) fail(first, "expected a label key or '!'");
       validateLabelKey(text, first);
       const op = peek();
       switch (op.type) {
@@ -137,7 +143,7 @@ export function parseLabelSelector(text: string): LabelSelector {
           let value = "";
           // `key=` (end or comma right after) means "equals the empty string", as the apiserver parses it.
           if (valueToken.type !== "end" && valueToken.type !== ",") {
-            if (!isValueToken(valueToken)) fail(valueToken, `expected a value after '${op.text}'`);
+            if (!isWord(valueToken)) fail(valueToken, `expected a value after '${op.text}'`);
             next();
             validateLabelValue(text, valueToken.text, valueToken.column);
             value = valueToken.text;
@@ -149,8 +155,14 @@ export function parseLabelSelector(text: string): LabelSelector {
         case "<": {
           next();
           const valueToken = next();
-          if (valueToken.type !== "id" || !/^[+-]?[0-9]+$/.test(valueToken.text)) {
-            fail(valueToken, `expected an integer after '${op.text}'`);
+          if (!isWord(valueToken)) fail(valueToken, `expected an integer after '${op.text}'`);
+          // NewRequirement: a bound is a label value (so no sign) and parses as an int64.
+          validateLabelValue(text, valueToken.text, valueToken.column);
+          if (!/^[0-9]+$/.test(valueToken.text)) fail(valueToken, `expected an integer after '${op.text}'`);
+          if (parseInt64(valueToken.text) === undefined) {
+            throw new SelectorError(
+              `label selector "${text}": value '${valueToken.text}' at column ${valueToken.column} is not a 64-bit integer`,
+            );
           }
           requirement = { key: first.text, operator: op.type === ">" ? "gt" : "lt", values: [valueToken.text] };
           break;
@@ -160,12 +172,11 @@ export function parseLabelSelector(text: string): LabelSelector {
           next();
           const open = next();
           if (open.type !== "(") fail(open, `expected '(' after '${op.text}'`);
-          if (peek().type === ")") fail(peek(), `'${op.text}' needs at least one value`);
-          // Entries may be empty (`in (a,)` includes ""), as in the apiserver's parser.
+          // Entries may be empty (`in (a,)` includes ""), and `in ()` is `in ("")`: labels.parseValues.
           const values: string[] = [];
           for (;;) {
             const t = peek();
-            if (isValueToken(t)) {
+            if (isWord(t)) {
               next();
               validateLabelValue(text, t.text, t.column);
               values.push(t.text);
@@ -231,6 +242,16 @@ function validateLabelValue(text: string, value: string, column: number): void {
   }
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** strconv.ParseInt(text, 10, 64): an optionally signed decimal within int64, else undefined. */
+function parseInt64(text: string): bigint | undefined {
+  if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
+  const value = BigInt(text);
+  return value < INT64_MIN || value > INT64_MAX ? undefined : value;
+}
+
 /** Whether an object with `labels` satisfies every requirement. */
 export function matchesLabels(sel: LabelSelector, labels: Record<string, string> | undefined): boolean {
   for (const r of sel.requirements) {
@@ -253,10 +274,10 @@ export function matchesLabels(sel: LabelSelector, labels: Record<string, string>
         break;
       case "gt":
       case "lt": {
-        // The label must hold an integer; anything else does not match (labels.Requirement.Matches).
-        if (!has || !/^[+-]?[0-9]+$/.test(value!)) return false;
-        const actual = BigInt(value!);
-        const bound = BigInt(r.values[0]!);
+        // The label must hold an int64; anything else does not match (labels.Requirement.Matches).
+        const actual = has ? parseInt64(value!) : undefined;
+        const bound = parseInt64(r.values[0]!);
+        if (actual === undefined || bound === undefined) return false;
         if (r.operator === "gt" ? !(actual > bound) : !(actual < bound)) return false;
         break;
       }
@@ -377,13 +398,63 @@ function unescapeFieldValue(selector: string, raw: string, column: number): stri
   return out;
 }
 
-/** Reads a dotted path; strings as they are, numbers and booleans as text, anything else (or absence) as "". */
-export function fieldValue(obj: unknown, path: string): string {
+/** The value at a dotted path, through own properties only (`constructor`, `__proto__` are absent). */
+function readPath(obj: unknown, path: string): unknown {
   let current: unknown = obj;
   for (const segment of path.split(".")) {
-    if (current === null || typeof current !== "object") return "";
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return undefined;
     current = (current as Record<string, unknown>)[segment];
   }
+  return current;
+}
+
+/** A bool field: fmt.Sprint of the Go value, so absent is "false". */
+const flagAt = (path: string) => (obj: unknown) => String(readPath(obj, path) === true);
+/** A count field: strconv.Itoa of the Go value, so absent is "0". */
+const countAt = (path: string) => (obj: unknown) => {
+  const value = readPath(obj, path);
+  return typeof value === "number" ? String(value) : "0";
+};
+const textAt = (path: string) => (obj: unknown) => {
+  const value = readPath(obj, path);
+  return typeof value === "string" ? value : "";
+};
+
+/**
+ * The selectable fields of built-ins whose value is not "the string at that path, or ''": keyed by
+ * `group/Kind` ("" for core), read as the API server's `*ToSelectableFields` build them from the
+ * typed object (kubernetes pkg/registry/<group>/<resource>/strategy.go).
+ */
+const SELECTABLE_FIELDS: Record<string, Record<string, (obj: unknown) => string>> = {
+  "/Node": { "spec.unschedulable": flagAt("spec.unschedulable") },
+  "/Pod": { "spec.hostNetwork": flagAt("spec.hostNetwork") },
+  "/ReplicationController": { "status.replicas": countAt("status.replicas") },
+  "apps/ReplicaSet": { "status.replicas": countAt("status.replicas") },
+  "batch/Job": { "status.successful": countAt("status.succeeded") },
+  "/Event": {
+    source: (obj) => textAt("source.component")(obj) || textAt("reportingController")(obj),
+    reportingComponent: textAt("reportingController"),
+  },
+};
+
+function selectableField(obj: unknown, path: string): ((obj: unknown) => string) | undefined {
+  const apiVersion = readPath(obj, "apiVersion");
+  const kind = readPath(obj, "kind");
+  if (typeof apiVersion !== "string" || typeof kind !== "string") return undefined;
+  const slash = apiVersion.indexOf("/");
+  const fields = SELECTABLE_FIELDS[`${slash === -1 ? "" : apiVersion.slice(0, slash)}/${kind}`];
+  return fields && Object.hasOwn(fields, path) ? fields[path] : undefined;
+}
+
+/**
+ * Reads a field as the API server would: a built-in's selectable field from its typed value (see
+ * SELECTABLE_FIELDS), otherwise the dotted path with strings as they are, numbers and booleans as
+ * text, anything else (or absence) as "".
+ */
+export function fieldValue(obj: unknown, path: string): string {
+  const derived = selectableField(obj, path);
+  if (derived) return derived(obj);
+  const current = readPath(obj, path);
   if (typeof current === "string") return current;
   if (typeof current === "number" || typeof current === "boolean" || typeof current === "bigint") return String(current);
   return "";

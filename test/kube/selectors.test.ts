@@ -75,6 +75,41 @@ describe("label selectors", () => {
     expect(matchesLabels(parseLabelSelector("mode in (notin)"), { mode: "notin" })).toBe(true);
   });
 
+  // apimachinery labels/selector_test.go TestSetSelectorParser: "x in ()" is In {""}, not an error.
+  it.each([
+    ["x in ()", "in"],
+    ["x notin ( )", "notin"],
+  ])("parses an empty value set %j as the set holding the empty string", (text, operator) => {
+    const sel = parseLabelSelector(text);
+    expect(sel.requirements).toEqual([{ key: "x", operator, values: [""] }]);
+    const cases: Record<string, string>[] = [{ x: "" }, { x: "a" }, {}];
+    expect(cases.map((labels) => matchesLabels(sel, labels))).toEqual(
+      operator === "in" ? [true, false, false] : [false, true, true],
+    );
+  });
+
+  // The parser reads `in`/`notin` as identifiers wherever a key may stand (lookahead(Values)).
+  it.each([
+    ["in=x", { in: "x" }, true],
+    ["notin=in", { notin: "in" }, true], // selector_test.go TestSelectorMatches
+    ["in", { in: "" }, true],
+    ["!in", { in: "" }, false],
+    ["!notin", {}, true],
+    ["app=web,in in (a,b)", { app: "web", in: "b" }, true],
+    ["notin notin (in)", { notin: "in" }, false],
+  ])("takes %j with a key named in or notin", (text, labels, expected) => {
+    expect(matchesLabels(parseLabelSelector(text), labels)).toBe(expected);
+  });
+
+  it("matches Gt/Lt only on labels holding a 64-bit integer", () => {
+    const sel = parseLabelSelector("n>1");
+    expect([{ n: "2" }, { n: "99999999999999999999" }, { n: "-5" }].map((labels) => matchesLabels(sel, labels))).toEqual([
+      true,
+      false, // strconv.ParseInt fails: no match
+      false,
+    ]);
+  });
+
   it("knows the everything selector", () => {
     expect(isEverything(parseLabelSelector(""))).toBe(true);
     expect(isEverything(parseLabelSelector("a"))).toBe(false);
@@ -92,7 +127,6 @@ describe("label selectors", () => {
     ["a dangling comma", "app=web,", /expected a label key or '!' at column 9, found end of input/],
     ["a leading comma", ",app", /expected a label key or '!' at column 1/],
     ["an unclosed set", "tier in (a,b", /expected ',' or '\)' at column 13, found end of input/],
-    ["an empty set", "tier in ()", /'in' needs at least one value/],
     ["a set without parentheses", "tier in a", /expected '\(' after 'in'/],
     ["values separated by blanks", "tier in (a b)", /expected ',' or '\)' at column 12, found 'b'/],
     ["two keys without a comma", "app web", /expected an operator .* at column 5, found 'web'/],
@@ -109,6 +143,11 @@ describe("label selectors", () => {
     ["a bare operator", "=web", /expected a label key or '!' at column 1, found '='/],
     ["a doubled negation", "!!app", /expected a label key after '!'/],
     ["an operator after a negation", "!app=web", /expected ',' or end of input at column 5, found '='/],
+    // NewRequirement validates a Gt/Lt bound as a label value and as an int64 (strconv.ParseInt).
+    ["a negative bound", "replicas>-1", /invalid value '-1'/],
+    ["a bound beyond int64", "replicas<9223372036854775808", /not a 64-bit integer/],
+    // The lexer's blanks are ' ', '\t', '\r', '\n' only; anything else is part of a word.
+    ["a vertical tab after a value", "app=web\v", /invalid value 'web\v'/],
   ])("rejects %s (%j) with a message saying where", (_name, text, message) => {
     expect(() => parseLabelSelector(text)).toThrowError(SelectorError);
     expect(() => parseLabelSelector(text)).toThrowError(message);
@@ -176,6 +215,27 @@ describe("field selectors", () => {
       expect(parseFieldSelector(fieldSelectorToString(sel))).toEqual(sel);
     },
   );
+
+  // The API server matches a field selector against the resource's selectable fields, built from
+  // the typed object: a field the JSON omits has its Go zero value (node/strategy.go
+  // NodeToSelectableFields: fmt.Sprint(node.Spec.Unschedulable)), and a few fields are derived.
+  it.each([
+    ["a Node without spec.unschedulable", { apiVersion: "v1", kind: "Node", metadata: { name: "n1" }, spec: {} }, "spec.unschedulable=false", true],
+    ["a Node without spec", { apiVersion: "v1", kind: "Node", metadata: { name: "n1" } }, "spec.unschedulable!=true", true],
+    ["a Node without spec.unschedulable", { apiVersion: "v1", kind: "Node", metadata: { name: "n1" } }, "spec.unschedulable=", false],
+    ["a cordoned Node", { apiVersion: "v1", kind: "Node", metadata: { name: "n1" }, spec: { unschedulable: true } }, "spec.unschedulable=true", true],
+    ["a Pod without spec.hostNetwork", { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: {} }, "spec.hostNetwork=false", true],
+    ["a Job without status.succeeded", { apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, status: {} }, "status.successful=0", true],
+    ["a Job with status.succeeded", { apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, status: { succeeded: 3 } }, "status.successful=3", true],
+    ["a ReplicaSet without status.replicas", { apiVersion: "apps/v1", kind: "ReplicaSet", metadata: { name: "r" } }, "status.replicas=0", true],
+    ["an Event's source from reportingController", { apiVersion: "v1", kind: "Event", metadata: { name: "e" }, reportingController: "kubelet" }, "source=kubelet,reportingComponent=kubelet", true],
+    ["an Event's source.component first", { apiVersion: "v1", kind: "Event", metadata: { name: "e" }, source: { component: "sched" }, reportingController: "kubelet" }, "source=sched", true],
+    // Only those kinds: elsewhere a missing field is "".
+    ["a ConfigMap without spec.unschedulable", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" } }, "spec.unschedulable=false", false],
+    ["a custom Node kind in another group", { apiVersion: "example.com/v1", kind: "Node", metadata: { name: "c" } }, "spec.unschedulable=false", false],
+  ])("matches %s as the API server does: %j", (_name, object, text, expected) => {
+    expect(matchesFields(parseFieldSelector(text), object)).toBe(expected);
+  });
 
   it("reads dotted paths as strings", () => {
     expect(fieldValue(pod, "spec.nodeName")).toBe("node-a");
