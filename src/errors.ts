@@ -11,6 +11,7 @@ export type ErrorCode =
   | "Conflict"
   | "Gone"
   | "PayloadTooLarge"
+  | "UnsupportedMediaType"
   | "DeliveryFailed"
   | "Internal";
 
@@ -22,6 +23,7 @@ const STATUS_OF: Record<ErrorCode, number> = {
   Conflict: 409,
   Gone: 410,
   PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
   /** A webhook redelivery the endpoint did not acknowledge. */
   DeliveryFailed: 502,
   Internal: 500,

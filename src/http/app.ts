@@ -10,6 +10,7 @@ import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
+import { requireJsonBody } from "./validate.ts";
 
 let declaredFor: string | undefined;
 let declaring: Promise<void> | undefined;
@@ -35,6 +36,7 @@ export function createApp(): Hono<AppEnv> {
   app.onError(renderError);
   app.notFound((c) => c.json(errorBody("NotFound", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.get("/healthz", (c) => c.text("ok"));
+  app.use("*", requireJsonBody);
   app.use("*", async (c, next) => {
     await ensureDeclaredInformers(c.env);
     await next();

@@ -16,6 +16,7 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
   409: "Conflict",
   410: "Gone",
   413: "PayloadTooLarge",
+  415: "UnsupportedMediaType",
 };
 
 export function errorBody(code: ErrorCode, message: string) {

@@ -1,12 +1,14 @@
 /**
  * Request validation through zod and `@hono/zod-validator`: handlers only ever see parsed values,
- * and a failure is a 400 naming each bad field (DESIGN invariant 8).
+ * and a failure is a 400 naming each bad field (DESIGN invariant 8). Mutating requests carry JSON
+ * or nothing (415 otherwise).
  */
 import { zValidator } from "@hono/zod-validator";
-import type { Context, ValidationTargets } from "hono";
+import type { Context, MiddlewareHandler, ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type * as z from "zod/mini";
 import { ApiError, describeIssues } from "../errors.ts";
+import type { AppEnv } from "./app-env.ts";
 
 export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodMiniType>(target: Target, schema: Schema) {
   return zValidator(target, schema, (result) => {
@@ -15,6 +17,28 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
     }
   });
 }
+
+const MUTATING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Refuses a mutating request that carries a body, or a content type, other than `application/json`
+ * (415). A browser sends text/plain, form and multipart bodies cross-site without a CORS preflight,
+ * so without this any web page could POST to an instance running with ALLOW_UNAUTHENTICATED; a
+ * JSON body needs a preflight, which this API never grants. Bodiless requests pass.
+ */
+export const requireJsonBody: MiddlewareHandler<AppEnv> = async function requireJsonBody(c, next) {
+  if (!MUTATING_METHODS.has(c.req.method)) return next();
+  const type = c.req.header("content-type");
+  const hasBody = c.req.raw.body !== null && c.req.header("content-length") !== "0";
+  if (type === undefined && !hasBody) return next();
+  if (type?.split(";")[0]!.trim().toLowerCase() !== "application/json") {
+    throw new ApiError(
+      "UnsupportedMediaType",
+      `${c.req.method} bodies must be JSON: send 'Content-Type: application/json' (got ${type === undefined ? "no content type" : `'${type}'`})`,
+    );
+  }
+  return next();
+};
 
 /** Caps a request body (413 beyond `maxSize` bytes, before anything is read into memory). */
 export function limitBody(maxSize: number, what: string) {

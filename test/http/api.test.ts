@@ -121,6 +121,47 @@ describe("HTTP API", () => {
       expect((await call("/informers/invalid")).status).toBe(404);
     });
 
+    // A browser sends text/plain, form and multipart bodies cross-site without a preflight: a page
+    // could otherwise create a subscription on a dev instance (ALLOW_UNAUTHENTICATED) and stream the cache away.
+    it.each([
+      ["a text/plain body", "text/plain;charset=UTF-8"],
+      ["a form body", "application/x-www-form-urlencoded"],
+      ["a multipart body", "multipart/form-data; boundary=x"],
+      ["a body without a content type", undefined],
+    ])("refuses a mutating request with %s with 415 and changes nothing", async (_, type) => {
+      expect([200, 201]).toContain((await put("/informers/media", { resource: "pods", watchTimeoutSeconds: 3 })).status);
+      const devInstance = { ...env, ADMIN_TOKEN: undefined, ALLOW_UNAUTHENTICATED: "true" };
+      const send = (method: string, path: string, body: unknown) =>
+        createApp().request(
+          new Request(`${base}${path}`, {
+            method,
+            headers: type === undefined ? {} : { "content-type": type },
+            body: new TextEncoder().encode(JSON.stringify(body)), // bytes: no implied content type
+          }),
+          undefined,
+          devInstance,
+        );
+      for (const [method, path, body] of [
+        ["POST", "/informers/media/subscriptions", { url: "https://hooks.example.com/x" }],
+        ["PUT", "/informers/media-415", { resource: "pods" }],
+      ] as const) {
+        const response = await send(method, path, body);
+        expect(response.status).toBe(415);
+        expect((await json(response)).error).toEqual({
+          code: "UnsupportedMediaType",
+          message: expect.stringMatching(/application\/json/),
+        });
+      }
+      expect((await json(await call("/informers/media/subscriptions"))).items).toEqual([]);
+      expect((await call("/informers/media-415")).status).toBe(404);
+    });
+
+    it("accepts JSON with parameters, and bodiless mutations without a content type", async () => {
+      const created = await put("/informers/media-ok", { resource: "pods", watchTimeoutSeconds: 3 }, { ...ADMIN, "content-type": "Application/JSON; charset=utf-8" });
+      expect(created.status).toBe(201);
+      expect((await call("/informers/media-ok", { method: "DELETE", headers: ADMIN })).status).toBe(204);
+    });
+
     it("answers 404 with a JSON error for unknown routes", async () => {
       const response = await call("/nowhere");
       expect(response.status).toBe(404);
