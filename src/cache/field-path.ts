@@ -2,10 +2,16 @@
  * Field paths name a value inside an object for indexers and transforms: dot-separated segments,
  * with bracket-quoted segments for keys that contain dots or slashes:
  * `spec.nodeName`, `metadata.labels.app`, `metadata.labels['app.kubernetes.io/name']`.
+ *
+ * Paths walk objects parsed from the API server's JSON, so they follow own properties only: the
+ * segments `__proto__`, `constructor` and `prototype` are refused when a path is parsed, and reads
+ * and deletes never step onto a prototype (a `dropFields` entry must not reach Object.prototype).
  */
 import { ValidationError } from "../errors.ts";
 
 const SEGMENT = /^[A-Za-z0-9_$-]+$/;
+/** Segments that name JavaScript's object machinery rather than a field. */
+const PROTOTYPE_SEGMENTS = new Set(["__proto__", "constructor", "prototype"]);
 
 export function parseFieldPath(path: string): string[] {
   const segments: string[] = [];
@@ -30,13 +36,17 @@ export function parseFieldPath(path: string): string[] {
     }
   }
   if (segments.length === 0) throw new ValidationError("field path is empty");
+  const reserved = segments.find((segment) => PROTOTYPE_SEGMENTS.has(segment));
+  if (reserved !== undefined) {
+    throw new ValidationError(`field path '${path}': the segment '${reserved}' is not allowed (it names JavaScript's object machinery, not a field)`);
+  }
   return segments;
 }
 
 export function getAtPath(object: unknown, segments: readonly string[]): unknown {
   let current = object;
   for (const segment of segments) {
-    if (current === null || typeof current !== "object") return undefined;
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return undefined;
     current = (current as Record<string, unknown>)[segment];
   }
   return current;
@@ -47,7 +57,7 @@ export function deleteAtPath(object: unknown, segments: readonly string[]): bool
   const parent = getAtPath(object, segments.slice(0, -1));
   if (parent === null || typeof parent !== "object") return false;
   const last = segments[segments.length - 1]!;
-  if (!(last in parent)) return false;
+  if (!Object.hasOwn(parent, last)) return false;
   delete (parent as Record<string, unknown>)[last];
   return true;
 }

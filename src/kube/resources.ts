@@ -71,7 +71,8 @@ export function resolveResource(resource: string, apiVersion?: string): Resource
   const dot = resource.indexOf(".");
   const plural = dot === -1 ? resource : resource.slice(0, dot);
   const group = dot === -1 ? "" : resource.slice(dot + 1);
-  const builtIn = BUILT_INS[resource];
+  // Own properties only: "constructor" is a valid resource pattern but no built-in.
+  const builtIn = Object.hasOwn(BUILT_INS, resource) ? BUILT_INS[resource] : undefined;
   if (apiVersion === undefined) {
     if (!builtIn) {
       throw new ValidationError(

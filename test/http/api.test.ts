@@ -105,6 +105,12 @@ describe("HTTP API", () => {
       ["an indexer named namespace", { resource: "pods", indexers: { namespace: "spec.x" } }, /namespace index/],
       ["a mismatched name", { name: "other", resource: "pods" }, /does not match/],
       ["a negative page size", { resource: "pods", pageSize: -1 }, /pageSize/],
+      // Names of Object.prototype members are not built-ins (own-property lookups only).
+      ["a resource named constructor", { resource: "constructor" }, /'constructor' is not a built-in resource/],
+      // Field paths walk parsed objects: a prototype segment would read or delete outside the object.
+      ["an indexer path through __proto__", { resource: "pods", indexers: { byX: "__proto__.polluted" } }, /indexers.byX: .*'__proto__'/],
+      ["a bracketed constructor in an indexer", { resource: "pods", indexers: { byX: "metadata['constructor']" } }, /indexers.byX: .*'constructor'/],
+      ["a dropFields path through prototype", { resource: "pods", transform: { dropFields: ["spec.constructor.prototype"] } }, /dropFields.0: .*'constructor'/],
     ])("refuses %s with 400 and creates nothing", async (_, body, message) => {
       const response = await put("/informers/invalid", body);
       expect(response.status).toBe(400);
