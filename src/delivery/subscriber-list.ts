@@ -9,7 +9,17 @@ const MIGRATIONS = [`CREATE TABLE subscribers (id TEXT PRIMARY KEY, created_at I
 const ADD = stmt("subscribers.add", "INSERT OR IGNORE INTO subscribers (id, created_at) VALUES (?, ?)");
 const REMOVE = stmt("subscribers.remove", "DELETE FROM subscribers WHERE id = ?");
 const LIST = stmt("subscribers.list", "SELECT id FROM subscribers ORDER BY created_at, id");
+const PAGE = stmt(
+  "subscribers.page",
+  "SELECT id, created_at FROM subscribers WHERE (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?",
+);
 const COUNT = stmt("subscribers.count", "SELECT count(*) AS n FROM subscribers");
+
+/** A subscription in the list's order (creation time, then id): where a page ends. */
+export interface SubscriberCursor {
+  createdAt: number;
+  id: string;
+}
 
 export class SubscriberList {
   readonly #db: Db;
@@ -29,6 +39,12 @@ export class SubscriberList {
 
   ids(): string[] {
     return this.#db.all<{ id: string }>(LIST).map((row) => row.id);
+  }
+
+  /** Up to `limit` subscriptions after `after`, in creation order; `more` when others follow. */
+  page(after: SubscriberCursor | null, limit: number): { items: SubscriberCursor[]; more: boolean } {
+    const rows = this.#db.all<{ id: string; created_at: number }>(PAGE, after?.createdAt ?? -1, after?.id ?? "", limit + 1);
+    return { items: rows.slice(0, limit).map((row) => ({ createdAt: row.created_at, id: row.id })), more: rows.length > limit };
   }
 
   count(): number {

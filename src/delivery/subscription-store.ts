@@ -10,9 +10,14 @@
  *   event (DESIGN invariant 4).
  * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
  *   objects of up to 1.5 MB each).
+ * - The outbox records whether it is a batch (`{"events": [...]}`) or one event: a retry sends the
+ *   body that was written, whatever `maxBatchSize` says now (#7.12).
  * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts (trimmed every TRIM_EVERY
  *   inserts, so it holds up to that many more for a moment); dead letters the newest
- *   DEAD_LETTER_LIMIT events.
+ *   DEAD_LETTER_LIMIT events. Their count is kept in the subscription row, changed in the same
+ *   transaction as the rows, so a status never counts rows (#7.21).
+ * - Nothing is stored until `create`: the tables are created then (lazily), so touching an
+ *   unknown subscription's object leaves no storage behind (#7.17).
  */
 import { type Db, migrate, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
@@ -37,6 +42,13 @@ export interface Marker {
   gen?: number;
   /** Replays: expanding done, sweeping the keys it did not touch. */
   sweep?: boolean;
+  /**
+   * Replays after the first pass (the replay outlived the log's retention): the generation the
+   * replay began in. Keys this replay already sent (gen ≥ since) in their current state are skipped.
+   */
+  since?: number;
+  /** Replays: 1 for the first pass (absent), 2 and up for later passes. */
+  pass?: number;
 }
 
 /** A key the receiver holds, as last sent to it. */
@@ -50,6 +62,11 @@ export interface DeliveredKey {
 export interface Position {
   cursor: number;
   marker: Marker | null;
+  /**
+   * A replay just ended at `cursor`, its anchor: kept until a log event after it is handled, so a
+   * read that finds those events gone knows the replay itself outlived retention (#7.15).
+   */
+  replayed?: { since: number; pass: number };
 }
 
 export interface SubscriptionRecord {
@@ -72,6 +89,8 @@ export interface SubscriptionRecord {
   nextAttemptAt: number | null;
   lastDeliveryAt: number | null;
   lastError: string | null;
+  /** How many dead letters are kept (counted as they change). */
+  deadLetters: number;
 }
 
 /** What a dead letter and the delivery log say about one event of a batch. */
@@ -87,6 +106,8 @@ export interface OutboxEvent {
 export interface Outbox {
   webhookId: string;
   events: OutboxEvent[];
+  /** Sent as `{"events": [...]}` (written under `maxBatchSize` > 1), else as its one event. */
+  batched: boolean;
   /** The position once this batch is acknowledged or dead-lettered. */
   advance: Position;
   createdAt: number;
@@ -127,7 +148,18 @@ const MIGRATIONS = [
    CREATE INDEX dead_letters_by_at ON dead_letters (at);
    CREATE TABLE delivered_keys (key TEXT PRIMARY KEY, uid TEXT NOT NULL, rv TEXT NOT NULL, gen INTEGER NOT NULL) WITHOUT ROWID;
    CREATE INDEX delivered_keys_by_gen ON delivered_keys (gen, key)`,
+  // An outbox written before this migration was a batch exactly when its id is a `msg_` id.
+  `ALTER TABLE outbox ADD COLUMN batched INTEGER NOT NULL DEFAULT 0;
+   UPDATE outbox SET batched = (substr(webhook_id, 1, 4) = 'msg_');
+   ALTER TABLE subscription ADD COLUMN dead_letters INTEGER NOT NULL DEFAULT 0;
+   UPDATE subscription SET dead_letters = (SELECT count(*) FROM dead_letters);
+   CREATE INDEX dead_letters_by_sequence ON dead_letters (sequence)`,
 ] as const;
+
+/** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
+export const MAX_PAGE_CHARS = 4 * 1024 * 1024;
+
+const TABLE_EXISTS = stmt("subscription.exists", "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'subscription'");
 
 const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
 const INSERT = stmt(
@@ -143,6 +175,10 @@ const UPSERT_KEY = stmt(
 );
 const DELETE_KEY = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key = ?");
 const TOUCH_KEY = stmt("deliveredKeys.touch", "UPDATE delivered_keys SET gen = ? WHERE key = ?");
+const HELD_SINCE = stmt(
+  "deliveredKeys.heldSince",
+  "SELECT key, uid, rv FROM delivered_keys WHERE gen >= ? AND key IN (SELECT value FROM json_each(?))",
+);
 const STALE_KEYS = stmt(
   "deliveredKeys.stale",
   "SELECT key, uid, rv FROM delivered_keys WHERE gen < ? AND key > ? ORDER BY key LIMIT ?",
@@ -162,14 +198,15 @@ const CLEAR_FAILURES = stmt(
   "subscription.clearFailures",
   "UPDATE subscription SET failures = 0, first_failure_at = NULL, next_attempt_at = NULL WHERE id = 1",
 );
+const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscription SET dead_letters = dead_letters + ? WHERE id = 1");
 const SET_DELIVERED = stmt(
   "subscription.setDelivered",
   `UPDATE subscription SET last_delivery_at = ?, last_error = NULL, failures = 0, first_failure_at = NULL, next_attempt_at = NULL
    WHERE id = 1`,
 );
 
-const GET_OUTBOX = stmt("outbox.get", "SELECT webhook_id, events, advance, created_at FROM outbox WHERE id = 1");
-const PUT_OUTBOX = stmt("outbox.put", "INSERT INTO outbox (id, webhook_id, events, advance, created_at) VALUES (1, ?, ?, ?, ?)");
+const GET_OUTBOX = stmt("outbox.get", "SELECT webhook_id, events, advance, batched, created_at FROM outbox WHERE id = 1");
+const PUT_OUTBOX = stmt("outbox.put", "INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at) VALUES (1, ?, ?, ?, ?, ?)");
 const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
 
 const TEXT_PARTS = stmt("texts.get", "SELECT chunk FROM texts WHERE name = ? ORDER BY part");
@@ -188,16 +225,19 @@ const TRIM_DELIVERIES = stmt(
   "deliveries.trim",
   "DELETE FROM deliveries WHERE n <= (SELECT max(n) FROM deliveries) - ?",
 );
-const RECENT_DELIVERIES = stmt("deliveries.recent", "SELECT * FROM deliveries ORDER BY n DESC LIMIT ?");
+const RECENT_DELIVERIES = stmt("deliveries.recent", "SELECT * FROM deliveries WHERE n < ? ORDER BY n DESC LIMIT ?");
 
 const INSERT_DEAD_LETTER = stmt(
   "deadLetters.insert",
   "INSERT OR REPLACE INTO dead_letters (event_id, sequence, type, key, uid, rv, attempts, last_error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 );
-const DEAD_LETTERS = stmt("deadLetters.list", "SELECT * FROM dead_letters ORDER BY sequence LIMIT ?");
+const DEAD_LETTERS = stmt(
+  "deadLetters.list",
+  `SELECT d.*, (SELECT sum(length(chunk)) FROM texts WHERE name = 'dead:' || d.event_id) AS chars
+   FROM dead_letters d WHERE d.sequence > ? ORDER BY d.sequence LIMIT ?`,
+);
 const DEAD_LETTER = stmt("deadLetters.get", "SELECT * FROM dead_letters WHERE event_id = ?");
 const DELETE_DEAD_LETTER = stmt("deadLetters.delete", "DELETE FROM dead_letters WHERE event_id = ?");
-const COUNT_DEAD_LETTERS = stmt("deadLetters.count", "SELECT count(*) AS n FROM dead_letters");
 const OLDEST_DEAD_LETTERS = stmt("deadLetters.oldest", "SELECT event_id FROM dead_letters ORDER BY at, sequence LIMIT ?");
 
 type SubscriptionRow = {
@@ -218,6 +258,7 @@ type SubscriptionRow = {
   next_attempt_at: number | null;
   last_delivery_at: number | null;
   last_error: string | null;
+  dead_letters: number;
 };
 
 type DeadLetterRow = {
@@ -235,12 +276,21 @@ type DeadLetterRow = {
 const outboxText = (index: number) => `out:${index}`;
 const deadLetterText = (eventId: string) => `dead:${eventId}`;
 
+/** A page of a list: `after` is where the next page starts (undefined: this was the last). */
+export interface Page<T> {
+  items: T[];
+  after?: number;
+}
+
 export class SubscriptionStore {
   readonly #db: Db;
+  /** The tables exist: this object holds (or held) a subscription. */
+  #created: boolean;
 
   constructor(db: Db) {
     this.#db = db;
-    migrate(db, "subscription", MIGRATIONS);
+    this.#created = db.first(TABLE_EXISTS) !== undefined;
+    if (this.#created) migrate(db, "subscription", MIGRATIONS);
   }
 
   transaction<T>(fn: () => T): T {
@@ -248,6 +298,7 @@ export class SubscriptionStore {
   }
 
   get(): SubscriptionRecord | undefined {
+    if (!this.#created) return undefined;
     const row = this.#db.first<SubscriptionRow>(GET);
     if (!row) return undefined;
     return {
@@ -268,6 +319,7 @@ export class SubscriptionStore {
       nextAttemptAt: row.next_attempt_at,
       lastDeliveryAt: row.last_delivery_at,
       lastError: row.last_error,
+      deadLetters: row.dead_letters,
     };
   }
 
@@ -282,6 +334,8 @@ export class SubscriptionStore {
     generation: number;
     nextResyncAt: number | null;
   }): void {
+    migrate(this.#db, "subscription", MIGRATIONS);
+    this.#created = true;
     this.#db.run(
       INSERT,
       init.id,
@@ -296,7 +350,7 @@ export class SubscriptionStore {
     );
   }
 
-  /** A declared subscription's new configuration; its position and retry state stay. */
+  /** A declared subscription's new configuration; its position, outbox and retry state stay. */
   updateSpec(spec: SubscriptionSpec, secret: string): void {
     this.#db.run(UPDATE_SPEC, JSON.stringify(spec), secret);
   }
@@ -342,13 +396,28 @@ export class SubscriptionStore {
   // --- outbox ---------------------------------------------------------------------------------
 
   outbox(): Outbox | undefined {
-    const row = this.#db.first<{ webhook_id: string; events: string; advance: string; created_at: number }>(GET_OUTBOX);
-    return row && { webhookId: row.webhook_id, events: JSON.parse(row.events), advance: JSON.parse(row.advance), createdAt: row.created_at };
+    const row = this.#db.first<{ webhook_id: string; events: string; advance: string; batched: number; created_at: number }>(GET_OUTBOX);
+    return (
+      row && {
+        webhookId: row.webhook_id,
+        events: JSON.parse(row.events),
+        advance: JSON.parse(row.advance),
+        batched: row.batched === 1,
+        createdAt: row.created_at,
+      }
+    );
   }
 
   /** Stores a batch and its event texts (the outbox is empty); inside a transaction. */
   putOutboxInTx(outbox: Outbox, texts: readonly string[]): void {
-    this.#db.run(PUT_OUTBOX, outbox.webhookId, JSON.stringify(outbox.events), JSON.stringify(outbox.advance), outbox.createdAt);
+    this.#db.run(
+      PUT_OUTBOX,
+      outbox.webhookId,
+      JSON.stringify(outbox.events),
+      JSON.stringify(outbox.advance),
+      outbox.batched ? 1 : 0,
+      outbox.createdAt,
+    );
     texts.forEach((text, i) => this.#putText(outboxText(i), text));
   }
 
@@ -365,8 +434,10 @@ export class SubscriptionStore {
   deadLetterOutboxInTx(now: number, attempts: number, lastError: string | null): void {
     const outbox = this.outbox();
     if (!outbox) return;
+    let added = 0;
     outbox.events.forEach((event, i) => {
-      this.#db.run(DELETE_TEXT, deadLetterText(event.eventId));
+      // The same event id can die twice (a resync of an unchanged object repeats its id): replace it.
+      added += 1 - this.deleteDeadLetterInTx(event.eventId);
       this.#db.run(RENAME_TEXT, deadLetterText(event.eventId), outboxText(i));
       this.#db.run(
         INSERT_DEAD_LETTER,
@@ -382,9 +453,10 @@ export class SubscriptionStore {
       );
     });
     this.deleteOutboxInTx();
-    const excess = this.deadLetterCount() - DEAD_LETTER_LIMIT;
+    this.#db.run(ADD_DEAD_LETTERS, added);
+    const excess = this.get()!.deadLetters - DEAD_LETTER_LIMIT;
     if (excess > 0) {
-      for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.deleteDeadLetterInTx(row.event_id);
+      for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.removeDeadLetterInTx(row.event_id);
     }
   }
 
@@ -407,6 +479,13 @@ export class SubscriptionStore {
   /** Keys a replay skips because their newer events follow: still held, not to be swept. */
   touchKeys(keys: readonly string[], gen: number): void {
     for (const key of keys) this.#db.run(TOUCH_KEY, gen, key);
+  }
+
+  /** The keys of `objects` the receiver was sent in generation `since` or later, in that very state. */
+  heldSince(objects: readonly { key: string; uid: string; resourceVersion: string }[], since: number): Set<string> {
+    const wanted = new Map(objects.map((o) => [o.key, o]));
+    const rows = this.#db.all<{ key: string; uid: string; rv: string }>(HELD_SINCE, since, JSON.stringify([...wanted.keys()]));
+    return new Set(rows.filter((row) => wanted.get(row.key)?.uid === row.uid && wanted.get(row.key)?.resourceVersion === row.rv).map((row) => row.key));
   }
 
   /** Keys sent before generation `gen` and not touched since, in key order after `after`. */
@@ -432,25 +511,46 @@ export class SubscriptionStore {
     if (n % TRIM_EVERY === 0) this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
   }
 
-  deliveries(limit: number): DeliveryRecord[] {
-    return this.#db
-      .all<{ event_ids: string; sequence: number; attempt: number; status: number | null; duration_ms: number; at: number; error: string | null }>(
-        RECENT_DELIVERIES,
-        limit,
-      )
-      .map((row) => ({
+  /** The newest attempts first, before attempt number `before`. */
+  deliveries(limit: number, before = Number.MAX_SAFE_INTEGER): Page<DeliveryRecord> {
+    const rows = this.#db.all<{
+      n: number;
+      event_ids: string;
+      sequence: number;
+      attempt: number;
+      status: number | null;
+      duration_ms: number;
+      at: number;
+      error: string | null;
+    }>(RECENT_DELIVERIES, before, limit + 1);
+    const page = rows.slice(0, limit);
+    const items = page.map((row) => ({
         eventIds: JSON.parse(row.event_ids),
         sequence: row.sequence,
         attempt: row.attempt,
         status: row.status,
         durationMs: row.duration_ms,
-        at: row.at,
-        error: row.error,
-      }));
+      at: row.at,
+      error: row.error,
+    }));
+    // A delivery record is small (its ids, a status, an error of ≤ 200 characters): counted, not sized.
+    return rows.length > limit ? { items, after: page.at(-1)!.n } : { items };
   }
 
-  deadLetters(limit: number): DeadLetterRecord[] {
-    return this.#db.all<DeadLetterRow>(DEAD_LETTERS, limit).map(deadLetterRecord);
+  /**
+   * Dead letters in sequence order after sequence `after`, with their event texts: at most `limit`
+   * and about MAX_PAGE_CHARS of text (at least one, however large).
+   */
+  deadLetters(limit: number, after = 0): Page<{ record: DeadLetterRecord; text: string }> {
+    const rows = this.#db.all<DeadLetterRow & { chars: number | null }>(DEAD_LETTERS, after, limit + 1);
+    let chars = 0;
+    let taken = 0;
+    for (; taken < Math.min(rows.length, limit); taken++) {
+      chars += rows[taken]!.chars ?? 0;
+      if (chars > MAX_PAGE_CHARS && taken > 0) break;
+    }
+    const items = rows.slice(0, taken).map((row) => ({ record: deadLetterRecord(row), text: this.#text(deadLetterText(row.event_id)) ?? "" }));
+    return taken < rows.length ? { items, after: rows[taken - 1]!.sequence } : { items };
   }
 
   deadLetter(eventId: string): { record: DeadLetterRecord; text: string } | undefined {
@@ -458,13 +558,16 @@ export class SubscriptionStore {
     return row && { record: deadLetterRecord(row), text: this.#text(deadLetterText(eventId)) ?? "" };
   }
 
-  deleteDeadLetterInTx(eventId: string): void {
-    this.#db.run(DELETE_DEAD_LETTER, eventId);
+  /** Deletes a dead letter and its text; answers how many rows it removed (0 or 1), uncounted. */
+  deleteDeadLetterInTx(eventId: string): number {
+    const deleted = this.#db.run(DELETE_DEAD_LETTER, eventId);
     this.#db.run(DELETE_TEXT, deadLetterText(eventId));
+    return deleted;
   }
 
-  deadLetterCount(): number {
-    return this.#db.first<{ n: number }>(COUNT_DEAD_LETTERS)!.n;
+  /** Removes a dead letter (redelivered) and counts it out. */
+  removeDeadLetterInTx(eventId: string): void {
+    this.#db.run(ADD_DEAD_LETTERS, -this.deleteDeadLetterInTx(eventId));
   }
 
   // --- chunked texts ----------------------------------------------------------------------------

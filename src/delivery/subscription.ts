@@ -15,6 +15,12 @@
  * - A cursor that fell behind the log's retention is never a silent gap: the subscription is marked
  *   expired and replays the cache (`add` with `initialList`) from the log's current end.
  * - A subscription created with `replayExisting` starts with a replay marker at the log's end.
+ * - A replay that outlives the log's retention (its anchor's successors are gone when it ends) is
+ *   not restarted from scratch: the next pass, anchored at the log's new end, sends only the
+ *   objects this replay has not sent in their current state, so each pass costs what changed
+ *   during the last one (#7.15; docs/architecture.md "Expiry").
+ * - A feed read that does not answer within `feedTimeoutMs` fails the step (retried later), so a
+ *   hung informer cannot hold the alarm.
  *
  * Where this differs from client-go: a listener there gets the informer's in-memory notifications
  * and, on resync, the whole cache; here every step can be interrupted by an eviction and resumes
@@ -22,8 +28,9 @@
  */
 import type { Clock, Random } from "../clock.ts";
 import type { LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, ValidationError } from "../errors.ts";
 import { splitKey } from "../cache/keys.ts";
+import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import { eventId } from "./event-id.ts";
 import { EventFilter, type Filtered } from "./filter.ts";
 import { decide } from "./retry-schedule.ts";
@@ -36,6 +43,7 @@ import {
   type DeliveryRecord,
   type Marker,
   type Outbox,
+  type Page,
   type Position,
   type SubscriptionRecord,
   SubscriptionStore,
@@ -46,6 +54,12 @@ import type { Db } from "../sql.ts";
 export const FEED_PAGE = 200;
 /** A caught-up subscription still looks at the log this often, in case a nudge was lost. */
 export const IDLE_POLL_MS = 60_000;
+/** A feed read (an RPC to the informer) that takes longer has failed: a healthy one takes milliseconds. */
+export const FEED_TIMEOUT_MS = 30_000;
+
+export interface SubscriptionOptions {
+  feedTimeoutMs?: number;
+}
 
 export interface SnapshotObject {
   key: string;
@@ -95,8 +109,11 @@ export interface SubscriptionStatus {
   cursor: number;
   /** Log events after the cursor (as of the last look at the log). */
   lag: number;
-  /** A replay or resync in progress. */
-  marker: { kind: Marker["kind"]; at: number } | null;
+  /**
+   * A replay or resync in progress; `pass` > 1 when a replay outlived the log's retention and
+   * continues from the log's newer end (see `lastError`).
+   */
+  marker: { kind: Marker["kind"]; at: number; pass?: number } | null;
   expired: boolean;
   lastDeliveryAt: string | null;
   consecutiveFailures: number;
@@ -134,6 +151,12 @@ export interface DeadLetter {
 /** What the alarm should do next: step again, wait until a time, or sleep (null: no alarm at all). */
 export type StepResult = { kind: "progress" } | { kind: "wait"; until: number } | { kind: "idle"; until: number | null };
 
+/** A list answer: `continue` (present when more follow) is passed back for the next page. */
+export interface ListAnswer<T> {
+  items: T[];
+  continue?: string;
+}
+
 /** One log event or marker object, with the position reached once it is handled. */
 type Candidate = Omit<LogEvent, "seq" | "at"> & {
   advance: Position;
@@ -155,13 +178,15 @@ export class Subscription {
   #filter: { spec: string; filter: EventFilter } | undefined;
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
+  readonly #feedTimeoutMs: number;
 
-  constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send) {
+  constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
     this.#clock = clock;
     this.#random = random;
     this.#feed = feed;
     this.#send = send;
+    this.#feedTimeoutMs = options.feedTimeoutMs ?? FEED_TIMEOUT_MS;
   }
 
   /** Starts following the log at `tail`, with a replay of the cache first if the spec asks for it. */
@@ -174,7 +199,20 @@ export class Subscription {
       now,
       position: { cursor: init.tail, marker: init.spec.replayExisting ? { kind: "replay", at: init.tail, after: null, gen: 1 } : null },
       generation: 1,
-      nextResyncAt: init.spec.resyncPeriodSeconds > 0 ? now + init.spec.resyncPeriodSeconds * 1000 : null,
+      nextResyncAt: nextResync(now, init.spec),
+    });
+  }
+
+  /**
+   * A declared subscription's new spec and secret; its position, outbox and retry state stay. A
+   * changed resync period applies from now: 0 stops resyncing, N resyncs N seconds from now.
+   */
+  updateSpec(spec: SubscriptionSpec, secret: string): void {
+    const record = this.store.get();
+    if (!record) throw new ApiError("NotFound", "subscription not found");
+    this.store.transaction(() => {
+      this.store.updateSpec(spec, secret);
+      if (spec.resyncPeriodSeconds !== record.spec.resyncPeriodSeconds) this.store.setNextResync(nextResync(this.#clock.now(), spec));
     });
   }
 
@@ -192,8 +230,10 @@ export class Subscription {
     if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null) {
       this.store.transaction(() => {
         const at = Math.max(this.#knownTail, record.position.cursor);
-        this.store.setPosition({ cursor: record.position.cursor, marker: { kind: "sync", at, after: null } });
-        this.store.setNextResync(now + record.spec.resyncPeriodSeconds * 1000);
+        // A period of 0 never resyncs (a row scheduled before its period was set to 0 stops here).
+        // `replayed` stays: the anchor of a replay just finished must still be checked (#7.15).
+        if (record.spec.resyncPeriodSeconds > 0) this.store.setPosition({ ...record.position, marker: { kind: "sync", at, after: null } });
+        this.store.setNextResync(nextResync(now, record.spec));
       });
       return { kind: "progress" };
     }
@@ -258,37 +298,52 @@ export class Subscription {
       disabledReason: record.disabledReason,
       cursor: position.cursor,
       lag: Math.max(0, this.#knownTail - position.cursor),
-      marker: position.marker && { kind: position.marker.kind, at: position.marker.at },
+      marker: position.marker && {
+        kind: position.marker.kind,
+        at: position.marker.at,
+        ...(position.marker.pass === undefined ? {} : { pass: position.marker.pass }),
+      },
       expired: record.expired,
       lastDeliveryAt: iso(record.lastDeliveryAt),
       consecutiveFailures: record.failures,
       nextAttemptAt: iso(record.nextAttemptAt),
       lastError: record.lastError,
-      deadLetters: this.store.deadLetterCount(),
+      deadLetters: record.deadLetters,
       createdAt: new Date(record.createdAt).toISOString(),
     };
   }
 
-  deliveries(limit: number): DeliveryAttempt[] {
-    return this.store.deliveries(limit).map(deliveryAttempt);
+  /** The delivery log, newest first: at most `limit` attempts, after the page `token` ended. */
+  deliveries(limit: number, token?: string): ListAnswer<DeliveryAttempt> {
+    return listAnswer(this.store.deliveries(limit, pageAfter(token)), deliveryAttempt);
   }
 
-  deadLetters(limit: number): DeadLetter[] {
-    return this.store.deadLetters(limit).map((record) => deadLetter(record, this.store.deadLetter(record.eventId)?.text));
+  /** Dead letters, oldest first: at most `limit` and about 4 MB of events, after the page `token` ended. */
+  deadLetters(limit: number, token?: string): ListAnswer<DeadLetter> {
+    return listAnswer(this.store.deadLetters(limit, pageAfter(token)), ({ record, text }) => deadLetter(record, text));
   }
 
-  /** One attempt to deliver a dead letter again, now; it leaves the dead letters on a 2xx. */
+  /**
+   * One attempt to deliver a dead letter again, now; it leaves the dead letters on a 2xx. A
+   * disabled subscription sends nothing (enable it first), and a 410 answer disables it, as it
+   * would on the stream.
+   */
   async redeliver(id: string): Promise<{ delivered: boolean; attempt: DeliveryAttempt }> {
     const record = this.store.get();
     const dead = this.store.deadLetter(id);
     if (!record || !dead) throw new ApiError("NotFound", `no dead letter '${id}'`);
+    if (record.disabledReason !== null) {
+      throw new ApiError("Conflict", `the subscription is disabled (${record.disabledReason}): enable it before redelivering`);
+    }
     const body = record.spec.maxBatchSize > 1 ? batchBody([dead.text]) : dead.text;
     const result = await this.#attempt(record, id, body);
-    const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, this.#clock.now());
+    const now = this.#clock.now();
+    const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
     this.store.transaction(() => {
       this.store.recordAttempt(attempt);
-      if (delivered) this.store.deleteDeadLetterInTx(id);
+      if (delivered) this.store.removeDeadLetterInTx(id);
+      if (result.status === 410) this.#disableInTx(now, result);
     });
     return { delivered, attempt: deliveryAttempt(attempt) };
   }
@@ -296,8 +351,9 @@ export class Subscription {
   // --- delivering -------------------------------------------------------------------------------
 
   async #deliver(record: SubscriptionRecord, outbox: Outbox): Promise<void> {
+    // The body as the outbox was written: a 2xx applies every event in it (#7.12).
     const texts = this.store.outboxTexts(outbox);
-    const body = record.spec.maxBatchSize > 1 ? batchBody(texts) : texts[0]!;
+    const body = outbox.batched ? batchBody(texts) : texts[0]!;
     const result = await this.#attempt(record, outbox.webhookId, body);
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
@@ -326,12 +382,16 @@ export class Subscription {
           this.#advanceInTx(record.position, outbox.advance);
           return;
         case "disable":
-          this.store.clearFailures();
-          this.store.setLastError(result.error ?? "HTTP 410");
-          this.store.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
+          this.#disableInTx(now, result);
           return;
       }
     });
+  }
+
+  #disableInTx(now: number, result: SendResult): void {
+    this.store.clearFailures();
+    this.store.setLastError(result.error ?? "HTTP 410");
+    this.store.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
   }
 
   async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
@@ -350,11 +410,20 @@ export class Subscription {
   async #fill(record: SubscriptionRecord): Promise<StepResult> {
     const read = await this.#candidates(record);
     if (read.kind === "expired") {
+      // At the anchor of a replay that just ended, the replay itself outlived retention: go on
+      // with its next pass (same `since`), which sends only what this replay has not sent as it is.
+      const replayed = record.position.replayed;
       this.store.transaction(() => {
         this.store.setExpired(true);
         const gen = this.store.nextGenerationInTx();
-        this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen } });
-        this.store.setLastError(`fell behind the event log's retention at position ${record.position.cursor}: replaying the cache`);
+        const pass = replayed ? { since: replayed.since, pass: replayed.pass + 1 } : {};
+        this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen, ...pass } });
+        this.store.setLastError(
+          replayed
+            ? `the replay took longer than the event log's retention (the events after its position ${record.position.cursor} are gone): ` +
+                `pass ${replayed.pass + 1} replays from position ${read.tail}, sending only objects changed since this replay sent them`
+            : `fell behind the event log's retention at position ${record.position.cursor}: replaying the cache`,
+        );
       });
       return { kind: "progress" };
     }
@@ -391,11 +460,12 @@ export class Subscription {
       }),
     );
     const first = events[0]!.meta;
-    const webhookId = record.spec.maxBatchSize > 1 ? `msg_${record.id}_${first.sequence}` : first.eventId;
+    const batched = record.spec.maxBatchSize > 1;
+    const webhookId = batched ? `msg_${record.id}_${first.sequence}` : first.eventId;
     this.store.transaction(() => {
       this.store.takeSequencesInTx(events.length);
       this.store.putOutboxInTx(
-        { webhookId, events: events.map((e) => e.meta), advance, createdAt: this.#clock.now() },
+        { webhookId, events: events.map((e) => e.meta), batched, advance, createdAt: this.#clock.now() },
         events.map((e) => e.text),
       );
     });
@@ -417,7 +487,7 @@ export class Subscription {
     if (marker && position.cursor >= marker.at) {
       return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
-    const read = await this.#feed.read(position.cursor, FEED_PAGE);
+    const read = await this.#fromFeed(this.#feed.read(position.cursor, FEED_PAGE));
     this.noteTail(read.bounds.tail);
     // A log that restarted below our cursor (the informer was recreated) is a gap like expiry.
     if (read.expired || position.cursor > read.bounds.tail) return { kind: "expired", tail: read.bounds.tail };
@@ -431,13 +501,17 @@ export class Subscription {
   /** A page of a marker's expansion: the cached objects last changed at or before the marker. */
   async #expand(record: SubscriptionRecord, marker: Marker): Promise<{ kind: "items"; items: Candidate[] } | { kind: "move"; to: Position }> {
     const cursor = record.position.cursor;
-    const page = await this.#feed.snapshot(marker.at, marker.after, FEED_PAGE, this.#eventFilter(record.spec).namespace);
+    const page = await this.#fromFeed(this.#feed.snapshot(marker.at, marker.after, FEED_PAGE, this.#eventFilter(record.spec).namespace));
     const replay = marker.kind === "replay";
+    // A later pass of a replay skips what an earlier pass sent and the receiver still holds as it is.
+    const sent = marker.since === undefined ? new Set<string>() : this.store.heldSince(page.objects, marker.since);
     // Keys changed after the marker are skipped (their events follow), but the receiver keeps them.
-    if (replay && page.skipped.length > 0) this.store.transaction(() => this.store.touchKeys(page.skipped, marker.gen ?? 0));
+    const touched = [...page.skipped, ...sent];
+    if (replay && touched.length > 0) this.store.transaction(() => this.store.touchKeys(touched, marker.gen ?? 0));
     const next: Marker | null = !page.done ? { ...marker, after: page.last } : replay ? { ...marker, after: null, sweep: true } : null;
-    if (page.objects.length === 0) return { kind: "move", to: { cursor, marker: next } };
-    const items = page.objects.map(
+    const objects = page.objects.filter((object) => !sent.has(object.key));
+    if (objects.length === 0) return { kind: "move", to: { cursor, marker: next } };
+    const items = objects.map(
       (object, i): Candidate => ({
         type: replay ? "add" : "sync",
         key: object.key,
@@ -447,7 +521,7 @@ export class Subscription {
         oldObject: replay ? null : object.body,
         initialList: replay,
         finalStateUnknown: false,
-        advance: { cursor, marker: i === page.objects.length - 1 ? next : { ...marker, after: object.key } },
+        advance: { cursor, marker: i === objects.length - 1 ? next : { ...marker, after: object.key } },
       }),
     );
     return { kind: "items", items };
@@ -461,7 +535,9 @@ export class Subscription {
    */
   #sweep(cursor: number, marker: Marker): { kind: "items"; items: Candidate[] } | { kind: "move"; to: Position } {
     const stale = this.store.staleKeys(marker.gen ?? 0, marker.after, FEED_PAGE);
-    if (stale.length === 0) return { kind: "move", to: { cursor, marker: null } };
+    // The replay is over; its anchor is remembered until the log after it is read (see #fill).
+    const end: Position = { cursor, marker: null, replayed: { since: marker.since ?? marker.gen ?? 0, pass: marker.pass ?? 1 } };
+    if (stale.length === 0) return { kind: "move", to: end };
     const done = stale.length < FEED_PAGE;
     const items = stale.map(
       (held, i): Candidate => ({
@@ -474,10 +550,23 @@ export class Subscription {
         initialList: false,
         finalStateUnknown: true,
         inferred: true,
-        advance: { cursor, marker: done && i === stale.length - 1 ? null : { ...marker, after: held.key } },
+        advance: done && i === stale.length - 1 ? end : { cursor, marker: { ...marker, after: held.key } },
       }),
     );
     return { kind: "items", items };
+  }
+
+  /** A feed call that fails after `feedTimeoutMs` without an answer (a hung informer RPC). */
+  async #fromFeed<T>(call: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.#feedTimeoutMs / 1000} s`)), this.#feedTimeoutMs);
+    });
+    try {
+      return await Promise.race([call, timeout]);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
   }
 
   #eventFilter(spec: SubscriptionSpec): EventFilter {
@@ -507,6 +596,21 @@ function identityOnly(held: DeliveredKey): string {
 
 const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;
 
+const nextResync = (now: number, spec: SubscriptionSpec) => (spec.resyncPeriodSeconds > 0 ? now + spec.resyncPeriodSeconds * 1000 : null);
+
+/** Where a page starts, from the `continue` token the previous page ended with. */
+function pageAfter(token: string | undefined): number | undefined {
+  if (token === undefined) return undefined;
+  const after = Number(decodeContinue(token));
+  if (!Number.isSafeInteger(after) || after < 0) throw new ValidationError("continue: not a continue token from this API");
+  return after;
+}
+
+function listAnswer<R, T>(page: Page<R>, map: (record: R) => T): ListAnswer<T> {
+  const items = page.items.map(map);
+  return page.after === undefined ? { items } : { items, continue: encodeContinue(String(page.after)) };
+}
+
 function attemptRecord(eventIds: string[], sequence: number, attempt: number, result: SendResult, at: number): DeliveryRecord {
   return { eventIds, sequence, attempt, status: result.status ?? null, durationMs: result.durationMs, at, error: result.error ?? null };
 }
@@ -524,7 +628,7 @@ function deliveryAttempt(record: DeliveryRecord): DeliveryAttempt {
   };
 }
 
-function deadLetter(record: DeadLetterRecord, text: string | undefined): DeadLetter {
+function deadLetter(record: DeadLetterRecord, text: string): DeadLetter {
   return {
     eventId: record.eventId,
     sequence: record.sequence,
@@ -534,6 +638,6 @@ function deadLetter(record: DeadLetterRecord, text: string | undefined): DeadLet
     attempts: record.attempts,
     lastError: record.lastError,
     deadLetteredAt: new Date(record.deadLetteredAt).toISOString(),
-    event: text === undefined ? null : JSON.parse(text),
+    event: text === "" ? null : JSON.parse(text),
   };
 }

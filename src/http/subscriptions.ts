@@ -2,13 +2,20 @@
  * Webhook subscription routes (API.md "Webhook subscriptions"): create and list under an informer,
  * inspect, delete, re-enable, the delivery log, dead letters and redelivery. The signing secret is
  * in the creation answer only; no other answer carries it.
+ *
+ * Every list is a page bounded by count and by size, with `continue` when more follow (#7.18). A
+ * malformed id is a 400 before any Durable Object is touched; an unknown one a 404 that leaves no
+ * storage behind (the object creates its tables only when a subscription is created, #7.17).
  */
 import { Hono } from "hono";
 import * as z from "zod/mini";
+import { decodeContinue, encodeContinue } from "../cache/lister.ts";
+import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import { parseSubscriptionSpec } from "../delivery/subscription-spec.ts";
+import { MAX_PAGE_CHARS } from "../delivery/subscription-store.ts";
 import type { SubscriptionStatus } from "../delivery/subscription.ts";
 import { errorBody } from "./errors.ts";
-import { ApiError, unwrap } from "../errors.ts";
+import { ApiError, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { nameParam } from "./informers.ts";
@@ -17,8 +24,26 @@ import { jsonBody, limitBody, validate } from "./validate.ts";
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
 const idParam = z.object({ id: z.string().check(z.regex(/^sub_[a-z0-9][-a-z0-9]{0,127}$/, "not a subscription id")) });
-const limitQuery = (max: number) =>
-  z.strictObject({ limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(max))) });
+const pageQuery = (max: number) =>
+  z.strictObject({
+    limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(max))),
+    continue: z.optional(z.string().check(z.maxLength(1024))),
+  });
+/** Statuses one list answer carries at most (each is a few KB at most: URL and selectors are capped). */
+const MAX_LIST_SUBSCRIPTIONS = 500;
+const DEFAULT_LIST_SUBSCRIPTIONS = 100;
+
+const encodeCursor = (cursor: SubscriberCursor) => encodeContinue(JSON.stringify([cursor.createdAt, cursor.id]));
+
+function decodeCursor(token: string): SubscriberCursor {
+  try {
+    const [createdAt, id] = JSON.parse(decodeContinue(token)) as unknown[];
+    if (typeof createdAt === "number" && typeof id === "string") return { createdAt, id };
+  } catch {
+    // fall through
+  }
+  throw new ValidationError("continue: not a continue token from this API");
+}
 
 /** `sub_` + 128 random bits in lower-case hex. */
 function newSubscriptionId(): string {
@@ -40,10 +65,23 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
       return c.json(created, 201, { location: `/subscriptions/${id}` });
     },
   )
-  .get("/:name/subscriptions", requireRead, validate("param", nameParam), async (c) => {
-    const ids = unwrap(await c.env.INFORMER.getByName(c.req.valid("param").name).subscriberIds());
-    const statuses = await Promise.all(ids.map(async (id) => (await c.env.SUBSCRIPTION.getByName(id).status())));
-    return c.json({ items: statuses.flatMap((s): SubscriptionStatus[] => (s.ok ? [s.value] : [])) });
+  .get("/:name/subscriptions", requireRead, validate("param", nameParam), validate("query", pageQuery(MAX_LIST_SUBSCRIPTIONS)), async (c) => {
+    const query = c.req.valid("query");
+    const after = query.continue === undefined ? null : decodeCursor(query.continue);
+    const page = unwrap(
+      await c.env.INFORMER.getByName(c.req.valid("param").name).subscriberPage(after, query.limit ?? DEFAULT_LIST_SUBSCRIPTIONS),
+    );
+    // The informer's tail is read once here, not by each subscription.
+    const statuses = await Promise.all(page.items.map(({ id }) => c.env.SUBSCRIPTION.getByName(id).status(page.tail)));
+    const items: SubscriptionStatus[] = [];
+    let chars = 0;
+    for (const [i, status] of statuses.entries()) {
+      if (!status.ok) continue; // deleted since the page was read
+      chars += JSON.stringify(status.value).length;
+      if (chars > MAX_PAGE_CHARS && items.length > 0) return c.json({ items, continue: encodeCursor(page.items[i - 1]!) });
+      items.push(status.value);
+    }
+    return c.json(page.more ? { items, continue: encodeCursor(page.items.at(-1)!) } : { items });
   });
 
 /** Under /subscriptions. */
@@ -61,13 +99,13 @@ export const subscriptionRoutes = new Hono<AppEnv>()
   .post("/:id/enable", requireAdmin, validate("param", idParam), async (c) => {
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).enable()));
   })
-  .get("/:id/deliveries", requireRead, validate("param", idParam), validate("query", limitQuery(200)), async (c) => {
-    const items = unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deliveries(c.req.valid("query").limit ?? 50));
-    return c.json({ items });
+  .get("/:id/deliveries", requireRead, validate("param", idParam), validate("query", pageQuery(200)), async (c) => {
+    const { limit, continue: token } = c.req.valid("query");
+    return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deliveries(limit ?? 50, token)));
   })
-  .get("/:id/dead-letters", requireRead, validate("param", idParam), validate("query", limitQuery(1000)), async (c) => {
-    const items = unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deadLetters(c.req.valid("query").limit ?? 100));
-    return c.json({ items });
+  .get("/:id/dead-letters", requireRead, validate("param", idParam), validate("query", pageQuery(1000)), async (c) => {
+    const { limit, continue: token } = c.req.valid("query");
+    return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deadLetters(limit ?? 100, token)));
   })
   .post(
     "/:id/dead-letters/:eventId/redeliver",

@@ -11,7 +11,7 @@ import { listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
-import { SubscriberList } from "../delivery/subscriber-list.ts";
+import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
 import { systemClock, systemRandom } from "../clock.ts";
@@ -198,6 +198,17 @@ export class InformerObject extends DurableObject<Env> {
 
   async subscriberIds(): Promise<Result<string[]>> {
     return this.#withInformer(() => this.#subscribers.ids());
+  }
+
+  /**
+   * A page of subscriptions in creation order after `after`, with the log's tail, so a list of
+   * subscriptions reads the tail once and pages by count (src/http/subscriptions.ts, #7.18).
+   */
+  async subscriberPage(
+    after: SubscriberCursor | null,
+    limit: number,
+  ): Promise<Result<{ items: SubscriberCursor[]; more: boolean; tail: number }>> {
+    return this.#withInformer((_, informer) => ({ ...this.#subscribers.page(after, limit), tail: informer.log.bounds().tail }));
   }
 
   /** Stops the loop and deletes every trace of this informer; answers the subscriptions it had. */

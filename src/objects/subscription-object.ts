@@ -5,6 +5,13 @@
  * and runs its delivery loop from the alarm.
  *
  * Invariant 7 holds here too: `alarm()` re-arms in `finally` from durable state.
+ *
+ * Guarantees:
+ * - An object that holds no subscription stores nothing: the tables are created by `create` and
+ *   `declare`, so a request for an unknown id answers NotFound and leaves no storage (#7.17).
+ * - Once `destroy` starts, nothing is sent and no alarm is armed: the running slice is stopped
+ *   (a request already in flight finishes before the DELETE answers), and an alarm or nudge that
+ *   arrives meanwhile does nothing. Afterwards the object holds no storage and no alarm.
  */
 import { DurableObject } from "cloudflare:workers";
 import { systemClock, systemRandom } from "../clock.ts";
@@ -14,6 +21,7 @@ import {
   type DeadLetter,
   type DeliveryAttempt,
   type Feed,
+  type ListAnswer,
   Subscription,
   type SubscriptionStatus,
 } from "../delivery/subscription.ts";
@@ -54,6 +62,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   readonly #slice = new AlarmSlice();
   /** A nudge came in while the loop was running: look at the log again before sleeping. */
   #nudged = false;
+  /** `destroy` is under way: alarms, nudges and the loop do nothing. */
+  #destroying = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -86,7 +96,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     if (!registered.ok) return fail("NotFound", `informer '${informer}' not found`);
     const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);
     if (JSON.stringify(resolved) === JSON.stringify(existing.spec) && secret === existing.secret) return ok("unchanged");
-    this.#subscription.store.updateSpec(resolved, secret);
+    this.#subscription.updateSpec(resolved, secret);
     await this.#wake();
     return ok("updated");
   }
@@ -100,22 +110,27 @@ export class SubscriptionObject extends DurableObject<Env> {
     return ok(this.#subscription.status()!);
   }
 
-  async status(): Promise<Result<SubscriptionStatus>> {
+  /**
+   * The subscription's status. `tail` is the informer's log tail when the caller knows it (a list
+   * of an informer's subscriptions asks the informer once, not once per subscription).
+   */
+  async status(tail?: number): Promise<Result<SubscriptionStatus>> {
     const record = this.#subscription.store.get();
-    if (record) {
+    if (record && tail === undefined) {
       // A failing or idle subscription does not read the log: ask for its tail, so `lag` is true.
       const informer = await this.env.INFORMER.getByName(record.informer).status();
       if (informer.ok) this.#subscription.noteTail(informer.value.eventLog.tail);
     }
+    if (tail !== undefined) this.#subscription.noteTail(tail);
     return this.#with((subscription) => subscription.status()!);
   }
 
-  async deliveries(limit: number): Promise<Result<DeliveryAttempt[]>> {
-    return this.#with((subscription) => subscription.deliveries(limit));
+  async deliveries(limit: number, token?: string): Promise<Result<ListAnswer<DeliveryAttempt>>> {
+    return this.#with((subscription) => subscription.deliveries(limit, token));
   }
 
-  async deadLetters(limit: number): Promise<Result<DeadLetter[]>> {
-    return this.#with((subscription) => subscription.deadLetters(limit));
+  async deadLetters(limit: number, token?: string): Promise<Result<ListAnswer<DeadLetter>>> {
+    return this.#with((subscription) => subscription.deadLetters(limit, token));
   }
 
   async redeliver(eventId: string): Promise<Result<{ delivered: boolean; attempt: DeliveryAttempt }>> {
@@ -140,6 +155,7 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   /** The informer's log grew to `tail`: deliver soon (never sooner than a pending retry). */
   async nudge(tail: number): Promise<void> {
+    if (this.#destroying) return;
     // While the loop runs it reads the log (and notes the tail) anyway: just make it look again.
     if (this.#slice.running) {
       this.#nudged = true;
@@ -158,23 +174,30 @@ export class SubscriptionObject extends DurableObject<Env> {
     const record = this.#subscription.store.get();
     if (!record) return "not-found";
     if (record.declared && !declaredToo) return "declared";
-    await this.#slice.stop();
-    await this.env.INFORMER.getByName(record.informer).removeSubscriber(record.id);
-    await this.ctx.storage.deleteAlarm();
-    await this.ctx.storage.deleteAll();
-    this.#migrate();
+    // Set before the first await: an alarm or nudge arriving during the awaits below must not
+    // start a delivery or arm an alarm (#7.16).
+    this.#destroying = true;
+    try {
+      await this.#slice.stop();
+      await this.env.INFORMER.getByName(record.informer).removeSubscriber(record.id);
+      await this.ctx.storage.deleteAlarm();
+      await this.ctx.storage.deleteAll();
+      this.#migrate(); // over empty storage: creates nothing until a new `create`
+    } finally {
+      this.#destroying = false;
+    }
     return "deleted";
   }
 
   override async alarm(): Promise<void> {
-    if (this.#slice.running) return;
+    if (this.#slice.running || this.#destroying) return;
     await this.#slice.run("subscription", (signal) => this.#loop(Date.now() + SLICE_MS, signal), (next) => this.#rearm(next));
   }
 
   /** Steps until there is nothing to do now; returns when to run next (null: not until nudged). */
   async #loop(deadline: number, signal: AbortSignal): Promise<number | null> {
     for (;;) {
-      if (signal.aborted) return null;
+      if (signal.aborted || this.#destroying) return null;
       if (Date.now() >= deadline) return Date.now();
       const result = await this.#subscription.step();
       if (result.kind === "progress") continue;

@@ -53,4 +53,25 @@ describe("httpSender", () => {
     expect(refused.status).toBeUndefined();
     expect(refused.error).toMatch(/^request failed: /);
   });
+  it("reads at most a few hundred bytes of an error answer's body, and cancels the rest (#7.13)", async () => {
+    let pulled = 0;
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new TextEncoder().encode(`${pulled === 1 ? "overloaded " : ""}${"y".repeat(64 * 1024)}`));
+        if (pulled === 200) controller.error(new Error("a body of 12 MB was read in full"));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const fetchImpl = (async () => new Response(endless, { status: 503 })) as unknown as typeof fetch;
+    const result = await httpSender(systemClock, fetchImpl)(request("https://hooks.example/x"));
+    expect(result.status).toBe(503);
+    expect(result.error).toMatch(/^HTTP 503: overloaded y+$/);
+    expect(result.error!.length).toBeLessThan(220);
+    expect(pulled).toBeLessThan(4);
+    expect(cancelled).toBe(true);
+  });
 });

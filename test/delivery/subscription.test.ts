@@ -8,7 +8,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
-import { Subscription, type StepResult } from "../../src/delivery/subscription.ts";
+import { Subscription, type StepResult, type SubscriptionOptions } from "../../src/delivery/subscription.ts";
 import type { Db } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
@@ -35,10 +35,10 @@ class Endpoint {
   }
 }
 
-function setup(db: Db, spec: Partial<SubscriptionSpecInput> = {}, feed = new FakeFeed()) {
+function setup(db: Db, spec: Partial<SubscriptionSpecInput> = {}, feed = new FakeFeed(), options: SubscriptionOptions = {}) {
   const clock = new FakeClock(Date.now()); // signatures are checked against real time
   const endpoint = new Endpoint();
-  const make = () => new Subscription(db, clock, fixedRandom(0.5), feed, (r) => endpoint.send(r));
+  const make = () => new Subscription(db, clock, fixedRandom(0.5), feed, (r) => endpoint.send(r), options);
   const subscription = make();
   const parsed = subscriptionSpecSchema.parse({ url: "https://hooks.example/a", ...spec });
   subscription.create({
@@ -58,6 +58,28 @@ async function drain(subscription: Subscription, max = 10_000): Promise<StepResu
     if (result.kind !== "progress") return result;
   }
   throw new Error("the subscription never settled");
+}
+
+/** Statement names run against `db` while `fn` runs. */
+async function statementsOf<T>(db: Db, fn: () => T | Promise<T>): Promise<string[]> {
+  const names: string[] = [];
+  const spied = db as unknown as { all: Db["all"]; run: Db["run"] };
+  const { all, run } = spied;
+  spied.all = function (s, ...bindings) {
+    names.push(s.name);
+    return all.call(this, s, ...bindings);
+  };
+  spied.run = function (s, ...bindings) {
+    names.push(s.name);
+    return run.call(this, s, ...bindings);
+  };
+  try {
+    await fn();
+  } finally {
+    spied.all = all;
+    spied.run = run;
+  }
+  return names;
 }
 
 const summary = (events: WebhookEvent[]) => events.map((e) => `${e.type} ${e.key}@${e.resourceVersion}`);
@@ -102,7 +124,7 @@ describe("Subscription", () => {
       expect(new Set(attempts.map((r) => r.request.body)).size).toBe(1);
       expect(new Set(attempts.map((r) => r.request.headers["webhook-id"])).size).toBe(1);
       expect(summary(endpoint.events)).toEqual(["add default/a@101", "add default/a@101", "add default/a@101", "add default/a@101", "add default/b@102"]);
-      expect(subscription.deliveries(10).map((d) => [d.attempt, d.status])).toEqual([
+      expect(subscription.deliveries(10).items.map((d) => [d.attempt, d.status])).toEqual([
         [1, 204],
         [4, 204],
         [3, 429],
@@ -123,7 +145,7 @@ describe("Subscription", () => {
         clock.advance(result.until - clock.now());
       }
       expect(subscription.status()).toMatchObject({ cursor: 2, deadLetters: 1, state: "active", lastError: null });
-      const [dead] = subscription.deadLetters(10);
+      const [dead] = subscription.deadLetters(10).items;
       expect(dead).toMatchObject({ key: "default/a", type: "add", sequence: 1, lastError: "HTTP 500", event: { key: "default/a", sequence: 1 } });
       expect(summary(endpoint.events).at(-1)).toBe("add default/b@102");
 
@@ -320,6 +342,152 @@ describe("Subscription", () => {
       expect(second!.request.body).toBe(first!.request.body);
       expect(second!.request.headers["webhook-id"]).toBe(first!.request.headers["webhook-id"]);
       expect(summary(endpoint.events)).toEqual(["add default/a@101", "add default/a@101", "add default/b@102"]);
+    });
+  });
+  it("sends a pending batch exactly as it was written after maxBatchSize is lowered (#7.12)", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, maxBatchSize: 3 });
+      for (let i = 0; i < 4; i++) feed.put(`default/p${i}`);
+      endpoint.script = [{ status: 503, durationMs: 1, error: "HTTP 503" }];
+      const waiting = await drain(subscription); // a batch of 3 waits for its retry
+      const record = subscription.store.get()!;
+      subscription.store.updateSpec({ ...record.spec, maxBatchSize: 1 }, record.secret);
+      clock.advance((waiting as { until: number }).until - clock.now());
+      await drain(subscription);
+      const [first, retry] = endpoint.received;
+      expect(retry!.request.body).toBe(first!.request.body);
+      expect(retry!.request.headers["webhook-id"]).toBe("msg_sub_0123456789_1");
+      // After the batch, the new size applies; nothing was skipped.
+      expect(endpoint.received.map((r) => r.events.length)).toEqual([3, 3, 1]);
+      expect(summary(endpoint.events.slice(3))).toEqual(["add default/p0@101", "add default/p1@102", "add default/p2@103", "add default/p3@104"]);
+    });
+  });
+
+  it("refuses to redeliver a dead letter while disabled, and a 410 answer to a redelivery disables (#7.14)", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, retryBudgetSeconds: 60 });
+      feed.put("default/a");
+      endpoint.script = Array.from({ length: 8 }, () => ({ status: 500, durationMs: 1, error: "HTTP 500" }));
+      for (let result = await drain(subscription); result.kind === "wait"; result = await drain(subscription)) {
+        clock.advance(result.until - clock.now());
+      }
+      const [dead] = subscription.deadLetters(10).items;
+      const sent = endpoint.received.length;
+
+      endpoint.script = [{ status: 410, durationMs: 1, error: "HTTP 410" }];
+      expect(await subscription.redeliver(dead!.eventId)).toMatchObject({ delivered: false, attempt: { status: 410 } });
+      expect(subscription.status()).toMatchObject({ state: "disabled", disabledReason: expect.stringMatching(/410 Gone/), deadLetters: 1 });
+      await expect(subscription.redeliver(dead!.eventId)).rejects.toMatchObject({ code: "Conflict", message: expect.stringMatching(/disabled/) });
+      expect(endpoint.received).toHaveLength(sent + 1);
+      subscription.enable();
+      expect(await subscription.redeliver(dead!.eventId)).toMatchObject({ delivered: true });
+    });
+  });
+
+  it("makes progress when a replay cannot finish within the log's retention, sending only what changed (#7.15)", async () => {
+    await withDb(async (db) => {
+      const feed = new FakeFeed();
+      for (let i = 0; i < 20; i++) feed.put(`default/p${String(i).padStart(2, "0")}`, {}, true);
+      const { endpoint, subscription } = setup(db, {}, feed); // replay anchored at P = 20
+      // Each replayed object the receiver takes changes one of three hot objects, and the log keeps
+      // only its last 10 events: the 20-object replay always outlives its anchor.
+      let hot = 0;
+      let passes = 1;
+      const send = endpoint.send.bind(endpoint);
+      endpoint.send = async (request) => {
+        passes = Math.max(passes, subscription.status()!.marker?.pass ?? 1);
+        const result = await send(request);
+        if (JSON.parse(request.body).initialList) {
+          feed.put(`default/p0${hot++ % 3}`);
+          feed.compact(Math.max(feed.head, feed.tail - 9));
+        }
+        return result;
+      };
+      expect(await drain(subscription, 2_000)).toMatchObject({ kind: "idle" });
+      const replayed = endpoint.events.filter((e) => e.initialList);
+      // One full pass, then only the hot objects that changed after they were sent.
+      expect(replayed.length).toBeGreaterThanOrEqual(20);
+      expect(replayed.length).toBeLessThanOrEqual(26);
+      const held = new Map<string, string>();
+      for (const event of endpoint.events) {
+        const seen = held.get(event.key);
+        if (seen !== undefined) expect(Number(event.resourceVersion), event.key).toBeGreaterThanOrEqual(Number(seen));
+        held.set(event.key, event.resourceVersion);
+      }
+      expect(Object.fromEntries(held)).toEqual(Object.fromEntries([...feed.objects].map(([key, o]) => [key, o.rv])));
+      expect(passes).toBeGreaterThan(1); // the status said so while it lasted
+      expect(subscription.status()).toMatchObject({ expired: false, marker: null, lag: 0 });
+    });
+  });
+
+  it("says when a replay outlives the log's retention, in its status (#7.15)", async () => {
+    await withDb(async (db) => {
+      const feed = new FakeFeed();
+      for (let i = 0; i < 3; i++) feed.put(`default/p${i}`, {}, true);
+      const { subscription } = setup(db, {}, feed);
+      while (subscription.status()!.marker !== null) await subscription.step(); // the replay went out
+      feed.put("default/p0");
+      feed.put("default/p1");
+      feed.compact(feed.tail); // the event after the anchor is gone
+      await subscription.step();
+      expect(subscription.status()).toMatchObject({ expired: true, marker: { kind: "replay", at: 5, pass: 2 } });
+      expect(subscription.status()!.lastError).toMatch(/replay took longer than the event log's retention/);
+    });
+  });
+
+  it("gives up on a feed read that does not answer, and tries again later (#7.16)", async () => {
+    await withDb(async (db) => {
+      const feed = new FakeFeed();
+      const { clock, subscription } = setup(db, { replayExisting: false }, feed, { feedTimeoutMs: 50 });
+      feed.read = () => new Promise(() => {}); // an informer RPC that never answers
+      const step = await Promise.race([subscription.step(), new Promise((resolve) => setTimeout(() => resolve("hung"), 2_000))]);
+      expect(step).toEqual({ kind: "wait", until: clock.now() + 60_000 });
+      expect(subscription.status()!.lastError).toMatch(/reading the informer 'pods' failed: no answer within 0.05 s/);
+    });
+  });
+
+  it("answers its status without counting rows, with the dead-letter count kept as it changes (#7.21)", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, retryBudgetSeconds: 1 });
+      for (const name of ["a", "b", "c"]) feed.put(`default/${name}`);
+      endpoint.script = Array.from({ length: 6 }, () => ({ status: 500, durationMs: 1, error: "HTTP 500" }));
+      for (let result = await drain(subscription); result.kind === "wait"; result = await drain(subscription)) {
+        clock.advance(result.until - clock.now());
+      }
+      expect(subscription.status()!.deadLetters).toBe(3);
+      const [dead] = subscription.deadLetters(1).items;
+      await subscription.redeliver(dead!.eventId);
+      const statements = await statementsOf(db, () => expect(subscription.status()!.deadLetters).toBe(2));
+      expect(statements).toEqual(["subscription.get"]);
+    });
+  });
+
+  it("pages dead letters and deliveries by count and by bytes, with a continue token (#7.18)", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, retryBudgetSeconds: 1 });
+      const big = "x".repeat(1024 * 1024);
+      for (let i = 0; i < 6; i++) feed.put(`default/p${i}`, { big });
+      endpoint.script = Array.from({ length: 30 }, () => ({ status: 500, durationMs: 1, error: "HTTP 500" }));
+      for (let result = await drain(subscription); result.kind === "wait"; result = await drain(subscription)) {
+        clock.advance(result.until - clock.now());
+      }
+      const first = subscription.deadLetters(100);
+      expect(first.items.length).toBeLessThan(6); // about 4 MB of events per answer
+      expect(first.continue).toEqual(expect.any(String));
+      const rest = subscription.deadLetters(100, first.continue);
+      expect([...first.items, ...rest.items].map((d) => d.key)).toEqual(["p0", "p1", "p2", "p3", "p4", "p5"].map((n) => `default/${n}`));
+      expect(rest.continue).toBeUndefined();
+      const two = subscription.deadLetters(2);
+      expect(two.items).toHaveLength(2);
+      expect(subscription.deadLetters(100, two.continue).items[0]!.key).toBe("default/p2");
+
+      const newest = subscription.deliveries(3);
+      expect(newest.items).toHaveLength(3);
+      const older = subscription.deliveries(200, newest.continue);
+      expect(older.items[0]!.at <= newest.items[2]!.at).toBe(true);
+      expect(newest.items.length + older.items.length).toBe(endpoint.received.length);
+      expect(older.continue).toBeUndefined();
+      expect(() => subscription.deadLetters(10, "not-a-token")).toThrow(/continue/);
     });
   });
 });

@@ -4,17 +4,33 @@
  * the subscription's secret; the receiver's rebuilt cache must equal the cluster, with no key ever
  * going back to an older resourceVersion (invariants 3 and 4).
  */
-import { abortAllDurableObjects } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pod } from "../fake-apiserver/client.ts";
+import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
+import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 import { receiverView, subscribe, waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const endpoint = (options: Parameters<typeof ReceiverEndpoint.create>[1] = {}) => ReceiverEndpoint.create(env.RECEIVER_URL, options);
+
+/**
+ * Whether the object of subscription `id` stores anything: tables, indexes, an alarm. (Locally,
+ * workerd opens an object's SQLite file when the object starts, so `listDurableObjectIds` lists
+ * every object ever addressed, stored rows or not; the schema is what tells.)
+ */
+async function stored(id: string): Promise<boolean> {
+  return runInDurableObject(env.SUBSCRIPTION.getByName(id), async (_, state) => {
+    const schema = state.storage.sql.exec("SELECT name FROM sqlite_master").toArray();
+    return schema.length > 0 || (await state.storage.getAlarm()) !== null;
+  });
+}
+
+const randomId = () => `sub_${crypto.randomUUID().replace(/-/g, "")}`;
 
 async function syncedInformer(pods = 10, spec: Parameters<typeof startInformer>[1] = {}) {
   const cluster = await newCluster();
@@ -59,7 +75,7 @@ describe("webhook subscriptions", () => {
     expect(new Set(requests.slice(0, 5).map((r) => r.body)).size).toBe(1);
     expect(requests[2]!.receivedAt - requests[1]!.receivedAt).toBeGreaterThanOrEqual(1_000);
     expect(view.events[0]!.id).toBe(view.events[4]!.id);
-    const deliveries = unwrap(await subscription().deliveries(200));
+    const deliveries = unwrap(await subscription().deliveries(200)).items;
     expect(deliveries.at(-1)).toMatchObject({ attempt: 1, status: 503, error: expect.stringMatching(/HTTP 503/) });
     expect(deliveries.some((d) => d.status === null && /no answer within 1 s/.test(d.error ?? ""))).toBe(true);
     expect(unwrap(await subscription().status())).toMatchObject({ state: "active", consecutiveFailures: 0 });
@@ -154,5 +170,72 @@ describe("webhook subscriptions", () => {
     const sequences = [...new Set(view.events.map((e) => e.sequence))];
     expect(sequences).toEqual(sequences.map((_, i) => i + 1));
     expect(unwrap(await subscription().status())).toMatchObject({ expired: false, marker: null, state: "active" });
+  });
+  it("applies a declared subscription's changed resync period: 0 stops resyncing, N starts it (#7.11)", async () => {
+    const { name } = await syncedInformer(4);
+    const secret = `whsec_${btoa("a declared secret of 24b")}`;
+    const syncs = async (hook: ReceiverEndpoint) => (await receiverView(hook, secret)).events.filter((e) => e.type === "sync").length;
+    const declare = (id: string, hook: ReceiverEndpoint, resyncPeriodSeconds: number) =>
+      env.SUBSCRIPTION.getByName(id).declare(id, name, subscriptionSpecSchema.parse({ url: hook.url, replayExisting: false, resyncPeriodSeconds }), secret);
+
+    const stopping = await endpoint();
+    const a = `sub_${name}-stop`;
+    expect(unwrap(await declare(a, stopping, 1))).toBe("created");
+    await waitFor("two resyncs", async () => (await syncs(stopping)) >= 8);
+    expect(unwrap(await declare(a, stopping, 0))).toBe("updated");
+    await sleep(500); // a resync under way finishes
+    const before = await syncs(stopping);
+    await sleep(2_500);
+    expect(await syncs(stopping)).toBe(before);
+
+    const starting = await endpoint();
+    const b = `sub_${name}-start`;
+    expect(unwrap(await declare(b, starting, 0))).toBe("created");
+    await sleep(1_500);
+    expect(await syncs(starting)).toBe(0);
+    expect(unwrap(await declare(b, starting, 1))).toBe("updated");
+    await waitFor("a resync", async () => (await syncs(starting)) >= 4, 5_000);
+  });
+
+  it("sends nothing once a DELETE starts, even when the alarm fires during it, and leaves no storage or alarm (#7.16)", async () => {
+    const { name } = await syncedInformer(4);
+    const hook = await endpoint({ script: [{ status: 503, headers: { "retry-after": "3600" } }] });
+    const { id, stub } = await subscribe(name, hook);
+    await waitFor("the first attempt to fail", async () => unwrap(await stub().status()).consecutiveFailures === 1);
+    await runInDurableObject(stub(), async (instance: SubscriptionObject, state) => {
+      state.storage.sql.exec("UPDATE subscription SET next_attempt_at = 0"); // the retry is due now
+      // The alarm fires while the DELETE is being answered.
+      expect(await Promise.all([instance.destroy(), instance.alarm()])).toEqual(["deleted", undefined]);
+      await instance.nudge(1_000); // a nudge that was on its way
+      expect(await state.storage.getAlarm()).toBeNull();
+    });
+    await sleep(300);
+    expect(await hook.requests()).toHaveLength(1);
+    expect(await stored(id)).toBe(false);
+    expect(unwrap(await env.INFORMER.getByName(name).status()).subscriptions).toBe(0);
+  });
+
+  it("answers NotFound for an unknown subscription and stores nothing for it (#7.17)", async () => {
+    const { name } = await syncedInformer(2);
+    const id = randomId();
+    const stub = env.SUBSCRIPTION.getByName(id);
+    const notFound = { ok: false, error: { code: "NotFound" } };
+    expect(await stub.status()).toMatchObject(notFound);
+    expect(await stub.deliveries(10)).toMatchObject(notFound);
+    expect(await stub.deadLetters(10)).toMatchObject(notFound);
+    expect(await stub.enable()).toMatchObject(notFound);
+    expect(await stub.redeliver("evt_unknown")).toMatchObject(notFound);
+    expect(await stub.destroy(true)).toBe("not-found");
+    await stub.nudge(10);
+    await runDurableObjectAlarm(stub);
+    const spec = subscriptionSpecSchema.parse({ url: "https://hooks.example/x" });
+    expect(await stub.create(id, `${name}-missing`, spec)).toMatchObject(notFound);
+    expect(await stored(id)).toBe(false);
+    // A created one is stored (the check above can fail), and its deletion leaves nothing.
+    const hook = await endpoint();
+    const created = await subscribe(name, hook);
+    expect(await stored(created.id)).toBe(true);
+    expect(await created.stub().destroy()).toBe("deleted");
+    expect(await stored(created.id)).toBe(false);
   });
 });
