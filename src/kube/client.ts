@@ -9,7 +9,7 @@ import { KubeApiError } from "./errors.ts";
 import { ListDecoder, ListDecodeError } from "./list-decoder.ts";
 import { collectionPath, type ResourceRef } from "./resources.ts";
 import type { KubeObject, WatchEvent } from "./types.ts";
-import { WatchDecodeError, WatchDecoder } from "./watch-decoder.ts";
+import { WatchDecoder } from "./watch-decoder.ts";
 
 export interface ListRequest {
   resourceVersion?: string;
@@ -55,10 +55,35 @@ export interface KubeClientOptions {
   fieldSelector?: string;
   /** Items handed to `onItems` at a time. */
   itemBatchSize?: number;
+  /** How long a list or watch request may wait for the response head. */
+  headTimeoutMs?: number;
+  /** How long a list body may go without sending a byte (a watch has its own idle timer, reflector.ts). */
+  bodyIdleTimeoutMs?: number;
   fetch?: typeof fetch;
 }
 
 const DEFAULT_ITEM_BATCH = 100;
+/**
+ * Client-side deadlines, so a half-open connection cannot hold an alarm until the platform kills
+ * it. Generous: the server may take long to start a large unpaginated list (reference §6.6), but
+ * once it streams, a minute of silence means the connection is gone.
+ */
+export const DEFAULT_HEAD_TIMEOUT_MS = 60_000;
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 60_000;
+
+/** Resolves as `promise` does, or rejects with `onTimeout()` after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  promise.catch(() => {}); // once the deadline won, a late failure of `promise` is nobody's business
+  let timer!: ReturnType<typeof setTimeout>;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * List items of built-in types come without kind/apiVersion while watch events carry them
@@ -86,7 +111,11 @@ class BodyReader {
   readonly #reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
   #buffer = new ArrayBuffer(BodyReader.BUFFER_BYTES);
 
-  constructor(body: ReadableStream<Uint8Array>) {
+  readonly #idleTimeoutMs: number | undefined;
+
+  /** With `idleTimeoutMs`, a read that brings nothing for that long fails (and cancels the body). */
+  constructor(body: ReadableStream<Uint8Array>, idleTimeoutMs?: number) {
+    this.#idleTimeoutMs = idleTimeoutMs;
     let reader: ReadableStreamBYOBReader | ReadableStreamDefaultReader<Uint8Array>;
     try {
       reader = body.getReader({ mode: "byob" });
@@ -100,11 +129,15 @@ class BodyReader {
   async read(): Promise<Uint8Array | null> {
     let result: ReadableStreamReadResult<Uint8Array>;
     try {
+      const read =
+        this.#reader instanceof ReadableStreamBYOBReader ? this.#reader.read(new Uint8Array(this.#buffer)) : this.#reader.read();
+      const idle = this.#idleTimeoutMs;
       result =
-        this.#reader instanceof ReadableStreamBYOBReader
-          ? await this.#reader.read(new Uint8Array(this.#buffer))
-          : await this.#reader.read();
+        idle === undefined
+          ? await read
+          : await within(read, idle, () => new Error(`the API server stopped sending for ${idle / 1000} s`));
     } catch (error) {
+      this.cancel();
       throw KubeApiError.connectionFailed(error);
     }
     if (result.done || !result.value) return null;
@@ -146,7 +179,7 @@ export class KubeClient implements ListerWatcher {
       }
     });
     const text = new TextDecoder();
-    const reader = new BodyReader(response.body!);
+    const reader = new BodyReader(response.body!, this.#options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     try {
       for (let chunk = await reader.read(); chunk !== null; chunk = await reader.read()) {
         decoder.push(text.decode(chunk, { stream: true }));
@@ -180,7 +213,8 @@ export class KubeClient implements ListerWatcher {
         for (;;) {
           const chunk = await reader.read();
           if (chunk === null) {
-            if (decoder.end()) throw new WatchDecodeError("the watch stream ended in the middle of an event");
+            // A cut mid-event is the transport's failure, not the server's: re-watch, don't relist.
+            if (decoder.end()) throw KubeApiError.connectionFailed(new Error("the watch stream ended in the middle of an event"));
             return null;
           }
           const events = decoder.push(chunk);
@@ -205,10 +239,22 @@ export class KubeClient implements ListerWatcher {
     const url = `${base}${collectionPath(this.#options.resource, this.#options.namespace)}?${params}`;
     const headers: Record<string, string> = { accept: "application/json", ...this.#options.headers };
     if (this.#options.token) headers.authorization = `Bearer ${this.#options.token}`;
+    // Our own controller, so a missed deadline also aborts the request; the caller's signal feeds it
+    // for the whole response (a reconfiguration stops a list or watch body half-way).
+    const abort = new AbortController();
+    const forward = () => abort.abort(signal?.reason);
+    if (signal?.aborted) forward();
+    signal?.addEventListener("abort", forward);
+    const headTimeoutMs = this.#options.headTimeoutMs ?? DEFAULT_HEAD_TIMEOUT_MS;
     let response: Response;
     try {
-      response = await this.#fetch(url, { headers, ...(signal ? { signal } : {}) });
+      response = await within(this.#fetch(url, { headers, signal: abort.signal }), headTimeoutMs, () => {
+        const error = new Error(`no response from the API server within ${headTimeoutMs / 1000} s`);
+        abort.abort(error);
+        return error;
+      });
     } catch (error) {
+      signal?.removeEventListener("abort", forward);
       throw KubeApiError.connectionFailed(error);
     }
     if (!response.ok) throw await KubeApiError.fromResponse(response);

@@ -125,4 +125,53 @@ describe("KubeClient", () => {
     const error = await client.listPage({}, () => {}).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 0, reason: "ConnectionFailed" });
   });
+
+  describe("deadlines (issue 7 item 7): a half-open connection cannot hold the alarm", () => {
+    /** A fetch whose response head never comes; records the signal it was given. */
+    function silentServer() {
+      const signals: (AbortSignal | undefined)[] = [];
+      const fetch = ((_input: RequestInfo | URL, init?: RequestInit) => {
+        signals.push(init?.signal ?? undefined);
+        return new Promise<Response>(() => {});
+      }) as typeof globalThis.fetch;
+      return { fetch, signals };
+    }
+
+    it("gives up on a list whose response head does not arrive, and aborts the request", async () => {
+      const server = silentServer();
+      const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, headTimeoutMs: 50 });
+      const error = await client.listPage({ resourceVersion: "0" }, () => {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeApiError);
+      expect(error).toMatchObject({ code: 0, message: expect.stringMatching(/no response .* within 0.05 s/) });
+      expect(server.signals[0]?.aborted).toBe(true);
+    });
+
+    it("gives up on a watch whose response head does not arrive", async () => {
+      const server = silentServer();
+      const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, headTimeoutMs: 50 });
+      await expect(client.watch({ resourceVersion: "5", timeoutSeconds: 300 })).rejects.toMatchObject({ code: 0 });
+    });
+
+    it("gives up on a list body that stops arriving half-way", async () => {
+      const server = scriptedFetch();
+      const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, bodyIdleTimeoutMs: 50 });
+      const listing = client.listPage({ resourceVersion: "0" }, () => {});
+      server.write('{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[');
+      await expect(listing).rejects.toMatchObject({ code: 0, message: expect.stringMatching(/stopped sending/) });
+    });
+
+    it("keeps a slow list that goes on sending", async () => {
+      const server = scriptedFetch();
+      const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, bodyIdleTimeoutMs: 60 });
+      const listing = client.listPage({ resourceVersion: "0" }, () => {});
+      server.write('{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"42"},"items":[');
+      for (let i = 0; i < 5; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        server.write(`${i ? "," : ""}{"metadata":{"name":"p${i}"}}`);
+      }
+      server.write("]}");
+      server.end();
+      await expect(listing).resolves.toMatchObject({ items: 5 });
+    });
+  });
 });
