@@ -171,6 +171,11 @@ export function listingChanged(a: InformerSpec, b: InformerSpec): boolean {
   );
 }
 
+/** Whether cached bodies were made by a different transform (so they must be made again). */
+export function transformChanged(a: InformerSpec, b: InformerSpec): boolean {
+  return JSON.stringify(a.transform) !== JSON.stringify(b.transform);
+}
+
 export function indexersChanged(a: InformerSpec, b: InformerSpec): boolean {
   return JSON.stringify(a.indexers) !== JSON.stringify(b.indexers);
 }

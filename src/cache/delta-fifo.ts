@@ -31,10 +31,12 @@
  * the whole list is never in memory (DESIGN invariant 6). Requeue on error is not implemented
  * (removed from client-go master: requeueing at the tail moves the informer back in time).
  * Objects are transformed once, when queued; Sync deltas and tombstones are not transformed again.
+ * An object the cache cannot hold (no name, too large: admission.ts) is not queued: it is handed to
+ * `onRejected`, inside the same transaction, and the rest of the batch goes on.
  */
 import { chunks, type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
 import type { KubeObject } from "../kube/types.ts";
-import { keyOf } from "./keys.ts";
+import { admit } from "./admission.ts";
 import type { Transform } from "./transform.ts";
 
 export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
@@ -206,14 +208,16 @@ export class DeltaFIFO {
   readonly #db: Db;
   readonly #known: KnownObjects;
   readonly #transform: Transform;
+  readonly #onRejected: (reason: string) => void;
   #buffer: Buffer | undefined;
   /** Whether this buffered transaction already marked the queue populated (spares a statement per delta). */
   #markedInBuffer = false;
 
-  constructor(db: Db, known: KnownObjects, transform: Transform) {
+  constructor(db: Db, known: KnownObjects, transform: Transform, onRejected: (reason: string) => void = () => {}) {
     this.#db = db;
     this.#known = known;
     this.#transform = transform;
+    this.#onRejected = onRejected;
   }
 
   addInTx(object: KubeObject): void {
@@ -226,10 +230,11 @@ export class DeltaFIFO {
 
   /** Queues the deletion of `object` (its final state as the watch reported it). */
   deleteInTx(object: KubeObject): void {
-    const key = keyOf(object);
     this.#markPopulatedInTx();
-    if (!this.#known.has(key) && !this.#isQueued(key)) return;
-    this.#queueInTx(key, "Deleted", this.#serialize(object), false, object);
+    const admitted = this.#admit(object);
+    if (!admitted) return;
+    if (!this.#known.has(admitted.key) && !this.#isQueued(admitted.key)) return;
+    this.#queueInTx(admitted.key, "Deleted", admitted.body, false, admitted.object);
   }
 
   /**
@@ -278,23 +283,21 @@ export class DeltaFIFO {
   replaceDirectInTx(objects: readonly KubeObject[]): void {
     if (this.#replace() !== "direct") throw new Error("DeltaFIFO: replaceDirectInTx outside a direct Replace");
     for (const object of objects) {
-      const transformed = this.#transform(object);
-      this.#queueInTx(keyOf(transformed), "Replaced", JSON.stringify(transformed), false, transformed);
+      const admitted = this.#admit(object);
+      if (admitted) this.#queueInTx(admitted.key, "Replaced", admitted.body, false, admitted.object);
     }
   }
 
   /** Stages listed objects (one list page, or part of one). Idempotent per key, so a page may be staged again. */
   stageInTx(objects: readonly KubeObject[]): void {
     if (this.#replace() === "direct") throw new Error("DeltaFIFO: stageInTx during a direct Replace (use replaceDirectInTx)");
-    const rows = objects.map((object): StagedObject => {
-      const transformed = this.#transform(object);
-      return {
-        key: keyOf(transformed),
-        body: JSON.stringify(transformed),
-        resourceVersion: transformed.metadata.resourceVersion ?? "",
-        uid: transformed.metadata.uid ?? "",
-      };
-    });
+    const rows: StagedObject[] = [];
+    for (const object of objects) {
+      const admitted = this.#admit(object);
+      if (!admitted) continue;
+      const { metadata } = admitted.object;
+      rows.push({ key: admitted.key, body: admitted.body, resourceVersion: metadata.resourceVersion ?? "", uid: metadata.uid ?? "" });
+    }
     for (let i = 0; i < rows.length; i += STAGE_ROWS_PER_STATEMENT) {
       const chunk = rows.slice(i, i + STAGE_ROWS_PER_STATEMENT);
       this.#db.run(stageRows(chunk.length), ...chunk.flatMap((r) => [r.key, r.body, r.resourceVersion, r.uid]));
@@ -405,13 +408,23 @@ export class DeltaFIFO {
 
   /**
    * Frees the bodies a committed Replace staged once all its deltas are popped (an unfinished
-   * list's staging is kept: it is still being filled). Call when the queue is empty.
+   * list's staging is kept: it is still being filled). Call when the queue is empty. Answers whether
+   * a committed Replace was thereby completed.
    */
-  releaseStagingInTx(): void {
-    if (this.#replace() !== "committed") return;
-    if (!this.isEmpty()) return; // staged deltas may still be queued
+  releaseStagingInTx(): boolean {
+    if (this.#replace() !== "committed") return false;
+    if (!this.isEmpty()) return false; // staged deltas may still be queued
     this.#db.run(CLEAR_STAGING);
     this.#db.run(SET_REPLACE_STATE, "none");
+    return true;
+  }
+
+  /**
+   * Not synced again until the next Replace is committed and popped: what is listed changed, so the
+   * cache no longer holds the whole list (client-go builds a new informer; ours keeps its cache).
+   */
+  resetSyncedInTx(): void {
+    this.#setState({ populated: false, initialCount: 0 });
   }
 
   hasSynced(): boolean {
@@ -431,12 +444,15 @@ export class DeltaFIFO {
 
   #queueObjectInTx(type: "Added" | "Updated", object: KubeObject): void {
     this.#markPopulatedInTx();
-    const transformed = this.#transform(object);
-    this.#queueInTx(keyOf(transformed), type, JSON.stringify(transformed), false, transformed);
+    const admitted = this.#admit(object);
+    if (admitted) this.#queueInTx(admitted.key, type, admitted.body, false, admitted.object);
   }
 
-  #serialize(object: KubeObject): string {
-    return JSON.stringify(this.#transform(object));
+  #admit(object: KubeObject) {
+    const admission = admit(object, this.#transform);
+    if (admission.ok) return admission;
+    this.#onRejected(admission.reason);
+    return undefined;
   }
 
   #queueInTx(key: string, type: DeltaType, body: string | null, tombstone: boolean, object: KubeObject): void {

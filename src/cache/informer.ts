@@ -32,6 +32,7 @@ import {
   step,
 } from "./reflector.ts";
 import { makeTransform, type TransformSpec } from "./transform.ts";
+import { nextBackoff } from "./backoff.ts";
 
 /** What the informer needs of its spec (config.ts validates the full spec). */
 export interface InformerSettings {
@@ -46,6 +47,11 @@ export type WatchStateName = "idle" | "listing" | "watching" | "backoff";
 export interface InformerProgress {
   synced: boolean;
   lastSyncResourceVersion: string;
+  /** The RV the cache is complete up to (what queries read); behind lastSyncRV while the queue drains. */
+  cacheResourceVersion: string;
+  /** Objects the cache could not admit (admission.ts), and why the last one was refused. */
+  skippedObjects: number;
+  lastSkipped: string | null;
   objects: number;
   queueDepth: number;
   watch: { state: WatchStateName; since: string | null; restarts: number };
@@ -60,17 +66,63 @@ export const INFORMER_MIGRATIONS = [
      id INTEGER PRIMARY KEY CHECK (id = 1), last_sync_rv TEXT NOT NULL, reflector TEXT NOT NULL,
      memory TEXT NOT NULL, wake_at INTEGER NOT NULL);
    INSERT INTO informer_state (id, last_sync_rv, reflector, memory, wake_at) VALUES (1, '', '{"kind":"idle"}', '${JSON.stringify(initialMemory)}', 0)`,
+  // cache_rv: the RV up to which the indexer is complete (lastSyncRV once the queue is drained);
+  // skipped_*: objects the cache could not admit; retransform: see Retransform.
+  `ALTER TABLE informer_state ADD COLUMN cache_rv TEXT NOT NULL DEFAULT '';
+   ALTER TABLE informer_state ADD COLUMN skipped_objects INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE informer_state ADD COLUMN last_skipped TEXT;
+   ALTER TABLE informer_state ADD COLUMN retransform INTEGER NOT NULL DEFAULT 0;
+   UPDATE informer_state SET cache_rv = last_sync_rv`,
 ] as const;
 
+/**
+ * After a transform change the cached bodies were made by the old transform, and a relist finds
+ * most objects at the same resourceVersion, which invariant 5 would leave alone. While a retransform
+ * is pending, an unchanged RV with a different body is an update. `Pending`: the next committed list
+ * must rewrite; `Committed`: its Replace is being popped; done when that Replace is fully popped.
+ * (An older Replace drained meanwhile does not end it: only one committed after the change does.)
+ */
+const Retransform = { None: 0, Pending: 1, Committed: 2 } as const;
+
 const LAST_SYNC_RV = stmt("informer.lastSyncRv", "SELECT last_sync_rv FROM informer_state WHERE id = 1");
-const SET_LAST_SYNC_RV = stmt("informer.setLastSyncRv", "UPDATE informer_state SET last_sync_rv = ? WHERE id = 1");
+/** Sets lastSyncRV; the cache is complete up to it too when nothing is left queued (run after the pops). */
+const ADVANCE_RV = stmt(
+  "informer.advanceRv",
+  `UPDATE informer_state SET last_sync_rv = ?,
+     cache_rv = CASE WHEN EXISTS (SELECT 1 FROM fifo_queue) THEN cache_rv ELSE ? END WHERE id = 1`,
+);
+const CACHE_COMPLETE = stmt("informer.cacheComplete", "UPDATE informer_state SET cache_rv = last_sync_rv WHERE id = 1");
+const QUERY_VIEW = stmt("informer.queryView", "SELECT cache_rv FROM informer_state WHERE id = 1");
 const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
 const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
 const SAVE = stmt("informer.save", "UPDATE informer_state SET reflector = ?, memory = ?, wake_at = ? WHERE id = 1");
 const RESTART = stmt(
   "informer.restart",
-  "UPDATE informer_state SET last_sync_rv = '', reflector = '{\"kind\":\"idle\"}', memory = ?, wake_at = 0 WHERE id = 1",
+  `UPDATE informer_state SET last_sync_rv = '', cache_rv = '', reflector = '{"kind":"idle"}', memory = ?, wake_at = 0,
+     retransform = CASE WHEN ? THEN ${Retransform.Pending} ELSE retransform END WHERE id = 1`,
 );
+const RECORD_SKIP = stmt(
+  "informer.recordSkip",
+  "UPDATE informer_state SET skipped_objects = skipped_objects + 1, last_skipped = ? WHERE id = 1",
+);
+const SKIPPED = stmt("informer.skipped", "SELECT skipped_objects, last_skipped FROM informer_state WHERE id = 1");
+const RETRANSFORM = stmt("informer.retransform", "SELECT retransform FROM informer_state WHERE id = 1");
+/** At a commit, a pending retransform rides on the committed Replace (or ends, if nothing is queued). */
+const RETRANSFORM_COMMITTED = stmt(
+  "informer.retransformCommitted",
+  `UPDATE informer_state SET retransform = CASE WHEN EXISTS (SELECT 1 FROM fifo_queue) THEN ${Retransform.Committed} ELSE ${Retransform.None} END
+   WHERE id = 1 AND retransform = ${Retransform.Pending}`,
+);
+const RETRANSFORM_DONE = stmt(
+  "informer.retransformDone",
+  `UPDATE informer_state SET retransform = ${Retransform.None} WHERE id = 1 AND retransform = ${Retransform.Committed}`,
+);
+
+/** What a query reads: the RV the cache is complete up to, and whether it holds the whole list (HasSynced). */
+export interface QueryView {
+  resourceVersion: string;
+  synced: boolean;
+}
 
 /** Keys popped per transaction: bounds the memory and duration of one processing transaction. */
 export const POP_BATCH = 500;
@@ -115,7 +167,7 @@ export class Informer implements ReflectorSink {
     this.#settings = settings;
     this.indexer = new Indexer(db, settings.indexers);
     this.log = new EventLog(db, Indexer.pinsEventSql);
-    this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform));
+    this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform), (reason) => this.#recordSkipInTx(reason));
   }
 
   /**
@@ -123,6 +175,21 @@ export class Informer implements ReflectorSink {
    * completes, a watch session ends, or `deadline`. Returns when the next slice is due.
    */
   async tick(lw: ListerWatcher, deadline: number, signal?: AbortSignal): Promise<number> {
+    try {
+      return await this.#slice(lw, deadline, signal);
+    } catch (error) {
+      // A bug or a storage failure, not an API answer (those are the reflector's): record it and
+      // back off as the reflector does, so a failure that recurs cannot become a hot loop.
+      if (signal?.aborted) throw error;
+      const current = this.#load();
+      const { waitMs, state: backoff } = nextBackoff(current.memory.backoff, this.#clock.now(), this.#random);
+      const lastError = `internal error: ${error instanceof Error ? error.message : String(error)}`;
+      this.#save({ state: current.state, memory: { ...current.memory, lastError, backoff }, wakeAt: this.#clock.now() + waitMs });
+      throw error;
+    }
+  }
+
+  async #slice(lw: ListerWatcher, deadline: number, signal?: AbortSignal): Promise<number> {
     for (;;) {
       if (!(await this.processQueue(deadline))) return this.#clock.now();
       this.compactLog();
@@ -130,23 +197,15 @@ export class Informer implements ReflectorSink {
       const now = this.#clock.now();
       if (current.wakeAt > now) return current.wakeAt;
       if (now >= deadline || signal?.aborted) return now;
-      let result;
-      try {
-        result = await step(current.state, current.memory, {
-          lw,
-          sink: this,
-          clock: this.#clock,
-          random: this.#random,
-          options: this.#settings.reflector,
-          deadline,
-          ...(signal ? { signal } : {}),
-        });
-      } catch (error) {
-        // A bug or a storage failure, not an API answer: record it and retry later rather than spin.
-        const memory = { ...current.memory, lastError: `internal error: ${error instanceof Error ? error.message : String(error)}` };
-        this.#save({ state: current.state, memory, wakeAt: this.#clock.now() + 30_000 });
-        throw error;
-      }
+      const result = await step(current.state, current.memory, {
+        lw,
+        sink: this,
+        clock: this.#clock,
+        random: this.#random,
+        options: this.#settings.reflector,
+        deadline,
+        ...(signal ? { signal } : {}),
+      });
       // Stopped for a reconfiguration or deletion: keep the last persisted position (e.g. mid-list)
       // rather than the aborted step's error.
       if (signal?.aborted) return this.#clock.now();
@@ -171,7 +230,10 @@ export class Informer implements ReflectorSink {
       const popped = this.#db.transaction(() => this.#popInTx(POP_BATCH));
       this.#announce();
       if (popped === 0) {
-        this.#db.transaction(() => this.fifo.releaseStagingInTx());
+        this.#db.transaction(() => {
+          if (this.fifo.releaseStagingInTx()) this.#db.run(RETRANSFORM_DONE);
+          this.#db.run(CACHE_COMPLETE);
+        });
         return true;
       }
       if (this.#clock.now() >= deadline) return this.fifo.isEmpty();
@@ -180,7 +242,8 @@ export class Informer implements ReflectorSink {
 
   /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
   #popInTx(max: number): number {
-    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock };
+    const retransform = this.#db.first<{ retransform: number }>(RETRANSFORM)!.retransform !== Retransform.None;
+    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: retransform };
     let total = 0;
     while (total < max) {
       const popped = this.fifo.popInTx(Math.min(POP_BATCH, max - total), (batch) => processDeltasInTx(batch, deps));
@@ -212,6 +275,10 @@ export class Informer implements ReflectorSink {
     return this.#db.first<{ last_sync_rv: string }>(LAST_SYNC_RV)!.last_sync_rv;
   }
 
+  hasCachedObjects(): boolean {
+    return !this.indexer.isEmpty() || !this.fifo.isEmpty();
+  }
+
   beginList(): void {
     this.#db.transaction(() => this.fifo.beginReplaceInTx({ allowDirect: true }));
   }
@@ -231,7 +298,8 @@ export class Informer implements ReflectorSink {
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {
     this.#db.transaction(() => {
       this.fifo.commitReplaceInTx();
-      this.#db.run(SET_LAST_SYNC_RV, resourceVersion);
+      this.#db.run(ADVANCE_RV, resourceVersion, resourceVersion);
+      this.#db.run(RETRANSFORM_COMMITTED);
       this.#saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
   }
@@ -240,17 +308,17 @@ export class Informer implements ReflectorSink {
     // One transaction: the chunk's deltas and its RV (invariant 1), then their pops (invariant 2).
     // The FIFO keeps the deltas in memory meanwhile, so bodies popped at once are never stored twice.
     // An older backlog (rare while watching) is popped up to a bound here and drained by `tick`.
-    this.#db.transaction(() =>
+    this.#db.transaction(() => {
       this.fifo.bufferedInTx(() => {
         for (const event of events) {
           if (event.type === "ADDED") this.fifo.addInTx(event.object);
           else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
           else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
         }
-        this.#db.run(SET_LAST_SYNC_RV, resourceVersion);
         this.#popInTx(events.length + POP_BATCH);
-      }),
-    );
+      });
+      this.#db.run(ADVANCE_RV, resourceVersion, resourceVersion);
+    });
     this.#announce();
   }
 
@@ -265,8 +333,22 @@ export class Informer implements ReflectorSink {
    * listed changed (resource, namespace, selectors): the relist's Replace turns the difference
    * into events — objects no longer selected are deleted (finalStateUnknown), new ones added.
    */
-  restart(): void {
-    this.#db.run(RESTART, JSON.stringify(initialMemory));
+  restart(options: { transformChanged?: boolean } = {}): void {
+    // Until the relist is applied the cache holds what the old spec selected: not synced, no RV.
+    this.#db.transaction(() => {
+      this.#db.run(RESTART, JSON.stringify(initialMemory), options.transformChanged === true ? 1 : 0);
+      this.fifo.resetSyncedInTx();
+    });
+  }
+
+  /** What a query reads (X-Resource-Version, X-Synced): never ahead of what the indexer holds. */
+  queryView(): QueryView {
+    return { resourceVersion: this.#db.first<{ cache_rv: string }>(QUERY_VIEW)!.cache_rv, synced: this.fifo.hasSynced() };
+  }
+
+  #recordSkipInTx(reason: string): void {
+    console.warn(JSON.stringify({ level: "warn", msg: "object skipped", reason }));
+    this.#db.run(RECORD_SKIP, reason);
   }
 
   /** Records a failure outside the reflector (e.g. no API server configured) and retries at `retryAt`. */
@@ -294,9 +376,13 @@ export class Informer implements ReflectorSink {
     const { state, memory, wakeAt } = this.#load();
     const now = this.#clock.now();
     const stateName: WatchStateName = wakeAt > now && memory.lastError !== null ? "backoff" : state.kind;
+    const skipped = this.#db.first<{ skipped_objects: number; last_skipped: string | null }>(SKIPPED)!;
     return {
       synced: this.fifo.hasSynced(),
       lastSyncResourceVersion: this.lastSyncResourceVersion(),
+      cacheResourceVersion: this.queryView().resourceVersion,
+      skippedObjects: skipped.skipped_objects,
+      lastSkipped: skipped.last_skipped,
       objects: this.indexer.count(),
       queueDepth: this.fifo.length(),
       watch: {

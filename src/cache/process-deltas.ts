@@ -32,6 +32,11 @@ export interface ProcessDeps {
   indexer: Indexer;
   log: EventLog;
   clock: Clock;
+  /**
+   * Treat an unchanged resourceVersion with a different body as an update: the transform changed, so
+   * the cached bodies were made by the old one (informer.ts Retransform).
+   */
+  compareBodies?: boolean;
 }
 
 /** What the cache holds for a key while its deltas are decided. */
@@ -106,7 +111,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
         });
         continue;
       }
-      if (isUnchanged(delta, holder, () => holder.body ?? log.body(holder.seq))) continue;
+      if (isUnchanged(delta, holder, () => holder.body ?? log.body(holder.seq), deps.compareBodies === true)) continue;
       const updated = append({
         type: "update",
         key,
@@ -136,7 +141,9 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
   log.appendInTx(events);
 }
 
-function isUnchanged(delta: Delta, cached: Current, cachedBody: () => string | null): boolean {
-  if (delta.resourceVersion !== "") return delta.resourceVersion === cached.resourceVersion;
+function isUnchanged(delta: Delta, cached: Current, cachedBody: () => string | null, compareBodies: boolean): boolean {
+  if (delta.resourceVersion !== "") {
+    return delta.resourceVersion === cached.resourceVersion && (!compareBodies || cachedBody() === delta.body);
+  }
   return cached.resourceVersion === "" && cachedBody() === delta.body;
 }

@@ -3,26 +3,41 @@
  * watcher.rs `step`). Each call of `step` makes one transition and says when the next is due; the
  * caller persists the returned state and memory and sleeps in the alarm, never here.
  *
- *   idle ──(choose RV and page size, clear staging)──▶ listing{page 1}
+ *   idle ──(choose RV and page size)──▶ listing{page 1}
+ *   listing{page 1} ──(clear staging: every page 1 starts the Replace over)──▶ fetch page 1
  *   listing ──page with continue──▶ listing{next page}
  *   listing ──last page──▶ commit Replace + lastSyncRV atomically ──▶ watching
  *   listing ──410 on a continue page──▶ listing{page 1, no limit}         (pager full-list fallback)
- *   listing ──410 / too-large RV──▶ idle at RV "" now, once; then with backoff
- *   listing ──other error──▶ idle after backoff
+ *   listing ──other error on a continue page──▶ listing{same page} after backoff / Retry-After
+ *   listing ──410 / too-large RV on page 1──▶ idle at RV "" now, once; then with backoff
+ *   listing ──other error on page 1──▶ idle after backoff
  *   watching ──events──▶ apply deltas + lastSyncRV atomically, stay watching
  *   watching ──clean close──▶ watching now (re-watch from lastSyncRV, no relist)
- *   watching ──close < 1 s with no events──▶ idle after backoff           (VeryShortWatch)
- *   watching ──ERROR 410 / other ERROR / failed request──▶ idle after backoff (relist at lastSyncRV)
+ *   watching ──close < 1 s with no events or bookmarks──▶ idle after backoff (VeryShortWatch)
+ *   watching ──ERROR 410 / other ERROR / failed request / malformed line──▶ idle after backoff
+ *                                                                          (relist at lastSyncRV)
  *   watching ──refused / 429 / stream broke / idle timer──▶ watching after backoff
  *
  * Guarantees: no RV exists before a list (a state carries only the data valid in it); bookmarks
  * advance the RV and are never stored; events and the RV they bring are handed to the sink in one
  * call, which writes them in one transaction (DESIGN invariant 1); each relist is preceded by a
- * backoff wait, as client-go's Run loop does (reference §2.2.3).
+ * backoff wait, as client-go's Run loop does (reference §2.2.3). Page 1 is never resumed: a state
+ * persisted as listing{page 1} (an eviction, a crash or a reconfiguration mid-page) fetches a new
+ * snapshot, so what the old one staged or applied is discarded or tombstoned by the new Replace.
+ * Only API-server answers and transport failures are handled here; a failure of the sink (our
+ * storage) is thrown to the caller, which backs off without mistaking it for a watch problem.
  *
- * Where we differ from client-go: a malformed line or a stream cut mid-event re-watches from the
- * last applied RV after a backoff instead of relisting. The RV is still valid (only the transport
- * broke), the server replays everything after it, and a relist of a large resource costs far more.
+ * Where we differ from client-go:
+ * - A stream cut mid-event re-watches from the last applied RV after a backoff instead of
+ *   relisting: the RV is still valid (only the transport broke), the server replays everything
+ *   after it, and a relist of a large resource costs far more. A malformed line relists, as in
+ *   client-go: the server (or a proxy) sent something we cannot read, and re-watching from the
+ *   same RV would read it again forever.
+ * - Our cache outlives the process. A fresh reflector (or a resumed page 1) over a populated cache
+ *   lists at RV "" (quorum) instead of "0": a lagging watch cache answering "0" could hand back
+ *   states older than the cached ones (updates back in time, tombstones followed by re-adds).
+ * - A failed continuation page is retried with its token (client-go's pager starts over); the
+ *   token stays valid until it expires, and then the 410 fallback applies.
  */
 import type { Clock, Random } from "../clock.ts";
 import type { ListerWatcher, WatchStream } from "../kube/client.ts";
@@ -34,6 +49,7 @@ import {
   isWatchErrorRetriable,
 } from "../kube/errors.ts";
 import type { KubeObject, Status, WatchEvent } from "../kube/types.ts";
+import { WatchDecodeError } from "../kube/watch-decoder.ts";
 import { type BackoffState, initialBackoff, nextBackoff } from "./backoff.ts";
 
 export type ReflectorState =
@@ -77,6 +93,8 @@ export const initialMemory: ReflectorMemory = {
 /** Where listed objects and watch events go (the DeltaFIFO, through the informer). */
 export interface ReflectorSink {
   lastSyncResourceVersion(): string;
+  /** Whether the cache (or the queue) holds objects: a relist over it must not go back in time. */
+  hasCachedObjects(): boolean;
   /** A list is starting: forget anything staged by an unfinished one. */
   beginList(): void;
   /** Stages listed objects (idempotent per key). */
@@ -126,6 +144,8 @@ export const WATCH_IDLE_MARGIN_MS = 15_000;
  */
 export const WATCH_BATCH_WINDOW_MS = 20;
 export const WATCH_BATCH_MAX = 1_000;
+/** A server's Retry-After is honoured up to this; a larger one is a misconfiguration, not a plan. */
+export const MAX_RETRY_AFTER_SECONDS = 600;
 
 export async function step(state: ReflectorState, memory: ReflectorMemory, ctx: StepContext): Promise<StepResult> {
   switch (state.kind) {
@@ -142,10 +162,14 @@ export async function step(state: ReflectorState, memory: ReflectorMemory, ctx: 
   }
 }
 
-/** client-go relistResourceVersion: "" after an expired/too-large RV, "0" before any sync, else the last RV. */
-export function relistResourceVersion(memory: ReflectorMemory, lastSyncResourceVersion: string): string {
+/**
+ * client-go relistResourceVersion: "" after an expired/too-large RV, "0" before any sync, else the
+ * last RV — except that "0" over a populated cache becomes "" (see the header: our cache outlives
+ * the reflector's RV).
+ */
+export function relistResourceVersion(memory: ReflectorMemory, lastSyncResourceVersion: string, cachePopulated: boolean): string {
   if (memory.rvUnavailable) return "";
-  if (lastSyncResourceVersion === "") return "0";
+  if (lastSyncResourceVersion === "") return cachePopulated ? "" : "0";
   return lastSyncResourceVersion;
 }
 
@@ -162,8 +186,7 @@ export function listLimit(memory: ReflectorMemory, rv: string, pageSize: number)
 
 function startList(memory: ReflectorMemory, ctx: StepContext): StepResult {
   const lastSync = ctx.sink.lastSyncResourceVersion();
-  const listRv = relistResourceVersion(memory, lastSync);
-  ctx.sink.beginList();
+  const listRv = relistResourceVersion(memory, lastSync, ctx.sink.hasCachedObjects());
   return {
     state: { kind: "listing", listRv, limit: listLimit(memory, listRv, ctx.options.pageSize) },
     memory: lastSync === "" ? memory : { ...memory, relists: memory.relists + 1 },
@@ -177,6 +200,12 @@ async function listPage(
   ctx: StepContext,
 ): Promise<StepResult> {
   const now = () => ctx.clock.now();
+  if (state.continue === undefined) {
+    // Page 1, first try or not: a new snapshot, so whatever an interrupted attempt staged (or, for
+    // the initial list, applied) must be replaced by this list as a whole, never mixed into it.
+    ctx.sink.beginList();
+    if (state.listRv === "0" && ctx.sink.hasCachedObjects()) state = { ...state, listRv: "" };
+  }
   let page;
   try {
     page = await ctx.lw.listPage(
@@ -187,16 +216,18 @@ async function listPage(
       ctx.signal,
     );
   } catch (error) {
+    if (!isApiFailure(error)) throw error;
     if (state.continue !== undefined && isExpired(error)) {
       // The continue token outlived compaction: one full list at the original RV, without limit
-      // (pager FullListIfExpired). Staged pages are dropped; the new list restages everything.
-      ctx.sink.beginList();
+      // (pager FullListIfExpired). Page 1 drops the staged pages; the new list restages everything.
       return {
         state: { kind: "listing", listRv: state.listRv, limit: undefined },
         memory: withError(memory, error),
         wakeAt: now(),
       };
     }
+    // Any other failure of page N: the snapshot is still there behind the token, so retry page N.
+    if (state.continue !== undefined) return backoff(state, memory, error, ctx);
     if ((isExpired(error) || isTooLargeResourceVersion(error)) && !memory.rvUnavailable) {
       // Our RV is gone or ahead of this server: retry at once with RV "" (a consistent read).
       return { state: { kind: "idle" }, memory: { ...withError(memory, error), rvUnavailable: true }, wakeAt: now() };
@@ -246,7 +277,8 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
   // once a non-ADDED event arrives (client-go commit ef73fc020, reference §2.6.5).
   let rvOrdered = startRv !== "" && startRv !== "0";
   let rv = startRv;
-  let events = 0;
+  /** Events received, bookmarks included (client-go's very-short-watch check counts them too). */
+  let received = 0;
   const reader = new BatchingReader(stream, clock);
   try {
     for (;;) {
@@ -257,7 +289,7 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
         return backoff({ kind: "watching" }, memory, new Error("watch went silent past its timeout (dead connection)"), ctx);
       }
       if (batch === null) {
-        if (events === 0 && clock.now() - started < VERY_SHORT_WATCH_MS) {
+        if (received === 0 && clock.now() - started < VERY_SHORT_WATCH_MS) {
           return backoff({ kind: "idle" }, memory, new Error("very short watch: the watch closed at once without events"), ctx);
         }
         return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
@@ -270,10 +302,8 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
           break;
         }
         if (event.type !== "ADDED") rvOrdered = true;
-        if (event.type !== "BOOKMARK") {
-          apply.push(event);
-          events++;
-        }
+        if (event.type !== "BOOKMARK") apply.push(event);
+        received++;
         const eventRv = event.object.metadata?.resourceVersion;
         if (rvOrdered && typeof eventRv === "string" && eventRv !== "") rv = eventRv;
       }
@@ -288,8 +318,16 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
     }
   } catch (error) {
     stream.cancel();
-    return backoff({ kind: "watching" }, memory, error, ctx);
+    if (!isApiFailure(error)) throw error;
+    // A line we cannot read would be read again from the same RV: relist instead (client-go too).
+    const next = error instanceof WatchDecodeError ? "idle" : "watching";
+    return backoff({ kind: next }, memory, error, ctx);
   }
+}
+
+/** An answer of the API server or a failure to reach it, as opposed to a failure of our own storage. */
+function isApiFailure(error: unknown): boolean {
+  return error instanceof KubeApiError || error instanceof WatchDecodeError;
 }
 
 /**
@@ -377,10 +415,15 @@ function withError(memory: ReflectorMemory, error: unknown): ReflectorMemory {
   return { ...memory, lastError: describe(error) };
 }
 
+/** Waits as the backoff says, or as long as the server asked (Retry-After), whichever is longer. */
 function backoff(state: ReflectorState, memory: ReflectorMemory, error: unknown, ctx: StepContext): StepResult {
   const now = ctx.clock.now();
   const { waitMs, state: backoffState } = nextBackoff(memory.backoff, now, ctx.random);
-  return { state, memory: { ...withError(memory, error), backoff: backoffState }, wakeAt: now + waitMs };
+  const retryAfterMs =
+    error instanceof KubeApiError && error.retryAfterSeconds !== undefined
+      ? Math.min(error.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS) * 1000
+      : 0;
+  return { state, memory: { ...withError(memory, error), backoff: backoffState }, wakeAt: now + Math.max(waitMs, retryAfterMs) };
 }
 
 function describe(error: unknown): string {

@@ -47,10 +47,19 @@ export interface InformerStatus {
   /** client-go's HasSynced: the first full list has been processed into the cache. */
   synced: boolean;
   lastSyncResourceVersion: string;
+  /**
+   * The resourceVersion the cache is complete up to: what queries read and report in
+   * `X-Resource-Version`. Behind lastSyncResourceVersion while a relist's Replace is processed;
+   * "" after the listing changed (selectors, transform) until the relist is applied.
+   */
+  cacheResourceVersion: string;
   /** How many objects the cache holds. */
   objects: number;
   /** How many keys wait in the DeltaFIFO. */
   queueDepth: number;
+  /** Objects from the API server the cache could not hold (no name, too large), skipped; and why the last was. */
+  skippedObjects: number;
+  lastSkipped: string | null;
   /** `state` is "idle", "listing", "watching" or "backoff" (waiting after an error, see lastError). */
   watch: { state: string; since: string | null; restarts: number };
   relists: number;

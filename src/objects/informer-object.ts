@@ -15,7 +15,7 @@ import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-li
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
 import { systemClock, systemRandom } from "../clock.ts";
-import { indexersChanged, informerSettings, type InformerSpec, listingChanged } from "../config.ts";
+import { indexersChanged, informerSettings, type InformerSpec, listingChanged, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -36,8 +36,11 @@ export interface InformerStatus {
   resource: string;
   synced: boolean;
   lastSyncResourceVersion: string;
+  cacheResourceVersion: string;
   objects: number;
   queueDepth: number;
+  skippedObjects: number;
+  lastSkipped: string | null;
   watch: { state: string; since: string | null; restarts: number };
   relists: number;
   lastError: string | null;
@@ -95,7 +98,9 @@ export class InformerObject extends DurableObject<Env> {
     await this.#slice.stop();
     this.#putSpec(spec, apiUrl ?? null);
     const informer = this.#informer(spec);
-    if (previous && listingChanged(previous.spec, spec)) informer.restart();
+    const retransform = previous !== undefined && transformChanged(previous.spec, spec);
+    // A transform change relists too: a field the old transform dropped can only come from the server.
+    if (previous && (listingChanged(previous.spec, spec) || retransform)) informer.restart({ transformChanged: retransform });
     else informer.wakeNow();
     if (previous && indexersChanged(previous.spec, spec)) informer.rebuildIndexes();
     await this.ctx.storage.setAlarm(Date.now());
@@ -333,7 +338,7 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #answer<T>(informer: Informer, value: T): QueryAnswer<T> {
-    return { value, resourceVersion: informer.lastSyncResourceVersion(), synced: informer.fifo.hasSynced() };
+    return { value, ...informer.queryView() };
   }
 
   #status(spec: InformerSpec, informer: Informer): InformerStatus {
@@ -343,8 +348,11 @@ export class InformerObject extends DurableObject<Env> {
       resource: spec.resource,
       synced: progress.synced,
       lastSyncResourceVersion: progress.lastSyncResourceVersion,
+      cacheResourceVersion: progress.cacheResourceVersion,
       objects: progress.objects,
       queueDepth: progress.queueDepth,
+      skippedObjects: progress.skippedObjects,
+      lastSkipped: progress.lastSkipped,
       watch: progress.watch,
       relists: progress.relists,
       lastError: progress.lastError,

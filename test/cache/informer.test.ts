@@ -9,6 +9,7 @@ import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector.t
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { type Db, stmt } from "../../src/sql.ts";
+import { MAX_OBJECT_BYTES } from "../../src/cache/admission.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 import { FakeListerWatcher } from "../helpers/fake-lister-watcher.ts";
@@ -42,9 +43,10 @@ describe("Informer", () => {
   it("writes a watch chunk's deltas and its resourceVersion together or not at all (invariant 1)", () =>
     withDb((db) => {
       const inf = informer(db);
+      const unserializable = { ...pod({ name: "b", rv: "8" }), spec: { size: 1n } } as unknown as KubeObject;
       expect(() =>
-        inf.applyWatch([{ type: "ADDED", object: pod({ name: "a", rv: "7" }) }, { type: "ADDED", object: nameless }], "8"),
-      ).toThrow(/metadata.name/);
+        inf.applyWatch([{ type: "ADDED", object: pod({ name: "a", rv: "7" }) }, { type: "ADDED", object: unserializable }], "8"),
+      ).toThrow(/BigInt/);
       expect(inf.lastSyncResourceVersion()).toBe("");
       expect(inf.fifo.length()).toBe(0);
       expect(inf.log.bounds().tail).toBe(0);
@@ -96,4 +98,121 @@ describe("Informer", () => {
         ["add", "default/b", true],
       ]);
     }));
+
+  describe("hardening (issue 7)", () => {
+    const huge = () => ({ ...pod({ name: "huge", rv: "9" }), data: { blob: "x".repeat(MAX_OBJECT_BYTES) } }) as KubeObject;
+    const status: KubeObject = { kind: "Status", metadata: {} } as KubeObject;
+
+    it("skips a watch event it cannot key or store, applies the rest and counts it (item 3)", () =>
+      withDb((db) => {
+        const inf = informer(db);
+        inf.applyWatch(
+          [
+            { type: "ADDED", object: pod({ name: "a", rv: "7" }) },
+            { type: "ADDED", object: nameless },
+            { type: "MODIFIED", object: status },
+            { type: "ADDED", object: huge() },
+            { type: "DELETED", object: nameless },
+            { type: "ADDED", object: pod({ name: "b", rv: "10" }) },
+          ],
+          "10",
+        );
+        expect(inf.progress()).toMatchObject({ objects: 2, lastSyncResourceVersion: "10", skippedObjects: 4 });
+        expect(inf.progress().lastSkipped).toMatch(/metadata.name/);
+        expect(inf.log.read(0, 10).events.map((e) => e.key)).toEqual(["default/a", "default/b"]);
+      }));
+
+    it("skips a listed object it cannot key or store, in the initial list and in a relist (item 3)", () =>
+      withDb((db) => {
+        const inf = informer(db);
+        inf.beginList();
+        inf.stage([pod({ name: "a", rv: "1" }), nameless, huge()]);
+        inf.commitList("5", { state: { kind: "watching" }, memory: initialMemory });
+        expect(inf.progress()).toMatchObject({ objects: 1, synced: true, skippedObjects: 2 });
+        expect(inf.progress().lastSkipped).toMatch(/default\/huge: \d+ bytes/);
+        inf.beginList();
+        inf.stage([status, pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "2" })]);
+        inf.commitList("6", { state: { kind: "watching" }, memory: initialMemory });
+        return inf.processQueue().then(() => {
+          expect(inf.progress()).toMatchObject({ objects: 2, skippedObjects: 3, queueDepth: 0 });
+          expect(inf.progress().lastSkipped).toMatch(/a Status object/);
+        });
+      }));
+
+    it("backs off and reports a failure outside the reflector's step instead of re-arming at once (item 4)", () =>
+      withDb(async (db) => {
+        const clock = new FakeClock();
+        const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5, indexers: { byNode: "spec.nodeName" } }, "unit");
+        const inf = new Informer(db, informerSettings(spec), clock, () => 0.5);
+        db.transaction(() => inf.fifo.addInTx(pod({ name: "a", rv: "1" })));
+        db.run(stmt("test.corrupt", "UPDATE fifo_deltas SET body = '{' WHERE key = 'default/a'"));
+        const lw = new FakeListerWatcher({});
+        await expect(inf.tick(lw, clock.now() + 60_000)).rejects.toThrow(SyntaxError);
+        const first = inf.progress();
+        expect(first.lastError).toMatch(/internal error/);
+        expect(first.wakeAt).toBeGreaterThanOrEqual(clock.now() + 800);
+        await expect(inf.tick(lw, clock.now() + 60_000)).rejects.toThrow(SyntaxError);
+        // the next failure waits longer, as the reflector's backoff does
+        expect(inf.progress().wakeAt - clock.now()).toBeGreaterThan(first.wakeAt - clock.now());
+      }));
+
+    it("reports the RV the cache holds, not the one a committed Replace still being popped brings (item 6)", () =>
+      withDb(async (db) => {
+        const inf = informer(db);
+        inf.applyWatch([{ type: "ADDED", object: pod({ name: "a", rv: "1" }) }], "2");
+        expect(inf.queryView()).toEqual({ resourceVersion: "2", synced: true }); // populated by a watch, as client-go's
+        inf.beginList();
+        inf.stage([pod({ name: "a", rv: "3" }), pod({ name: "b", rv: "4" })]);
+        inf.commitList("5", { state: { kind: "watching" }, memory: initialMemory });
+        expect(inf.lastSyncResourceVersion()).toBe("5");
+        expect(inf.queryView().resourceVersion).toBe("2"); // the Replace is queued, not yet in the cache
+        await inf.processQueue();
+        expect(inf.queryView()).toEqual({ resourceVersion: "5", synced: true });
+      }));
+
+    it("is neither synced nor at an RV after a restart until the relist is applied (item 6)", () =>
+      withDb(async (db) => {
+        const inf = informer(db);
+        const lw = new FakeListerWatcher({
+          lists: [
+            { items: [pod({ name: "a", rv: "1" })], resourceVersion: "3" },
+            { items: [pod({ name: "b", rv: "4" })], resourceVersion: "5" },
+          ],
+        });
+        await inf.tick(lw, Date.now() + 60_000);
+        expect(inf.queryView()).toEqual({ resourceVersion: "3", synced: true });
+        inf.restart(); // e.g. the label selector changed: the cache holds the old selection
+        expect(inf.queryView()).toEqual({ resourceVersion: "", synced: false });
+        await inf.tick(lw, Date.now() + 60_000);
+        expect(lw.lists.map((l) => l.resourceVersion)).toEqual(["0", ""]); // quorum over a populated cache (item 2)
+        expect(inf.queryView()).toEqual({ resourceVersion: "5", synced: true });
+        expect(inf.log.read(0, 10).events.map((e) => [e.type, e.key])).toEqual([
+          ["add", "default/a"],
+          ["add", "default/b"],
+          ["delete", "default/a"],
+        ]);
+      }));
+
+    it("applies a transform change to cached objects whose resourceVersion did not change (item 8)", () =>
+      withDb(async (db) => {
+        const keep = informer(db);
+        const a = () => pod({ name: "a", rv: "5" });
+        await keep.tick(new FakeListerWatcher({ lists: [{ items: [a()], resourceVersion: "6" }] }), Date.now() + 60_000);
+        expect(JSON.parse(keep.indexer.get("default/a")!.body).spec.nodeName).toBe("node-1");
+        const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5, transform: { dropFields: ["spec.nodeName"] } }, "unit");
+        const drop = new Informer(db, informerSettings(spec), new FakeClock(), () => 0.5);
+        drop.restart({ transformChanged: true });
+        const lw = new FakeListerWatcher({ lists: [{ items: [a()], resourceVersion: "7" }] });
+        await drop.tick(lw, Date.now() + 60_000);
+        expect(JSON.parse(drop.indexer.get("default/a")!.body).spec.nodeName).toBeUndefined();
+        expect(drop.log.read(0, 10).events.map((e) => [e.type, e.resourceVersion])).toEqual([
+          ["add", "5"],
+          ["update", "5"],
+        ]);
+        // once applied, a relist at the same RV is quiet again (invariant 5)
+        drop.restart();
+        await drop.tick(new FakeListerWatcher({ lists: [{ items: [a()], resourceVersion: "8" }] }), Date.now() + 60_000);
+        expect(drop.log.bounds().tail).toBe(2);
+      }));
+  });
 });

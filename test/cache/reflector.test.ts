@@ -12,6 +12,7 @@ import { WatchDecodeError } from "../../src/kube/watch-decoder.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 import { FakeListerWatcher, RecordingSink, expired, tooLargeRv } from "../helpers/fake-lister-watcher.ts";
 
+const streamCut = () => KubeApiError.connectionFailed(new Error("the watch stream ended in the middle of an event"));
 const event = (type: WatchEvent["type"], object: KubeObject): WatchEvent => ({ type, object });
 const bookmark = (rv: string): WatchEvent => ({ type: "BOOKMARK", object: { kind: "Pod", metadata: { resourceVersion: rv } } });
 const errorEvent = (code: number, reason: string): WatchEvent => ({
@@ -19,11 +20,15 @@ const errorEvent = (code: number, reason: string): WatchEvent => ({
   object: { kind: "Status", code, reason, message: `${reason}!` } as unknown as KubeObject,
 });
 
-function harness(lw: FakeListerWatcher, options: { watchTimeoutSeconds?: number } = {}) {
+function harness(
+  lw: FakeListerWatcher,
+  options: { watchTimeoutSeconds?: number } = {},
+  start: { state?: ReflectorState; memory?: ReflectorMemory; sink?: RecordingSink } = {},
+) {
   const clock = new FakeClock();
-  const sink = new RecordingSink();
-  let state: ReflectorState = { kind: "idle" };
-  let memory: ReflectorMemory = initialMemory;
+  const sink = start.sink ?? new RecordingSink();
+  let state: ReflectorState = start.state ?? { kind: "idle" };
+  let memory: ReflectorMemory = start.memory ?? initialMemory;
   const results: StepResult[] = [];
   return {
     clock,
@@ -205,7 +210,7 @@ describe("Reflector", () => {
     const lw = new FakeListerWatcher({
       lists: [{ items: [], resourceVersion: "10" }],
       watches: [
-        { batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]], end: new WatchDecodeError("cut") },
+        { batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]], end: streamCut() },
         { batches: [] , end: "close" },
       ],
     });
@@ -232,7 +237,7 @@ describe("Reflector", () => {
     const lw = new FakeListerWatcher({
       lists: [{ items: [], resourceVersion: "10" }],
       watches: [
-        { batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]], end: new WatchDecodeError("cut") },
+        { batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]], end: streamCut() },
         { batches: [[event("ADDED", pod({ name: "b", rv: "12" }))]] },
       ],
     });
@@ -261,5 +266,114 @@ describe("Reflector", () => {
     const h = harness(lw, { watchTimeoutSeconds: 5 });
     await h.run(3);
     expect(lw.watches[0]!.timeoutSeconds).toBe(5);
+  });
+
+  describe("hardening (issue 7)", () => {
+    const listing = (listRv: string, extra: Partial<Extract<ReflectorState, { kind: "listing" }>> = {}): ReflectorState => ({
+      kind: "listing",
+      listRv,
+      limit: 500,
+      ...extra,
+    });
+
+    it("starts the list over when a listing state without a continue token resumes (item 1)", async () => {
+      // An eviction during page 1: the state is still listing{page 1}, and staging holds part of
+      // the old snapshot. The resumed page 1 is a new snapshot, so what was staged must go.
+      const sink = new RecordingSink();
+      sink.staged = [pod({ name: "deleted-meanwhile", rv: "3" })];
+      const lw = new FakeListerWatcher({ lists: [{ items: [pod({ name: "a", rv: "5" })], resourceVersion: "9" }] });
+      const h = harness(lw, {}, { state: listing("0"), sink });
+      await h.run(1);
+      expect(sink.beginLists).toBe(1);
+      expect(sink.commits[0]!.objects.map((o) => o.metadata.name)).toEqual(["a"]);
+    });
+
+    it("does not start over when a continuation page resumes: it is the same snapshot", async () => {
+      const sink = new RecordingSink();
+      sink.staged = [pod({ name: "page-1", rv: "3" })];
+      const lw = new FakeListerWatcher({ lists: [{ items: [pod({ name: "page-2", rv: "5" })], resourceVersion: "9" }] });
+      const h = harness(lw, {}, { state: listing("0", { continue: "t1", snapshotRv: "9" }), sink });
+      await h.run(1);
+      expect(sink.beginLists).toBe(0);
+      expect(lw.lists).toEqual([{ continue: "t1", limit: 500 }]);
+      expect(sink.commits[0]!.objects.map((o) => o.metadata.name)).toEqual(["page-1", "page-2"]);
+    });
+
+    it("relists at RV \"\" (quorum), not \"0\", when a fresh reflector finds a populated cache (item 2)", async () => {
+      // restart() after a selector change forgets the RV but keeps the cache: a lagging watch cache
+      // answering RV "0" could hand back states older than the cached ones.
+      const sink = new RecordingSink();
+      sink.cached = true;
+      const lw = new FakeListerWatcher({ lists: [{ items: [], resourceVersion: "9" }] });
+      const h = harness(lw, {}, { sink });
+      await h.run(2);
+      expect(lw.lists.map((l) => l.resourceVersion)).toEqual([""]);
+    });
+
+    it("resumes an interrupted page 1 at RV \"0\" as RV \"\" once the cache holds objects (items 1 and 2)", async () => {
+      const sink = new RecordingSink();
+      sink.cached = true; // the initial list applied part of page 1 directly before the eviction
+      const lw = new FakeListerWatcher({ lists: [{ items: [], resourceVersion: "9" }] });
+      const h = harness(lw, {}, { state: listing("0"), sink });
+      await h.run(1);
+      expect(lw.lists.map((l) => l.resourceVersion)).toEqual([""]);
+      expect(sink.beginLists).toBe(1);
+    });
+
+    it("retries a failed continuation page with its token after backoff, honouring Retry-After (item 9)", async () => {
+      const lw = new FakeListerWatcher({
+        lists: [
+          { items: [pod({ name: "a", rv: "5" })], resourceVersion: "9", continue: "t1" },
+          { error: new KubeApiError(503, "ServiceUnavailable", "busy", [], 45) },
+          { items: [pod({ name: "b", rv: "6" })], resourceVersion: "9" },
+        ],
+      });
+      const h = harness(lw);
+      await h.run(3, 0); // idle → page 1 → page 2 fails
+      expect(h.state).toMatchObject({ kind: "listing", continue: "t1" });
+      expect(h.results[2]!.wakeAt).toBeGreaterThanOrEqual(h.clock.now() + 45_000);
+      expect(h.memory.lastError).toMatch(/busy/);
+      await h.run(1);
+      expect(lw.lists.map((l) => l.continue ?? `rv=${l.resourceVersion}`)).toEqual(["rv=0", "t1", "t1"]);
+      expect(h.sink.commits[0]!.objects.map((o) => o.metadata.name)).toEqual(["a", "b"]);
+    });
+
+    it("counts a bookmark as an event: a short watch that brought one is not a very short watch (item 5)", async () => {
+      const lw = new FakeListerWatcher({
+        lists: [{ items: [], resourceVersion: "10" }],
+        watches: [{ batches: [[bookmark("12")]], end: "close" }],
+      });
+      const h = harness(lw);
+      await h.run(3, 0);
+      expect(h.state.kind).toBe("watching");
+      expect(h.results[2]!.wakeAt).toBe(h.clock.now());
+      expect(h.memory.lastError).toBeNull();
+    });
+
+    it("relists after a malformed line instead of re-watching from the same RV (item 3)", async () => {
+      const lw = new FakeListerWatcher({
+        lists: [{ items: [], resourceVersion: "10" }],
+        watches: [{ batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]], end: new WatchDecodeError("malformed watch event") }],
+      });
+      const h = harness(lw);
+      await h.run(3, 0);
+      expect(h.sink.applied.map((x) => x.resourceVersion)).toEqual(["11"]);
+      expect(h.state.kind).toBe("idle");
+      expect(h.memory.lastError).toMatch(/malformed/);
+    });
+
+    it("does not take a failure of its own storage for a transport error: the step throws (item 3)", async () => {
+      const sink = new RecordingSink();
+      sink.applyWatch = () => {
+        throw new Error("disk full");
+      };
+      const lw = new FakeListerWatcher({
+        lists: [{ items: [], resourceVersion: "10" }],
+        watches: [{ batches: [[event("ADDED", pod({ name: "a", rv: "11" }))]] }],
+      });
+      const h = harness(lw, {}, { sink });
+      await h.run(2); // idle → listing → watching
+      await expect(h.run(1)).rejects.toThrow(/disk full/);
+    });
   });
 });

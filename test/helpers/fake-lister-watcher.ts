@@ -65,6 +65,8 @@ export class FakeListerWatcher implements ListerWatcher {
 /** A ReflectorSink that records what the reflector hands it. */
 export class RecordingSink implements ReflectorSink {
   rv = "";
+  /** Whether the cache behind the sink holds objects (a durable cache that survived a restart). */
+  cached = false;
   staged: KubeObject[] = [];
   beginLists = 0;
   commits: { resourceVersion: string; objects: KubeObject[]; next: { state: ReflectorState; memory: ReflectorMemory } }[] = [];
@@ -72,6 +74,9 @@ export class RecordingSink implements ReflectorSink {
 
   lastSyncResourceVersion(): string {
     return this.rv;
+  }
+  hasCachedObjects(): boolean {
+    return this.cached || this.commits.length > 0 || this.applied.length > 0;
   }
   beginList(): void {
     this.beginLists++;

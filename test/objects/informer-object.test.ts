@@ -129,7 +129,9 @@ describe("InformerObject", () => {
     expect(lists.map((r) => [r.query.resourceVersion, r.query.limit, r.query.continue !== undefined])).toEqual([
       ["0", "7", false],
       [undefined, "7", true], // expired
-      ["0", undefined, false], // the full list
+      // the full list: at "" (quorum), since the initial list's first pages are already in the
+      // cache and a lagging watch cache must not take them back in time (issue 7 item 2)
+      ["", undefined, false],
     ]);
     expect(await cacheVersions(stub)).toEqual(await clusterVersions(cluster));
   });
@@ -220,5 +222,48 @@ describe("InformerObject", () => {
     const after = await stub.status();
     expect(after.ok).toBe(false);
     expect(await stub.ensureRunning()).toBe(false);
+  });
+
+  it("applies a transform change to every cached object, including unchanged ones (issue 7 item 8)", async () => {
+    const cluster = await newCluster();
+    await cluster.create("pods", pod({ name: "a", namespace: "x", nodeName: "n1" }));
+    await cluster.create("pods", pod({ name: "b", namespace: "x", nodeName: "n2" }));
+    const { name, stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, transform: { dropFields: ["spec.nodeName"] } }, name);
+    unwrap(await stub.configure(spec, cluster.url));
+    const stored = await waitFor("the new transform in the cache", async () => {
+      const items = unwrap(await stub.listObjects({})).value.items.map((t) => JSON.parse(t) as KubeObject);
+      return items.length === 2 && items.every((o) => (o.spec as { nodeName?: string }).nodeName === undefined) && items;
+    });
+    expect(stored.map((o) => o.metadata.name)).toEqual(["a", "b"]);
+    await waitConverged(stub, cluster);
+    // subscribers learn of it: an update at the same resourceVersion carrying the new body
+    const updates = (await readWholeLog(stub)).filter((e) => e.type === "update");
+    expect(updates.map((e) => [e.key, JSON.parse(e.object!).spec.nodeName, JSON.parse(e.oldObject!).spec.nodeName])).toEqual([
+      ["x/a", undefined, "n1"],
+      ["x/b", undefined, "n2"],
+    ]);
+  });
+
+  it("answers X-Resource-Version and X-Synced for what the cache holds after a selector change (issue 7 item 6)", async () => {
+    const cluster = await newCluster();
+    await cluster.create("pods", pod({ name: "a", namespace: "x", labels: { app: "web" } }));
+    await cluster.create("pods", pod({ name: "b", namespace: "x", labels: { app: "db" } }));
+    const { name, stub } = await startInformer(cluster, { labelSelector: "app=web" });
+    await waitSynced(stub);
+    // Hold the relist back so the state between the restart and the new list can be seen.
+    await cluster.fault({ kind: "delay", on: "list", ms: 1_500 });
+    const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, labelSelector: "app=db" }, name);
+    unwrap(await stub.configure(spec, cluster.url));
+    const during = unwrap(await stub.listObjects({}));
+    expect(during.value.items.map((t) => JSON.parse(t).metadata.name)).toEqual(["a"]); // the old selection
+    expect(during).toMatchObject({ synced: false, resourceVersion: "" });
+    const after = await waitFor("the relist", async () => {
+      const answer = unwrap(await stub.listObjects({}));
+      return answer.synced && answer;
+    });
+    expect(after.value.items.map((t) => JSON.parse(t).metadata.name)).toEqual(["b"]);
+    expect(after.resourceVersion).not.toBe("");
   });
 });
