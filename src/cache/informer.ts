@@ -13,7 +13,12 @@
  *   earlier Replace is half processed, and staging is never reused under pending deltas.
  * - A tick ends after a list completes or after one watch session, or at its deadline, so every
  *   alarm stays within the platform's CPU and wall-clock limits; `wakeAt` is durable and the
- *   Durable Object re-arms its alarm from it.
+ *   Durable Object re-arms its alarm from it. A failure inside a tick (a bug, our storage) backs
+ *   off as the reflector does and shows in status: it never re-arms at once.
+ * - Queries read `queryView()`: the RV the indexer is complete up to (never the reflector's RV
+ *   while a Replace is still being popped), and synced only while the cache holds a whole list of
+ *   what the spec selects.
+ * - An object the cache cannot hold is skipped and counted (admission.ts), never a failed batch.
  */
 import { type Clock, type Random, yieldToEventLoop } from "../clock.ts";
 import type { ListerWatcher } from "../kube/client.ts";
