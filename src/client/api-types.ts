@@ -149,8 +149,11 @@ export interface SubscriptionStatus {
   cursor: number;
   /** How far delivery is behind the event log. */
   lag: number;
-  /** A replay or resync in progress, anchored at log position `at`. */
-  marker: { kind: "replay" | "sync"; at: number } | null;
+  /**
+   * A replay or resync in progress, anchored at log position `at`. `pass` (2 and up) when a replay
+   * took longer than the log's retention and goes on from a newer position, sending only what changed.
+   */
+  marker: { kind: "replay" | "sync"; at: number; pass?: number } | null;
   lastDeliveryAt: string | null;
   consecutiveFailures: number;
   deadLetters: number;

@@ -177,9 +177,17 @@ export class EdgeInformerClient {
     return this.#json("POST", `/informers/${segment(informer)}/subscriptions`, spec);
   }
 
-  /** `GET /informers/{name}/subscriptions`. */
+  /** `GET /informers/{name}/subscriptions`: all of them, following `continue` across pages. */
   async listSubscriptions(informer: string): Promise<SubscriptionStatus[]> {
-    return (await this.#json<{ items: SubscriptionStatus[] }>("GET", `/informers/${segment(informer)}/subscriptions`)).items;
+    const items: SubscriptionStatus[] = [];
+    let token: string | undefined;
+    do {
+      const path = `/informers/${segment(informer)}/subscriptions${search(token === undefined ? {} : { continue: token })}`;
+      const page: { items: SubscriptionStatus[]; continue?: string } = await this.#json("GET", path);
+      items.push(...page.items);
+      token = page.continue;
+    } while (token !== undefined);
+    return items;
   }
 
   /** `GET /subscriptions/{id}`. */

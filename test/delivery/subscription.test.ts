@@ -9,7 +9,7 @@ import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { Subscription, type StepResult, type SubscriptionOptions } from "../../src/delivery/subscription.ts";
-import type { Db } from "../../src/sql.ts";
+import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
 import { FakeClock, fixedRandom } from "../helpers/fakes.ts";
@@ -63,13 +63,14 @@ async function drain(subscription: Subscription, max = 10_000): Promise<StepResu
 /** Statement names run against `db` while `fn` runs. */
 async function statementsOf<T>(db: Db, fn: () => T | Promise<T>): Promise<string[]> {
   const names: string[] = [];
-  const spied = db as unknown as { all: Db["all"]; run: Db["run"] };
+  type Call = (s: Statement, ...bindings: unknown[]) => unknown;
+  const spied = db as unknown as { all: Call; run: Call };
   const { all, run } = spied;
-  spied.all = function (s, ...bindings) {
+  spied.all = function (this: Db, s, ...bindings) {
     names.push(s.name);
     return all.call(this, s, ...bindings);
   };
-  spied.run = function (s, ...bindings) {
+  spied.run = function (this: Db, s, ...bindings) {
     names.push(s.name);
     return run.call(this, s, ...bindings);
   };

@@ -4,6 +4,7 @@
  * (Standard Webhooks, via `verifyWebhook`), replayed into the receiver's view of the cache with
  * the ordering checks of DESIGN invariant 3.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { verifyWebhook } from "../../src/client/index.ts";
@@ -26,6 +27,18 @@ export async function subscribe(
   const created = unwrap(await env.SUBSCRIPTION.getByName(id).create(id, informer, parsed));
   // Stubs break after a simulated crash: always get a fresh one.
   return { id, secret: created.secret, stub: () => env.SUBSCRIPTION.getByName(id) };
+}
+
+/**
+ * Whether the object of subscription `id` stores anything: tables, indexes, an alarm. (Locally,
+ * workerd opens an object's SQLite file when the object starts, so `listDurableObjectIds` lists
+ * every object ever addressed, stored rows or not; the schema is what tells.)
+ */
+export async function subscriptionStored(id: string): Promise<boolean> {
+  return runInDurableObject(env.SUBSCRIPTION.getByName(id), async (_, state) => {
+    const schema = state.storage.sql.exec("SELECT name FROM sqlite_master").toArray();
+    return schema.length > 0 || (await state.storage.getAlarm()) !== null;
+  });
 }
 
 export interface ReceiverView {

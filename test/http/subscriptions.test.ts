@@ -13,6 +13,7 @@ import { createApp } from "../../src/http/app.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { pod } from "../fake-apiserver/client.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { subscriptionStored } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
 const BASE = "http://edge.test";
@@ -122,6 +123,15 @@ describe("subscription routes", () => {
 
     const refused = await failure(admin.redeliver(id, dead!.eventId));
     expect([refused.status, refused.code]).toEqual([502, "DeliveryFailed"]);
+    // A 410 answer to a redelivery disables the subscription, which then redelivers nothing (#7.14).
+    await hook.setBehaviour({ default: { status: 410 } });
+    expect((await failure(admin.redeliver(id, dead!.eventId))).status).toBe(502);
+    expect(await admin.getSubscription(id)).toMatchObject({ state: "disabled", disabledReason: expect.stringMatching(/410 Gone/) });
+    const sent = (await hook.requests()).length;
+    const disabled = await failure(admin.redeliver(id, dead!.eventId));
+    expect([disabled.status, disabled.code, disabled.message]).toEqual([409, "Conflict", expect.stringMatching(/disabled.*enable it/)]);
+    expect(await hook.requests()).toHaveLength(sent);
+    await admin.enableSubscription(id);
     await hook.setBehaviour({ default: { status: 204 } });
     expect(await admin.redeliver(id, dead!.eventId)).toMatchObject({ delivered: true, attempt: { status: 204 } });
     expect(await admin.deadLetters(id)).toEqual([]);
@@ -155,5 +165,42 @@ describe("subscription routes", () => {
     const { id } = await admin.createSubscription(name, { url: hook.url });
     await admin.deleteInformer(name);
     expect((await failure(admin.getSubscription(id))).status).toBe(404);
+  });
+  it("answers 404 for an unknown subscription on every route and stores nothing; a malformed id is a 400 (#7.17)", async () => {
+    const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
+    const attempts = [
+      admin.getSubscription(id),
+      admin.deleteSubscription(id),
+      admin.enableSubscription(id),
+      admin.deliveries(id),
+      admin.deadLetters(id),
+      admin.redeliver(id, "evt_unknown"),
+    ];
+    for (const error of await Promise.all(attempts.map(failure))) expect([error.status, error.code]).toEqual([404, "NotFound"]);
+    expect(await subscriptionStored(id)).toBe(false);
+    for (const bad of ["nope", "sub_UPPER", `sub_${"a".repeat(200)}`, "sub_a%2Fb"]) {
+      expect((await failure(admin.getSubscription(bad))).status, bad).toBe(400);
+    }
+  });
+
+  it("pages subscription lists, deliveries and dead letters with continue, keeping their shapes (#7.18)", async () => {
+    const { name } = await syncedInformer();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await admin.createSubscription(name, { url: hook.url, replayExisting: false })).id);
+    const get = async (path: string) => {
+      const response = await devWorker(`${BASE}${path}`, { headers: { authorization: "Bearer test-admin-token" } });
+      return { status: response.status, body: (await response.json()) as { items: { id: string }[]; continue?: string } };
+    };
+    const first = await get(`/informers/${name}/subscriptions?limit=2`);
+    expect(first.body.items.map((s) => s.id)).toEqual(ids.slice(0, 2));
+    const second = await get(`/informers/${name}/subscriptions?limit=2&continue=${first.body.continue}`);
+    expect(second.body).toEqual({ items: [expect.objectContaining({ id: ids[2] })] });
+    expect((await admin.listSubscriptions(name)).map((s) => s.id)).toEqual(ids); // the client follows continue
+    for (const path of [`/informers/${name}/subscriptions`, `/subscriptions/${ids[0]}/dead-letters`, `/subscriptions/${ids[0]}/deliveries`]) {
+      const bad = await get(`${path}?continue=bm90LWEtdG9rZW4`);
+      expect([bad.status, bad.body], path).toEqual([400, { error: { code: "BadRequest", message: expect.stringMatching(/continue/) } }]);
+      expect((await get(path)).body).toEqual({ items: expect.any(Array) });
+    }
   });
 });

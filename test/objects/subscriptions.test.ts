@@ -12,24 +12,13 @@ import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts"
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
-import { receiverView, subscribe, waitReceiverConverged } from "../helpers/webhooks.ts";
+import { receiverView, subscribe, subscriptionStored, waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const endpoint = (options: Parameters<typeof ReceiverEndpoint.create>[1] = {}) => ReceiverEndpoint.create(env.RECEIVER_URL, options);
 
-/**
- * Whether the object of subscription `id` stores anything: tables, indexes, an alarm. (Locally,
- * workerd opens an object's SQLite file when the object starts, so `listDurableObjectIds` lists
- * every object ever addressed, stored rows or not; the schema is what tells.)
- */
-async function stored(id: string): Promise<boolean> {
-  return runInDurableObject(env.SUBSCRIPTION.getByName(id), async (_, state) => {
-    const schema = state.storage.sql.exec("SELECT name FROM sqlite_master").toArray();
-    return schema.length > 0 || (await state.storage.getAlarm()) !== null;
-  });
-}
-
+const stored = subscriptionStored;
 const randomId = () => `sub_${crypto.randomUUID().replace(/-/g, "")}`;
 
 async function syncedInformer(pods = 10, spec: Parameters<typeof startInformer>[1] = {}) {
