@@ -225,6 +225,7 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   /** Brings the alarm forward to when the subscription may next deliver. */
   async #wake(): Promise<void> {
+    if (this.#destroying) return;
     const at = this.#subscription.wakeAt();
     if (at === null) return;
     const current = await this.ctx.storage.getAlarm();
@@ -240,7 +241,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   #with<T>(fn: (subscription: Subscription) => T): Result<T> {
-    if (!this.#subscription.store.get()) return fail("NotFound", "subscription not found");
+    // One being deleted is gone already: nothing may write to it or arm its alarm.
+    if (this.#destroying || !this.#subscription.store.get()) return fail("NotFound", "subscription not found");
     return attempt(() => fn(this.#subscription));
   }
 }
