@@ -82,6 +82,19 @@ const MIGRATIONS_SET = stmt(
   "INSERT INTO schema_migrations (module, version) VALUES (?, ?) ON CONFLICT (module) DO UPDATE SET version = excluded.version",
 );
 
+const SCHEMA_EXISTS = stmt(
+  "migrations.exists",
+  "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+);
+
+/**
+ * Whether any module has migrated this storage. Read-only, so an object can tell a fresh (or wiped)
+ * storage from a configured one without creating anything.
+ */
+export function hasSchema(db: Db): boolean {
+  return db.first(SCHEMA_EXISTS) !== undefined;
+}
+
 /**
  * Applies a module's migrations that have not run yet, in order, each in its own transaction.
  * Idempotent: runs on every wake and does nothing when the schema is current.

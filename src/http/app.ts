@@ -8,6 +8,7 @@ import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
+import { requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
 import { requireJsonBody } from "./validate.ts";
@@ -41,6 +42,7 @@ export function createApp(): Hono<AppEnv> {
     await ensureDeclaredInformers(c.env);
     await next();
   });
+  app.use("/informers/:name/*", requireKnownInformer); // hono's `/*` matches `/informers/:name` too
   app.route("/informers", informerRoutes);
   app.route("/informers", queryRoutes);
   app.route("/informers", informerSubscriptionRoutes);

@@ -21,7 +21,7 @@ import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
-import { Db } from "../sql.ts";
+import { Db, hasSchema } from "../sql.ts";
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
 export const SLICE_MS = 12 * 60_000;
@@ -67,6 +67,8 @@ export class InformerObject extends DurableObject<Env> {
   readonly #db: Db;
   #specs!: SpecStore;
   #subscribers!: SubscriberList;
+  /** Whether this object has its tables: set by the first configure(), cleared by destroy(). */
+  #configured = false;
   /** Tells subscriptions that the log grew, one round at a time. */
   readonly #nudger = new Nudger((tail) => this.#nudgeSubscribers(tail));
   /**
@@ -83,11 +85,14 @@ export class InformerObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = new Db(ctx.storage);
-    ctx.blockConcurrencyWhile(async () => this.#migrate());
+    // Tables appear with the first configure(): an object reached through an unknown name (a query,
+    // a probe) answers NotFound and stores nothing (#7.17).
+    ctx.blockConcurrencyWhile(async () => this.#migrate(false));
   }
 
   /** Creates or updates this informer. `apiUrl` overrides KUBE_API_URL (tests, multi-cluster). */
   async configure(spec: InformerSpec, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
+    if (!this.#configured) this.#migrate(true);
     const previous = this.#specs.get();
     if (previous && sameListing(previous.spec, spec) && previous.apiUrl === (apiUrl ?? null)) {
       // Nothing the loop uses changed: leave a live watch alone (an idempotent PUT must not restart
@@ -198,7 +203,7 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   async removeSubscriber(id: string): Promise<boolean> {
-    return this.#subscribers.remove(id);
+    return this.#configured && this.#subscribers.remove(id);
   }
 
   async subscriberIds(): Promise<Result<string[]>> {
@@ -219,10 +224,10 @@ export class InformerObject extends DurableObject<Env> {
   /** Stops the loop and deletes every trace of this informer; answers the subscriptions it had. */
   async destroy(): Promise<string[]> {
     await this.#slice.stop();
-    const subscribers = this.#subscribers.ids();
+    const subscribers = this.#configured ? this.#subscribers.ids() : [];
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    this.#migrate();
+    this.#migrate(false);
     return subscribers;
   }
 
@@ -231,7 +236,7 @@ export class InformerObject extends DurableObject<Env> {
    * and nudges its subscriptions, which re-arms theirs.
    */
   async ensureRunning(): Promise<boolean> {
-    const stored = this.#specs.get();
+    const stored = this.#stored();
     if (!stored) return false;
     // Subscriptions heal the same way: a nudge re-arms a subscription whose alarm is missing.
     this.#waiting = undefined;
@@ -249,7 +254,7 @@ export class InformerObject extends DurableObject<Env> {
 
   /** One slice of the loop; answers when the next is due (undefined: deleted, or ask durable state). */
   async #tick(signal: AbortSignal): Promise<number | undefined> {
-    const stored = this.#specs.get();
+    const stored = this.#stored();
     if (!stored) return undefined; // deleted: #rearm finds no spec and the loop ends here on purpose
     const informer = this.#informer(stored.spec);
     let client: KubeClient;
@@ -267,7 +272,7 @@ export class InformerObject extends DurableObject<Env> {
   async #rearm(wakeAt: number | undefined): Promise<void> {
     let next = wakeAt;
     try {
-      const stored = this.#specs.get();
+      const stored = this.#stored();
       if (!stored) return;
       next ??= this.#informer(stored.spec).progress().wakeAt;
     } catch {
@@ -277,8 +282,15 @@ export class InformerObject extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Math.max(next, Date.now() + 1));
   }
 
-  #migrate(): void {
+  /**
+   * Brings the schema up to date; creates it only when `create` (configure), so an unconfigured
+   * object keeps no storage. Storage that has tables (configured, or from before lazy creation) is
+   * migrated as it wakes.
+   */
+  #migrate(create: boolean): void {
     this.#current = undefined;
+    this.#configured = create || hasSchema(this.#db);
+    if (!this.#configured) return;
     migrateInformer(this.#db);
     this.#specs = new SpecStore(this.#db);
     this.#subscribers = new SubscriberList(this.#db);
@@ -324,12 +336,17 @@ export class InformerObject extends DurableObject<Env> {
     // Subscriptions read the log once per delivery each: keep the spec and its Informer in memory
     // (only this object changes them, through #putSpec and #migrate).
     if (!this.#current) {
-      const stored = this.#specs.get();
+      const stored = this.#stored();
       if (!stored) return fail("NotFound", "informer not found");
       this.#current = { spec: stored.spec, informer: this.#informer(stored.spec) };
     }
     const { spec, informer } = this.#current;
     return attempt(() => fn(spec, informer));
+  }
+
+  /** The stored spec; none while unconfigured (no tables to read). */
+  #stored() {
+    return this.#configured ? this.#specs.get() : undefined;
   }
 
   #putSpec(spec: InformerSpec, apiUrl: string | null): void {

@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { type InformerSpecInput, parseInformerSpec } from "../../src/config.ts";
 import { unwrap } from "../../src/errors.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import type { LogEvent } from "../../src/cache/event-log.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
@@ -23,9 +24,9 @@ export async function startInformer(
 ): Promise<{ name: string; stub: InformerStub }> {
   const name = `i-${crypto.randomUUID().slice(0, 8)}`;
   const parsed = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, ...spec }, name);
-  const stub = env.INFORMER.getByName(name);
-  unwrap(await stub.configure(parsed, cluster.url));
-  return { name, stub };
+  // Through the factory, as the API creates informers: the HTTP routes answer only registered ones (#7.17).
+  unwrap(await env.FACTORY.getByName(FACTORY_NAME).put(parsed, "api", cluster.url));
+  return { name, stub: env.INFORMER.getByName(name) };
 }
 
 export async function waitFor<T>(

@@ -3,6 +3,7 @@
  * the fake server's default cluster, authentication, and validation (invariant 8: bad input is a
  * clear 4xx and changes nothing).
  */
+import { listDurableObjectIds } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.ts";
@@ -36,6 +37,17 @@ async function createSynced(name: string, spec: object) {
 }
 
 const defaultCluster = () => new FakeCluster(env.FAKE_APISERVER_URL);
+const informerIds = async () => (await listDurableObjectIds(env.INFORMER)).map((id) => id.toString()).sort();
+/** Every read route under /informers/{name}. */
+const informerPaths = (name: string) => [
+  `/informers/${name}`,
+  `/informers/${name}/objects`,
+  `/informers/${name}/objects/default/web-1`,
+  `/informers/${name}/objects/web-1`,
+  `/informers/${name}/indexes/namespace`,
+  `/informers/${name}/indexes/namespace/default`,
+  `/informers/${name}/subscriptions`,
+];
 
 describe("HTTP API", () => {
   it("answers /healthz", async () => {
@@ -166,6 +178,29 @@ describe("HTTP API", () => {
       const created = await put("/informers/media-ok", { resource: "pods", watchTimeoutSeconds: 3 }, { ...ADMIN, "content-type": "Application/JSON; charset=utf-8" });
       expect(created.status).toBe(201);
       expect((await call("/informers/media-ok", { method: "DELETE", headers: ADMIN })).status).toBe(204);
+    });
+
+    it("refuses a malformed informer name on every route with 400, before touching a Durable Object", async () => {
+      const before = await informerIds();
+      for (const name of ["Bad_Name", "a".repeat(64), "-x", "%E2%9C%93"]) {
+        for (const path of informerPaths(name)) {
+          const response = await call(path);
+          expect([path, response.status]).toEqual([path, 400]);
+          expect((await json(response)).error).toEqual({ code: "BadRequest", message: expect.stringMatching(/name/) });
+        }
+      }
+      expect(await informerIds()).toEqual(before);
+    });
+
+    // Reads are anonymous unless READ_TOKEN is set: a probe must not create objects with stored rows.
+    it("answers 404 for an unknown informer on every route and leaves no storage behind", async () => {
+      const name = `ghost-${crypto.randomUUID().slice(0, 8)}`;
+      for (const path of informerPaths(name)) {
+        const response = await call(path);
+        expect([path, response.status]).toEqual([path, 404]);
+        expect((await json(response)).error.code).toBe("NotFound");
+      }
+      expect(await informerIds()).not.toContain(env.INFORMER.idFromName(name).toString());
     });
 
     it("answers 404 with a JSON error for unknown routes", async () => {
