@@ -647,6 +647,26 @@ describe("faults", () => {
     expect(BigInt(list.metadata.resourceVersion)).toBeLessThan(BigInt(during.metadata.resourceVersion!));
   });
 
+  it("stalls a list response after N items with stallList, on page 1 or on continuation pages only", async () => {
+    const cluster = await podsCluster(4);
+    await cluster.fault({ kind: "stallList", afterItems: 1, page: "continue", ms: 300 });
+    await cluster.fault({ kind: "stallList", afterItems: 2, page: "first", ms: 300 });
+    const started = Date.now();
+    const response = await cluster.kube("/api/v1/pods?limit=3");
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while ((text.match(/"name":"p0/g) ?? []).length < 2) text += (await reader.read()).value ?? "";
+    expect(text).not.toContain('"name":"p02"'); // held after two items
+    expect((await cluster.requests()).at(-1)?.faults).toEqual(["stallList"]);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    const page1 = JSON.parse(text);
+    expect(names(page1.items)).toEqual(["p00", "p01", "p02"]);
+    const page2 = (await getJson(cluster, `/api/v1/pods?limit=3&continue=${encodeURIComponent(page1.metadata.continue)}`)).body;
+    expect(names(page2.items)).toEqual(["p03"]);
+    expect(await cluster.faults()).toEqual([]);
+  });
+
   it("scopes faults to a resource, reports the pending ones, and clears them", async () => {
     const cluster = await podsCluster(1);
     await cluster.fault({ kind: "status", code: 500, resource: "configmaps", count: 3 });

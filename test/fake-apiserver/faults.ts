@@ -82,9 +82,21 @@ export function validateFault(input: unknown): Fault {
       const scope = on();
       return { kind: "delay", ...(scope ? { on: scope } : {}), ms: nonNegativeInt(f.ms, "ms"), ...base };
     }
+    case "stallList": {
+      if (f.page !== undefined && f.page !== "first" && f.page !== "continue") {
+        throw new FaultError('fault.page must be "first" or "continue"');
+      }
+      return {
+        kind: "stallList",
+        afterItems: nonNegativeInt(f.afterItems, "afterItems"),
+        ms: nonNegativeInt(f.ms, "ms", 30_000),
+        ...(f.page === undefined ? {} : { page: f.page }),
+        ...base,
+      };
+    }
     default:
       throw new FaultError(
-        `unknown fault kind ${JSON.stringify(f.kind)}; expected status, dropStream, malformedLine, errorEvent, closeAfter, expireContinue, tooLargeRv or delay`,
+        `unknown fault kind ${JSON.stringify(f.kind)}; expected status, dropStream, malformedLine, errorEvent, closeAfter, expireContinue, tooLargeRv, delay or stallList`,
       );
   }
 }
@@ -129,6 +141,15 @@ export class FaultRegistry {
 
   takeExpireContinue(resource: string) {
     return this.take(resource, (f): f is Extract<Fault, { kind: "expireContinue" }> => f.kind === "expireContinue");
+  }
+
+  /** A stallList fault for a list request with (`continued`) or without a continue token. */
+  takeStallList(resource: string, continued: boolean) {
+    return this.take(
+      resource,
+      (f): f is Extract<Fault, { kind: "stallList" }> =>
+        f.kind === "stallList" && (f.page === undefined || f.page === (continued ? "continue" : "first")),
+    );
   }
 
   takeTooLargeRv(resource: string) {

@@ -27,7 +27,7 @@ import {
   type KubeStatus,
 } from "./status.ts";
 import { lowerBound } from "./store.ts";
-import type { FakeObject } from "./types.ts";
+import type { FakeObject, Fault } from "./types.ts";
 
 interface Page {
   snapshot: bigint;
@@ -64,7 +64,8 @@ export async function serveList(ctx: KubeRequest, o: ListOptions): Promise<void>
     sendStatus(res, answer);
     return;
   }
-  await writeList(ctx, answer);
+  const stall = cluster.faults.takeStallList(def.name, o.continue !== "");
+  await writeList(ctx, answer, stall);
 }
 
 /** Resolves the snapshot and reads one page (synchronously, so no write can interleave). */
@@ -136,7 +137,7 @@ function readPage(ctx: KubeRequest, o: ListOptions): Page {
   return page;
 }
 
-async function writeList(ctx: KubeRequest, page: Page): Promise<void> {
+async function writeList(ctx: KubeRequest, page: Page, stall?: Extract<Fault, { kind: "stallList" }>): Promise<void> {
   const { def, res } = ctx;
   const metadata: Record<string, unknown> = { resourceVersion: String(page.snapshot) };
   if (page.continue !== undefined) metadata.continue = page.continue;
@@ -146,8 +147,29 @@ async function writeList(ctx: KubeRequest, page: Page): Promise<void> {
   const head = JSON.stringify({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata });
   await out.write(`${head.slice(0, -1)},"items":[`);
   for (let i = 0; i < page.items.length && !out.gone; i++) {
+    if (stall && i === stall.afterItems) {
+      // Everything before the stall reaches the client; the rest waits (or the client goes away).
+      await out.flush();
+      noteFault(ctx.record, "stallList");
+      await holdUnlessClosed(res, stall.ms ?? 30_000);
+      if (out.gone) break;
+    }
     await out.write((i === 0 ? "" : ",") + JSON.stringify(asListItem(def, page.items[i]!)));
   }
   await out.write("]}");
   await out.end();
+}
+
+/** Waits `ms`, or less if the response closes first (the client went away). */
+function holdUnlessClosed(res: KubeRequest["res"], ms: number): Promise<void> {
+  if (res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once("close", done);
+  });
 }

@@ -166,6 +166,20 @@ export interface DelayFault extends FaultBase {
   ms: number;
 }
 
+/**
+ * List: write the first `afterItems` items of the response, flush them, then hold the rest of the
+ * body for `ms` (default 30000) or until the client goes away, so a test can interrupt the reader in
+ * the middle of one response at a known point. `page`: only page 1 ("first": no continue token) or
+ * only continuation pages ("continue"); default any list. A response with no more than `afterItems`
+ * items is not held (the fault is still used up).
+ */
+export interface StallListFault extends FaultBase {
+  kind: "stallList";
+  afterItems: number;
+  ms?: number;
+  page?: "first" | "continue";
+}
+
 export type Fault =
   | StatusFault
   | DropStreamFault
@@ -174,7 +188,8 @@ export type Fault =
   | CloseAfterFault
   | ExpireContinueFault
   | TooLargeRvFault
-  | DelayFault;
+  | DelayFault
+  | StallListFault;
 
 export interface Settings {
   /** Interval of periodic BOOKMARK events (default 60000). */
