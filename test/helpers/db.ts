@@ -4,9 +4,19 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { migrateInformer } from "../../src/cache/informer.ts";
+import { SpecStore } from "../../src/cache/spec-store.ts";
+import { SubscriberList } from "../../src/delivery/subscriber-list.ts";
 import { Db } from "../../src/sql.ts";
 
 export async function withDb<T>(fn: (db: Db) => T | Promise<T>): Promise<T> {
   const stub = env.INFORMER.getByName(`unit-${crypto.randomUUID()}`);
-  return runInDurableObject(stub, (_instance, state) => fn(new Db(state.storage)));
+  return runInDurableObject(stub, (_instance, state) => {
+    const db = new Db(state.storage);
+    // The tables a configured InformerObject has (an unconfigured one creates none, #7.17).
+    migrateInformer(db);
+    new SpecStore(db);
+    new SubscriberList(db);
+    return fn(db);
+  });
 }
