@@ -96,6 +96,15 @@ const INDEX_VALUES = stmt(
   "SELECT DISTINCT value FROM index_entries WHERE index_name = ? ORDER BY value",
 );
 const NAMESPACE_VALUES = stmt("indexer.namespaceValues", "SELECT DISTINCT namespace AS value FROM objects ORDER BY namespace");
+// `after` NULL is the first page: "" is a value like any other (a cluster-scoped object's namespace).
+const INDEX_VALUES_PAGE = stmt(
+  "indexer.indexValuesPage",
+  "SELECT DISTINCT value FROM index_entries WHERE index_name = ?1 AND (?2 IS NULL OR value > ?2) ORDER BY value LIMIT ?3",
+);
+const NAMESPACE_VALUES_PAGE = stmt(
+  "indexer.namespaceValuesPage",
+  "SELECT DISTINCT namespace AS value FROM objects WHERE ?1 IS NULL OR namespace > ?1 ORDER BY namespace LIMIT ?2",
+);
 const OBJECT_COLUMNS = 6;
 const upsertRows = (rows: number) =>
   stmt(
@@ -199,6 +208,16 @@ export class Indexer implements KnownObjects {
     const statement = index === NAMESPACE_INDEX ? NAMESPACE_VALUES : INDEX_VALUES;
     const args = index === NAMESPACE_INDEX ? [] : [index];
     return this.#db.all<{ value: string }>(statement, ...args).map((r) => r.value);
+  }
+
+  /** A page of an index's values in order, after `options.after` (exclusive); paged ListIndexFuncValues. */
+  indexValuesPage(index: string, options: ListOptions): string[] {
+    const after = options.after ?? null;
+    const rows =
+      index === NAMESPACE_INDEX
+        ? this.#db.all<{ value: string }>(NAMESPACE_VALUES_PAGE, after, options.limit)
+        : this.#db.all<{ value: string }>(INDEX_VALUES_PAGE, index, after, options.limit);
+    return rows.map((r) => r.value);
   }
 
   indexNames(): string[] {

@@ -3,7 +3,10 @@
  * key order, optional namespace (served by the namespace index), label and field selectors, and
  * `limit` + `continue`. Like the API server, a page may hold fewer than `limit` items when a
  * selective selector scanned a bounded amount of the cache; only a present `continue` means more.
- * Items stay JSON text: answers are assembled without re-encoding objects.
+ * A page is bounded by bytes as well as by count (MAX_PAGE_BYTES, at least one item), and so is
+ * each batch read from storage: a page of large objects is cut early, never the isolate's 128 MB.
+ * Items stay JSON text: answers are assembled without re-encoding objects, and bodies are parsed
+ * only when a selector must look inside.
  */
 import { ValidationError } from "../errors.ts";
 import {
@@ -33,6 +36,13 @@ export interface ListPage {
 }
 
 export const MAX_LIST_LIMIT = 5_000;
+/**
+ * Bytes of object bodies (or index values) one answer carries, about: the answer is copied into the
+ * RPC reply and the HTTP body, and one isolate (128 MB) serves many requests and objects.
+ */
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+/** Rows read before the body sizes of this cache are known. */
+const FIRST_BATCH = 16;
 /** Objects examined per request at most when selectors filter, so one request stays cheap. */
 export const MAX_SCAN = 20_000;
 const SCAN_BATCH = 500;
@@ -55,15 +65,22 @@ export function decodeContinue(token: string): string {
 export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
   const filter = makeFilter(query);
   const items: string[] = [];
+  let bytes = 0;
+  let largest = 0;
   let after = query.continue === undefined ? undefined : decodeContinue(query.continue);
   let scanned = 0;
   for (;;) {
-    const want = filter ? SCAN_BATCH : Math.min(SCAN_BATCH, query.limit - items.length);
+    const want = Math.min(batchSize(largest), filter ? SCAN_BATCH : query.limit - items.length);
     const batch = fetchBatch(indexer, query, after, want);
     for (const object of batch) {
+      largest = Math.max(largest, object.body.length);
+      if (!filter || filter(JSON.parse(object.body) as KubeObject)) {
+        if (items.length > 0 && bytes + object.body.length > MAX_PAGE_BYTES) return { items, continue: encodeContinue(after!) };
+        items.push(object.body);
+        bytes += object.body.length;
+      }
       scanned++;
       after = object.key;
-      if (!filter || filter(JSON.parse(object.body) as KubeObject)) items.push(object.body);
       if (items.length === query.limit) {
         return hasMore(indexer, query, after) ? { items, continue: encodeContinue(after) } : { items };
       }
@@ -71,6 +88,38 @@ export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
     if (batch.length < want) return { items };
     if (scanned >= MAX_SCAN) return { items, continue: encodeContinue(after!) };
   }
+}
+
+/** A page of an index's values, bounded by `limit` and by MAX_PAGE_BYTES (paged ListIndexFuncValues). */
+export function listIndexValues(
+  indexer: Pick<Indexer, "indexValuesPage">,
+  index: string,
+  query: { limit: number; continue?: string },
+): { values: string[]; continue?: string } {
+  let after = query.continue === undefined ? undefined : decodeContinue(query.continue);
+  const values: string[] = [];
+  let bytes = 0;
+  let largest = 0;
+  for (;;) {
+    // One value more than the page still needs tells whether another page follows.
+    const want = Math.min(batchSize(largest), query.limit - values.length + 1);
+    const batch = indexer.indexValuesPage(index, { limit: want, ...(after === undefined ? {} : { after }) });
+    for (const value of batch) {
+      largest = Math.max(largest, value.length);
+      if (values.length === query.limit || (values.length > 0 && bytes + value.length > MAX_PAGE_BYTES)) {
+        return { values, continue: encodeContinue(after!) };
+      }
+      values.push(value);
+      bytes += value.length;
+      after = value;
+    }
+    if (batch.length < want) return { values };
+  }
+}
+
+/** Rows per read: a batch holds its bodies until it is done, so size it by the largest seen so far. */
+function batchSize(largest: number): number {
+  return Math.min(SCAN_BATCH, largest === 0 ? FIRST_BATCH : Math.max(1, Math.floor(MAX_PAGE_BYTES / largest)));
 }
 
 function fetchBatch(indexer: Indexer, query: ListQuery, after: string | undefined, limit: number): CachedObject[] {

@@ -160,9 +160,17 @@ export class EdgeInformerClient {
     return this.#json("GET", `/informers/${segment(informer)}/objects/${parts.map(segment).join("/")}`);
   }
 
-  /** `GET /informers/{name}/indexes/{index}`: the index's values. */
+  /** `GET /informers/{name}/indexes/{index}`: all the index's values, following `continue` across pages. */
   async indexValues(informer: string, index: string): Promise<string[]> {
-    return (await this.#json<{ values: string[] }>("GET", `/informers/${segment(informer)}/indexes/${segment(index)}`)).values;
+    const values: string[] = [];
+    let token: string | undefined;
+    do {
+      const path = `/informers/${segment(informer)}/indexes/${segment(index)}${search(token === undefined ? {} : { continue: token })}`;
+      const page: { values: string[]; continue?: string } = await this.#json("GET", path);
+      values.push(...page.values);
+      token = page.continue;
+    } while (token !== undefined);
+    return values;
   }
 
   /** `GET /informers/{name}/indexes/{index}/{value}`: the objects whose index holds `value` (ByIndex), one page. */

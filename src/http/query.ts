@@ -16,7 +16,8 @@ import { MAX_LIST_LIMIT } from "../cache/lister.ts";
 const text = (max: number) => z.optional(z.string().check(z.minLength(1), z.maxLength(max)));
 const pageQuery = {
   limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(MAX_LIST_LIMIT))),
-  continue: text(2048),
+  // An index-value page's token holds the last value, which may be long (an indexed annotation).
+  continue: text(12 * 1024),
 };
 const listQuery = z.strictObject({
   namespace: text(63),
@@ -56,9 +57,9 @@ export const queryRoutes = new Hono<AppEnv>()
   })
   .get("/:name/objects/:namespace/:object", (c) => getByKey(c, `${c.req.param("namespace")}/${c.req.param("object")}`))
   .get("/:name/objects/:object", (c) => getByKey(c, c.req.param("object")))
-  .get("/:name/indexes/:index", async (c) => {
-    const result = unwrap(await informer(c).indexValues(c.req.param("index")));
-    return answer(c, result, JSON.stringify({ values: result.value }));
+  .get("/:name/indexes/:index", validate("query", indexQuery), async (c) => {
+    const result = unwrap(await informer(c).indexValues(c.req.param("index"), c.req.valid("query")));
+    return answer(c, result, JSON.stringify(result.value));
   })
   .get("/:name/indexes/:index/:value", validate("query", indexQuery), async (c) => {
     const result = unwrap(await informer(c).byIndex(c.req.param("index"), c.req.param("value"), c.req.valid("query")));

@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
-import { listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
+import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
@@ -139,12 +139,21 @@ export class InformerObject extends DurableObject<Env> {
     );
   }
 
-  async indexValues(index: string): Promise<Result<QueryAnswer<string[]>>> {
+  async indexValues(
+    index: string,
+    query: { limit?: number; continue?: string } = {},
+  ): Promise<Result<QueryAnswer<{ values: string[]; continue?: string }>>> {
     return this.#withInformer((_, informer) => {
       if (!informer.indexer.indexNames().includes(index)) {
         throw new ApiError("NotFound", `index '${index}' does not exist (indexes: ${informer.indexer.indexNames().join(", ")})`);
       }
-      return this.#answer(informer, informer.indexer.listIndexFuncValues(index));
+      return this.#answer(
+        informer,
+        listIndexValues(informer.indexer, index, {
+          ...(query.continue === undefined ? {} : { continue: query.continue }),
+          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+        }),
+      );
     });
   }
 

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
-import { waitFor } from "../helpers/informer.ts";
+import { configMap } from "../fake-apiserver/builders.ts";
+import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 
 const ADMIN = { authorization: "Bearer test-admin-token" };
 const base = "http://edge.test";
@@ -271,6 +272,39 @@ describe("HTTP API", () => {
       expect(onNode.items.length).toBe(truth.filter((o) => (o.spec as { nodeName?: string }).nodeName === nodes[0]).length);
       expect((await call("/informers/q-idx/indexes/nope")).status).toBe(404);
       expect((await call("/informers/q-idx/indexes/nope/x")).status).toBe(404);
+    });
+
+    // 5,000 large objects in one answer would exceed the isolate's 128 MB: pages are cut by bytes too.
+    it("cuts object lists, ByIndex and index values into pages of a few MB, with continue", async () => {
+      const cluster = await newCluster();
+      const blob = (i: number) => `${String(i).padStart(2, "0")}-${"x".repeat(700_000)}`;
+      for (let i = 0; i < 10; i++) await cluster.create("configmaps", configMap({ name: `big-${i}`, data: { blob: blob(i) } }));
+      const { name, stub } = await startInformer(cluster, { resource: "configmaps", indexers: { byName: "metadata.name" } });
+      await waitSynced(stub);
+      /** Every page of a paged answer, following continue. */
+      const pages = async (path: string) => {
+        const texts: string[] = [];
+        let token: string | undefined;
+        do {
+          const response = await call(`${path}${token ? `${path.includes("?") ? "&" : "?"}continue=${token}` : ""}`);
+          expect(response.status).toBe(200);
+          texts.push(await response.text());
+          token = JSON.parse(texts.at(-1)!).continue;
+        } while (token);
+        return texts;
+      };
+      const names = (texts: string[]) => texts.flatMap((t) => JSON.parse(t).items.map((o: KubeObject) => o.metadata.name));
+      const expected = Array.from({ length: 10 }, (_, i) => `big-${i}`);
+      for (const path of [`/informers/${name}/objects`, `/informers/${name}/indexes/namespace/default`]) {
+        const texts = await pages(path);
+        expect(texts.length).toBeGreaterThan(1);
+        for (const text of texts) expect(text.length).toBeLessThan(5 * 1024 * 1024);
+        expect(names(texts)).toEqual(expected);
+      }
+      // Index values page by count here; their byte bound is in test/cache/lister.test.ts.
+      const valuePages = await pages(`/informers/${name}/indexes/byName?limit=3`);
+      expect(valuePages.map((t) => JSON.parse(t).values.length)).toEqual([3, 3, 3, 1]);
+      expect(valuePages.flatMap((t) => JSON.parse(t).values)).toEqual(expected);
     });
 
     it.each([

@@ -159,10 +159,10 @@ describe("InformerObject", () => {
     await waitSynced(stub);
     await cluster.update("pods", pod({ name: "b", namespace: "x", nodeName: "n1", labels: { app: "db" } }));
     await waitConverged(stub, cluster);
-    expect(unwrap(await stub.indexValues("byNode")).value).toEqual(["n1"]);
+    expect(unwrap(await stub.indexValues("byNode")).value.values).toEqual(["n1"]);
     const byNode = unwrap(await stub.byIndex("byNode", "n1", {})).value.items.map((t) => JSON.parse(t).metadata.name);
     expect(byNode).toEqual(["a", "b"]);
-    expect(unwrap(await stub.indexValues("namespace")).value).toEqual(["x"]);
+    expect(unwrap(await stub.indexValues("namespace")).value.values).toEqual(["x"]);
   });
 
   it("replays nothing twice and loses nothing: the log rebuilds the cluster state", async () => {
@@ -182,7 +182,7 @@ describe("InformerObject", () => {
     await waitSynced(stub);
     const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, indexers: { byApp: "metadata.labels.app" } }, name);
     unwrap(await stub.configure(spec, cluster.url));
-    expect(unwrap(await stub.indexValues("byApp")).value).toEqual(["web"]);
+    expect(unwrap(await stub.indexValues("byApp")).value.values).toEqual(["web"]);
     expect(await stub.indexValues("byNode")).toMatchObject({ ok: false, error: { code: "NotFound" } });
     expect((await status(stub)).relists).toBe(0);
   });
