@@ -3,6 +3,10 @@
  * the registry of informers, starts each (by configuring its InformerObject), keeps the declared
  * ones in step with `INFORMERS`, and on every cron tick re-arms any informer whose loop stopped
  * (DESIGN invariant 7, self-healing).
+ *
+ * Changes to the registry (put, remove, syncDeclared) run one at a time, in arrival order: every
+ * isolate syncs `INFORMERS` on its first request, and the cron may too, so calls arrive together,
+ * and a Durable Object interleaves them wherever one awaits an informer object.
  */
 import { DurableObject } from "cloudflare:workers";
 import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
@@ -26,6 +30,8 @@ export interface DeclaredSync {
 
 export class InformerFactory extends DurableObject<Env> {
   #registry!: InformerRegistry;
+  /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
+  #changes: Promise<unknown> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -40,6 +46,10 @@ export class InformerFactory extends DurableObject<Env> {
     source: InformerSource = "api",
     apiUrl?: string,
   ): Promise<Result<{ created: boolean; status: InformerStatus }>> {
+    return this.#exclusive(() => this.#put(spec, source, apiUrl));
+  }
+
+  async #put(spec: InformerSpec, source: InformerSource, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
     const existing = this.#registry.get(spec.name);
     if (existing?.source === "config" && source === "api") {
       return fail("Conflict", `informer '${spec.name}' is declared in INFORMERS (wrangler.toml): change it there`);
@@ -58,6 +68,10 @@ export class InformerFactory extends DurableObject<Env> {
   }
 
   async remove(name: string, source: InformerSource = "api"): Promise<Result<null>> {
+    return this.#exclusive(() => this.#remove(name, source));
+  }
+
+  async #remove(name: string, source: InformerSource): Promise<Result<null>> {
     const existing = this.#registry.get(name);
     if (!existing) return fail("NotFound", `informer '${name}' not found`);
     if (existing.source === "config" && source === "api") {
@@ -72,6 +86,10 @@ export class InformerFactory extends DurableObject<Env> {
 
   /** Brings the declared informers in line with `INFORMERS`: adds, updates, removes. */
   async syncDeclared(informers: string | undefined): Promise<DeclaredSync> {
+    return this.#exclusive(() => this.#syncDeclared(informers));
+  }
+
+  async #syncDeclared(informers: string | undefined): Promise<DeclaredSync> {
     const { specs, errors } = parseDeclaredInformers(informers);
     const result: DeclaredSync = { added: [], updated: [], removed: [], subscriptions: [], errors };
     for (const spec of specs) {
@@ -90,7 +108,7 @@ export class InformerFactory extends DurableObject<Env> {
     const declared = new Set(specs.map((s) => s.name));
     for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
       if (informer.source === "config" && !declared.has(informer.name)) {
-        unwrap(await this.remove(informer.name, "config"));
+        unwrap(await this.#remove(informer.name, "config"));
         result.removed.push(informer.name);
       }
     }
@@ -142,6 +160,17 @@ export class InformerFactory extends DurableObject<Env> {
       if (await this.#stub(informer.name).ensureRunning()) rearmed.push(informer.name);
     }
     return rearmed;
+  }
+
+  /**
+   * Runs `change` after every change that arrived before it has finished (failed ones included).
+   * Without it, a removal awaiting an informer's destroy would let a re-declaration see the informer
+   * still registered and skip it, and two identical syncs would both configure every informer.
+   */
+  #exclusive<T>(change: () => Promise<T>): Promise<T> {
+    const run = this.#changes.then(change, change);
+    this.#changes = run.catch(() => undefined);
+    return run;
   }
 
   #stub(name: string) {

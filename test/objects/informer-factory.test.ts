@@ -107,6 +107,28 @@ describe("InformerFactory", () => {
     await sync(declared());
   });
 
+  // Every isolate syncs INFORMERS on its first request, and the cron too: calls into the factory
+  // interleave wherever it awaits an informer object (#7.16).
+  it("applies concurrent syncs of the same INFORMERS once", async () => {
+    const text = declared({ name: "decl-twice", resource: "pods" });
+    const results = await Promise.all([factory().syncDeclared(text), factory().syncDeclared(text)]);
+    expect(results.flatMap((r) => [...r.added, ...r.updated, ...r.errors])).toEqual(["decl-twice"]);
+    await factory().syncDeclared(declared());
+  });
+
+  it("applies concurrent syncs in arrival order, leaving registry and informers in agreement", async () => {
+    await factory().syncDeclared(declared({ name: "decl-race", resource: "pods" }));
+    // A removal in flight (awaiting the informer's destroy) must not swallow the re-declaration after it.
+    const removing = factory().syncDeclared(declared());
+    const redeclaring = factory().syncDeclared(declared({ name: "decl-race", resource: "pods" }));
+    expect((await removing).removed).toEqual(["decl-race"]);
+    expect((await redeclaring).added).toEqual(["decl-race"]);
+    expect(await factory().get("decl-race")).toBeDefined();
+    expect((await env.INFORMER.getByName("decl-race").status()).ok).toBe(true);
+    await factory().syncDeclared(declared());
+    expect((await env.INFORMER.getByName("decl-race").status()).ok).toBe(false);
+  });
+
   it("refuses to let the admin API change or delete a declared informer", async () => {
     await factory().syncDeclared(declared({ name: "decl-c", resource: "pods" }));
     const put = await factory().put(parseInformerSpec({ resource: "pods" }, "decl-c"));
