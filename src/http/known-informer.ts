@@ -9,12 +9,11 @@
  * object answers NotFound without writing (InformerObject creates tables only in configure()).
  */
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../errors.ts";
+import { ApiError, describeIssues } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { nameParam } from "./informers.ts";
-import { describeIssues } from "../errors.ts";
 
 const registered = new Set<string>();
 
