@@ -129,6 +129,13 @@ export async function readWholeLog(stub: InformerStub, after = 0): Promise<LogEv
  * presence, and resourceVersions never repeat or go back.
  */
 export function expectLogReplaysTo(events: LogEvent[], expected: Map<string, string>): void {
+  const { state, problems } = replayLog(events);
+  expect(problems).toEqual([]);
+  expect(Object.fromEntries(state)).toEqual(Object.fromEntries(expected));
+}
+
+/** Replays `events` in order into key → resourceVersion, noting every step that breaks the story. */
+export function replayLog(events: LogEvent[]): { state: Map<string, string>; problems: string[] } {
   const state = new Map<string, string>();
   const problems: string[] = [];
   for (const event of events) {
@@ -144,8 +151,7 @@ export function expectLogReplaysTo(events: LogEvent[], expected: Map<string, str
     if (event.type === "delete") state.delete(event.key);
     else if (event.type !== "sync") state.set(event.key, event.resourceVersion);
   }
-  expect(problems).toEqual([]);
-  expect(Object.fromEntries(state)).toEqual(Object.fromEntries(expected));
+  return { state, problems };
 }
 
 /** Resource versions compare by length, then text (reference §1.7.2); never as JS numbers. */

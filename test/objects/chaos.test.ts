@@ -32,6 +32,7 @@ import {
   cacheVersions,
   clusterVersions,
   compareRv,
+  replayLog,
   newCluster,
   readWholeLog,
   startInformer,
@@ -182,19 +183,7 @@ async function expectCacheEqualsCluster(name: string, cluster: FakeCluster, cont
 async function expectLogReplaysToCache(name: string, cache: Map<string, string>, context: string): Promise<void> {
   const events = await readWholeLog(informer(name));
   expect(events[0]?.seq, `${context}: the log starts at its first event`).toBe(1);
-  const state = new Map<string, string>();
-  const problems: string[] = [];
-  for (const event of events) {
-    const had = state.get(event.key);
-    if (event.type === "add" && had !== undefined) problems.push(`#${event.seq} add of present ${event.key}`);
-    if (event.type === "update" && had === undefined) problems.push(`#${event.seq} update of absent ${event.key}`);
-    if (event.type === "delete" && had === undefined && !event.finalStateUnknown) problems.push(`#${event.seq} delete of absent ${event.key}`);
-    if (event.type !== "delete" && event.type !== "sync" && had !== undefined && compareRv(event.resourceVersion, had) <= 0) {
-      problems.push(`#${event.seq} ${event.key} went from rv ${had} to ${event.resourceVersion}`);
-    }
-    if (event.type === "delete") state.delete(event.key);
-    else if (event.type !== "sync") state.set(event.key, event.resourceVersion);
-  }
+  const { state, problems } = replayLog(events);
   expect.soft(problems.slice(0, 20), `${context}: log story`).toEqual([]);
   const d = diff(state, cache);
   expect(d, `${context}: log replay vs cache (${events.length} events): ${JSON.stringify(d)}`).toEqual({ stale: [], missing: [], differentRv: [] });
@@ -313,18 +302,25 @@ async function interruptList(c: ListChaos): Promise<{ landed: string[]; deleted:
   return { landed, deleted };
 }
 
+/**
+ * A cluster seeded for a list phase. Mostly with a watch cache: the RV "0" list is then one response
+ * for the whole resource (the widest window); otherwise the list is paginated and a kill can land on
+ * page 1 or a later page.
+ */
+async function seededCluster(seed: number, phase: number) {
+  const rng = new Prng(seed * 7_919 + phase);
+  const watchCache = rng.next() < 0.67;
+  const pageSize = watchCache ? 500 : spread(rng, 250, 400);
+  const cluster = await newCluster({ watchCache });
+  const seeded = await cluster.seed({ namespaces: spread(rng, 4, 8), podsPerNamespace: spread(rng, 150, 250), podBytes: 800, seed });
+  const spec: Partial<InformerSpecInput> = { pageSize, retention: { maxEvents: 1_000_000 } };
+  return { rng, watchCache, pageSize, cluster, pods: seeded.created.pods, spec };
+}
+
 describe("chaos", () => {
   it.each(SEEDS)("(a) kills during the first list leave no deleted object behind (seed %i)", async (seed) => {
     const trace = tracer(`[a${seed}]`);
-    const rng = new Prng(seed * 7_919 + 1);
-    // Mostly a watch cache: the RV "0" list is one response for the whole resource (the widest
-    // window); otherwise the list is paginated and a kill can land on page 1 or a later page.
-    const watchCache = rng.next() < 0.67;
-    const pageSize = watchCache ? 500 : spread(rng, 250, 400);
-    const cluster = await newCluster({ watchCache });
-    const seeded = await cluster.seed({ namespaces: spread(rng, 4, 8), podsPerNamespace: spread(rng, 150, 250), podBytes: 800, seed });
-    const spec: Partial<InformerSpecInput> = { pageSize, retention: { maxEvents: 1_000_000 } };
-    const pods = seeded.created.pods;
+    const { rng, watchCache, pageSize, cluster, pods, spec } = await seededCluster(seed, 1);
     const plan = planInterrupts(rng, watchCache ? pods : pageSize, pageSize, watchCache ? 0 : Math.min(pageSize, pods - pageSize - 100));
     trace.note(`${pods} pods, watchCache=${watchCache}, pageSize=${pageSize}, plan ${JSON.stringify(plan)}`);
     let name = "";
@@ -353,12 +349,7 @@ describe("chaos", () => {
 
   it.each(SEEDS)("(b) kills during a relist leave no deleted object behind (seed %i)", async (seed) => {
     const trace = tracer(`[b${seed}]`);
-    const rng = new Prng(seed * 7_919 + 2);
-    const watchCache = rng.next() < 0.67;
-    const pageSize = watchCache ? 500 : spread(rng, 250, 400);
-    const cluster = await newCluster({ watchCache });
-    const seeded = await cluster.seed({ namespaces: spread(rng, 4, 8), podsPerNamespace: spread(rng, 150, 250), podBytes: 800, seed });
-    const spec: Partial<InformerSpecInput> = { pageSize, retention: { maxEvents: 1_000_000 } };
+    const { rng, watchCache, pageSize, cluster, pods, spec } = await seededCluster(seed, 2);
     const { name } = await startInformer(cluster, spec);
     await waitFor("the first list and a watch", async () => {
       const s = await status(informer(name));
@@ -366,7 +357,7 @@ describe("chaos", () => {
     });
     await churnRound(cluster, seed, 0, 60);
     // A relist at a known RV is one response (no limit), unless RV "0" came back paginated (no watch cache).
-    const pods = seeded.created.pods; // give or take what churn adds and removes
+    // `pods`: as seeded, give or take what churn adds and removes
     const plan = planInterrupts(rng, watchCache ? pods - 100 : pageSize, pageSize, watchCache ? 0 : Math.min(pageSize, pods - pageSize - 100));
     const how = rng.next() < 0.5 ? "410 on the watch" : "compaction";
     const evictInBackoff = rng.next() < 0.5;
