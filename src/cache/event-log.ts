@@ -49,6 +49,14 @@ export interface LogEvent {
   at: number;
 }
 
+/** An event without its bodies. */
+export interface LogChange {
+  seq: number;
+  type: LogEventType;
+  key: string;
+  prevSeq: number | null;
+}
+
 export interface Retention {
   maxEvents: number;
   maxAgeSeconds: number;
@@ -103,6 +111,10 @@ const FIRST_RECENT = stmt(
   "SELECT seq FROM event_log WHERE seq >= ? AND at >= ? ORDER BY seq LIMIT 1",
 );
 const BODY = stmt("eventLog.body", "SELECT body FROM event_log WHERE seq = ?");
+const CHANGES_AFTER = stmt(
+  "eventLog.changesAfter",
+  "SELECT seq, type, key, prev_seq FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?",
+);
 
 /** Deletes up to `limit` rows before the head that nothing references any more. */
 const compactBelowHead = (pinnedSql: string) =>
@@ -156,6 +168,13 @@ export class EventLog {
   /** The stored body of event `seq` (the indexer reads object states through this). */
   body(seq: number): string | null {
     return this.#db.first<{ body: string | null }>(BODY, seq)?.body ?? null;
+  }
+
+  /** What happened after `after`, without bodies: at most `limit` events, oldest first. */
+  changesAfter(after: number, limit: number): LogChange[] {
+    return this.#db
+      .all<{ seq: number; type: LogEventType; key: string; prev_seq: number | null }>(CHANGES_AFTER, after, limit)
+      .map((row) => ({ seq: row.seq, type: row.type, key: row.key, prevSeq: row.prev_seq }));
   }
 
   bounds(): LogBounds {

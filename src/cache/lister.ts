@@ -132,7 +132,8 @@ function hasMore(indexer: Indexer, query: ListQuery, after: string): boolean {
   return fetchBatch(indexer, query, after, 1).length > 0;
 }
 
-function makeFilter(query: ListQuery): ((object: KubeObject) => boolean) | undefined {
+/** The predicate a query's namespace and selectors make, or undefined when it selects everything. */
+export function makeFilter(query: Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector" | "index">): ((object: KubeObject) => boolean) | undefined {
   const labels = query.labelSelector && !isEverything(query.labelSelector) ? query.labelSelector : undefined;
   const fields = query.fieldSelector && !isEverything(query.fieldSelector) ? query.fieldSelector : undefined;
   const namespace = query.index ? query.namespace : undefined; // without an index, the namespace is in the SQL

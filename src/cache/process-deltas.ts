@@ -8,7 +8,8 @@
  * - Runs inside the pop's transaction and updates the indexer before appending the event, so an
  *   event in the log means the indexer reflects it (DESIGN invariant 2).
  * - A delete is logged even when the key was not cached (as client-go's OnDelete fires); a
- *   tombstone is logged as a delete with `finalStateUnknown` and its last known state.
+ *   tombstone is logged as a delete with `finalStateUnknown` and its last known state. A delete of
+ *   a cached key points at the event holding the state it removed (`prevSeq`).
  * - Sync deltas are logged as `sync` events with the cached state as both old and new.
  * - A popped batch is decided key by key in memory and written with a few multi-row statements
  *   (cached state read in one pass, events and objects written in bulk); the outcome is the same
@@ -73,7 +74,8 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
           uid: delta.uid,
           resourceVersion: delta.resourceVersion,
           body: delta.body,
-          prevSeq: null,
+          // The state it removes: a list served as of an earlier position needs it (versioned-list.ts).
+          prevSeq: current?.seq ?? null,
           initialList: false,
           finalStateUnknown: delta.tombstone,
         });

@@ -9,6 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
+import { listAt, type Position, type VersionedPage } from "../cache/versioned-list.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
@@ -122,6 +123,32 @@ export class InformerObject extends DurableObject<Env> {
       if (!object) throw new ApiError("NotFound", `object '${key}' is not in the cache`);
       return this.#answer(informer, object.body);
     });
+  }
+
+  /**
+   * A page of the cache as it was at a log position (versioned-list.ts): page 1 as it is now, later
+   * pages at the first page's position, so that one list is one snapshot (the `/k8s` API).
+   */
+  async listAt(
+    query: Omit<ObjectQuery, "continue"> & { limit: number },
+    from?: Position,
+  ): Promise<Result<QueryAnswer<VersionedPage>>> {
+    return this.#withInformer((_, informer) =>
+      this.#answer(
+        informer,
+        listAt(
+          informer.indexer,
+          informer.log,
+          {
+            ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+            ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
+            ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
+            limit: Math.min(query.limit, MAX_LIST_LIMIT),
+          },
+          from,
+        ),
+      ),
+    );
   }
 
   async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {

@@ -1,0 +1,120 @@
+/**
+ * Listing the cache as it was at a log position: what makes the pages of one `/k8s` list a
+ * consistent snapshot, as the API server's are (every page is served at the first page's
+ * resourceVersion), although the cache moves on between requests.
+ *
+ * Guarantees:
+ * - Page 1 is the cache as it is (read in one synchronous call, so one state); its token carries
+ *   the log's tail `at`. Every later page lists the keys after the previous page's last key as they
+ *   were at `at`: a key untouched since holds its cached state; for a key changed since, the first
+ *   event after `at` tells its state then (an `add`: absent; an `update`, `sync` or `delete`: the
+ *   state it replaced, `prev_seq`). Objects deleted since are therefore still listed,
+ *   objects added since are not, and nothing appears twice or in two versions.
+ * - A token whose events are no longer all retained (retention passed `at`), or that lags the log by
+ *   more than MAX_CONTINUE_LAG events, is expired: the caller answers 410 Expired, and the client
+ *   starts a new list, as with an API server's compacted continue token.
+ * - Pages are bounded by count and by bytes (MAX_PAGE_BYTES, at least one item); items stay JSON text.
+ *
+ * Cost: the changes after `at` (without bodies) are read once per page; a state replaced since `at`
+ * costs one body read. Bounded by MAX_CONTINUE_LAG.
+ */
+import { ValidationError } from "../errors.ts";
+import type { KubeObject } from "../kube/types.ts";
+import type { EventLog } from "./event-log.ts";
+import type { Indexer } from "./indexer.ts";
+import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN } from "./lister.ts";
+
+/** Events a continue token may lag behind the log before it expires. */
+export const MAX_CONTINUE_LAG = 10_000;
+const SCAN_BATCH = 500;
+
+export interface VersionedQuery extends Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector"> {
+  limit: number;
+}
+
+export interface Position {
+  /** The log position the list is served at. */
+  at: number;
+  /** The last key listed (exclusive cursor). */
+  after: string;
+}
+
+export type VersionedPage =
+  | { expired: false; items: string[]; at: number; next?: Position }
+  | { expired: true };
+
+/** One page of the cache as it was at `from.at` (or as it is, when `from` is absent). */
+export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, from?: Position): VersionedPage {
+  const { head, tail } = log.bounds();
+  const at = from?.at ?? tail;
+  if (at > tail) throw new ValidationError("continue: the token is from a newer log than this cache's (was the informer recreated?)");
+  if (at + 1 < head || tail - at > MAX_CONTINUE_LAG) return { expired: true };
+  const earlier = from === undefined ? new Map<string, string | null>() : statesAt(log, at, from.after, query.namespace);
+  const filter = makeFilter({ ...query, index: { name: "", value: "" } }); // an index makes it check the namespace too
+  const items: string[] = [];
+  let bytes = 0;
+  let after = from?.after ?? "";
+  let scanned = 0;
+  for (const [key, body] of entriesAt(indexer, query.namespace, after, earlier)) {
+    if (body !== null && (!filter || filter(JSON.parse(body) as KubeObject))) {
+      // A match that does not fit: the page ends before it, and it proves that more follow.
+      if (items.length === query.limit || (items.length > 0 && bytes + body.length > MAX_PAGE_BYTES)) {
+        return { expired: false, items, at, next: { at, after } };
+      }
+      items.push(body);
+      bytes += body.length;
+    }
+    after = key;
+    if (++scanned >= MAX_SCAN) return { expired: false, items, at, next: { at, after } };
+  }
+  return { expired: false, items, at };
+}
+
+/**
+ * The keys after `after` in key order with their state at the list's position: the cache's rows,
+ * merged with the keys changed since (`earlier`, whose states replace the cached ones; null: absent).
+ */
+function* entriesAt(
+  indexer: Indexer,
+  namespace: string | undefined,
+  after: string,
+  earlier: Map<string, string | null>,
+): Generator<[string, string | null]> {
+  const pending = [...earlier.keys()].sort();
+  let cursor = after;
+  for (;;) {
+    const batch = indexer.list({ after: cursor, limit: SCAN_BATCH, ...(namespace === undefined ? {} : { namespace }) });
+    for (const object of batch) {
+      while (pending.length > 0 && pending[0]! < object.key) {
+        const key = pending.shift()!;
+        yield [key, earlier.get(key)!];
+      }
+      if (pending[0] === object.key) pending.shift();
+      yield [object.key, earlier.has(object.key) ? earlier.get(object.key)! : object.body];
+    }
+    if (batch.length < SCAN_BATCH) break;
+    cursor = batch.at(-1)!.key;
+  }
+  for (const key of pending) yield [key, earlier.get(key)!];
+}
+
+/**
+ * For each key after `after` (in `namespace`) changed since `at`: its state at `at`, or null when
+ * it did not exist then.
+ */
+function statesAt(log: EventLog, at: number, after: string, namespace: string | undefined): Map<string, string | null> {
+  const first = new Map<string, { type: string; seq: number; prevSeq: number | null }>();
+  for (const change of log.changesAfter(at, MAX_CONTINUE_LAG)) {
+    if (change.key <= after || first.has(change.key)) continue;
+    if (namespace !== undefined && !change.key.startsWith(`${namespace}/`)) continue;
+    first.set(change.key, change);
+  }
+  const states = new Map<string, string | null>();
+  for (const [key, change] of first) {
+    if (change.type === "add") states.set(key, null);
+    // An update, sync or delete points at the state it replaced; a delete of a key that was only
+    // queued (never cached) has none: it was absent at `at` too.
+    else states.set(key, change.prevSeq === null ? null : log.body(change.prevSeq));
+  }
+  return states;
+}

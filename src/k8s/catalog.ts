@@ -1,0 +1,125 @@
+/**
+ * What the API server says about each built-in resource we can mirror: kind, list kind, singular
+ * name, short names, categories and the field labels its field selectors accept
+ * (kubernetes-api-server-facts.md §1.2, §3; KK pkg/apis/{core,apps,batch}/v1/conversion.go). Discovery, Status
+ * errors and field-selector validation of `/k8s` read it. Custom resources are described from
+ * their informer's spec and a cached object (their kind), as the table cannot know them.
+ */
+import { resolveResource } from "../kube/resources.ts";
+
+export interface ResourceInfo {
+  /** kubectl's name: `pods`, `deployments.apps`, `widgets.example.com`. */
+  name: string;
+  group: string;
+  version: string;
+  /** Plural, as in URLs. */
+  plural: string;
+  singular: string;
+  kind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** Field paths a field selector may name, besides metadata.name and metadata.namespace; null: any (custom resources). */
+  fieldLabels: readonly string[] | null;
+}
+
+interface Entry {
+  kind: string;
+  shortNames?: string[];
+  all?: true;
+  fields?: readonly string[];
+}
+
+const POD_FIELDS = [
+  "spec.nodeName",
+  "spec.restartPolicy",
+  "spec.schedulerName",
+  "spec.serviceAccountName",
+  "spec.hostNetwork",
+  "status.phase",
+  "status.podIP",
+  "status.podIPs",
+  "status.nominatedNodeName",
+];
+const EVENT_FIELDS = [
+  "involvedObject.kind",
+  "involvedObject.namespace",
+  "involvedObject.name",
+  "involvedObject.uid",
+  "involvedObject.apiVersion",
+  "involvedObject.resourceVersion",
+  "involvedObject.fieldPath",
+  "reason",
+  "reportingComponent",
+  "source",
+  "type",
+];
+
+/** Keyed by kubectl's `resource.group` name, as src/kube/resources.ts. */
+const ENTRIES: Record<string, Entry> = {
+  pods: { kind: "Pod", shortNames: ["po"], all: true, fields: POD_FIELDS },
+  services: { kind: "Service", shortNames: ["svc"], all: true },
+  endpoints: { kind: "Endpoints", shortNames: ["ep"] },
+  configmaps: { kind: "ConfigMap", shortNames: ["cm"] },
+  secrets: { kind: "Secret", fields: ["type"] },
+  serviceaccounts: { kind: "ServiceAccount", shortNames: ["sa"] },
+  persistentvolumeclaims: { kind: "PersistentVolumeClaim", shortNames: ["pvc"] },
+  events: { kind: "Event", shortNames: ["ev"], fields: EVENT_FIELDS },
+  replicationcontrollers: { kind: "ReplicationController", shortNames: ["rc"], all: true, fields: ["status.replicas"] },
+  limitranges: { kind: "LimitRange", shortNames: ["limits"] },
+  resourcequotas: { kind: "ResourceQuota", shortNames: ["quota"] },
+  podtemplates: { kind: "PodTemplate" },
+  namespaces: { kind: "Namespace", shortNames: ["ns"], fields: ["status.phase"] },
+  nodes: { kind: "Node", shortNames: ["no"], fields: ["spec.unschedulable"] },
+  persistentvolumes: { kind: "PersistentVolume", shortNames: ["pv"] },
+  "deployments.apps": { kind: "Deployment", shortNames: ["deploy"], all: true },
+  "replicasets.apps": { kind: "ReplicaSet", shortNames: ["rs"], all: true, fields: ["status.replicas"] },
+  "statefulsets.apps": { kind: "StatefulSet", shortNames: ["sts"], all: true },
+  "daemonsets.apps": { kind: "DaemonSet", shortNames: ["ds"], all: true },
+  "controllerrevisions.apps": { kind: "ControllerRevision" },
+  "jobs.batch": { kind: "Job", all: true, fields: ["status.successful"] },
+  "cronjobs.batch": { kind: "CronJob", shortNames: ["cj"], all: true },
+  "horizontalpodautoscalers.autoscaling": { kind: "HorizontalPodAutoscaler", shortNames: ["hpa"], all: true },
+  "poddisruptionbudgets.policy": { kind: "PodDisruptionBudget", shortNames: ["pdb"] },
+  "ingresses.networking.k8s.io": { kind: "Ingress", shortNames: ["ing"] },
+  "networkpolicies.networking.k8s.io": { kind: "NetworkPolicy", shortNames: ["netpol"] },
+  "ingressclasses.networking.k8s.io": { kind: "IngressClass" },
+  "endpointslices.discovery.k8s.io": { kind: "EndpointSlice" },
+  "events.events.k8s.io": { kind: "Event", shortNames: ["ev"] },
+  "leases.coordination.k8s.io": { kind: "Lease" },
+  "roles.rbac.authorization.k8s.io": { kind: "Role" },
+  "rolebindings.rbac.authorization.k8s.io": { kind: "RoleBinding" },
+  "clusterroles.rbac.authorization.k8s.io": { kind: "ClusterRole" },
+  "clusterrolebindings.rbac.authorization.k8s.io": { kind: "ClusterRoleBinding" },
+  "storageclasses.storage.k8s.io": { kind: "StorageClass", shortNames: ["sc"] },
+  "customresourcedefinitions.apiextensions.k8s.io": { kind: "CustomResourceDefinition", shortNames: ["crd", "crds"] },
+};
+
+/**
+ * Describes the resource an informer mirrors. `kindHint` (a cached object's kind) names a custom
+ * resource; without it a custom resource cannot be described and the answer is undefined.
+ */
+export function describeResource(resource: string, apiVersion: string | undefined, kindHint?: string): ResourceInfo | undefined {
+  const ref = resolveResource(resource, apiVersion);
+  const entry = Object.hasOwn(ENTRIES, resource) ? ENTRIES[resource] : undefined;
+  const kind = entry?.kind ?? kindHint;
+  if (kind === undefined) return undefined;
+  return {
+    name: resource,
+    group: ref.group,
+    version: ref.version,
+    plural: ref.resource,
+    singular: kind.toLowerCase(),
+    kind,
+    // A custom resource's scope is unknown to the table: an object with a namespace tells.
+    namespaced: ref.namespaced ?? true,
+    shortNames: entry?.shortNames ?? [],
+    categories: entry?.all ? ["all"] : [],
+    fieldLabels: entry ? (entry.fields ?? []) : null,
+  };
+}
+
+/** `v1` or `apps/v1`. */
+export function groupVersion(info: Pick<ResourceInfo, "group" | "version">): string {
+  return info.group === "" ? info.version : `${info.group}/${info.version}`;
+}

@@ -1,0 +1,91 @@
+/**
+ * Errors as the API server writes them: a `Status` object with the HTTP code, a `reason` and, where
+ * the server gives them, `details` (kubernetes-api-server-facts.md §3). Every `/k8s` failure is one
+ * of these, so kubectl prints `Error from server (<reason>): <message>` and client libraries get the
+ * fields they branch on (`reason: Expired` → relist, `NotFound`, `retryAfterSeconds`).
+ */
+import type { ResourceInfo } from "./catalog.ts";
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: { reason?: string; message?: string; field?: string }[];
+  retryAfterSeconds?: number;
+}
+
+export interface K8sStatus {
+  kind: "Status";
+  apiVersion: "v1";
+  metadata: { continue?: string };
+  status: "Failure";
+  message: string;
+  reason: string;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** A failure to answer with: carries its Status. */
+export class StatusError extends Error {
+  override readonly name = "StatusError";
+  readonly status: K8sStatus;
+  constructor(code: number, reason: string, message: string, details?: StatusDetails) {
+    super(message);
+    this.status = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, ...(details ? { details } : {}), code };
+  }
+}
+
+/** `pods` or `deployments.apps`, as the server names a resource in messages. */
+function qualified(info: Pick<ResourceInfo, "plural" | "group">): string {
+  return info.group === "" ? info.plural : `${info.plural}.${info.group}`;
+}
+
+function resourceDetails(info: Pick<ResourceInfo, "plural" | "group">, name?: string): StatusDetails {
+  // `group` is omitted for the core group; `kind` is the plural resource (errors.go NewNotFound).
+  return { ...(name === undefined ? {} : { name }), ...(info.group === "" ? {} : { group: info.group }), kind: info.plural };
+}
+
+export const statusErrors = {
+  notFound: (info: Pick<ResourceInfo, "plural" | "group">, name: string) =>
+    new StatusError(404, "NotFound", `${qualified(info)} "${name}" not found`, resourceDetails(info, name)),
+  /** An unknown path under an API prefix (a resource nobody mirrors). */
+  noSuchResource: () => new StatusError(404, "NotFound", "the server could not find the requested resource", {}),
+  methodNotAllowed: () =>
+    new StatusError(
+      405,
+      "MethodNotAllowed",
+      "the server does not allow this method on the requested resource (this is a read-only cache of the cluster: write to the cluster's API server)",
+      {},
+    ),
+  badRequest: (message: string) => new StatusError(400, "BadRequest", message),
+  unauthorized: () => new StatusError(401, "Unauthorized", "Unauthorized"),
+  expiredContinue: () =>
+    new StatusError(
+      410,
+      "Expired",
+      "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
+    ),
+  expiredWatch: (rv: string, oldest: string) => new StatusError(410, "Expired", `too old resource version: ${rv} (${oldest})`),
+  tooLargeResourceVersion: (rv: string, current: string) =>
+    new StatusError(504, "Timeout", `Timeout: Too large resource version: ${rv}, current: ${current}`, {
+      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      retryAfterSeconds: 1,
+    }),
+  invalidListOptions: (field: string, message: string) =>
+    new StatusError(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: ${field}: ${message}`, {
+      group: "meta.k8s.io",
+      kind: "ListOptions",
+      causes: [{ reason: "FieldValueForbidden", message, field }],
+    }),
+  notAcceptable: (types: string) => new StatusError(406, "NotAcceptable", `only the following media types are accepted: ${types}`),
+  unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),
+};
+
+export function statusResponse(error: StatusError, headers: Record<string, string> = {}): Response {
+  const extra: Record<string, string> = { ...headers };
+  if (error.status.details?.retryAfterSeconds !== undefined) extra["retry-after"] = String(error.status.details.retryAfterSeconds);
+  return new Response(JSON.stringify(error.status), {
+    status: error.status.code,
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private", ...extra },
+  });
+}

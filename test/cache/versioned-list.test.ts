@@ -1,0 +1,94 @@
+/**
+ * The cache as of a log position (versioned-list.ts): later pages of a list show what page 1's
+ * snapshot held, whatever changed in between, and a position the log no longer covers expires.
+ */
+import { describe, expect, it } from "vitest";
+import { Informer } from "../../src/cache/informer.ts";
+import { listAt, MAX_CONTINUE_LAG, type VersionedPage } from "../../src/cache/versioned-list.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { parseLabelSelector } from "../../src/kube/selectors.ts";
+import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
+import type { Db } from "../../src/sql.ts";
+import { withDb } from "../helpers/db.ts";
+import { FakeClock, pod } from "../helpers/fakes.ts";
+
+function informer(db: Db, maxEvents = 1_000) {
+  const settings = informerSettings(parseInformerSpec({ resource: "pods" }, "unit"));
+  return new Informer(db, { ...settings, retention: { maxEvents, maxAgeSeconds: 3600 } }, new FakeClock(), () => 0.5);
+}
+
+const named = (page: VersionedPage) => {
+  if (page.expired) throw new Error("expired");
+  return page.items.map((text) => {
+    const o = JSON.parse(text) as KubeObject;
+    return `${o.metadata.name}@${o.metadata.resourceVersion}`;
+  });
+};
+const ev = (type: WatchEvent["type"], name: string, rv: string, labels: Record<string, string> = {}): WatchEvent => ({
+  type,
+  object: pod({ name, rv, labels }),
+});
+
+describe("listAt", () => {
+  it("serves every page at the first page's position, whatever changed in between", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      inf.applyWatch(["a", "b", "c", "d", "e"].map((n, i) => ev("ADDED", n, String(10 + i))), "14");
+      const first = listAt(inf.indexer, inf.log, { limit: 2 });
+      expect(named(first)).toEqual(["a@10", "b@11"]);
+      if (first.expired || !first.next) throw new Error("expected a next page");
+      // after page 1: c deleted, d updated twice, b updated (already listed), a new key between
+      inf.applyWatch(
+        [ev("DELETED", "c", "20"), ev("MODIFIED", "d", "21"), ev("MODIFIED", "d", "22"), ev("MODIFIED", "b", "23"), ev("ADDED", "cc", "24")],
+        "24",
+      );
+      const second = listAt(inf.indexer, inf.log, { limit: 2 }, first.next);
+      expect(named(second)).toEqual(["c@12", "d@13"]);
+      if (second.expired || !second.next) throw new Error("expected a next page");
+      inf.applyWatch([ev("DELETED", "e", "25"), ev("ADDED", "f", "26")], "26");
+      const third = listAt(inf.indexer, inf.log, { limit: 2 }, second.next);
+      expect(named(third)).toEqual(["e@14"]);
+      expect(third).not.toHaveProperty("next");
+      // a new list sees the present
+      expect(named(listAt(inf.indexer, inf.log, { limit: 10 }))).toEqual(["a@10", "b@23", "cc@24", "d@22", "f@26"]);
+    }));
+
+  it("lists a key deleted and added again since the snapshot in its state at the snapshot", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      inf.applyWatch([ev("ADDED", "a", "1"), ev("ADDED", "b", "2")], "2");
+      const first = listAt(inf.indexer, inf.log, { limit: 1 });
+      if (first.expired || !first.next) throw new Error("expected a next page");
+      inf.applyWatch([ev("DELETED", "b", "3"), ev("ADDED", "b", "4")], "4");
+      expect(named(listAt(inf.indexer, inf.log, { limit: 5 }, first.next))).toEqual(["b@2"]);
+    }));
+
+  it("filters by namespace and selectors on the states at the snapshot", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      inf.applyWatch([ev("ADDED", "a", "1", { app: "web" }), ev("ADDED", "b", "2", { app: "web" }), ev("ADDED", "c", "3", { app: "db" })], "3");
+      const query = { limit: 1, labelSelector: parseLabelSelector("app=web") };
+      const first = listAt(inf.indexer, inf.log, query);
+      expect(named(first)).toEqual(["a@1"]);
+      if (first.expired || !first.next) throw new Error("expected a next page");
+      inf.applyWatch([ev("MODIFIED", "b", "4", { app: "db" }), ev("MODIFIED", "c", "5", { app: "web" })], "5");
+      const second = listAt(inf.indexer, inf.log, query, first.next);
+      expect(named(second)).toEqual(["b@2"]); // b was web at the snapshot; c was not
+      expect(named(listAt(inf.indexer, inf.log, { limit: 5, namespace: "other" }))).toEqual([]);
+    }));
+
+  it("expires a position the log no longer covers, or one too far behind", () =>
+    withDb((db) => {
+      const inf = informer(db, 3);
+      inf.applyWatch([ev("ADDED", "a", "1"), ev("ADDED", "b", "2")], "2");
+      const first = listAt(inf.indexer, inf.log, { limit: 1 });
+      if (first.expired || !first.next) throw new Error("expected a next page");
+      inf.applyWatch(["c", "d", "e", "f"].map((n, i) => ev("ADDED", n, String(3 + i))), "6");
+      inf.compactLog();
+      expect(listAt(inf.indexer, inf.log, { limit: 1 }, first.next)).toEqual({ expired: true });
+      expect(listAt(inf.indexer, inf.log, { limit: 1 }, { at: inf.log.bounds().tail - MAX_CONTINUE_LAG - 1, after: "" })).toEqual({
+        expired: true,
+      });
+      expect(() => listAt(inf.indexer, inf.log, { limit: 1 }, { at: 10_000, after: "" })).toThrow(/newer log/);
+    }));
+});
