@@ -38,6 +38,7 @@ import {
 } from "./reflector.ts";
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
+import { compareResourceVersions } from "../kube/resource-version.ts";
 
 /** What the informer needs of its spec (config.ts validates the full spec). */
 export interface InformerSettings {
@@ -78,6 +79,8 @@ export const INFORMER_MIGRATIONS = [
    ALTER TABLE informer_state ADD COLUMN last_skipped TEXT;
    ALTER TABLE informer_state ADD COLUMN retransform INTEGER NOT NULL DEFAULT 0;
    UPDATE informer_state SET cache_rv = last_sync_rv`,
+  // rv_marks: where in the log the cache was complete at a resourceVersion (see RV_MARK).
+  `CREATE TABLE rv_marks (seq INTEGER PRIMARY KEY, rv TEXT NOT NULL)`,
 ] as const;
 
 /**
@@ -97,6 +100,19 @@ const ADVANCE_RV = stmt(
      cache_rv = CASE WHEN EXISTS (SELECT 1 FROM fifo_queue) THEN cache_rv ELSE ? END WHERE id = 1`,
 );
 const CACHE_COMPLETE = stmt("informer.cacheComplete", "UPDATE informer_state SET cache_rv = last_sync_rv WHERE id = 1");
+/**
+ * Marks the log's tail with the RV the cache is complete up to, after a transaction that may have
+ * advanced it: a watch from a resourceVersion starts after the last mark at or below it
+ * (`positionOf`). One row per log position; a later RV at the same position replaces the earlier.
+ */
+const RV_MARK = stmt(
+  "informer.rvMark",
+  `INSERT OR REPLACE INTO rv_marks (seq, rv)
+   SELECT l.next_seq - 1, i.cache_rv FROM event_log_state l, informer_state i
+   WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)`,
+);
+const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
+const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
 const QUERY_VIEW = stmt("informer.queryView", "SELECT cache_rv FROM informer_state WHERE id = 1");
 const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
 const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
@@ -238,6 +254,7 @@ export class Informer implements ReflectorSink {
         this.#db.transaction(() => {
           if (this.fifo.releaseStagingInTx()) this.#db.run(RETRANSFORM_DONE);
           this.#db.run(CACHE_COMPLETE);
+          this.#db.run(RV_MARK);
         });
         return true;
       }
@@ -272,6 +289,25 @@ export class Informer implements ReflectorSink {
     while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH))) {
       // keep going while rows were deleted
     }
+    // Keep the last mark before the head: a watch from it starts at the head.
+    this.#db.run(COMPACT_MARKS, this.log.bounds().head);
+  }
+
+  /**
+   * Where a watch from `resourceVersion` starts (client-go's RV semantics over our log): after the
+   * last mark at or below it; events of the segment that follows with an RV at or below it were
+   * seen already (`skipUpTo`). Expired when the log no longer reaches back to it.
+   */
+  positionOf(resourceVersion: string): { after: number; skipUpTo: string } | "expired" {
+    const { head } = this.log.bounds();
+    const marks = this.#db.all<{ seq: number; rv: string }>(MARKS_AT_OR_BELOW, head - 1);
+    let found: number | undefined;
+    for (const mark of marks) {
+      if (compareResourceVersions(mark.rv, resourceVersion) > 0) break;
+      found = mark.seq;
+    }
+    if (found === undefined) return "expired";
+    return { after: found, skipUpTo: resourceVersion };
   }
 
   // --- ReflectorSink -------------------------------------------------------------------------
@@ -304,6 +340,7 @@ export class Informer implements ReflectorSink {
     this.#db.transaction(() => {
       this.fifo.commitReplaceInTx();
       this.#db.run(ADVANCE_RV, resourceVersion, resourceVersion);
+      this.#db.run(RV_MARK);
       this.#db.run(RETRANSFORM_COMMITTED);
       this.#saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
@@ -323,6 +360,7 @@ export class Informer implements ReflectorSink {
         this.#popInTx(events.length + POP_BATCH);
       });
       this.#db.run(ADVANCE_RV, resourceVersion, resourceVersion);
+      this.#db.run(RV_MARK);
     });
     this.#announce();
   }

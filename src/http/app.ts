@@ -8,6 +8,7 @@ import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
+import { k8sRoutes } from "./k8s.ts";
 import { requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
@@ -37,11 +38,13 @@ export function createApp(): Hono<AppEnv> {
   app.onError(renderError);
   app.notFound((c) => c.json(errorBody("NotFound", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.get("/healthz", (c) => c.text("ok"));
-  app.use("*", requireJsonBody);
   app.use("*", async (c, next) => {
     await ensureDeclaredInformers(c.env);
     await next();
   });
+  // Before the JSON-body rule: /k8s answers every write verb with its own 405 Status.
+  app.route("/k8s", k8sRoutes);
+  app.use("*", requireJsonBody);
   app.use("/informers/:name/*", requireKnownInformer); // hono's `/*` matches `/informers/:name` too
   app.route("/informers", informerRoutes);
   app.route("/informers", queryRoutes);

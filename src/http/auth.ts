@@ -42,12 +42,19 @@ export const requireAdmin: MiddlewareHandler<AppEnv> = async function requireAdm
   return next();
 };
 
+/** Why a read is refused (no token, or not an accepted one), or undefined when it may proceed. */
+export async function readRefusal(env: AppEnv["Bindings"], authorization: string | undefined): Promise<string | undefined> {
+  const { READ_TOKEN, ADMIN_TOKEN } = env;
+  if (!READ_TOKEN) return undefined;
+  const token = bearerToken(authorization);
+  if (!token) return "this endpoint needs 'Authorization: Bearer <READ_TOKEN>'";
+  if (!(await matchesAny(token, [READ_TOKEN, ADMIN_TOKEN]))) return "the bearer token is not accepted";
+  return undefined;
+}
+
 /** Guards a read endpoint when READ_TOKEN is set. */
 export const requireRead: MiddlewareHandler<AppEnv> = async function requireRead(c, next) {
-  const { READ_TOKEN, ADMIN_TOKEN } = c.env;
-  if (!READ_TOKEN) return next();
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token) throw unauthorized("this endpoint needs 'Authorization: Bearer <READ_TOKEN>'");
-  if (!(await matchesAny(token, [READ_TOKEN, ADMIN_TOKEN]))) throw unauthorized("the bearer token is not accepted");
+  const refusal = await readRefusal(c.env, c.req.header("authorization"));
+  if (refusal !== undefined) throw unauthorized(refusal);
   return next();
 };

@@ -1,0 +1,296 @@
+/**
+ * `/k8s`: the cache as a read-only Kubernetes API server (API.md "Kubernetes-compatible read API";
+ * kubernetes-api-server-facts.md). Discovery, get and list (JSON or Table) of the resources this
+ * deployment mirrors (k8s/served.ts says which informer serves which), with `READ_TOKEN` as the
+ * bearer token kubectl sends. Every error is a `Status`; every write verb is 405, since the cache is
+ * read-only. The wire formats live in src/k8s/; this file only routes.
+ */
+import { type Context, Hono } from "hono";
+import { ApiError } from "../errors.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
+import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
+import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
+import type { ResourceInfo } from "../k8s/catalog.ts";
+import { decodeListToken, encodeListToken } from "../k8s/continue-token.ts";
+import {
+  aggregatedContentType,
+  aggregatedDiscovery,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  groupsOf,
+  VERSION_INFO,
+} from "../k8s/discovery.ts";
+import { compareResourceVersions } from "../kube/resource-version.ts";
+import { parseResourcePath, type ResourceRequest, type ServedResource, servedResources } from "../k8s/served.ts";
+import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
+import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
+import type { Position } from "../cache/versioned-list.ts";
+import type { AppEnv } from "./app-env.ts";
+import { readRefusal } from "./auth.ts";
+
+type K8sContext = Context<AppEnv>;
+
+/** How long an isolate trusts its copy of the registry; a resource not found in it is looked up again. */
+const REGISTRY_TTL_MS = 1_000;
+let registry: { at: number; served: ServedResource[] } | undefined;
+
+async function served(env: AppEnv["Bindings"], fresh = false): Promise<ServedResource[]> {
+  if (!fresh && registry && Date.now() - registry.at < REGISTRY_TTL_MS) return registry.served;
+  const list = servedResources(await env.FACTORY.getByName(FACTORY_NAME).list());
+  registry = { at: Date.now(), served: list };
+  return list;
+}
+
+async function findResource(env: AppEnv["Bindings"], group: string, version: string, plural: string): Promise<ServedResource | undefined> {
+  const find = (list: ServedResource[]) =>
+    list.find((r) => r.info.group === group && r.info.version === version && r.info.plural === plural);
+  return find(await served(env)) ?? find(await served(env, true));
+}
+
+function json(body: unknown, contentType = "application/json"): Response {
+  return new Response(JSON.stringify(body), { headers: { "content-type": contentType, "cache-control": "no-cache, private" } });
+}
+
+function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "v2" | "v2beta1") => unknown): Response {
+  const format = negotiateDiscovery(c.req.header("accept"));
+  if (!format) throw statusErrors.notAcceptable(DISCOVERY_MEDIA_TYPES);
+  if (format.kind === "legacy") return json(legacy());
+  const response = json(aggregated(format.version), aggregatedContentType(format.version));
+  response.headers.set("vary", "Accept");
+  return response;
+}
+
+const infos = async (c: K8sContext): Promise<ResourceInfo[]> => (await served(c.env)).map((r) => r.info);
+
+export const k8sRoutes = new Hono<AppEnv>()
+  .onError((error) => {
+    if (error instanceof StatusError) return statusResponse(error);
+    if (error instanceof ApiError) return statusResponse(new StatusError(error.status, error.code, error.message));
+    console.error(JSON.stringify({ level: "error", msg: "k8s request failed", error: error instanceof Error ? error.message : String(error) }));
+    return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
+  })
+  .use("*", async (c, next) => {
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
+    if ((await readRefusal(c.env, c.req.header("authorization"))) !== undefined) throw statusErrors.unauthorized();
+    await next();
+  })
+  .get("/version", () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
+  .get("/api", async (c) => {
+    const list = await infos(c);
+    return discovery(c, () => apiVersions(new URL(c.req.url).host), (v) => aggregatedDiscovery(true, list, v));
+  })
+  .get("/apis", async (c) => {
+    const list = await infos(c);
+    return discovery(c, () => apiGroupList(list), (v) => aggregatedDiscovery(false, list, v));
+  })
+  .get("/api/v1", async (c) => json(apiResourceList("", "v1", await infos(c))))
+  .get("/apis/:group", async (c) => {
+    const list = await infos(c);
+    if (!groupsOf(list).includes(c.req.param("group"))) throw statusErrors.noSuchResource();
+    return json(apiGroup(c.req.param("group"), list));
+  })
+  .get("/apis/:group/:version", async (c) => {
+    const list = await infos(c);
+    const { group, version } = c.req.param();
+    if (!list.some((info) => info.group === group && info.version === version)) throw statusErrors.noSuchResource();
+    return json(apiResourceList(group, version, list));
+  })
+  .get("/api/v1/*", (c) => resource(c, "", "v1", "/api/v1/"))
+  .get("/apis/:group/:version/*", (c) => {
+    const { group, version } = c.req.param();
+    return resource(c, group, version, `/apis/${group}/${version}/`);
+  })
+  .notFound(() => statusResponse(statusErrors.noSuchResource()));
+
+async function resource(c: K8sContext, group: string, version: string, prefix: string): Promise<Response> {
+  const path = c.req.path.slice(c.req.path.indexOf(prefix) + prefix.length);
+  const request = parseResourcePath(path.split("/").filter((s) => s !== "").map(decodeURIComponent));
+  if (!request) throw statusErrors.noSuchResource();
+  const served = await findResource(c.env, group, version, request.plural);
+  if (!served || (request.namespace !== undefined && !served.info.namespaced)) throw statusErrors.noSuchResource();
+  const format = negotiateObject(c.req.header("accept"));
+  if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);
+  const includeObject = included(c.req.query("includeObject"));
+  if (request.watch || isTrue(c.req.query("watch"))) {
+    throw new StatusError(405, "MethodNotAllowed", `watch is not supported yet on resources of kind "${served.info.plural}"`, {});
+  }
+  return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
+}
+
+function included(value: string | undefined): IncludeObject {
+  try {
+    return parseIncludeObject(value);
+  } catch (error) {
+    throw statusErrors.badRequest(error instanceof Error ? error.message : String(error));
+  }
+}
+
+const isTrue = (value: string | undefined) => value === "true" || value === "1";
+
+function informerStub(c: K8sContext, served: ServedResource) {
+  return c.env.INFORMER.getByName(served.informer);
+}
+
+function requireSynced(served: ServedResource, synced: boolean): void {
+  // A cache that has not listed everything yet would tell clients that objects do not exist.
+  if (!synced) {
+    const error = statusErrors.unavailable(`the cache of ${served.info.plural} is not synced yet; try again shortly`);
+    error.status.details = { retryAfterSeconds: 1 };
+    throw error;
+  }
+}
+
+async function getObject(
+  c: K8sContext,
+  served: ServedResource,
+  request: Extract<ResourceRequest, { kind: "object" }>,
+  format: ObjectFormat,
+  includeObject: IncludeObject,
+): Promise<Response> {
+  const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
+  const answer = await informerStub(c, served).getObject(key);
+  if (!answer.ok) {
+    if (answer.error.code === "NotFound") throw statusErrors.notFound(served.info, request.name);
+    throw new ApiError(answer.error.code, answer.error.message);
+  }
+  requireSynced(served, answer.value.synced);
+  return new Response(objectBody(served.info, answer.value.value, format, includeObject, Date.now()), {
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
+  });
+}
+
+interface ListParams {
+  limit: number | undefined;
+  continue?: { rv: string; from: Position };
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  exact: boolean;
+}
+
+function listParams(c: K8sContext, served: ServedResource): ListParams {
+  const q = (name: string) => {
+    const value = c.req.query(name);
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const limitText = q("limit");
+  const limit = limitText === undefined ? undefined : Number(limitText);
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const token = q("continue");
+  const resourceVersion = q("resourceVersion");
+  const match = q("resourceVersionMatch");
+  if (token !== undefined && resourceVersion !== undefined) {
+    throw statusErrors.badRequest("specifying resource version is not allowed when using continue");
+  }
+  if (match !== undefined) {
+    if (resourceVersion === undefined) {
+      throw statusErrors.invalidListOptions("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided");
+    }
+    if (match !== "NotOlderThan" && match !== "Exact") {
+      throw statusErrors.invalidListOptions("resourceVersionMatch", `Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
+    }
+    if (match === "Exact" && resourceVersion === "0") {
+      throw statusErrors.invalidListOptions("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+    }
+  }
+  const fieldSelector = q("fieldSelector");
+  if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
+  let decoded: ListParams["continue"];
+  if (token !== undefined) {
+    try {
+      decoded = decodeListToken(token);
+    } catch (error) {
+      throw statusErrors.badRequest(`invalid continue token: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return {
+    limit: limit === 0 ? undefined : limit,
+    ...(decoded ? { continue: decoded } : {}),
+    ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
+    ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    // A specific RV with a limit and no match is the legacy exact list (reference §1.2.4).
+    exact: match === "Exact" || (match === undefined && resourceVersion !== undefined && resourceVersion !== "0" && limit !== undefined && limit > 0),
+  };
+}
+
+/** Field selectors name metadata.name, metadata.namespace, the type's field labels, or an indexed field. */
+function checkFieldSelector(text: string, served: ServedResource): void {
+  let requirements;
+  try {
+    requirements = parseFieldSelector(text).requirements;
+  } catch (error) {
+    if (error instanceof SelectorError) throw statusErrors.badRequest(`invalid selector: '${text}'; ${error.message}`);
+    throw error;
+  }
+  const labels = served.info.fieldLabels;
+  if (labels === null) return;
+  for (const { path } of requirements) {
+    if (path === "metadata.name" || path === "metadata.namespace" || labels.includes(path) || served.indexedFields.includes(path)) continue;
+    throw statusErrors.badRequest(
+      labels.length > 0
+        ? `field label not supported: ${path}`
+        : `"${path}" is not a known field selector: only "metadata.name", "metadata.namespace"`,
+    );
+  }
+}
+
+/** Most items one page read from the informer holds (it also stops at about 4 MB). */
+const PAGE_LIMIT = 5_000;
+
+async function listObjects(
+  c: K8sContext,
+  served: ServedResource,
+  request: Extract<ResourceRequest, { kind: "collection" }>,
+  format: ObjectFormat,
+  includeObject: IncludeObject,
+): Promise<Response> {
+  const params = listParams(c, served);
+  const stub = informerStub(c, served);
+  const query = {
+    ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+    ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
+    ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
+    limit: Math.min(params.limit ?? PAGE_LIMIT, PAGE_LIMIT),
+  };
+  const read = async (from?: Position) => {
+    const answer = await stub.listAt(query, from);
+    if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
+    return answer.value;
+  };
+  const first = await read(params.continue?.from);
+  requireSynced(served, first.synced);
+  if (first.value.expired) throw statusErrors.expiredContinue();
+  const resourceVersion = params.continue?.rv ?? first.resourceVersion;
+  if (params.resourceVersion !== undefined && params.resourceVersion !== "0") {
+    const order = compareResourceVersions(params.resourceVersion, resourceVersion);
+    if (order > 0) throw statusErrors.tooLargeResourceVersion(params.resourceVersion, resourceVersion);
+    if (params.exact && order < 0) throw new StatusError(410, "Expired", "The resourceVersion for the provided list is too old.");
+  }
+  const page = first.value;
+  const firstPage: ListPageAnswer = { items: page.items };
+  let rest: AsyncIterable<string[]> | undefined;
+  if (page.next) {
+    if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, from: page.next });
+    else rest = remainingPages(read, page.next);
+  }
+  const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
+  return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+}
+
+/** The pages after `next` of a list without limit, each as one informer read. */
+async function* remainingPages(
+  read: (from?: Position) => Promise<{ value: { expired: true } | { expired: false; items: string[]; next?: Position } }>,
+  next: Position,
+): AsyncGenerator<string[]> {
+  let from: Position | undefined = next;
+  while (from) {
+    const answer = await read(from);
+    if (answer.value.expired) throw new Error("the cache moved on too far while the list was being sent");
+    yield answer.value.items;
+    from = answer.value.next;
+  }
+}

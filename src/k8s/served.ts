@@ -1,0 +1,62 @@
+/**
+ * Which informer answers for which resource under `/k8s`, and what a request path asks for.
+ *
+ * The rule for a resource mirrored by several informers: the cache can only stand in for the API
+ * server where it holds the whole resource, so only an informer without `namespace`,
+ * `labelSelector` or `fieldSelector` serves it; among several such informers, the first by name.
+ * A resource mirrored only partially is not served (404, absent from discovery): answering a list
+ * from a partial cache would tell clients that objects outside the selection do not exist.
+ * Custom resources are not served yet (their kind is not known without one of their objects).
+ */
+import type { RegisteredInformer } from "../cache/informer-registry.ts";
+import { type ResourceInfo, describeResource } from "./catalog.ts";
+
+export interface ServedResource {
+  informer: string;
+  info: ResourceInfo;
+  /** Field paths the informer indexes: field selectors may name them too. */
+  indexedFields: string[];
+}
+
+export function servedResources(informers: readonly RegisteredInformer[]): ServedResource[] {
+  const byResource = new Map<string, ServedResource>();
+  for (const { name, spec } of informers) {
+    if (spec.namespace !== undefined || spec.labelSelector || spec.fieldSelector) continue;
+    let info: ResourceInfo | undefined;
+    try {
+      info = describeResource(spec.resource, spec.apiVersion);
+    } catch {
+      continue; // a spec the registry took earlier that no longer resolves: not served
+    }
+    if (!info) continue;
+    const key = `${info.group}/${info.plural}`;
+    if (!byResource.has(key)) byResource.set(key, { informer: name, info, indexedFields: Object.values(spec.indexers) });
+  }
+  return [...byResource.values()];
+}
+
+/** What a path below `/api/v1` or `/apis/{group}/{version}` names. */
+export type ResourceRequest =
+  | { kind: "collection"; plural: string; namespace?: string; watch: boolean }
+  | { kind: "object"; plural: string; namespace?: string; name: string; watch: boolean };
+
+/**
+ * Parses the segments after the group version: `pods`, `pods/x`, `namespaces/ns/pods[/x]`, and the
+ * deprecated `watch/…` forms (a watch; a name becomes a metadata.name field selector). Subresources
+ * and anything else: undefined (404).
+ */
+export function parseResourcePath(segments: readonly string[]): ResourceRequest | undefined {
+  let rest = [...segments];
+  const watch = rest[0] === "watch";
+  if (watch) rest = rest.slice(1);
+  let namespace: string | undefined;
+  if (rest[0] === "namespaces" && rest.length >= 3) {
+    namespace = rest[1]!;
+    rest = rest.slice(2);
+  }
+  if (rest.length === 1) return { kind: "collection", plural: rest[0]!, ...(namespace === undefined ? {} : { namespace }), watch };
+  if (rest.length === 2) {
+    return { kind: "object", plural: rest[0]!, name: rest[1]!, ...(namespace === undefined ? {} : { namespace }), watch };
+  }
+  return undefined;
+}

@@ -1,0 +1,183 @@
+/**
+ * `/k8s` through the Worker's front door: discovery, get and list answered as the fake API server
+ * answers the same requests (the items it lists, in the shapes it writes), Status errors, consistent
+ * continue pages, and the read-only rule. Real clients (kubectl, client-node) read it in test/e2e.
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../../src/kube/types.ts";
+import { deployment, pod } from "../fake-apiserver/builders.ts";
+import type { FakeCluster } from "../fake-apiserver/client.ts";
+import { newCluster, startInformer, waitConverged, waitSynced } from "../helpers/informer.ts";
+
+const base = "http://edge.test/k8s";
+const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+const AGGREGATED =
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+function k8s(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(`${base}${path}`, init));
+}
+
+async function body(response: Response): Promise<any> {
+  return response.json();
+}
+
+/** The fake server's answer to the same request, managedFields dropped as our cache drops them. */
+async function fromCluster(cluster: FakeCluster, path: string): Promise<any> {
+  const answer = (await (await fetch(`${cluster.url}${path}`)).json()) as any;
+  const strip = (o: KubeObject) => {
+    delete o.metadata.managedFields;
+    return o;
+  };
+  if (Array.isArray(answer.items)) answer.items = answer.items.map(strip);
+  return answer;
+}
+
+let shared: Promise<{ cluster: FakeCluster; name: string }> | undefined;
+/** One cluster with pods and deployments mirrored by unfiltered informers, for the read tests. */
+function mirrored() {
+  shared ??= (async () => {
+    const cluster = await newCluster();
+    for (const ns of ["a", "b"]) {
+      for (let i = 0; i < 6; i++) {
+        await cluster.create("pods", pod({ name: `p${i}`, namespace: ns, labels: { app: i % 2 ? "web" : "db", tier: `t${i % 3}` } }));
+      }
+    }
+    await cluster.create("deployments", deployment({ name: "web", namespace: "a", replicas: 2 }));
+    const pods = await startInformer(cluster, { resource: "pods", watchTimeoutSeconds: 3 });
+    const deploys = await startInformer(cluster, { resource: "deployments.apps", watchTimeoutSeconds: 3 });
+    await waitSynced(pods.stub);
+    await waitSynced(deploys.stub);
+    return { cluster, name: pods.name };
+  })();
+  return shared;
+}
+
+describe("/k8s", () => {
+  it("lists as the API server lists: kind, apiVersion, items without TypeMeta, the same objects", async () => {
+    const { cluster } = await mirrored();
+    for (const path of ["/api/v1/pods", "/api/v1/namespaces/a/pods", "/api/v1/pods?labelSelector=app%3Dweb,tier+in+(t0,t1)", "/apis/apps/v1/deployments"]) {
+      const response = await k8s(path);
+      expect(response.status, path).toBe(200);
+      const ours = await body(response);
+      const theirs = await fromCluster(cluster, path);
+      expect(ours.kind).toBe(theirs.kind);
+      expect(ours.apiVersion).toBe(theirs.apiVersion);
+      expect(ours.items, path).toEqual(theirs.items);
+      expect(ours.metadata.resourceVersion).toMatch(/^\d+$/);
+    }
+  });
+
+  it("gets one object with its kind and apiVersion, and answers NotFound as a Status", async () => {
+    const { cluster } = await mirrored();
+    const got = await body(await k8s("/api/v1/namespaces/a/pods/p1"));
+    const theirs = (await (await fetch(`${cluster.url}/api/v1/namespaces/a/pods/p1`)).json()) as any;
+    delete theirs.metadata.managedFields;
+    expect(got).toEqual(theirs);
+    const missing = await k8s("/api/v1/namespaces/a/pods/nope");
+    expect(missing.status).toBe(404);
+    expect(await body(missing)).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message: 'pods "nope" not found',
+      reason: "NotFound",
+      details: { name: "nope", kind: "pods" },
+      code: 404,
+    });
+    expect((await body(await k8s("/apis/apps/v1/namespaces/a/deployments/nope"))).message).toBe('deployments.apps "nope" not found');
+  });
+
+  it("pages with limit and continue at one snapshot, whatever changes in between", async () => {
+    const { cluster, name } = await mirrored();
+    const first = await body(await k8s("/api/v1/pods?limit=5"));
+    expect(first.items).toHaveLength(5);
+    expect(first.metadata.continue).toEqual(expect.any(String));
+    const before = (await fromCluster(cluster, "/api/v1/pods")).items.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`);
+    // change what the later pages would hold: delete one, add one
+    await cluster.delete("pods", { metadata: { namespace: "b", name: "p4" } });
+    await cluster.create("pods", pod({ name: "p9", namespace: "a" }));
+    const stub = env.INFORMER.getByName(name);
+    await waitConverged(stub, cluster);
+    const keys = [...first.items];
+    let token = first.metadata.continue as string | undefined;
+    while (token) {
+      const page = await body(await k8s(`/api/v1/pods?limit=5&continue=${encodeURIComponent(token)}`));
+      expect(page.metadata.resourceVersion).toBe(first.metadata.resourceVersion);
+      keys.push(...page.items);
+      token = page.metadata.continue;
+    }
+    expect(keys.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(before);
+    await cluster.create("pods", pod({ name: "p4", namespace: "b", labels: { app: "db", tier: "t1" } }));
+    await cluster.delete("pods", { metadata: { namespace: "a", name: "p9" } });
+    await waitConverged(stub, cluster);
+  });
+
+  it("answers a bad continue token with 400 and a bad selector with the API server's 400s", async () => {
+    await mirrored();
+    const token = await k8s("/api/v1/pods?limit=2&continue=garbage");
+    expect(token.status).toBe(400);
+    expect((await body(token)).message).toMatch(/^invalid continue token/);
+    const field = await body(await k8s("/api/v1/pods?fieldSelector=spec.bogus%3Dx"));
+    expect(field).toMatchObject({ code: 400, reason: "BadRequest", message: "field label not supported: spec.bogus" });
+    const deploy = await body(await k8s("/apis/apps/v1/deployments?fieldSelector=spec.replicas%3D2"));
+    expect(deploy.message).toBe('"spec.replicas" is not a known field selector: only "metadata.name", "metadata.namespace"');
+    const match = await k8s("/api/v1/pods?resourceVersionMatch=NotOlderThan");
+    expect(match.status).toBe(422);
+  });
+
+  it("answers Table output with the pod and deployment columns kubectl prints", async () => {
+    await mirrored();
+    const table = await body(await k8s("/api/v1/namespaces/b/pods", { headers: { accept: TABLE } }));
+    expect(table.kind).toBe("Table");
+    expect(table.columnDefinitions.filter((c: any) => c.priority === 0).map((c: any) => c.name)).toEqual(["Name", "Ready", "Status", "Restarts", "Age"]);
+    expect(table.rows.map((r: any) => r.cells[0])).toEqual(["p0", "p1", "p2", "p3", "p4", "p5"]);
+    expect(table.rows[0].object).toMatchObject({ kind: "PartialObjectMetadata", metadata: { name: "p0", namespace: "b" } });
+    const deploys = await body(await k8s("/apis/apps/v1/deployments", { headers: { accept: TABLE } }));
+    expect(deploys.columnDefinitions.filter((c: any) => c.priority === 0).map((c: any) => c.name)).toEqual([
+      "Name",
+      "Ready",
+      "Up-to-date",
+      "Available",
+      "Age",
+    ]);
+  });
+
+  it("serves legacy and aggregated discovery of exactly the mirrored resources", async () => {
+    await mirrored();
+    const legacy = await body(await k8s("/api/v1"));
+    const pods = legacy.resources.find((r: any) => r.name === "pods");
+    expect(pods).toEqual({ name: "pods", singularName: "pod", namespaced: true, kind: "Pod", verbs: ["get", "list", "watch"], shortNames: ["po"], categories: ["all"] });
+    const groups = await body(await k8s("/apis"));
+    expect(groups.groups.map((g: any) => g.name)).toContain("apps");
+    const aggregated = await k8s("/apis", { headers: { accept: AGGREGATED } });
+    expect(aggregated.headers.get("content-type")).toBe("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    const apps = (await body(aggregated)).items.find((i: any) => i.metadata.name === "apps");
+    expect(apps.versions[0].resources.find((r: any) => r.resource === "deployments")).toMatchObject({
+      responseKind: { group: "", version: "", kind: "Deployment" },
+      scope: "Namespaced",
+      singularResource: "deployment",
+      shortNames: ["deploy"],
+    });
+    const legacyOnly = await k8s("/api", { headers: { accept: "application/json" } });
+    expect((await body(legacyOnly)).kind).toBe("APIVersions");
+    expect((await k8s("/apis/widgets.example.com/v1")).status).toBe(404);
+    expect((await k8s("/api/v1/foos")).status).toBe(404);
+  });
+
+  it("refuses every write verb with 405 MethodNotAllowed and changes nothing", async () => {
+    const { cluster } = await mirrored();
+    for (const method of ["POST", "PUT", "PATCH", "DELETE"]) {
+      const response = await k8s("/api/v1/namespaces/a/pods/p1", {
+        method,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ propagationPolicy: "Background" }),
+      });
+      expect(response.status, method).toBe(405);
+      expect(await body(response)).toMatchObject({ kind: "Status", reason: "MethodNotAllowed", code: 405 });
+    }
+    expect((await cluster.state("pods", "a")).items.map((o: KubeObject) => o.metadata.name)).toContain("p1");
+  });
+});
