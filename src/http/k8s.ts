@@ -28,6 +28,7 @@ import { parseResourcePath, type ResourceRequest, type ServedResource, servedRes
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import type { Position } from "../cache/versioned-list.ts";
+import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { readRefusal } from "./auth.ts";
 
@@ -114,10 +115,47 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   const format = negotiateObject(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);
   const includeObject = included(c.req.query("includeObject"));
-  if (request.watch || isTrue(c.req.query("watch"))) {
-    throw new StatusError(405, "MethodNotAllowed", `watch is not supported yet on resources of kind "${served.info.plural}"`, {});
-  }
+  if (request.watch || isTrue(c.req.query("watch"))) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
+}
+
+/**
+ * A watch: validated as the server validates watch options, then streamed by the informer object.
+ * A name in the path (`get pod x -w` on a deprecated path) becomes a metadata.name field selector.
+ */
+async function watch(c: K8sContext, served: ServedResource, request: ResourceRequest, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
+  const q = (name: string) => {
+    const value = c.req.query(name);
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
+  const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;
+  if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
+  const timeoutText = q("timeoutSeconds");
+  const timeoutSeconds = timeoutText === undefined ? undefined : Number(timeoutText);
+  if (timeoutSeconds !== undefined && (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0)) {
+    throw statusErrors.badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutText)}`);
+  }
+  const resourceVersion = q("resourceVersion");
+  if (isTrue(q("sendInitialEvents")) && q("resourceVersionMatch") !== "NotOlderThan") {
+    throw statusErrors.invalidListOptions("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+  }
+  const params: WatchParams = {
+    info: served.info,
+    format,
+    includeObject,
+    bookmarks: isTrue(q("allowWatchBookmarks")),
+    // Unset or "0" means initial events unless the client says otherwise (the WatchList default).
+    initialEvents: q("sendInitialEvents") !== "false",
+    ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+    ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
+    ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    ...(timeoutSeconds === undefined || timeoutSeconds === 0 ? {} : { timeoutSeconds }),
+  };
+  const opened = await informerStub(c, served).watch(params);
+  if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
+  return new Response(opened.value, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
 }
 
 function included(value: string | undefined): IncludeObject {

@@ -10,6 +10,7 @@ import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, type Position, type VersionedPage } from "../cache/versioned-list.ts";
+import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
@@ -57,6 +58,12 @@ export interface ObjectQuery {
   continue?: string;
 }
 
+/** A `/k8s` watch as the route hands it over: selectors as text, parsed here. */
+export interface WatchParams extends Omit<WatchRequest, "labelSelector" | "fieldSelector"> {
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
 /** A query answer: items as JSON text plus the headers API.md promises. */
 export interface QueryAnswer<T> {
   value: T;
@@ -80,6 +87,8 @@ export class InformerObject extends DurableObject<Env> {
   #waiting: Set<string> | undefined;
   /** The stored spec and an Informer over it, for queries and feed reads. */
   #current: { spec: InformerSpec; informer: Informer } | undefined;
+  /** Open `/k8s` watches, served from the log (k8s/watch-hub.ts). */
+  readonly #watches = new WatchHub(() => this.#watchSource());
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
 
@@ -103,6 +112,8 @@ export class InformerObject extends DurableObject<Env> {
     }
     await this.#slice.stop();
     this.#putSpec(spec, apiUrl ?? null);
+    // What the watchers were promised no longer holds: their clients re-watch (and relist on a 410).
+    this.#watches.closeAll();
     const informer = this.#informer(spec);
     const retransform = previous !== undefined && transformChanged(previous.spec, spec);
     // A transform change relists too: a field the old transform dropped can only come from the server.
@@ -149,6 +160,40 @@ export class InformerObject extends DurableObject<Env> {
         ),
       ),
     );
+  }
+
+  /**
+   * Opens a `/k8s` watch (k8s/watch-hub.ts): a stream of NDJSON watch events. Bad selectors are a
+   * BadRequest; a start the log no longer covers is an ERROR event in the stream, as the server's.
+   */
+  async watch(request: WatchParams): Promise<Result<ReadableStream<Uint8Array>>> {
+    return this.#withInformer(() =>
+      this.#watches.open({
+        info: request.info,
+        format: request.format,
+        includeObject: request.includeObject,
+        bookmarks: request.bookmarks,
+        initialEvents: request.initialEvents,
+        ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+        ...(request.labelSelector ? { labelSelector: parseLabelSelector(request.labelSelector) } : {}),
+        ...(request.fieldSelector ? { fieldSelector: parseFieldSelector(request.fieldSelector) } : {}),
+        ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
+        ...(request.timeoutSeconds === undefined ? {} : { timeoutSeconds: request.timeoutSeconds }),
+      }),
+    );
+  }
+
+  #watchSource(): WatchSource | undefined {
+    const current = this.#withInformer((_, informer) => informer);
+    if (!current.ok) return undefined;
+    const informer = current.value;
+    return {
+      read: (after, limit) => informer.log.read(after, limit),
+      bounds: () => informer.log.bounds(),
+      cacheResourceVersion: () => informer.queryView().resourceVersion,
+      listAt: (query, from) => listAt(informer.indexer, informer.log, query, from),
+      positionOf: (rv) => informer.positionOf(rv),
+    };
   }
 
   async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
@@ -260,6 +305,7 @@ export class InformerObject extends DurableObject<Env> {
   /** Stops the loop and deletes every trace of this informer; answers the subscriptions it had. */
   async destroy(): Promise<string[]> {
     await this.#slice.stop();
+    this.#watches.closeAll();
     const subscribers = this.#configured ? this.#subscribers.ids() : [];
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
@@ -333,7 +379,10 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #informer(spec: InformerSpec): Informer {
-    return new Informer(this.#db, informerSettings(spec), systemClock, systemRandom, (tail) => this.#nudger.nudge(tail));
+    return new Informer(this.#db, informerSettings(spec), systemClock, systemRandom, (tail) => {
+      this.#nudger.nudge(tail);
+      this.#watches.notify();
+    });
   }
 
   async #nudgeSubscribers(tail: number): Promise<void> {

@@ -21,8 +21,8 @@ export async function newCluster(settings: Parameters<typeof FakeCluster.create>
 export async function startInformer(
   cluster: FakeCluster,
   spec: Partial<InformerSpecInput> = {},
+  name = `i-${crypto.randomUUID().slice(0, 8)}`,
 ): Promise<{ name: string; stub: InformerStub }> {
-  const name = `i-${crypto.randomUUID().slice(0, 8)}`;
   const parsed = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, ...spec }, name);
   // Through the factory, as the API creates informers: the HTTP routes answer only registered ones (#7.17).
   unwrap(await env.FACTORY.getByName(FACTORY_NAME).put(parsed, "api", cluster.url));

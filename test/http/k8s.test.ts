@@ -45,8 +45,9 @@ function mirrored() {
       }
     }
     await cluster.create("deployments", deployment({ name: "web", namespace: "a", replicas: 2 }));
-    const pods = await startInformer(cluster, { resource: "pods", watchTimeoutSeconds: 3 });
-    const deploys = await startInformer(cluster, { resource: "deployments.apps", watchTimeoutSeconds: 3 });
+    // Named to sort first: /k8s serves a resource from the first unfiltered informer by name.
+    const pods = await startInformer(cluster, { resource: "pods", watchTimeoutSeconds: 3 }, "a-k8s-pods");
+    const deploys = await startInformer(cluster, { resource: "deployments.apps", watchTimeoutSeconds: 3 }, "a-k8s-deployments");
     await waitSynced(pods.stub);
     await waitSynced(deploys.stub);
     return { cluster, name: pods.name };
@@ -179,5 +180,118 @@ describe("/k8s", () => {
       expect(await body(response)).toMatchObject({ kind: "Status", reason: "MethodNotAllowed", code: 405 });
     }
     expect((await cluster.state("pods", "a")).items.map((o: KubeObject) => o.metadata.name)).toContain("p1");
+  });
+
+  describe("watch", () => {
+    /** Reads NDJSON watch events from a streaming response until `done` says so (or a timeout). */
+    async function collect(response: Response, done: (events: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      const events: any[] = [];
+      let carry = "";
+      const end = Date.now() + timeoutMs;
+      try {
+        while (!done(events)) {
+          const left = end - Date.now();
+          if (left <= 0) throw new Error(`timed out with ${events.length} events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))}`);
+          const chunk = await Promise.race([reader.read(), new Promise<"timeout">((r) => setTimeout(() => r("timeout"), left))]);
+          if (chunk === "timeout") continue;
+          if (chunk.done) break;
+          carry += decoder.decode(chunk.value, { stream: true });
+          let newline;
+          while ((newline = carry.indexOf("\n")) !== -1) {
+            events.push(JSON.parse(carry.slice(0, newline)));
+            carry = carry.slice(newline + 1);
+          }
+        }
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+      return events;
+    }
+
+    it("streams every change after the list's resourceVersion in order, with the enter/leave rule", async () => {
+      const { cluster, name } = await mirrored();
+      await cluster.create("pods", pod({ name: "w1", namespace: "ns", labels: { app: "web" } }));
+      await waitConverged(env.INFORMER.getByName(name), cluster);
+      const list = await body(await k8s("/api/v1/namespaces/ns/pods?labelSelector=app%3Dweb"));
+      const response = await k8s(`/api/v1/namespaces/ns/pods?watch=true&labelSelector=app%3Dweb&resourceVersion=${list.metadata.resourceVersion}`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("application/json");
+      const events = collect(response, (e) => e.length >= 5);
+      await cluster.create("pods", pod({ name: "w2", namespace: "ns", labels: { app: "web" } }));
+      await cluster.update("pods", pod({ name: "w1", namespace: "ns", labels: { app: "db" } })); // leaves
+      const left = await cluster.state("pods", "ns");
+      await cluster.create("pods", pod({ name: "d1", namespace: "ns", labels: { app: "db" } })); // never seen
+      await cluster.update("pods", pod({ name: "d1", namespace: "ns", labels: { app: "web" } })); // enters
+      await cluster.update("pods", { ...pod({ name: "w2", namespace: "ns", labels: { app: "web" } }), status: { phase: "Running" } });
+      await cluster.delete("pods", { metadata: { namespace: "ns", name: "w2" } });
+      const seen = await events;
+      expect(seen.map((e) => [e.type, e.object.metadata.name])).toEqual([
+        ["ADDED", "w2"],
+        ["DELETED", "w1"],
+        ["ADDED", "d1"],
+        ["MODIFIED", "w2"],
+        ["DELETED", "w2"],
+      ]);
+      // the object that left is shown in its last matching state, at the change's resourceVersion
+      const w1After = left.items.find((o: KubeObject) => o.metadata.name === "w1")!;
+      expect(seen[1].object.metadata.labels).toEqual({ app: "web" });
+      expect(seen[1].object.metadata.resourceVersion).toBe(w1After.metadata.resourceVersion);
+      expect(seen[0].object).toMatchObject({ kind: "Pod", apiVersion: "v1" });
+    });
+
+    it("starts RV 0 with the current objects and ends them with the initial-events-end bookmark", async () => {
+      const { cluster, name } = await mirrored();
+      for (const pod_ of ["a", "b", "c"]) await cluster.create("pods", pod({ name: pod_, namespace: "initial" }));
+      await waitConverged(env.INFORMER.getByName(name), cluster);
+      const response = await k8s(
+        "/api/v1/namespaces/initial/pods?watch=1&resourceVersion=0&allowWatchBookmarks=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+      );
+      const events = collect(response, (e) => e.some((x) => x.type === "MODIFIED"));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await cluster.update("pods", { ...pod({ name: "b", namespace: "initial" }), status: { phase: "Running" } });
+      const seen = await events;
+      expect(seen.map((e) => [e.type, e.object.metadata.name ?? null])).toEqual([
+        ["ADDED", "a"],
+        ["ADDED", "b"],
+        ["ADDED", "c"],
+        ["BOOKMARK", null],
+        ["MODIFIED", "b"],
+      ]);
+      expect(seen[3].object).toMatchObject({ kind: "Pod", apiVersion: "v1", metadata: { annotations: { "k8s.io/initial-events-end": "true" } } });
+      expect(seen[3].object.metadata.resourceVersion).toMatch(/^\d+$/);
+    });
+
+    it("answers a resourceVersion older than the log with an ERROR 410 Expired event", async () => {
+      await mirrored(); // a new cluster starts at revision 1, before the informer's first list
+      const response = await k8s("/api/v1/pods?watch=true&resourceVersion=1");
+      const seen = await collect(response, (e) => e.length >= 1);
+      expect(seen[0]).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
+    });
+
+    it("ends the stream cleanly after timeoutSeconds", async () => {
+      await mirrored();
+      const started = Date.now();
+      const response = await k8s("/api/v1/pods?watch=true&resourceVersion=0&timeoutSeconds=1");
+      const seen = await collect(response, () => false, 5_000).catch((error: Error) => error);
+      expect(seen).not.toBeInstanceOf(Error);
+      expect(Date.now() - started).toBeLessThan(4_000);
+    });
+
+    it("serves many watchers the same events in the same order", async () => {
+      const { cluster } = await mirrored();
+      const rv = (await body(await k8s("/api/v1/pods"))).metadata.resourceVersion;
+      const watchers = await Promise.all(Array.from({ length: 25 }, () => k8s(`/api/v1/namespaces/many/pods?watch=true&resourceVersion=${rv}`)));
+      const streams = watchers.map((response) => collect(response, (e) => e.length >= 30, 20_000));
+      for (let i = 0; i < 10; i++) {
+        await cluster.create("pods", pod({ name: `m${i}`, namespace: "many" }));
+        await cluster.update("pods", { ...pod({ name: `m${i}`, namespace: "many" }), status: { phase: "Running" } });
+        await cluster.delete("pods", { metadata: { namespace: "many", name: `m${i}` } });
+      }
+      const all = await Promise.all(streams);
+      const first = all[0]!.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`);
+      for (const events of all) expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`)).toEqual(first);
+    });
   });
 });

@@ -1,0 +1,269 @@
+/**
+ * `/k8s` watches of one informer, served from its event log as kube-apiserver's watch cache serves
+ * them from etcd's history (kubernetes-api-server-facts.md §4, §6).
+ *
+ * Guarantees:
+ * - Each watcher gets the log's changes in resourceVersion order, translated by its selectors' enter/leave rule
+ *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, for RV ""/"0",
+ *   with a synthetic ADDED for every object of one consistent list (versioned-list.ts) and the
+ *   changes after it, closed by the `k8s.io/initial-events-end` bookmark when bookmarks were asked.
+ * - One read of the log per appended batch serves every watcher at the tail: new events are read
+ *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
+ *   Plain-JSON frames are encoded once per event and shared.
+ * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
+ *   event, as the watch cache does; the client relists.
+ * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
+ *   Bookmarks, when asked for, come about once a minute while nothing else is sent.
+ * - A watcher that does not read its stream (more than MAX_BACKLOG_BYTES queued) is closed, as the
+ *   API server closes unresponsive watchers: its client re-watches from its last resourceVersion.
+ */
+import type { LogBounds, LogEvent, ReadResult } from "../cache/event-log.ts";
+import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
+import { makeFilter } from "../cache/lister.ts";
+import { compareResourceVersions } from "../kube/resource-version.ts";
+import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
+import type { ObjectFormat } from "./accept.ts";
+import type { ResourceInfo } from "./catalog.ts";
+import { statusErrors } from "./status.ts";
+import type { IncludeObject } from "./table.ts";
+import { errorFrame, jsonFrame, translate, WatchFramer } from "./watch-events.ts";
+
+/** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
+export interface WatchSource {
+  read(after: number, limit: number): ReadResult;
+  bounds(): LogBounds;
+  /** The RV the cache is complete up to. */
+  cacheResourceVersion(): string;
+  listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
+  positionOf(resourceVersion: string): { after: number; skipUpTo: string } | "expired";
+}
+
+export interface WatchRequest {
+  info: ResourceInfo;
+  format: ObjectFormat;
+  includeObject: IncludeObject;
+  namespace?: string;
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+  /** Absent, "" or "0": start now, with the current objects as ADDED events if `initialEvents`. */
+  resourceVersion?: string;
+  initialEvents: boolean;
+  bookmarks: boolean;
+  timeoutSeconds?: number;
+}
+
+const READ_BATCH = 1_000;
+/** Recent events kept for watchers at the tail. */
+const BUFFER_EVENTS = 4_000;
+export const BOOKMARK_INTERVAL_MS = 60_000;
+export const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
+const INITIAL_PAGE = 500;
+
+interface Watcher {
+  closed: boolean;
+}
+
+export class WatchHub {
+  readonly #source: () => WatchSource | undefined;
+  readonly #now: () => number;
+  readonly #random: () => number;
+  /** Recent events, consecutive in seq; `#bufferEnd` is the last seq read into it. */
+  #buffer: LogEvent[] = [];
+  #bufferEnd = -1;
+  /** Plain-JSON frames of buffered events, by seq. */
+  #frames = new Map<number, string>();
+  #watchers = new Set<Watcher>();
+  #changed!: Promise<void>;
+  #wake!: () => void;
+
+  constructor(source: () => WatchSource | undefined, now: () => number = Date.now, random: () => number = Math.random) {
+    this.#source = source;
+    this.#now = now;
+    this.#random = random;
+    this.#renew();
+  }
+
+  get watchers(): number {
+    return this.#watchers.size;
+  }
+
+  /** The log grew (or the cache advanced): wake the watchers. */
+  notify(): void {
+    this.#wake();
+    this.#renew();
+  }
+
+  /** Ends every stream (the informer is going away or being reconfigured). */
+  closeAll(): void {
+    for (const watcher of this.#watchers) watcher.closed = true;
+    this.notify();
+  }
+
+  open(request: WatchRequest): ReadableStream<Uint8Array> {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }));
+    const watcher: Watcher = { closed: false };
+    this.#watchers.add(watcher);
+    const writer = writable.getWriter();
+    writer.closed.catch(() => {
+      watcher.closed = true; // the client went away
+      this.notify();
+    });
+    void this.#run(watcher, request, writer).finally(() => {
+      this.#watchers.delete(watcher);
+      writer.close().catch(() => {});
+    });
+    return readable;
+  }
+
+  #renew(): void {
+    this.#changed = new Promise<void>((resolve) => (this.#wake = resolve));
+  }
+
+  async #run(watcher: Watcher, request: WatchRequest, writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
+    const encoder = new TextEncoder();
+    const framer = new WatchFramer(request.info, request.format, request.includeObject);
+    const filter = makeFilter({
+      ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+      ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
+      ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
+      index: { name: "", value: "" }, // an index makes the filter check the namespace too
+    });
+    const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
+    const deadline = this.#now() + timeoutMs;
+    const send = (text: string): boolean => {
+      if (watcher.closed) return false;
+      if (writer.desiredSize !== null && writer.desiredSize < -MAX_BACKLOG_BYTES) {
+        watcher.closed = true; // unresponsive: end its stream; the client re-watches
+        return false;
+      }
+      writer.write(encoder.encode(text)).catch(() => (watcher.closed = true));
+      return true;
+    };
+    const source = this.#source();
+    if (!source) return void send(errorFrame(statusErrors.noSuchResource().status));
+
+    let next: number;
+    let skipUpTo: string | undefined;
+    const rv = request.resourceVersion;
+    const fromNow = rv === undefined || rv === "" || rv === "0";
+    if (fromNow && !request.initialEvents) {
+      next = source.bounds().tail;
+    } else if (fromNow) {
+      // Synthetic ADDED events of one consistent list, then the changes after it.
+      const query: VersionedQuery = {
+        ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+        ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
+        ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
+        limit: INITIAL_PAGE,
+      };
+      const listRv = source.cacheResourceVersion();
+      let page = source.listAt(query);
+      if (page.expired) return void send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status));
+      next = page.at;
+      for (;;) {
+        for (const item of page.items) if (!send(framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))) return;
+        if (!page.next) break;
+        await this.#drain(writer);
+        page = this.#source()?.listAt(query, page.next) ?? { expired: true };
+        if (page.expired) return void send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status));
+      }
+      if (request.bookmarks && !send(framer.bookmark(listRv, true))) return;
+    } else {
+      const position = source.positionOf(rv);
+      if (position === "expired") return void send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status));
+      next = position.after;
+      skipUpTo = position.skipUpTo;
+    }
+
+    let lastSent = this.#now();
+    while (!watcher.closed) {
+      const now = this.#now();
+      if (now >= deadline) return;
+      const events = this.#eventsAfter(next);
+      if (events === "expired") return void send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status));
+      if (events.length === 0) {
+        if (request.bookmarks && now - lastSent >= BOOKMARK_INTERVAL_MS) {
+          const current = this.#source();
+          if (current && !send(framer.bookmark(current.cacheResourceVersion()))) return;
+          lastSent = now;
+        }
+        const wait = Math.min(deadline, request.bookmarks ? lastSent + BOOKMARK_INTERVAL_MS : deadline) - now;
+        await Promise.race([this.#changed, sleep(Math.max(1, wait))]);
+        continue;
+      }
+      next = events.at(-1)!.seq;
+      for (const event of inResourceVersionOrder(events)) {
+        if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
+        const shown = translate(event, filter);
+        if (!shown) continue;
+        const text = framer.plain && shown.object === event.object ? this.#sharedFrame(event, shown.type) : framer.frame(shown.type, shown.object, now);
+        if (!send(text)) return;
+        lastSent = now;
+      }
+      await this.#drain(writer);
+    }
+  }
+
+  /** Lets a slow reader catch up before more is queued for it (a fast one passes at once). */
+  async #drain(writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
+    if (writer.desiredSize !== null && writer.desiredSize <= 0) await Promise.race([writer.ready, sleep(50)]);
+  }
+
+  /** Events after `after`: from the shared buffer when it covers them, else read for this watcher. */
+  #eventsAfter(after: number): LogEvent[] | "expired" {
+    this.#refresh();
+    const first = this.#buffer[0];
+    if (first !== undefined && after >= first.seq - 1) return this.#buffer.slice(after - first.seq + 1);
+    const source = this.#source();
+    if (!source) return [];
+    const read = source.read(after, READ_BATCH);
+    return read.expired ? "expired" : read.events;
+  }
+
+  /** Reads what the log gained since the last refresh into the buffer (once for all watchers). */
+  #refresh(): void {
+    const source = this.#source();
+    if (!source) return;
+    const { tail } = source.bounds();
+    if (this.#bufferEnd === -1) this.#bufferEnd = tail; // nothing older is buffered: watchers behind read for themselves
+    while (this.#bufferEnd < tail) {
+      const read = source.read(this.#bufferEnd, READ_BATCH);
+      if (read.expired || read.events.length === 0) {
+        this.#buffer = [];
+        this.#frames.clear();
+        this.#bufferEnd = tail;
+        break;
+      }
+      this.#buffer.push(...read.events);
+      this.#bufferEnd = read.events.at(-1)!.seq;
+    }
+    if (this.#buffer.length > BUFFER_EVENTS) {
+      const dropped = this.#buffer.splice(0, this.#buffer.length - BUFFER_EVENTS);
+      for (const event of dropped) this.#frames.delete(event.seq);
+    }
+  }
+
+  #sharedFrame(event: LogEvent, type: "ADDED" | "MODIFIED" | "DELETED"): string {
+    const key = event.seq;
+    let frame = this.#frames.get(key);
+    if (frame === undefined || !frame.startsWith(`{"type":"${type}"`)) {
+      frame = jsonFrame(type, event.object!);
+      this.#frames.set(key, frame);
+    }
+    return frame;
+  }
+}
+
+/**
+ * The DeltaFIFO pops a batch key by key (each key's deltas together), so across keys the log's
+ * order within one applied batch is not the order of the changes; a watch promises resourceVersion
+ * order. Every read ends at a transaction boundary, and one key's events keep their order (their
+ * RVs grow), so a stable sort of what was read restores it.
+ */
+function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
+  return [...events].sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,84 @@
+/**
+ * WatchHub over a scripted log: many watchers at the tail cost one log read per appended batch
+ * (not one per watcher), a slow reader does not hold the others back, and a closed client is dropped.
+ */
+import { describe, expect, it } from "vitest";
+import type { LogEvent } from "../../src/cache/event-log.ts";
+import { describeResource } from "../../src/k8s/catalog.ts";
+import { WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+
+function scriptedLog() {
+  const events: LogEvent[] = [];
+  let reads = 0;
+  const source: WatchSource = {
+    read(after, limit) {
+      reads++;
+      return { events: events.filter((e) => e.seq > after).slice(0, limit), expired: false, bounds: { head: 1, tail: events.length } };
+    },
+    bounds: () => ({ head: 1, tail: events.length }),
+    cacheResourceVersion: () => String(100 + events.length),
+    listAt: () => ({ expired: false, items: [], at: events.length }),
+    positionOf: () => ({ after: events.length, skipUpTo: String(100 + events.length) }),
+  };
+  return {
+    source,
+    get reads() {
+      return reads;
+    },
+    append(name: string) {
+      const seq = events.length + 1;
+      const rv = String(100 + seq);
+      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv } });
+      events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
+    },
+  };
+}
+
+async function readLines(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (text.split("\n").length - 1 < count) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  await reader.cancel();
+  return text.split("\n").filter(Boolean);
+}
+
+const pods = describeResource("pods", undefined)!;
+const request = { info: pods, format: { kind: "json" } as const, includeObject: "Metadata" as const, bookmarks: false, initialEvents: false, resourceVersion: "100" };
+
+describe("WatchHub", () => {
+  it("serves 50 watchers at the tail with one log read per appended batch", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const streams = Array.from({ length: 50 }, () => hub.open(request));
+    const received = streams.map((stream) => readLines(stream, 20));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const before = log.reads;
+    for (let batch = 0; batch < 5; batch++) {
+      for (let i = 0; i < 4; i++) log.append(`p${batch}-${i}`);
+      hub.notify();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const all = await Promise.all(received);
+    for (const lines of all) expect(lines.map((l) => JSON.parse(l).object.metadata.name)).toEqual(all[0]!.map((l) => JSON.parse(l).object.metadata.name));
+    expect(all[0]).toHaveLength(20);
+    expect(log.reads - before).toBeLessThanOrEqual(5);
+  });
+
+  it("drops a watcher whose client went away", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const stream = hub.open(request);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(hub.watchers).toBe(1);
+    await stream.cancel();
+    log.append("x");
+    hub.notify();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hub.watchers).toBe(0);
+  });
+});
