@@ -14,8 +14,9 @@
  *   event, as the watch cache does; the client relists.
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
  *   Bookmarks, when asked for, come about once a minute while nothing else is sent.
- * - A watcher that does not read its stream (more than MAX_BACKLOG_BYTES queued) is closed, as the
- *   API server closes unresponsive watchers: its client re-watches from its last resourceVersion.
+ * - Each watcher holds at most about HIGH_WATER_BYTES queued: sending waits for its client to read.
+ *   One that reads nothing for UNRESPONSIVE_MS is closed, as the API server closes unresponsive
+ *   watchers; its client re-watches from its last resourceVersion. Others are not held back.
  */
 import type { LogBounds, LogEvent, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
@@ -54,9 +55,12 @@ export interface WatchRequest {
 
 const READ_BATCH = 1_000;
 /** Recent events kept for watchers at the tail. */
-const BUFFER_EVENTS = 4_000;
+const BUFFER_EVENTS = 1_000;
 export const BOOKMARK_INTERVAL_MS = 60_000;
-export const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
+/** Bytes queued for a watcher before we wait for its client to read. */
+const HIGH_WATER_BYTES = 64 * 1024;
+/** A client that reads nothing for this long is closed, as the API server closes unresponsive watchers. */
+export const UNRESPONSIVE_MS = 10_000;
 const INITIAL_PAGE = 500;
 
 interface Watcher {
@@ -76,10 +80,16 @@ export class WatchHub {
   #changed!: Promise<void>;
   #wake!: () => void;
 
-  constructor(source: () => WatchSource | undefined, now: () => number = Date.now, random: () => number = Math.random) {
+  readonly #unresponsiveMs: number;
+
+  constructor(
+    source: () => WatchSource | undefined,
+    options: { now?: () => number; random?: () => number; unresponsiveMs?: number } = {},
+  ) {
     this.#source = source;
-    this.#now = now;
-    this.#random = random;
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    this.#unresponsiveMs = options.unresponsiveMs ?? UNRESPONSIVE_MS;
     this.#renew();
   }
 
@@ -100,7 +110,7 @@ export class WatchHub {
   }
 
   open(request: WatchRequest): ReadableStream<Uint8Array> {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }));
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_BYTES }));
     const watcher: Watcher = { closed: false };
     this.#watchers.add(watcher);
     const writer = writable.getWriter();
@@ -130,17 +140,21 @@ export class WatchHub {
     });
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
-    const send = (text: string): boolean => {
+    /** Queues a frame once the stream has room; false when the watcher is gone or unresponsive. */
+    const send = async (text: string): Promise<boolean> => {
       if (watcher.closed) return false;
-      if (writer.desiredSize !== null && writer.desiredSize < -MAX_BACKLOG_BYTES) {
-        watcher.closed = true; // unresponsive: end its stream; the client re-watches
-        return false;
+      if (writer.desiredSize !== null && writer.desiredSize <= 0) {
+        const ready = await within(writer.ready.then(() => true, () => false), this.#unresponsiveMs, false);
+        if (!ready || watcher.closed) {
+          watcher.closed = true; // unresponsive: end its stream; the client re-watches from its last RV
+          return false;
+        }
       }
       writer.write(encoder.encode(text)).catch(() => (watcher.closed = true));
       return true;
     };
     const source = this.#source();
-    if (!source) return void send(errorFrame(statusErrors.noSuchResource().status));
+    if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
 
     let next: number;
     let skipUpTo: string | undefined;
@@ -158,19 +172,18 @@ export class WatchHub {
       };
       const listRv = source.cacheResourceVersion();
       let page = source.listAt(query);
-      if (page.expired) return void send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status));
+      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
       next = page.at;
       for (;;) {
-        for (const item of page.items) if (!send(framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))) return;
+        for (const item of page.items) if (!(await send(framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now())))) return;
         if (!page.next) break;
-        await this.#drain(writer);
         page = this.#source()?.listAt(query, page.next) ?? { expired: true };
-        if (page.expired) return void send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status));
+        if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
       }
-      if (request.bookmarks && !send(framer.bookmark(listRv, true))) return;
+      if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return;
     } else {
       const position = source.positionOf(rv);
-      if (position === "expired") return void send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status));
+      if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
       next = position.after;
       skipUpTo = position.skipUpTo;
     }
@@ -180,15 +193,15 @@ export class WatchHub {
       const now = this.#now();
       if (now >= deadline) return;
       const events = this.#eventsAfter(next);
-      if (events === "expired") return void send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status));
+      if (events === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
       if (events.length === 0) {
         if (request.bookmarks && now - lastSent >= BOOKMARK_INTERVAL_MS) {
           const current = this.#source();
-          if (current && !send(framer.bookmark(current.cacheResourceVersion()))) return;
+          if (current && !(await send(framer.bookmark(current.cacheResourceVersion())))) return;
           lastSent = now;
         }
         const wait = Math.min(deadline, request.bookmarks ? lastSent + BOOKMARK_INTERVAL_MS : deadline) - now;
-        await Promise.race([this.#changed, sleep(Math.max(1, wait))]);
+        await within(this.#changed, Math.max(1, wait), undefined);
         continue;
       }
       next = events.at(-1)!.seq;
@@ -197,16 +210,10 @@ export class WatchHub {
         const shown = translate(event, filter);
         if (!shown) continue;
         const text = framer.plain && shown.object === event.object ? this.#sharedFrame(event, shown.type) : framer.frame(shown.type, shown.object, now);
-        if (!send(text)) return;
+        if (!(await send(text))) return;
         lastSent = now;
       }
-      await this.#drain(writer);
     }
-  }
-
-  /** Lets a slow reader catch up before more is queued for it (a fast one passes at once). */
-  async #drain(writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
-    if (writer.desiredSize !== null && writer.desiredSize <= 0) await Promise.race([writer.ready, sleep(50)]);
   }
 
   /** Events after `after`: from the shared buffer when it covers them, else read for this watcher. */
@@ -264,6 +271,15 @@ function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
   return [...events].sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion));
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */
+async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer!: ReturnType<typeof setTimeout>;
+  const expired = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

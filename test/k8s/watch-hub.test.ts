@@ -25,10 +25,10 @@ function scriptedLog() {
     get reads() {
       return reads;
     },
-    append(name: string) {
+    append(name: string, padding = 0) {
       const seq = events.length + 1;
       const rv = String(100 + seq);
-      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv } });
+      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
       events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
     },
   };
@@ -80,5 +80,30 @@ describe("WatchHub", () => {
     hub.notify();
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(hub.watchers).toBe(0);
+  });
+
+  it("delivers a burst far larger than its buffer whole, in order, to a client that reads", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const received = readLines(hub.open(request), 3_000);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 3_000; i++) log.append(`b${i}`, 1_000); // ~3 MB in one batch
+    hub.notify();
+    const lines = await received;
+    expect(lines.map((l) => JSON.parse(l).object.metadata.name)).toEqual(Array.from({ length: 3_000 }, (_, i) => `b${i}`));
+  });
+
+  it("closes a watcher whose client stops reading, without holding back the others", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { unresponsiveMs: 200 });
+    const stalled = hub.open(request); // never read
+    const reading = readLines(hub.open(request), 500);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 500; i++) log.append(`s${i}`, 1_000);
+    hub.notify();
+    expect(await reading).toHaveLength(500);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(hub.watchers).toBe(0);
+    void stalled;
   });
 });
