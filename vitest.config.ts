@@ -1,6 +1,11 @@
+// Two projects: `workerd` (test/**/*.test.ts, run inside workerd by @cloudflare/vitest-plugin) and
+// `e2e` (test/e2e/**/*.e2e.test.ts, run in Node against a Worker started by `wrangler dev` and driven
+// by real clients: kubectl, @kubernetes/client-node; see test/e2e/global-setup.ts). `npm test` runs both.
+//   only the end-to-end tests:   npx vitest run --project e2e
+//   only the workerd tests:      npx vitest run --project workerd
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { createServer } from "node:net";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // The fake API server and the fake webhook receiver are started by test/global-setup.ts, but the
 // Worker's bindings are fixed before globalSetup runs, so their ports are chosen here and handed to both.
@@ -22,25 +27,46 @@ while (receiverPort === port) receiverPort = await freePort();
 process.env.RECEIVER_PORT = String(receiverPort);
 
 export default defineConfig({
-  plugins: [
-    cloudflareTest({
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          KUBE_API_URL: `http://127.0.0.1:${port}`,
-          FAKE_APISERVER_URL: `http://127.0.0.1:${port}`,
-          RECEIVER_URL: `http://127.0.0.1:${receiverPort}`,
-          INFORMERS: "[]",
-          ADMIN_TOKEN: "test-admin-token",
-          ALLOW_UNAUTHENTICATED: "false",
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: {
+              bindings: {
+                KUBE_API_URL: `http://127.0.0.1:${port}`,
+                FAKE_APISERVER_URL: `http://127.0.0.1:${port}`,
+                RECEIVER_URL: `http://127.0.0.1:${receiverPort}`,
+                INFORMERS: "[]",
+                ADMIN_TOKEN: "test-admin-token",
+                ALLOW_UNAUTHENTICATED: "false",
+              },
+            },
+          }),
+        ],
+        test: {
+          name: "workerd",
+          globalSetup: ["./test/global-setup.ts"],
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/e2e/**"],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
-    }),
-  ],
-  test: {
-    globalSetup: ["./test/global-setup.ts"],
-    include: ["test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+      {
+        test: {
+          name: "e2e",
+          environment: "node",
+          globalSetup: ["./test/e2e/global-setup.ts"],
+          include: ["test/e2e/**/*.e2e.test.ts"],
+          // One Worker and one fake cluster serve every file; files run one at a time so a churn in
+          // one never races another's comparison.
+          fileParallelism: false,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
   },
 });

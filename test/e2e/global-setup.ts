@@ -1,0 +1,115 @@
+/**
+ * globalSetup of the `e2e` vitest project (Node, not workerd): a fake API server on its own loopback
+ * port with one cluster seeded from fixtures.ts, and our Worker under `wrangler dev` mirroring it with
+ * two informers, `pods` and `deployments` (deployments.apps), fresh Durable Object storage, and
+ * READ_TOKEN / ADMIN_TOKEN set. Resolves once both informers report synced, and hands the tests an
+ * E2eContext (context.ts). The teardown stops the Worker's process group and the fake server.
+ *
+ * kubectl reaches /k8s through an HTTPS front (tls-proxy.ts), because it sends a kubeconfig token only
+ * over TLS; Node clients use the Worker's plain-HTTP port.
+ *
+ * The pods informer indexes `status.phase` and `spec.nodeName`: a field selector on /k8s is served
+ * for metadata.name, metadata.namespace and the fields the informer indexes (issue 8), and the tests
+ * use `--field-selector status.phase=Running`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import { FakeCluster } from "../fake-apiserver/client.ts";
+import { namespace } from "../fake-apiserver/builders.ts";
+import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver/server.ts";
+import type { ObjectOp } from "../fake-apiserver/types.ts";
+import type { E2eContext } from "./context.ts";
+import { CHURN_INFORMER_NAMESPACE, CHURN_WATCH_NAMESPACE, DEPLOYMENTS, NAMESPACES, PODS, churnSeedPods, deploymentObject, podObject } from "./fixtures.ts";
+import { writeKubeconfig } from "./kubeconfig.ts";
+import { waitFor } from "./wait.ts";
+import { startTlsProxy, type TlsProxy } from "./tls-proxy.ts";
+import { startWorker, type RunningWorker } from "./worker.ts";
+
+const READ_TOKEN = "e2e-read-token";
+const ADMIN_TOKEN = "e2e-admin-token";
+const SYNC_TIMEOUT_MS = 60_000;
+
+const INFORMERS = [
+  { name: "pods", resource: "pods", indexers: { phase: "status.phase", node: "spec.nodeName" } },
+  { name: "deployments", resource: "deployments.apps" },
+];
+
+function seedOps(): ObjectOp[] {
+  return [
+    ...NAMESPACES.map((name): ObjectOp => ({ op: "create", resource: "namespaces", object: namespace({ name }) })),
+    ...PODS.map((seed): ObjectOp => ({ op: "create", resource: "pods", object: podObject(seed) })),
+    ...[CHURN_WATCH_NAMESPACE, CHURN_INFORMER_NAMESPACE].flatMap((ns) => churnSeedPods(ns).map((object): ObjectOp => ({ op: "create", resource: "pods", object }))),
+    ...DEPLOYMENTS.map((seed): ObjectOp => ({ op: "create", resource: "deployments", object: deploymentObject(seed) })),
+  ];
+}
+
+async function informerSynced(workerUrl: string, name: string): Promise<boolean> {
+  const response = await fetch(`${workerUrl}/informers/${name}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    signal: AbortSignal.timeout(5_000),
+  });
+  if (!response.ok) throw new Error(`GET /informers/${name}: ${response.status} ${await response.text()}`);
+  const status = (await response.json()) as { synced: boolean; lastError: string | null };
+  if (!status.synced && status.lastError) throw new Error(`informer ${name}: ${status.lastError}`);
+  return status.synced;
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const scratchDir = mkdtempSync(join(tmpdir(), "edge-informer-e2e-"));
+  let server: FakeApiServer | undefined;
+  let worker: RunningWorker | undefined;
+  let tls: TlsProxy | undefined;
+  const teardown = async () => {
+    await tls?.close();
+    await worker?.stop();
+    await server?.close();
+    rmSync(scratchDir, { recursive: true, force: true });
+  };
+  try {
+    server = await startFakeApiServer({ port: 0 });
+    const cluster = await FakeCluster.create(server.url, { id: "e2e" });
+    await cluster.apply(seedOps());
+
+    worker = await startWorker({
+      vars: {
+        KUBE_API_URL: cluster.url,
+        INFORMERS: JSON.stringify(INFORMERS),
+        READ_TOKEN,
+        ADMIN_TOKEN,
+        ALLOW_UNAUTHENTICATED: "false",
+      },
+    });
+    const workerUrl = worker.url;
+    for (const { name } of INFORMERS) {
+      await waitFor(() => informerSynced(workerUrl, name), { timeoutMs: SYNC_TIMEOUT_MS, intervalMs: 200, what: `informer ${name} to sync (log: ${worker.logPath})` });
+    }
+
+    const k8sUrl = `${workerUrl}/k8s`;
+    try {
+      tls = await startTlsProxy(workerUrl, scratchDir);
+    } catch (error) {
+      // Without openssl the kubectl suites skip themselves (kubectl.ts); everything else runs.
+      console.warn(`e2e: no HTTPS front for kubectl: ${error instanceof Error ? error.message : error}`);
+    }
+    const context: E2eContext = {
+      workerUrl,
+      k8sUrl,
+      clusterUrl: cluster.url,
+      readToken: READ_TOKEN,
+      adminToken: ADMIN_TOKEN,
+      informers: { pods: "pods", deployments: "deployments" },
+      kubeconfigs: {
+        edge: writeKubeconfig(join(scratchDir, "edge.kubeconfig"), { server: `${tls?.url ?? workerUrl}/k8s`, token: READ_TOKEN, insecureSkipTlsVerify: tls !== undefined }),
+        fake: writeKubeconfig(join(scratchDir, "fake.kubeconfig"), { server: cluster.url }),
+      },
+      scratchDir,
+    };
+    project.provide("e2e", context);
+    return teardown;
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+}

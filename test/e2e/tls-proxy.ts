@@ -1,0 +1,67 @@
+/**
+ * An HTTPS front for the Worker, for kubectl. kubectl (client-go `tools/clientcmd`, client_config.go
+ * `DirectClientConfig.ClientConfig`: "only try to read the auth information if we are secure") sends
+ * the kubeconfig's token only over TLS, so against `http://…/k8s` it sends no Authorization header at
+ * all and READ_TOKEN cannot be tested. This proxy terminates TLS on a loopback port with a throwaway
+ * self-signed certificate (made by `openssl`; kubeconfig `insecure-skip-tls-verify: true`) and passes
+ * every request, streaming, to the Worker's plain-HTTP port.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { request } from "node:http";
+import { createServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+
+export const OPENSSL = process.env.OPENSSL ?? "openssl";
+
+export interface TlsProxy {
+  /** e.g. https://127.0.0.1:40124 */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A self-signed certificate for 127.0.0.1, valid for a day, written into `dir`. */
+function selfSignedCertificate(dir: string): { key: Buffer; cert: Buffer } {
+  const keyPath = join(dir, "tls.key");
+  const certPath = join(dir, "tls.crt");
+  execFileSync(
+    OPENSSL,
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyPath, "-out", certPath],
+    { stdio: "ignore", timeout: 10_000 },
+  );
+  return { key: readFileSync(keyPath), cert: readFileSync(certPath) };
+}
+
+export async function startTlsProxy(target: string, dir: string): Promise<TlsProxy> {
+  const targetUrl = new URL(target);
+  const server = createServer(selfSignedCertificate(dir), (req, res) => {
+    const upstream = request(new URL(req.url ?? "/", targetUrl), { method: req.method, headers: { ...req.headers, host: targetUrl.host } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      res.flushHeaders();
+      answer.pipe(res);
+      answer.on("error", () => res.destroy());
+    });
+    upstream.on("error", () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
+    res.on("error", () => upstream.destroy());
+    res.on("close", () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
