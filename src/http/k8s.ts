@@ -11,7 +11,7 @@ import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
 import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
-import type { ResourceInfo } from "../k8s/catalog.ts";
+import { describeResource, type ResourceInfo } from "../k8s/catalog.ts";
 import { decodeListToken, encodeListToken } from "../k8s/continue-token.ts";
 import {
   aggregatedContentType,
@@ -111,10 +111,11 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   const request = parseResourcePath(path.split("/").filter((s) => s !== "").map(decodeURIComponent));
   if (!request) throw statusErrors.noSuchResource();
   const served = await findResource(c.env, group, version, request.plural);
-  if (!served || (request.namespace !== undefined && !served.info.namespaced)) throw statusErrors.noSuchResource();
   const format = negotiateObject(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);
   const includeObject = included(c.req.query("includeObject"));
+  if (!served && isNamespaceGet(group, request)) return namespaceStandIn(request.name, format, includeObject);
+  if (!served || (request.namespace !== undefined && !served.info.namespaced)) throw statusErrors.noSuchResource();
   if (request.watch || isTrue(c.req.query("watch"))) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
 }
@@ -155,8 +156,34 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   };
   const opened = await informerStub(c, served).watch(params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
-  return new Response(opened.value, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+  return new Response(opened.value, { headers: STREAM_HEADERS });
 }
+
+/**
+ * Headers of a streamed answer. `content-encoding: identity`: a local runtime (miniflare) otherwise
+ * gzips a response by the request's Accept-Encoding, and gzip holds back small watch events.
+ */
+const STREAM_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" };
+
+function isNamespaceGet(group: string, request: ResourceRequest): request is Extract<ResourceRequest, { kind: "object" }> {
+  return group === "" && request.kind === "object" && request.plural === "namespaces" && request.namespace === undefined && !request.watch;
+}
+
+/**
+ * `GET /api/v1/namespaces/{name}` when namespaces are not mirrored: kubectl asks it after a
+ * NotFound, to say whether the namespace or the object is missing. We cannot know which namespaces
+ * exist, so we answer an Active stand-in for any valid name, and kubectl reports the object as
+ * missing — what it reports against a real server whenever the namespace exists.
+ */
+function namespaceStandIn(name: string, format: ObjectFormat, includeObject: IncludeObject): Response {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63) throw statusErrors.notFound(NAMESPACES, name);
+  const body = JSON.stringify({ kind: "Namespace", apiVersion: "v1", metadata: { name }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
+  return new Response(objectBody(NAMESPACES, body, format, includeObject, Date.now()), {
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
+  });
+}
+
+const NAMESPACES = describeResource("namespaces", undefined)!;
 
 function included(value: string | undefined): IncludeObject {
   try {
@@ -316,7 +343,7 @@ async function listObjects(
     else rest = remainingPages(read, page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
-  return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+  return new Response(body, { headers: typeof body === "string" ? { "content-type": "application/json", "cache-control": "no-cache, private" } : STREAM_HEADERS });
 }
 
 /** The pages after `next` of a list without limit, each as one informer read. */
