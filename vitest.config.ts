@@ -4,22 +4,11 @@
 //   only the end-to-end tests:   npx vitest run --project e2e
 //   only the workerd tests:      npx vitest run --project workerd
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
-import { createServer } from "node:net";
 import { configDefaults, defineConfig } from "vitest/config";
+import { freePort } from "./test/e2e/wait.ts";
 
 // The fake API server and the fake webhook receiver are started by test/global-setup.ts, but the
 // Worker's bindings are fixed before globalSetup runs, so their ports are chosen here and handed to both.
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 const port = Number(process.env.FAKE_APISERVER_PORT ?? (await freePort()));
 process.env.FAKE_APISERVER_PORT = String(port);
 let receiverPort = Number(process.env.RECEIVER_PORT ?? (await freePort()));

@@ -10,8 +10,8 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { listenOnLoopback } from "./wait.ts";
 
 export const OPENSSL = process.env.OPENSSL ?? "openssl";
 
@@ -51,11 +51,7 @@ export async function startTlsProxy(target: string, dir: string): Promise<TlsPro
     res.on("close", () => upstream.destroy());
     req.pipe(upstream);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `https://127.0.0.1:${port}`,
     close: () =>

@@ -2,6 +2,14 @@
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
+/** Starts `server` on a free loopback port and answers the port. */
+export function listenOnLoopback(server: import("node:net").Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port));
+  });
+}
+
 /** A port free on 127.0.0.1 at the time of asking. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -6,7 +6,7 @@
  * server does for a client that reconnects after the history it needs was compacted.
  */
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "./wait.ts";
 
 export interface ProxiedRequest {
   time: number;
@@ -86,11 +86,7 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
     });
     req.pipe(upstream);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
