@@ -40,7 +40,10 @@ let registry: { at: number; served: ServedResource[] } | undefined;
 
 async function served(env: AppEnv["Bindings"], fresh = false): Promise<ServedResource[]> {
   if (!fresh && registry && Date.now() - registry.at < REGISTRY_TTL_MS) return registry.served;
-  const list = servedResources(await env.FACTORY.getByName(FACTORY_NAME).list());
+  const list = await servedResources(await env.FACTORY.getByName(FACTORY_NAME).list(), async (informer) => {
+    const sample = await env.INFORMER.getByName(informer).sampleObject();
+    return sample.ok && sample.value ? sample.value : undefined;
+  });
   registry = { at: Date.now(), served: list };
   return list;
 }
@@ -64,7 +67,16 @@ function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "
   return response;
 }
 
-const infos = async (c: K8sContext): Promise<ResourceInfo[]> => (await served(c.env)).map((r) => r.info);
+const infos = async (c: K8sContext, fresh = false): Promise<ResourceInfo[]> => (await served(c.env, fresh)).map((r) => r.info);
+
+/** The served resources if `found` holds of them (looked up again on a miss: it may be new); else 404. */
+async function infosWith(c: K8sContext, found: (infos: ResourceInfo[]) => boolean): Promise<ResourceInfo[]> {
+  for (const fresh of [false, true]) {
+    const list = await infos(c, fresh);
+    if (found(list)) return list;
+  }
+  throw statusErrors.noSuchResource();
+}
 
 export const k8sRoutes = new Hono<AppEnv>()
   .onError((error) => {
@@ -89,14 +101,13 @@ export const k8sRoutes = new Hono<AppEnv>()
   })
   .get("/api/v1", async (c) => json(apiResourceList("", "v1", await infos(c))))
   .get("/apis/:group", async (c) => {
-    const list = await infos(c);
-    if (!groupsOf(list).includes(c.req.param("group"))) throw statusErrors.noSuchResource();
-    return json(apiGroup(c.req.param("group"), list));
+    const group = c.req.param("group");
+    const list = await infosWith(c, (infos) => groupsOf(infos).includes(group));
+    return json(apiGroup(group, list));
   })
   .get("/apis/:group/:version", async (c) => {
-    const list = await infos(c);
     const { group, version } = c.req.param();
-    if (!list.some((info) => info.group === group && info.version === version)) throw statusErrors.noSuchResource();
+    const list = await infosWith(c, (infos) => infos.some((info) => info.group === group && info.version === version));
     return json(apiResourceList(group, version, list));
   })
   .get("/api/v1/*", (c) => resource(c, "", "v1", "/api/v1/"))

@@ -1,8 +1,9 @@
 /**
  * Get and list answers as the API server writes them (kubernetes-api-server-facts.md §2, §4): a
  * get is the object with its kind and apiVersion; a list is `{kind: PodList, apiVersion,
- * metadata: {resourceVersion, continue?}, items}` whose items carry no kind or apiVersion (the
- * server's long-standing quirk, kubernetes#3030); with the Table media type, either becomes a
+ * metadata: {resourceVersion, continue?}, items}` whose items of a built-in type carry no kind or
+ * apiVersion (the server's long-standing quirk, kubernetes#3030; a custom resource's items, served
+ * unstructured, keep theirs); with the Table media type, either becomes a
  * `Table`. A list without `limit` is one answer however large the cache, as the API server's:
  * its pages are fetched one after another and streamed, so no answer is held whole in memory.
  */
@@ -52,7 +53,7 @@ export function listBody(input: ListAnswerInput): string | ReadableStream<Uint8A
   let encode: (body: string) => string;
   if (format.kind === "json") {
     head = `{"kind":${JSON.stringify(`${info.kind}List`)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${JSON.stringify(metadata)},"items":[`;
-    encode = listItem;
+    encode = info.builtIn ? listItem : (body) => body;
   } else {
     const options = { now: input.now, includeObject: input.includeObject, apiVersion: format.apiVersion };
     head = `{"kind":"Table","apiVersion":${JSON.stringify(format.apiVersion)},"metadata":${JSON.stringify(metadata)},"columnDefinitions":${JSON.stringify(columnDefinitions(info.kind))},"rows":[`;

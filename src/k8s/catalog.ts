@@ -3,7 +3,7 @@
  * name, short names, categories and the field labels its field selectors accept
  * (kubernetes-api-server-facts.md §1.2, §3; KK pkg/apis/{core,apps,batch}/v1/conversion.go). Discovery, Status
  * errors and field-selector validation of `/k8s` read it. Custom resources are described from
- * their informer's spec and a cached object (their kind), as the table cannot know them.
+ * their informer's spec and a cached object (its kind and whether it has a namespace).
  */
 import { resolveResource } from "../kube/resources.ts";
 
@@ -21,6 +21,8 @@ export interface ResourceInfo {
   categories: string[];
   /** Field paths a field selector may name, besides metadata.name and metadata.namespace; null: any (custom resources). */
   fieldLabels: readonly string[] | null;
+  /** A built-in type: its list items carry no kind/apiVersion (a custom resource's, unstructured, do). */
+  builtIn: boolean;
 }
 
 interface Entry {
@@ -96,13 +98,17 @@ const ENTRIES: Record<string, Entry> = {
 };
 
 /**
- * Describes the resource an informer mirrors. `kindHint` (a cached object's kind) names a custom
- * resource; without it a custom resource cannot be described and the answer is undefined.
+ * Describes the resource an informer mirrors. `sample` (what a cached object shows) describes a
+ * custom resource; without it a custom resource cannot be described and the answer is undefined.
  */
-export function describeResource(resource: string, apiVersion: string | undefined, kindHint?: string): ResourceInfo | undefined {
+export function describeResource(
+  resource: string,
+  apiVersion: string | undefined,
+  sample?: { kind: string; namespaced: boolean },
+): ResourceInfo | undefined {
   const ref = resolveResource(resource, apiVersion);
   const entry = Object.hasOwn(ENTRIES, resource) ? ENTRIES[resource] : undefined;
-  const kind = entry?.kind ?? kindHint;
+  const kind = entry?.kind ?? sample?.kind;
   if (kind === undefined) return undefined;
   return {
     name: resource,
@@ -111,11 +117,12 @@ export function describeResource(resource: string, apiVersion: string | undefine
     plural: ref.resource,
     singular: kind.toLowerCase(),
     kind,
-    // A custom resource's scope is unknown to the table: an object with a namespace tells.
-    namespaced: ref.namespaced ?? true,
+    // A custom resource's scope is unknown to the table: a cached object tells.
+    namespaced: ref.namespaced ?? sample?.namespaced ?? true,
     shortNames: entry?.shortNames ?? [],
     categories: entry?.all ? ["all"] : [],
     fieldLabels: entry ? (entry.fields ?? []) : null,
+    builtIn: entry !== undefined,
   };
 }
 

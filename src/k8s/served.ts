@@ -6,7 +6,7 @@
  * `labelSelector` or `fieldSelector` serves it; among several such informers, the first by name.
  * A resource mirrored only partially is not served (404, absent from discovery): answering a list
  * from a partial cache would tell clients that objects outside the selection do not exist.
- * Custom resources are not served yet (their kind is not known without one of their objects).
+ * A custom resource is served once its informer caches an object: the kind and scope come from it.
  */
 import type { RegisteredInformer } from "../cache/informer-registry.ts";
 import { type ResourceInfo, describeResource } from "./catalog.ts";
@@ -18,13 +18,16 @@ export interface ServedResource {
   indexedFields: string[];
 }
 
-export function servedResources(informers: readonly RegisteredInformer[]): ServedResource[] {
+/** What a cached object of a custom resource shows (its kind and scope), or undefined while none is cached. */
+export type SampleOf = (informer: string) => Promise<{ kind: string; namespaced: boolean } | undefined>;
+
+export async function servedResources(informers: readonly RegisteredInformer[], sampleOf: SampleOf): Promise<ServedResource[]> {
   const byResource = new Map<string, ServedResource>();
   for (const { name, spec } of informers) {
     if (spec.namespace !== undefined || spec.labelSelector || spec.fieldSelector) continue;
     let info: ResourceInfo | undefined;
     try {
-      info = describeResource(spec.resource, spec.apiVersion);
+      info = describeResource(spec.resource, spec.apiVersion) ?? describeResource(spec.resource, spec.apiVersion, await sampleOf(name));
     } catch {
       continue; // a spec the registry took earlier that no longer resolves: not served
     }

@@ -183,6 +183,19 @@ export class InformerObject extends DurableObject<Env> {
     );
   }
 
+  /**
+   * The kind and scope of a cached object, or null while the cache is empty: what `/k8s` discovery
+   * needs to know of a custom resource, which no built-in table describes.
+   */
+  async sampleObject(): Promise<Result<{ kind: string; namespaced: boolean } | null>> {
+    return this.#withInformer((_, informer) => {
+      const [first] = informer.indexer.list({ limit: 1 });
+      if (!first) return null;
+      const kind = (JSON.parse(first.body) as { kind?: unknown }).kind;
+      return typeof kind === "string" && kind !== "" ? { kind, namespaced: first.namespace !== "" } : null;
+    });
+  }
+
   #watchSource(): WatchSource | undefined {
     const current = this.#withInformer((_, informer) => informer);
     if (!current.ok) return undefined;

@@ -6,7 +6,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/kube/types.ts";
-import { configMap, deployment, pod } from "../fake-apiserver/builders.ts";
+import { configMap, deployment, pod, widget } from "../fake-apiserver/builders.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { newCluster, startInformer, waitConverged, waitSynced } from "../helpers/informer.ts";
 
@@ -206,6 +206,21 @@ describe("/k8s", () => {
     expect(table.rows.map((r: any) => `${r.object.metadata.namespace}/${r.cells[0]}`)).toEqual(
       theirs.items.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`),
     );
+  });
+
+  it("serves a custom resource once its informer holds an object: discovery, list and get", async () => {
+    const cluster = await newCluster();
+    await cluster.create("widgets", widget({ name: "w1", namespace: "ns", color: "red" }));
+    await cluster.create("widgets", widget({ name: "w2", namespace: "ns", color: "blue" }));
+    const { stub } = await startInformer(cluster, { resource: "widgets.example.com", apiVersion: "example.com/v1", watchTimeoutSeconds: 3 }, "a-k8s-widgets");
+    await waitSynced(stub);
+    const resources = await body(await k8s("/apis/example.com/v1"));
+    expect(resources.resources).toEqual([{ name: "widgets", singularName: "widget", namespaced: true, kind: "Widget", verbs: ["get", "list", "watch"] }]);
+    const ours = await body(await k8s("/apis/example.com/v1/namespaces/ns/widgets"));
+    const theirs = await fromCluster(cluster, "/apis/example.com/v1/namespaces/ns/widgets");
+    expect(ours.kind).toBe("WidgetList");
+    expect(ours.items).toEqual(theirs.items);
+    expect((await body(await k8s("/apis/example.com/v1/namespaces/ns/widgets/w2"))).spec).toMatchObject({ color: "blue" });
   });
 
   describe("watch", () => {
