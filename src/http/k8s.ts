@@ -149,16 +149,17 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
     throw statusErrors.badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutText)}`);
   }
   const resourceVersion = q("resourceVersion");
-  if (isTrue(q("sendInitialEvents")) && q("resourceVersionMatch") !== "NotOlderThan") {
+  const sendInitialEvents = c.req.query("sendInitialEvents");
+  if (isTrue(sendInitialEvents) && q("resourceVersionMatch") !== "NotOlderThan") {
     throw statusErrors.invalidListOptions("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
   }
   const params: WatchParams = {
     info: served.info,
     format,
     includeObject,
-    bookmarks: isTrue(q("allowWatchBookmarks")),
+    bookmarks: isTrue(c.req.query("allowWatchBookmarks")),
     // Unset or "0" means initial events unless the client says otherwise (the WatchList default).
-    initialEvents: q("sendInitialEvents") !== "false",
+    initialEvents: sendInitialEvents === undefined || isTrue(sendInitialEvents),
     ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
@@ -204,7 +205,11 @@ function included(value: string | undefined): IncludeObject {
   }
 }
 
-const isTrue = (value: string | undefined) => value === "true" || value === "1";
+/**
+ * A boolean query parameter as apimachinery reads one (Convert_Slice_string_To_bool): absent is
+ * false; present, anything but "0" or "false" (any case) is true — clients send "true", "1", "True".
+ */
+const isTrue = (value: string | undefined) => value !== undefined && value !== "0" && value.toLowerCase() !== "false";
 
 function informerStub(c: K8sContext, served: ServedResource) {
   return c.env.INFORMER.getByName(served.informer);

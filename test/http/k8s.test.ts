@@ -311,6 +311,17 @@ describe("/k8s", () => {
       expect(seen[0]).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
     });
 
+    it("reads boolean parameters as the API server does: True, 1 and an empty value are true", async () => {
+      await mirrored();
+      for (const watch of ["True", "1", "", "TRUE"]) {
+        const response = await k8s(`/api/v1/pods?watch=${watch}&resourceVersion=1`);
+        expect((await collect(response, (e) => e.length >= 1))[0], `watch=${watch}`).toMatchObject({ type: "ERROR" });
+      }
+      for (const watch of ["false", "0", "False"]) {
+        expect((await body(await k8s(`/api/v1/pods?watch=${watch}`))).kind, `watch=${watch}`).toBe("PodList");
+      }
+    });
+
     it("ends the stream cleanly after timeoutSeconds", async () => {
       await mirrored();
       const started = Date.now();
