@@ -6,12 +6,17 @@
 //   b. relist: a list of N ~3 KB pods; time to synced and peak memory growth, ours vs client-node.
 //   c. fan-out (only with --only fanout; bench/fanout.mjs): S webhook subscriptions on one informer,
 //      E events at a fixed rate, one subscriber down; deliveries/s and lag, ours vs client-node.
+//   d. /k8s read API (only with --only k8s; bench/k8s.mjs): a list of N pods and a watch fan-out to W
+//      watchers during churn, ours (/k8s) vs the fake API server (test/fake-apiserver) serving the same.
 //
-// Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout --no-profile --no-heap
+// Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout|k8s --no-profile --no-heap
 //          --profile-relist --ingest-timeout S (240) --relist-timeout S (420)
 //          fan-out: --subscribers S (100) --events E (500 with --only fanout) --rate R (100 events/s)
 //          --batch B (maxBatchSize, 1) --down refused|503 --watch-pool P (1000) --fanout-timeout S (600)
 //          --profile-fanout --skip-baseline
+//          /k8s: --k8s-pods N (10000) --k8s-pod-bytes B (3000) --k8s-watchers W (100) --k8s-rate R (200)
+//          --k8s-seconds T (25) --k8s-burst B (500) --k8s-list-runs (5) --k8s-page-runs (3) --k8s-timeout S (300)
+//          --k8s-profile
 // Everything listens on and talks to 127.0.0.1 only; every wait is bounded.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -51,6 +56,7 @@ import {
   table,
 } from "./harness.mjs";
 import { FANOUT_OPTIONS, fanoutDeadlineMs, fanoutRows, runFanout } from "./fanout.mjs";
+import { K8S_OPTIONS, k8sDeadlineMs, k8sRows, runK8s } from "./k8s.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -63,20 +69,22 @@ const { values: opts } = parseArgs({
     "ingest-timeout": { type: "string", default: "240" },
     "relist-timeout": { type: "string", default: "420" },
     ...FANOUT_OPTIONS,
+    ...K8S_OPTIONS,
   },
 });
-if (opts.only && !["ingest", "relist", "fanout"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist or fanout (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout or k8s (got '${opts.only}')\n`);
   process.exit(1);
 }
 const RUN_FANOUT = opts.only === "fanout";
+const RUN_K8S = opts.only === "k8s";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
 const RUN_RELIST = !opts.only || opts.only === "relist";
 const TARGETS = { ingestRatioMin: 0.5, ingestRatioGoal: 1.0, relistGrowthMaxMB: 64 };
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
-const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : 15 * 60_000;
+const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
 
 // ---------------------------------------------------------------------------------------------
@@ -464,8 +472,9 @@ async function main() {
   log(`machine: ${machine.nproc} cores, ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.workerd}, client-node ${machine.clientNode}`);
   const bundle = await bundleWorker();
   log(`worker bundled: ${bundle.bytes} bytes, sha256 ${bundle.sha256}`);
-  const server = await startServer();
-  log(`stream server on ${server.url}`);
+  // the /k8s benchmark brings its own upstream (the fake API server)
+  const server = RUN_K8S ? null : await startServer();
+  if (server) log(`stream server on ${server.url}`);
 
   const results = { machine, bundle: { bytes: bundle.bytes, sha256: bundle.sha256 }, parameters: { watchEvents: M, listSize: N }, targets: TARGETS };
   // A phase that throws (wrangler does not start, the build is broken, …) is recorded, not fatal.
@@ -480,6 +489,11 @@ async function main() {
   if (RUN_FANOUT) {
     results.parameters = { watchEvents: M };
     results.fanout = await safe("fan-out", () => runFanout({ opts, events: M, server, bundle, safe }));
+  }
+  if (RUN_K8S) {
+    results.parameters = {};
+    results.k8s = await safe("/k8s", () => runK8s({ opts, bundle }));
+    fs.writeFileSync(path.join(RESULTS, "k8s.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.k8s }, null, 2)}\n`);
   }
   if (RUN_INGEST) {
     log(`a. watch ingest: ${M} events`);
@@ -552,12 +566,22 @@ async function main() {
     if (results.fanout.parameters) rows.push(...fanoutRows(results.fanout));
     else rows.push(["fan-out", `FAILED: ${results.fanout.error}`, "", "", "", "FAIL"]);
   }
+  if (results.k8s) {
+    if (RUN_K8S) rows.splice(0, 1); // its own header: ours vs the fake API server
+    rows.push(...k8sRows(results.k8s));
+  }
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
     if (part?.log?.problemCount) {
       process.stdout.write(`wrangler ${name} log (bench/results/wrangler-${name}.log): ${part.log.problemCount} suspicious lines, e.g. ${part.log.problems[0]}\n`);
     }
+  }
+  if (results.k8s && !results.k8s.ok) {
+    const k = results.k8s;
+    const problems = [k.error, ...(k.list?.problems ?? []), ...["fake", "ours"].flatMap((s) => [k.watch?.[s]?.error, ...(k.watch?.[s]?.problems ?? [])].map((x) => x && `${s}: ${x}`))].filter(Boolean);
+    process.stdout.write(`\n/k8s BENCHMARK PROBLEMS:\n${problems.map((x) => `  - ${x}`).join("\n")}\n`);
+    return 1;
   }
   if (results.fanout && !results.fanout.ok) {
     // Lost, duplicated or reordered deliveries make the figures meaningless: say so loudly.
