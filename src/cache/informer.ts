@@ -295,19 +295,20 @@ export class Informer implements ReflectorSink {
 
   /**
    * Where a watch from `resourceVersion` starts (client-go's RV semantics over our log): after the
-   * last mark at or below it; events of the segment that follows with an RV at or below it were
-   * seen already (`skipUpTo`). Expired when the log no longer reaches back to it.
+   * last mark at or below it; when that mark is below it, events that follow with an RV at or below
+   * it were seen already (`skipUpTo`). Expired when the log no longer reaches back to it.
    */
-  positionOf(resourceVersion: string): { after: number; skipUpTo: string } | "expired" {
+  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired" {
     const { head } = this.log.bounds();
     const marks = this.#db.all<{ seq: number; rv: string }>(MARKS_AT_OR_BELOW, head - 1);
-    let found: number | undefined;
+    let found: { seq: number; rv: string } | undefined;
     for (const mark of marks) {
       if (compareResourceVersions(mark.rv, resourceVersion) > 0) break;
-      found = mark.seq;
+      found = mark;
     }
     if (found === undefined) return "expired";
-    return { after: found, skipUpTo: resourceVersion };
+    // At a mark (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
+    return found.rv === resourceVersion ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
   }
 
   // --- ReflectorSink -------------------------------------------------------------------------

@@ -36,7 +36,7 @@ export interface WatchSource {
   /** The RV the cache is complete up to. */
   cacheResourceVersion(): string;
   listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
-  positionOf(resourceVersion: string): { after: number; skipUpTo: string } | "expired";
+  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
 }
 
 export interface WatchRequest {
@@ -54,8 +54,14 @@ export interface WatchRequest {
 }
 
 const READ_BATCH = 1_000;
-/** Recent events kept for watchers at the tail. */
-const BUFFER_EVENTS = 1_000;
+/** Recent events kept for watchers near the tail, by count and by bytes of bodies. */
+const BUFFER_EVENTS = 10_000;
+const BUFFER_BYTES = 16 * 1024 * 1024;
+/** Ranges of events whose shared frames are kept (watchers at the tail ask for the same few). */
+const RANGES_KEPT = 4;
+/** Characters of frames written to a watcher at once. */
+const CHUNK_CHARS = 256 * 1024;
+const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** Bytes queued for a watcher before we wait for its client to read. */
 const HIGH_WATER_BYTES = 64 * 1024;
@@ -74,8 +80,9 @@ export class WatchHub {
   /** Recent events, consecutive in seq; `#bufferEnd` is the last seq read into it. */
   #buffer: LogEvent[] = [];
   #bufferEnd = -1;
-  /** Plain-JSON frames of buffered events, by seq. */
-  #frames = new Map<number, string>();
+  #bufferBytes = 0;
+  /** Recent ranges of events with their shared frames (#range). */
+  #ranges = new Map<string, { ordered: LogEvent[]; shared(): Uint8Array[] }>();
   #watchers = new Set<Watcher>();
   #changed!: Promise<void>;
   #wake!: () => void;
@@ -140,8 +147,8 @@ export class WatchHub {
     });
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
-    /** Queues a frame once the stream has room; false when the watcher is gone or unresponsive. */
-    const send = async (text: string): Promise<boolean> => {
+    /** Queues frames once the stream has room; false when the watcher is gone or unresponsive. */
+    const send = async (frames: string | Uint8Array): Promise<boolean> => {
       if (watcher.closed) return false;
       if (writer.desiredSize !== null && writer.desiredSize <= 0) {
         const ready = await within(writer.ready.then(() => true, () => false), this.#unresponsiveMs, false);
@@ -150,7 +157,7 @@ export class WatchHub {
           return false;
         }
       }
-      writer.write(encoder.encode(text)).catch(() => (watcher.closed = true));
+      writer.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
       return true;
     };
     const source = this.#source();
@@ -175,7 +182,7 @@ export class WatchHub {
       if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
       next = page.at;
       for (;;) {
-        for (const item of page.items) if (!(await send(framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now())))) return;
+        if (!(await send(page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("")))) return;
         if (!page.next) break;
         page = this.#source()?.listAt(query, page.next) ?? { expired: true };
         if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
@@ -204,23 +211,63 @@ export class WatchHub {
         await within(this.#changed, Math.max(1, wait), undefined);
         continue;
       }
+      const after = next;
       next = events.at(-1)!.seq;
-      for (const event of inResourceVersionOrder(events)) {
-        if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
-        const shown = translate(event, filter);
-        if (!shown) continue;
-        const text = framer.plain && shown.object === event.object ? this.#sharedFrame(event, shown.type) : framer.frame(shown.type, shown.object, now);
-        if (!(await send(text))) return;
-        lastSent = now;
+      const range = this.#range(after, events);
+      if (framer.plain && !filter && skipUpTo === undefined) {
+        // The common case: every such watcher at this position gets the same bytes, encoded once.
+        for (const chunk of range.shared()) if (!(await send(chunk))) return;
+      } else {
+        let frames = "";
+        for (const event of range.ordered) {
+          if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
+          const shown = translate(event, filter);
+          if (!shown) continue;
+          frames += framer.plain ? jsonFrame(shown.type, shown.object) : framer.frame(shown.type, shown.object, now);
+          if (frames.length >= CHUNK_CHARS) {
+            if (!(await send(frames))) return;
+            frames = "";
+          }
+        }
+        if (frames !== "" && !(await send(frames))) return;
       }
+      // Once past the start RV, later events are newer: the skip (and its per-watcher path) ends.
+      if (skipUpTo !== undefined && range.ordered.some((e) => !e.finalStateUnknown && compareResourceVersions(e.resourceVersion, skipUpTo!) > 0)) {
+        skipUpTo = undefined;
+      }
+      lastSent = now;
     }
+  }
+
+  /**
+   * The events (after, …] in resourceVersion order, and their plain frames encoded once, shared by
+   * every watcher that asks for the same range (watchers at the tail all do). A few recent ranges
+   * are kept.
+   */
+  #range(after: number, events: LogEvent[]): { ordered: LogEvent[]; shared(): Uint8Array[] } {
+    const key = `${after}:${events.at(-1)!.seq}`;
+    let range = this.#ranges.get(key);
+    if (!range) {
+      const ordered = inResourceVersionOrder(events);
+      let chunks: Uint8Array[] | undefined;
+      range = {
+        ordered,
+        shared: () => (chunks ??= encodeChunks(ordered.flatMap((e) => (e.type === "sync" || e.object === null ? [] : [jsonFrame(WATCH_TYPES[e.type], e.object)])))),
+      };
+      this.#ranges.set(key, range);
+      if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
+    }
+    return range;
   }
 
   /** Events after `after`: from the shared buffer when it covers them, else read for this watcher. */
   #eventsAfter(after: number): LogEvent[] | "expired" {
     this.#refresh();
     const first = this.#buffer[0];
-    if (first !== undefined && after >= first.seq - 1) return this.#buffer.slice(after - first.seq + 1);
+    if (first !== undefined && after >= first.seq - 1) {
+      const from = after - first.seq + 1;
+      return this.#buffer.slice(from, from + READ_BATCH); // a bounded batch: its shared frames stay small
+    }
     const source = this.#source();
     if (!source) return [];
     const read = source.read(after, READ_BATCH);
@@ -237,28 +284,24 @@ export class WatchHub {
       const read = source.read(this.#bufferEnd, READ_BATCH);
       if (read.expired || read.events.length === 0) {
         this.#buffer = [];
-        this.#frames.clear();
+        this.#bufferBytes = 0;
         this.#bufferEnd = tail;
         break;
       }
       this.#buffer.push(...read.events);
+      for (const event of read.events) this.#bufferBytes += eventBytes(event);
       this.#bufferEnd = read.events.at(-1)!.seq;
     }
-    if (this.#buffer.length > BUFFER_EVENTS) {
-      const dropped = this.#buffer.splice(0, this.#buffer.length - BUFFER_EVENTS);
-      for (const event of dropped) this.#frames.delete(event.seq);
+    // Bounded by count and bytes; the newest events always stay.
+    let drop = 0;
+    while (drop < this.#buffer.length - 1 && (this.#buffer.length - drop > BUFFER_EVENTS || this.#bufferBytes > BUFFER_BYTES)) {
+      this.#bufferBytes -= eventBytes(this.#buffer[drop]!);
+      drop++;
     }
+    if (drop > 0) this.#buffer.splice(0, drop);
   }
 
-  #sharedFrame(event: LogEvent, type: "ADDED" | "MODIFIED" | "DELETED"): string {
-    const key = event.seq;
-    let frame = this.#frames.get(key);
-    if (frame === undefined || !frame.startsWith(`{"type":"${type}"`)) {
-      frame = jsonFrame(type, event.object!);
-      this.#frames.set(key, frame);
-    }
-    return frame;
-  }
+
 }
 
 /**
@@ -269,6 +312,26 @@ export class WatchHub {
  */
 function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
   return [...events].sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion));
+}
+
+function eventBytes(event: LogEvent): number {
+  return (event.object?.length ?? 0) + (event.oldObject?.length ?? 0);
+}
+
+/** Frames joined and encoded in chunks of about CHUNK_CHARS. */
+function encodeChunks(frames: string[]): Uint8Array[] {
+  const encoder = new TextEncoder();
+  const chunks: Uint8Array[] = [];
+  let text = "";
+  for (const frame of frames) {
+    text += frame;
+    if (text.length >= CHUNK_CHARS) {
+      chunks.push(encoder.encode(text));
+      text = "";
+    }
+  }
+  if (text !== "") chunks.push(encoder.encode(text));
+  return chunks;
 }
 
 /** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */

@@ -106,4 +106,18 @@ describe("WatchHub", () => {
     expect(hub.watchers).toBe(0);
     void stalled;
   });
+
+  it("starting from an event's resourceVersion between two marks, skips the events the client saw", async () => {
+    const log = scriptedLog();
+    for (let i = 0; i < 5; i++) log.append(`e${i}`); // resourceVersions 101..105
+    // the last mark at or below RV 103 is the start of the log: 101..103 follow it but were seen
+    const source = { ...log.source, positionOf: () => ({ after: 0, skipUpTo: "103" }) };
+    const hub = new WatchHub(() => source);
+    const received = readLines(hub.open({ ...request, resourceVersion: "103" }), 3);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    log.append("e5"); // 106
+    hub.notify();
+    const names = (await received).map((l) => JSON.parse(l).object.metadata.name);
+    expect(names).toEqual(["e3", "e4", "e5"]);
+  });
 });
