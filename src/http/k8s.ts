@@ -119,7 +119,13 @@ export const k8sRoutes = new Hono<AppEnv>()
 
 async function resource(c: K8sContext, group: string, version: string, prefix: string): Promise<Response> {
   const path = c.req.path.slice(c.req.path.indexOf(prefix) + prefix.length);
-  const request = parseResourcePath(path.split("/").filter((s) => s !== "").map(decodeURIComponent));
+  let segments: string[];
+  try {
+    segments = path.split("/").filter((s) => s !== "").map(decodeURIComponent);
+  } catch {
+    throw statusErrors.noSuchResource(); // a malformed %-escape names nothing we serve
+  }
+  const request = parseResourcePath(segments);
   if (!request) throw statusErrors.noSuchResource();
   const served = await findResource(c.env, group, version, request.plural);
   const format = negotiateObject(c.req.header("accept"));
@@ -136,10 +142,7 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
  * A name in the path (`get pod x -w` on a deprecated path) becomes a metadata.name field selector.
  */
 async function watch(c: K8sContext, served: ServedResource, request: ResourceRequest, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
-  const q = (name: string) => {
-    const value = c.req.query(name);
-    return value === undefined || value === "" ? undefined : value;
-  };
+  const q = (name: string) => queryParam(c, name);
   const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
   const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;
   if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
@@ -197,6 +200,12 @@ function namespaceStandIn(name: string, format: ObjectFormat, includeObject: Inc
 
 const NAMESPACES = describeResource("namespaces", undefined)!;
 
+/** A query parameter, with an empty value read as absent (as the API server reads these). */
+function queryParam(c: K8sContext, name: string): string | undefined {
+  const value = c.req.query(name);
+  return value === undefined || value === "" ? undefined : value;
+}
+
 function included(value: string | undefined): IncludeObject {
   try {
     return parseIncludeObject(value);
@@ -253,10 +262,7 @@ interface ListParams {
 }
 
 function listParams(c: K8sContext, served: ServedResource): ListParams {
-  const q = (name: string) => {
-    const value = c.req.query(name);
-    return value === undefined || value === "" ? undefined : value;
-  };
+  const q = (name: string) => queryParam(c, name);
   const limitText = q("limit");
   const limit = limitText === undefined ? undefined : Number(limitText);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);

@@ -166,6 +166,7 @@ describe("/k8s", () => {
     expect((await body(legacyOnly)).kind).toBe("APIVersions");
     expect((await k8s("/apis/widgets.example.com/v1")).status).toBe(404);
     expect((await k8s("/api/v1/foos")).status).toBe(404);
+    expect((await k8s("/api/v1/namespaces/%E0%A4%A/pods")).status).toBe(404); // a malformed escape
   });
 
   it("refuses every write verb with 405 MethodNotAllowed and changes nothing", async () => {
