@@ -160,40 +160,9 @@ export class WatchHub {
       writer.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
       return true;
     };
-    const source = this.#source();
-    if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-
-    let next: number;
-    let skipUpTo: string | undefined;
-    const rv = request.resourceVersion;
-    const fromNow = rv === undefined || rv === "" || rv === "0";
-    if (fromNow && !request.initialEvents) {
-      next = source.bounds().tail;
-    } else if (fromNow) {
-      // Synthetic ADDED events of one consistent list, then the changes after it.
-      const query: VersionedQuery = {
-        ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
-        ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
-        ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
-        limit: INITIAL_PAGE,
-      };
-      const listRv = source.cacheResourceVersion();
-      let page = source.listAt(query);
-      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
-      next = page.at;
-      for (;;) {
-        if (!(await send(page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("")))) return;
-        if (!page.next) break;
-        page = this.#source()?.listAt(query, page.next) ?? { expired: true };
-        if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
-      }
-      if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return;
-    } else {
-      const position = source.positionOf(rv);
-      if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
-      next = position.after;
-      skipUpTo = position.skipUpTo;
-    }
+    const start = await this.#start(request, framer, send);
+    if (start === undefined) return;
+    let { next, skipUpTo } = start;
 
     let lastSent = this.#now();
     while (!watcher.closed) {
@@ -258,6 +227,45 @@ export class WatchHub {
       if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
     }
     return range;
+  }
+
+  /**
+   * Where a watcher's changes start: after its resourceVersion, or — from ""/"0" — after the
+   * synthetic ADDED events of one consistent list (sent here, with the initial-events-end bookmark
+   * when asked). Undefined when the stream already ended (an ERROR event, or the client left).
+   */
+  async #start(
+    request: WatchRequest,
+    framer: WatchFramer,
+    send: (frames: string) => Promise<boolean>,
+  ): Promise<{ next: number; skipUpTo?: string } | undefined> {
+    const source = this.#source();
+    if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
+    const rv = request.resourceVersion;
+    if (rv !== undefined && rv !== "" && rv !== "0") {
+      const position = source.positionOf(rv);
+      if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
+      return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+    }
+    if (!request.initialEvents) return { next: source.bounds().tail };
+    const query: VersionedQuery = {
+      ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+      ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
+      ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
+      limit: INITIAL_PAGE,
+    };
+    const listRv = source.cacheResourceVersion();
+    let page = source.listAt(query);
+    const at = page.expired ? 0 : page.at;
+    for (;;) {
+      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
+      const frames = page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("");
+      if (frames !== "" && !(await send(frames))) return undefined;
+      if (!page.next) break;
+      page = this.#source()?.listAt(query, page.next) ?? { expired: true };
+    }
+    if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
+    return { next: at };
   }
 
   /** Events after `after`: from the shared buffer when it covers them, else read for this watcher. */
