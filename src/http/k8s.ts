@@ -327,6 +327,8 @@ function checkFieldSelector(text: string, served: ServedResource): void {
 
 /** Most items one page read from the informer holds (it also stops at about 4 MB). */
 const PAGE_LIMIT = 5_000;
+/** The first read of a list without limit: small, so the answer starts streaming at once. */
+const FIRST_PAGE_LIMIT = 500;
 
 async function listObjects(
   c: K8sContext,
@@ -341,14 +343,13 @@ async function listObjects(
     ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
     ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
     ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
-    limit: Math.min(params.limit ?? PAGE_LIMIT, PAGE_LIMIT),
   };
-  const read = async (from?: Position) => {
-    const answer = await stub.listAt(query, from);
+  const read = async (from: Position | undefined, limit: number) => {
+    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from);
     if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
     return answer.value;
   };
-  const first = await read(params.continue?.from);
+  const first = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
   requireSynced(served, first.synced);
   if (first.value.expired) throw statusErrors.expiredContinue();
   const resourceVersion = params.continue?.rv ?? first.resourceVersion;
@@ -362,7 +363,7 @@ async function listObjects(
   let rest: AsyncIterable<string[]> | undefined;
   if (page.next) {
     if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, from: page.next });
-    else rest = remainingPages(read, page.next);
+    else rest = remainingPages((from) => read(from, PAGE_LIMIT), page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
   return new Response(body, { headers: typeof body === "string" ? { "content-type": "application/json", "cache-control": "no-cache, private" } : STREAM_HEADERS });
@@ -370,7 +371,7 @@ async function listObjects(
 
 /** The pages after `next` of a list without limit, each as one informer read. */
 async function* remainingPages(
-  read: (from?: Position) => Promise<{ value: { expired: true } | { expired: false; items: string[]; next?: Position } }>,
+  read: (from: Position) => Promise<{ value: { expired: true } | { expired: false; items: string[]; next?: Position } }>,
   next: Position,
 ): AsyncGenerator<string[]> {
   let from: Position | undefined = next;
