@@ -4,9 +4,12 @@
 //
 //   node bench/client-node-runner.mjs --server http://127.0.0.1:S --mode ingest --count 50000
 //   node bench/client-node-runner.mjs --server http://127.0.0.1:S --mode relist --count 100000
+//   node bench/client-node-runner.mjs --server http://127.0.0.1:S --mode updates --count 100000
 //
 // ingest: counts add + update callbacks until `count` (the list is empty, the watch brings them).
 // relist: counts add callbacks until `count` (all from the list; the informer lists unpaginated).
+// updates: counts update callbacks until `count` (the list brings the pods as adds, the watch
+// replaces them with MODIFIED events: each one runs the update path with its old object).
 // Memory: process.memoryUsage() sampled every 50 ms from a timer (it cannot fire while the event
 // loop is busy in one long synchronous step; run.mjs also samples /proc/<pid>/status from outside).
 import fs from "node:fs";
@@ -65,7 +68,7 @@ const informer = makeInformer(kc, "/api/v1/pods", async () => {
   return list;
 });
 const check = () => {
-  const n = args.mode === "ingest" ? adds + updates : adds;
+  const n = args.mode === "ingest" ? adds + updates : args.mode === "updates" ? updates : adds;
   if (reachedAt === null && n >= count) {
     reachedAt = now();
     resolveDone();

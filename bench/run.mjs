@@ -2,7 +2,11 @@
 // `npm run bench`: edge-informer (wrangler dev, local workerd) against @kubernetes/client-node, on
 // the same local stream server (bench/stream-server.mjs) and the same streams. See BENCHMARKS.md.
 //
-//   a. watch ingest: M watch events after an empty list; events/s, ours vs client-node.
+//   a. watch ingest, two scenarios (--ingest-mode adds|updates|both, default both):
+//      adds:    M watch events after an empty list (10,000 pods ADDED, then MODIFIED); events/s.
+//      updates: a list of U pods, then E MODIFIED events over those cached pods (the update path,
+//               with its old object, runs for every event); events/s from the watch's arrival.
+//      Ours vs client-node on the same stream in the same run, ratio reported for each.
 //   b. relist: a list of N ~3 KB pods; time to synced and peak memory growth, ours vs client-node.
 //   c. fan-out (only with --only fanout; bench/fanout.mjs): S webhook subscriptions on one informer,
 //      E events at a fixed rate, one subscriber down; deliveries/s and lag, ours vs client-node.
@@ -10,6 +14,7 @@
 //      watchers during churn, ours (/k8s) vs the fake API server (test/fake-apiserver) serving the same.
 //
 // Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout|k8s --no-profile --no-heap
+//          --ingest-mode adds|updates|both (both) --update-pods U (10000) --update-events E (100000)
 //          --profile-relist --ingest-timeout S (240) --relist-timeout S (420)
 //          fan-out: --subscribers S (100) --events E (500 with --only fanout) --rate R (100 events/s)
 //          --batch B (maxBatchSize, 1) --down refused|503 --watch-pool P (1000) --fanout-timeout S (600)
@@ -67,6 +72,9 @@ const { values: opts } = parseArgs({
     "no-heap": { type: "boolean", default: false },
     "profile-relist": { type: "boolean", default: false },
     "ingest-timeout": { type: "string", default: "240" },
+    "ingest-mode": { type: "string", default: "both" },
+    "update-pods": { type: "string", default: "10000" },
+    "update-events": { type: "string", default: "100000" },
     "relist-timeout": { type: "string", default: "420" },
     ...FANOUT_OPTIONS,
     ...K8S_OPTIONS,
@@ -76,13 +84,49 @@ if (opts.only && !["ingest", "relist", "fanout", "k8s"].includes(opts.only)) {
   process.stderr.write(`--only must be ingest, relist, fanout or k8s (got '${opts.only}')\n`);
   process.exit(1);
 }
+if (!["adds", "updates", "both"].includes(opts["ingest-mode"])) {
+  process.stderr.write(`--ingest-mode must be adds, updates or both (got '${opts["ingest-mode"]}')\n`);
+  process.exit(1);
+}
 const RUN_FANOUT = opts.only === "fanout";
 const RUN_K8S = opts.only === "k8s";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
 const RUN_RELIST = !opts.only || opts.only === "relist";
+const UPDATE_PODS = Number(opts["update-pods"]);
+const UPDATE_EVENTS = Number(opts["update-events"]);
+const RUN_ADDS = opts["ingest-mode"] !== "updates";
+const RUN_UPDATES = opts["ingest-mode"] !== "adds";
 const TARGETS = { ingestRatioMin: 0.5, ingestRatioGoal: 1.0, relistGrowthMaxMB: 64 };
+
+/**
+ * The ingest scenarios. `events`: how many watch events are timed; `done(status, scenario)`: our
+ * informer has applied them all; `clientMode`: what client-node's runner counts.
+ */
+const INGEST = {
+  adds: {
+    name: "adds",
+    label: `watch ingest, ${M} events`,
+    events: M,
+    config: { listSize: 0, watchEvents: M },
+    clientMode: "ingest",
+    done: (s) => s.eventLog.tail >= M && s.queueDepth === 0,
+    profileFile: "ingest.cpuprofile",
+    logLabel: "ingest",
+  },
+  updates: {
+    name: "updates",
+    label: `watch ingest, update-heavy: ${UPDATE_PODS} listed, ${UPDATE_EVENTS} MODIFIED`,
+    events: UPDATE_EVENTS,
+    // every event replaces a listed (cached) pod: watchFirstPod 0, a pool the size of the list
+    config: { listSize: UPDATE_PODS, watchEvents: UPDATE_EVENTS, watchPool: UPDATE_PODS, watchFirstPod: 0 },
+    clientMode: "updates",
+    done: (s, sc) => s.synced && Number(s.cacheResourceVersion) >= sc.listRv + UPDATE_EVENTS && s.queueDepth === 0,
+    profileFile: "ingest-updates.cpuprofile",
+    logLabel: "ingest-updates",
+  },
+};
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
 const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
@@ -125,11 +169,11 @@ async function runClientNode(serverUrl, mode, count, timeoutSeconds) {
 /** Our ingest, RUNS times on fresh wrangler instances (twice if the first takes over 30 s); the median is reported. */
 const OURS_INGEST_RUNS = 3;
 
-async function ingestOursRepeated(server, bundle) {
+async function ingestOursRepeated(server, bundle, ing) {
   const runs = [];
   for (let i = 0; i < OURS_INGEST_RUNS; i++) {
     const last = i === OURS_INGEST_RUNS - 1 || (runs.length > 0 && (runs[0].seconds ?? Infinity) > 30);
-    const r = await ingestOurs(server, bundle, { profile: last && !opts["no-profile"] });
+    const r = await ingestOurs(server, bundle, ing, { profile: last && !opts["no-profile"] });
     runs.push(r);
     if (!r.ok || last) break;
   }
@@ -152,9 +196,10 @@ async function ingestOursRepeated(server, bundle) {
   };
 }
 
-async function ingestOurs(server, bundle, { profile: withProfile }) {
-  const sc = await server.configure({ listSize: 0, watchEvents: M });
-  const worker = await startWorker(bundle, "ingest", server.url);
+async function ingestOurs(server, bundle, ing, { profile: withProfile }) {
+  const M = ing.events;
+  const sc = await server.configure(ing.config);
+  const worker = await startWorker(bundle, ing.logLabel, server.url);
   log(`ours: wrangler dev ready in ${round(worker.readyMs / 1000)} s (runtime workerd pid ${worker.runtimePid})`);
   const rss = new RssSampler(worker.runtimePid, 50);
   const cpu0 = procCpu(worker.runtimePid);
@@ -162,7 +207,7 @@ async function ingestOurs(server, bundle, { profile: withProfile }) {
   try {
     const putAt = now();
     await api(worker, "PUT", "/informers/bench", { resource: "pods", watchTimeoutSeconds: 600 });
-    const polled = await pollStatus(worker, "bench", (s) => s.eventLog.tail >= M && s.queueDepth === 0, {
+    const polled = await pollStatus(worker, "bench", (s) => ing.done(s, sc), {
       timeoutMs: Number(opts["ingest-timeout"]) * 1000,
       server,
     });
@@ -175,7 +220,7 @@ async function ingestOurs(server, bundle, { profile: withProfile }) {
     Object.assign(result, {
       ok: polled.ok,
       stalled: polled.stalled ?? false,
-      eventsApplied: polled.status?.eventLog.tail ?? 0,
+      eventsApplied: ing.name === "adds" ? (polled.status?.eventLog.tail ?? 0) : Math.max(0, Number(polled.status?.cacheResourceVersion ?? 0) - sc.listRv),
       seconds: round(seconds, 2),
       eventsPerSecond: polled.ok ? round(M / seconds, 0) : null,
       // the server cannot write faster than ours reads (backpressure): this is when ours had read everything
@@ -183,6 +228,7 @@ async function ingestOurs(server, bundle, { profile: withProfile }) {
       putToWatchSeconds: round((start - putAt) / 1000, 2),
       watchRequests: stats.watches.length,
       listRequests: stats.lists.length,
+      listToWatchSeconds: stats.lists[0] && watch ? round((watch.arrivedAt - stats.lists[0].arrivedAt) / 1000, 2) : null,
       runtimeCpuSeconds: cpuDelta(cpu0, cpu1),
       runtimeRss: {
         baselineMB: round(rss.samples[0].rss / MB),
@@ -205,10 +251,10 @@ async function ingestOurs(server, bundle, { profile: withProfile }) {
         const profile = await profileRuntime(worker.runtimePid, 10_000, async () => {
           await api(worker, "PUT", "/informers/profiled", { resource: "pods", watchTimeoutSeconds: 600 });
         });
-        fs.writeFileSync(path.join(RESULTS, "ingest.cpuprofile"), JSON.stringify(profile));
+        fs.writeFileSync(path.join(RESULTS, ing.profileFile), JSON.stringify(profile));
         const status = await api(worker, "GET", "/informers/profiled");
-        result.profile = { ...summarizeProfile(profile), eventsDuringProfile: status.eventLog.tail, file: "bench/results/ingest.cpuprofile" };
-        log(`ours: CPU profile of 10 s of ingest written to bench/results/ingest.cpuprofile`);
+        result.profile = { ...summarizeProfile(profile), eventsDuringProfile: status.eventLog.tail, file: `bench/results/${ing.profileFile}` };
+        log(`ours: CPU profile of 10 s of ingest written to bench/results/${ing.profileFile}`);
       } catch (error) {
         result.profile = { error: error.message };
       }
@@ -245,11 +291,12 @@ async function ingestCeiling(server) {
 /** client-node's ingest is short and noisy: RUNS fresh processes, the median is reported. */
 const CLIENT_NODE_INGEST_RUNS = 5;
 
-async function ingestClientNode(server) {
+async function ingestClientNode(server, ing) {
+  const M = ing.events;
   const runs = [];
   for (let i = 0; i < CLIENT_NODE_INGEST_RUNS; i++) {
-    const sc = await server.configure({ listSize: 0, watchEvents: M });
-    const r = await runClientNode(server.url, "ingest", M, Number(opts["ingest-timeout"]));
+    const sc = await server.configure(ing.config);
+    const r = await runClientNode(server.url, ing.clientMode, M, Number(opts["ingest-timeout"]));
     const stats = await server.stats();
     const watch = stats.watches.find((w) => w.events > 0) ?? stats.watches[0];
     const ok = r.outcome === "done";
@@ -495,22 +542,33 @@ async function main() {
     results.k8s = await safe("/k8s", () => runK8s({ opts, bundle }));
     fs.writeFileSync(path.join(RESULTS, "k8s.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.k8s }, null, 2)}\n`);
   }
-  if (RUN_INGEST) {
-    log(`a. watch ingest: ${M} events`);
-    const ours = await safe("ours (ingest)", () => ingestOursRepeated(server, bundle));
-    const clientNode = await safe("client-node (ingest)", () => ingestClientNode(server));
-    const ceiling = await safe("server ceiling", () => ingestCeiling(server));
-    log(`stream server alone (line-counting consumer): ${ceiling.eventsPerSecond} events/s`);
+  const ingestPart = async (ing) => {
+    const ours = await safe(`ours (ingest ${ing.name})`, () => ingestOursRepeated(server, bundle, ing));
+    const clientNode = await safe(`client-node (ingest ${ing.name})`, () => ingestClientNode(server, ing));
     const r = ratio(ours.eventsPerSecond, clientNode.eventsPerSecond);
-    results.ingest = {
+    log(`${ing.label}: ours ${ours.eventsPerSecond ?? "DNF"} events/s, client-node ${clientNode.eventsPerSecond ?? "DNF"} events/s, ratio ${r ?? "-"}`);
+    return {
+      scenario: ing.config,
       ours,
       clientNode,
-      serverCeiling: ceiling,
       ratio: r,
       target: `ours/client-node >= ${TARGETS.ingestRatioMin} (goal >= ${TARGETS.ingestRatioGoal})`,
       pass: r !== null && r >= TARGETS.ingestRatioMin,
       goalMet: r !== null && r >= TARGETS.ingestRatioGoal,
     };
+  };
+  if (RUN_INGEST && RUN_ADDS) {
+    log(`a. watch ingest (adds): ${M} events`);
+    results.ingest = await ingestPart(INGEST.adds);
+    const ceiling = await safe("server ceiling", () => ingestCeiling(server));
+    log(`stream server alone (line-counting consumer): ${ceiling.eventsPerSecond} events/s`);
+    results.ingest.serverCeiling = ceiling;
+  }
+  if (RUN_INGEST && RUN_UPDATES) {
+    log(`a'. watch ingest (updates): ${UPDATE_PODS} pods listed, then ${UPDATE_EVENTS} MODIFIED events`);
+    results.ingestUpdates = await ingestPart(INGEST.updates);
+    results.parameters.updatePods = UPDATE_PODS;
+    results.parameters.updateEvents = UPDATE_EVENTS;
   }
   if (RUN_RELIST) {
     log(`b. relist: ${N} pods`);
@@ -531,15 +589,16 @@ async function main() {
   fs.writeFileSync(path.join(RESULTS, "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
   const rows = [["benchmark", "edge-informer (ours)", "client-node", "ours/client-node", "target", "result"]];
-  if (results.ingest) {
-    const { ours, clientNode, ratio: r } = results.ingest;
+  for (const [part, ing] of [[results.ingest, INGEST.adds], [results.ingestUpdates, INGEST.updates]]) {
+    if (!part) continue;
+    const { ours, clientNode, ratio: r } = part;
     rows.push([
-      `watch ingest, ${M} events (events/s)`,
-      ours.ok ? ours.eventsPerSecond : `DNF (${ours.eventsApplied ?? 0}/${M})`,
+      `${ing.label} (events/s)`,
+      ours.ok ? ours.eventsPerSecond : `DNF (${ours.eventsApplied ?? 0}/${ing.events})`,
       clientNode.eventsPerSecond ?? "DNF",
       r ?? "-",
       `>= ${TARGETS.ingestRatioMin} (goal >= 1)`,
-      results.ingest.pass ? (results.ingest.goalMet ? "PASS (goal met)" : "PASS") : "FAIL",
+      part.pass ? (part.goalMet ? "PASS (goal met)" : "PASS") : "FAIL",
     ]);
     rows.push(["  time (s)", ours.seconds, clientNode.seconds, ratio(ours.seconds, clientNode.seconds) ?? "-", "", ""]);
   }
@@ -571,7 +630,7 @@ async function main() {
     rows.push(...k8sRows(results.k8s));
   }
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
-  for (const [name, part] of [["ingest", results.ingest?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
+  for (const [name, part] of [["ingest", results.ingest?.ours], ["ingest-updates", results.ingestUpdates?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
     if (part?.log?.problemCount) {
       process.stdout.write(`wrangler ${name} log (bench/results/wrangler-${name}.log): ${part.log.problemCount} suspicious lines, e.g. ${part.log.problems[0]}\n`);

@@ -2,7 +2,7 @@
 // A minimal Kubernetes list/watch server for the benchmarks (node:http, no dependencies).
 //
 //   GET  /api/v1/pods, /api/v1/namespaces/{ns}/pods      list (streamed) or watch (watch=true)
-//   POST /__bench/config {listSize, watchEvents, watchPool?, namespaces?, watchRate?, watchHold?}
+//   POST /__bench/config {listSize, watchEvents, watchPool?, watchFirstPod?, namespaces?, watchRate?, watchHold?}
 //                                                        new scenario, state reset
 //   POST /__bench/release                                starts a held scenario's events (watchHold)
 //   GET  /__bench/stats                                  timings of every list and watch served
@@ -18,8 +18,11 @@
 // gets the events after r ("" and "0" mean from the list RV), written as fast as the socket takes
 // them, then nothing until `timeoutSeconds` (capped by --max-watch-seconds), then the response ends.
 // A watch from an RV older than the current scenario's list RV gets a 410 Expired ERROR event (it
-// belongs to an earlier scenario). Event j touches pod `watchPod(j % watchPool)`: the first touch of
-// a pod is ADDED (unless it is in the list), later ones MODIFIED.
+// belongs to an earlier scenario). Event j touches pod `watchFirstPod + (j % watchPool)`
+// (watchFirstPod defaults to listSize: new pods after the listed ones): the first touch of a pod is
+// ADDED unless the pod is in the list; later touches, and every touch of a listed pod, are MODIFIED
+// (a new RV, restart count and container ID). `watchFirstPod: 0` with `watchPool <= listSize` makes
+// an update-only stream over cached objects (the update-heavy ingest benchmark).
 //
 // Paced scenarios (the fan-out benchmark): with `watchHold`, watches get no event until
 // POST /__bench/release; with `watchRate` R > 0, event j is not written before
@@ -243,10 +246,11 @@ function configure(body) {
   const listSize = Math.max(0, Math.floor(Number(body.listSize ?? 0)));
   const watchEvents = Math.max(0, Math.floor(Number(body.watchEvents ?? 0)));
   const watchPool = Math.max(1, Math.floor(Number(body.watchPool ?? 10_000)));
+  const watchFirstPod = Math.max(0, Math.floor(Number(body.watchFirstPod ?? listSize)));
   const namespaces = Math.max(1, Math.floor(Number(body.namespaces ?? 50)));
   const watchRate = Math.max(0, Number(body.watchRate ?? 0));
   const watchHold = body.watchHold === true;
-  scenario = { epoch, listSize, watchEvents, watchPool, namespaces, watchRate, watchHold, listRv: epoch * RV_EPOCH };
+  scenario = { epoch, listSize, watchEvents, watchPool, watchFirstPod, namespaces, watchRate, watchHold, listRv: epoch * RV_EPOCH };
   // one timeline per scenario: when it was released, and when each event was first written (0: not yet)
   release.resolve?.(false); // watches held by the previous scenario stop waiting (they are cut below)
   release = { at: watchHold ? null : now(), resolve: null, promise: null };
@@ -429,9 +433,10 @@ async function serveWatch(req, res, url, namespace) {
           if (res.destroyed || sc !== scenario) throw new Error("client gone");
         }
       }
-      const pod = sc.listSize + (j % sc.watchPool); // watch pods follow the listed ones
+      const pod = sc.watchFirstPod + (j % sc.watchPool); // by default, watch pods follow the listed ones
       if (nsIndex !== -1 && pod % sc.namespaces !== nsIndex) continue;
-      const generation = Math.floor(j / sc.watchPool);
+      // a listed pod is at generation 0 in the list, so its first watch touch is already generation 1
+      const generation = Math.floor(j / sc.watchPool) + (pod < sc.listSize ? 1 : 0);
       const type = generation === 0 ? "ADDED" : "MODIFIED";
       const rv = sc.listRv + j + 1;
       buffer += `{"type":"${type}","object":${render(OBJECT, podValues(pod, rv, generation, sc.namespaces))}}\n`;
