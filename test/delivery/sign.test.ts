@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { eventId } from "../../src/delivery/event-id.ts";
-import { SECRET_BYTES, newSecret, signDelivery } from "../../src/delivery/sign.ts";
+import { DeliverySigner, SECRET_BYTES, newSecret, signDelivery } from "../../src/delivery/sign.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -35,6 +35,36 @@ describe("signDelivery", () => {
     const a = signDelivery(SECRET, "evt_3", 1_700_000_000, "{}");
     const b = signDelivery(SECRET, "evt_3", 1_700_000_060, "{}");
     expect(a["webhook-signature"]).not.toBe(b["webhook-signature"]);
+  });
+});
+
+describe("DeliverySigner", () => {
+  it("signs exactly as the library does, for any secret, id, time and body (UTF-8 included)", async () => {
+    const signer = new DeliverySigner();
+    const secrets = [SECRET, newSecret((n) => new Uint8Array(n).map((_, i) => i * 37)), "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"];
+    const bodies = ["{}", '{"name":"caf\u00e9 \u{1f680}"}', "x".repeat(70_000)];
+    for (const secret of secrets) {
+      for (const body of bodies) {
+        for (const ts of [0, 1_700_000_000]) {
+          expect(await signer.sign(secret, "evt_9", ts, body)).toEqual(signDelivery(secret, "evt_9", ts, body));
+        }
+      }
+    }
+  });
+
+  it("imports a changed secret again", async () => {
+    const signer = new DeliverySigner();
+    const other = newSecret((n) => new Uint8Array(n).fill(3));
+    expect((await signer.sign(SECRET, "evt_1", 1, "{}"))["webhook-signature"]).toBe(signDelivery(SECRET, "evt_1", 1, "{}")["webhook-signature"]);
+    expect((await signer.sign(other, "evt_1", 1, "{}"))["webhook-signature"]).toBe(signDelivery(other, "evt_1", 1, "{}")["webhook-signature"]);
+    expect((await signer.sign(SECRET, "evt_1", 1, "{}"))["webhook-signature"]).toBe(signDelivery(SECRET, "evt_1", 1, "{}")["webhook-signature"]);
+  });
+
+  it("rejects a secret the library rejects, and recovers with a good one", async () => {
+    const signer = new DeliverySigner();
+    await expect(signer.sign("whsec_", "evt_1", 1, "{}")).rejects.toThrow();
+    await expect(signer.sign("whsec_", "evt_1", 1, "{}")).rejects.toThrow();
+    expect(await signer.sign(SECRET, "evt_1", 1, "{}")).toEqual(signDelivery(SECRET, "evt_1", 1, "{}"));
   });
 });
 
