@@ -10,6 +10,11 @@
  *   event (DESIGN invariant 4).
  * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
  *   objects of up to 1.5 MB each).
+ * - A batch whose texts fit one chunk is one row (texts inline): writing the outbox is one
+ *   statement, removing it another. Larger batches keep their texts in chunks (`texts`).
+ * - Sequence numbers are taken when a batch leaves the outbox (acknowledged or dead-lettered), in
+ *   the same statement that moves the position: a batch in the outbox numbers its events from
+ *   `nextSequence`, and nothing else consumes sequence numbers.
  * - The outbox records whether it is a batch (`{"events": [...]}`) or one event: a retry sends the
  *   body that was written, whatever `maxBatchSize` says now (#7.12).
  * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts (trimmed every TRIM_EVERY
@@ -113,6 +118,14 @@ export interface Outbox {
   createdAt: number;
 }
 
+/** An outbox with its event texts, exactly as stored. */
+export interface StoredOutbox {
+  outbox: Outbox;
+  texts: string[];
+  /** The texts are in the outbox's row (else in chunks in `texts`). */
+  inline: boolean;
+}
+
 export interface DeliveryRecord {
   eventIds: string[];
   sequence: number;
@@ -154,6 +167,9 @@ const MIGRATIONS = [
    ALTER TABLE subscription ADD COLUMN dead_letters INTEGER NOT NULL DEFAULT 0;
    UPDATE subscription SET dead_letters = (SELECT count(*) FROM dead_letters);
    CREATE INDEX dead_letters_by_sequence ON dead_letters (sequence)`,
+  // Texts of a batch that fits one chunk: concatenated, with their lengths (JSON); NULL when chunked.
+  `ALTER TABLE outbox ADD COLUMN inline_texts TEXT;
+   ALTER TABLE outbox ADD COLUMN inline_lengths TEXT`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
@@ -169,11 +185,18 @@ const INSERT = stmt(
    VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
 const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
-const UPSERT_KEY = stmt(
+/** Upserts the keys of a JSON array of `[key, uid, rv]` (distinct keys), all with generation `?2`. */
+const UPSERT_KEYS = stmt(
   "deliveredKeys.upsert",
+  `INSERT INTO delivered_keys (key, uid, rv, gen)
+   SELECT value ->> 0, value ->> 1, value ->> 2, ?2 FROM json_each(?1) WHERE true
+   ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen`,
+);
+const UPSERT_KEY = stmt(
+  "deliveredKeys.upsertOne",
   "INSERT INTO delivered_keys (key, uid, rv, gen) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen",
 );
-const DELETE_KEY = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key = ?");
+const DELETE_KEYS = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key IN (SELECT value FROM json_each(?))");
 const TOUCH_KEY = stmt("deliveredKeys.touch", "UPDATE delivered_keys SET gen = ? WHERE key = ?");
 const HELD_SINCE = stmt(
   "deliveredKeys.heldSince",
@@ -187,7 +210,7 @@ const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spe
 const SET_POSITION = stmt("subscription.setPosition", "UPDATE subscription SET position = ? WHERE id = 1");
 const SET_EXPIRED = stmt("subscription.setExpired", "UPDATE subscription SET expired = ? WHERE id = 1");
 const SET_NEXT_RESYNC = stmt("subscription.setNextResync", "UPDATE subscription SET next_resync_at = ? WHERE id = 1");
-const TAKE_SEQUENCES = stmt("subscription.takeSequences", "UPDATE subscription SET next_sequence = next_sequence + ? WHERE id = 1");
+const TAKE_SEQUENCES = stmt("subscription.takeSequences", "UPDATE subscription SET next_sequence = max(next_sequence, ?) WHERE id = 1");
 const SET_DISABLED = stmt("subscription.setDisabled", "UPDATE subscription SET disabled_reason = ?, next_attempt_at = NULL WHERE id = 1");
 const SET_LAST_ERROR = stmt("subscription.setLastError", "UPDATE subscription SET last_error = ? WHERE id = 1");
 const SET_FAILING = stmt(
@@ -199,14 +222,23 @@ const CLEAR_FAILURES = stmt(
   "UPDATE subscription SET failures = 0, first_failure_at = NULL, next_attempt_at = NULL WHERE id = 1",
 );
 const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscription SET dead_letters = dead_letters + ? WHERE id = 1");
+/** An acknowledged batch, in one statement: the position, its sequence numbers taken, the failure streak over. */
 const SET_DELIVERED = stmt(
   "subscription.setDelivered",
-  `UPDATE subscription SET last_delivery_at = ?, last_error = NULL, failures = 0, first_failure_at = NULL, next_attempt_at = NULL
+  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, ?), last_delivery_at = ?, last_error = NULL,
+     failures = 0, first_failure_at = NULL, next_attempt_at = NULL
    WHERE id = 1`,
 );
 
-const GET_OUTBOX = stmt("outbox.get", "SELECT webhook_id, events, advance, batched, created_at FROM outbox WHERE id = 1");
-const PUT_OUTBOX = stmt("outbox.put", "INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at) VALUES (1, ?, ?, ?, ?, ?)");
+const GET_OUTBOX = stmt(
+  "outbox.get",
+  "SELECT webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths FROM outbox WHERE id = 1",
+);
+const PUT_OUTBOX = stmt(
+  "outbox.put",
+  `INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths)
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
+);
 const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
 
 const TEXT_PARTS = stmt("texts.get", "SELECT chunk FROM texts WHERE name = ? ORDER BY part");
@@ -367,11 +399,6 @@ export class SubscriptionStore {
     this.#db.run(SET_NEXT_RESYNC, at);
   }
 
-  /** Reserves `count` sequence numbers (from `nextSequence`). */
-  takeSequencesInTx(count: number): void {
-    this.#db.run(TAKE_SEQUENCES, count);
-  }
-
   setDisabled(reason: string | null): void {
     this.#db.run(SET_DISABLED, reason);
   }
@@ -388,28 +415,59 @@ export class SubscriptionStore {
     this.#db.run(CLEAR_FAILURES);
   }
 
-  /** An acknowledged batch: also ends any failure streak. */
-  recordDelivered(now: number): void {
-    this.#db.run(SET_DELIVERED, now);
+  /**
+   * An acknowledged batch (`lastSequence` its last event's): moves to `position`, takes its
+   * sequence numbers and ends any failure streak, in one statement.
+   */
+  recordDeliveredInTx(now: number, position: Position, lastSequence: number): void {
+    this.#db.run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now);
+  }
+
+  /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
+  takeSequencesInTx(lastSequence: number): void {
+    this.#db.run(TAKE_SEQUENCES, lastSequence + 1);
   }
 
   // --- outbox ---------------------------------------------------------------------------------
 
   outbox(): Outbox | undefined {
-    const row = this.#db.first<{ webhook_id: string; events: string; advance: string; batched: number; created_at: number }>(GET_OUTBOX);
-    return (
-      row && {
-        webhookId: row.webhook_id,
-        events: JSON.parse(row.events),
-        advance: JSON.parse(row.advance),
-        batched: row.batched === 1,
-        createdAt: row.created_at,
-      }
-    );
+    return this.storedOutbox()?.outbox;
   }
 
-  /** Stores a batch and its event texts (the outbox is empty); inside a transaction. */
-  putOutboxInTx(outbox: Outbox, texts: readonly string[]): void {
+  /** The outbox and its texts, as written. */
+  storedOutbox(): StoredOutbox | undefined {
+    const row = this.#db.first<{
+      webhook_id: string;
+      events: string;
+      advance: string;
+      batched: number;
+      created_at: number;
+      inline_texts: string | null;
+      inline_lengths: string | null;
+    }>(GET_OUTBOX);
+    if (!row) return undefined;
+    const outbox: Outbox = {
+      webhookId: row.webhook_id,
+      events: JSON.parse(row.events),
+      advance: JSON.parse(row.advance),
+      batched: row.batched === 1,
+      createdAt: row.created_at,
+    };
+    if (row.inline_texts !== null && row.inline_lengths !== null) {
+      let start = 0;
+      const texts = (JSON.parse(row.inline_lengths) as number[]).map((length) => row.inline_texts!.slice(start, (start += length)));
+      return { outbox, texts, inline: true };
+    }
+    return { outbox, texts: outbox.events.map((_, i) => this.#text(outboxText(i)) ?? ""), inline: false };
+  }
+
+  /**
+   * Stores a batch and its event texts (the outbox is empty); inside a transaction. One statement
+   * when the texts fit one chunk together.
+   */
+  putOutboxInTx(outbox: Outbox, texts: readonly string[]): StoredOutbox {
+    const chars = texts.reduce((sum, text) => sum + text.length, 0);
+    const inline = chars <= CHUNK_CHARS;
     this.#db.run(
       PUT_OUTBOX,
       outbox.webhookId,
@@ -417,28 +475,35 @@ export class SubscriptionStore {
       JSON.stringify(outbox.advance),
       outbox.batched ? 1 : 0,
       outbox.createdAt,
+      inline ? texts.join("") : null,
+      inline ? JSON.stringify(texts.map((text) => text.length)) : null,
     );
-    texts.forEach((text, i) => this.#putText(outboxText(i), text));
+    if (!inline) texts.forEach((text, i) => this.#putText(outboxText(i), text));
+    return { outbox, texts: [...texts], inline };
   }
 
   outboxTexts(outbox: Outbox): string[] {
-    return outbox.events.map((_, i) => this.#text(outboxText(i)) ?? "");
+    const stored = this.storedOutbox();
+    return stored && stored.outbox.webhookId === outbox.webhookId ? stored.texts : outbox.events.map(() => "");
   }
 
-  deleteOutboxInTx(): void {
+  /** Removes the outbox and its chunked texts (one statement for an outbox written inline). */
+  deleteOutboxInTx(inline = false): void {
     this.#db.run(DELETE_OUTBOX);
-    this.#db.run(DELETE_OUTBOX_TEXTS);
+    if (!inline) this.#db.run(DELETE_OUTBOX_TEXTS);
   }
 
   /** Moves the outbox's events to the dead letters; inside a transaction. */
   deadLetterOutboxInTx(now: number, attempts: number, lastError: string | null): void {
-    const outbox = this.outbox();
-    if (!outbox) return;
+    const stored = this.storedOutbox();
+    if (!stored) return;
+    const { outbox } = stored;
     let added = 0;
     outbox.events.forEach((event, i) => {
       // The same event id can die twice (a resync of an unchanged object repeats its id): replace it.
       added += 1 - this.deleteDeadLetterInTx(event.eventId);
-      this.#db.run(RENAME_TEXT, deadLetterText(event.eventId), outboxText(i));
+      if (stored.inline) this.#putText(deadLetterText(event.eventId), stored.texts[i]!);
+      else this.#db.run(RENAME_TEXT, deadLetterText(event.eventId), outboxText(i));
       this.#db.run(
         INSERT_DEAD_LETTER,
         event.eventId,
@@ -452,7 +517,8 @@ export class SubscriptionStore {
         now,
       );
     });
-    this.deleteOutboxInTx();
+    this.deleteOutboxInTx(stored.inline);
+    this.takeSequencesInTx(outbox.events.at(-1)!.sequence);
     this.#db.run(ADD_DEAD_LETTERS, added);
     const excess = this.get()!.deadLetters - DEAD_LETTER_LIMIT;
     if (excess > 0) {
@@ -470,10 +536,22 @@ export class SubscriptionStore {
 
   /** Acknowledged (or dead-lettered) events change what the receiver holds. */
   applyDeliveredInTx(events: readonly OutboxEvent[], gen: number): void {
+    // The last event of each key decides (as applying them in order would): one statement for the
+    // keys held now, one for the keys deleted.
+    const last = new Map<string, OutboxEvent>();
     for (const event of events) {
-      if (event.type === "delete") this.#db.run(DELETE_KEY, event.key);
-      else this.#db.run(UPSERT_KEY, event.key, event.uid, event.resourceVersion, gen);
+      last.delete(event.key);
+      last.set(event.key, event);
     }
+    const held: [string, string, string][] = [];
+    const deleted: string[] = [];
+    for (const event of last.values()) {
+      if (event.type === "delete") deleted.push(event.key);
+      else held.push([event.key, event.uid, event.resourceVersion]);
+    }
+    if (deleted.length > 0) this.#db.run(DELETE_KEYS, JSON.stringify(deleted));
+    if (held.length === 1) this.#db.run(UPSERT_KEY, held[0]![0], held[0]![1], held[0]![2], gen);
+    else if (held.length > 1) this.#db.run(UPSERT_KEYS, JSON.stringify(held), gen);
   }
 
   /** Keys a replay skips because their newer events follow: still held, not to be swept. */

@@ -35,16 +35,16 @@ import { eventId } from "./event-id.ts";
 import { EventFilter, type Filtered } from "./filter.ts";
 import { decide } from "./retry-schedule.ts";
 import type { Send, SendResult } from "./sender.ts";
-import { signDelivery } from "./sign.ts";
+import { DeliverySigner } from "./sign.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
   type DeadLetterRecord,
   type DeliveredKey,
   type DeliveryRecord,
   type Marker,
-  type Outbox,
   type Page,
   type Position,
+  type StoredOutbox,
   type SubscriptionRecord,
   SubscriptionStore,
 } from "./subscription-store.ts";
@@ -179,6 +179,14 @@ export class Subscription {
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
   readonly #feedTimeoutMs: number;
+  /**
+   * The outbox exactly as this object wrote or last read it (memory only; null: empty; undefined:
+   * not known, read it). Only this object writes the outbox: it is set after the transaction that
+   * wrote it committed, and forgotten before any transaction that changes it.
+   */
+  #outbox: StoredOutbox | null | undefined;
+  /** The secret's HMAC key, imported once. */
+  readonly #signer = new DeliverySigner();
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
@@ -221,7 +229,7 @@ export class Subscription {
     const record = this.store.get();
     if (!record || record.disabledReason !== null) return { kind: "idle", until: null };
     const now = this.#clock.now();
-    const outbox = this.store.outbox();
+    const outbox = this.#storedOutbox();
     if (outbox) {
       if (record.nextAttemptAt !== null && record.nextAttemptAt > now) return { kind: "wait", until: record.nextAttemptAt };
       await this.#deliver(record, outbox);
@@ -251,7 +259,12 @@ export class Subscription {
     const record = this.store.get();
     if (!record || record.disabledReason !== null) return null;
     const now = this.#clock.now();
-    return this.store.outbox() ? Math.max(now, record.nextAttemptAt ?? now) : now;
+    return this.#storedOutbox() ? Math.max(now, record.nextAttemptAt ?? now) : now;
+  }
+
+  #storedOutbox(): StoredOutbox | null {
+    if (this.#outbox === undefined) this.#outbox = this.store.storedOutbox() ?? null;
+    return this.#outbox;
   }
 
   /**
@@ -350,9 +363,9 @@ export class Subscription {
 
   // --- delivering -------------------------------------------------------------------------------
 
-  async #deliver(record: SubscriptionRecord, outbox: Outbox): Promise<void> {
+  async #deliver(record: SubscriptionRecord, stored: StoredOutbox): Promise<void> {
     // The body as the outbox was written: a 2xx applies every event in it (#7.12).
-    const texts = this.store.outboxTexts(outbox);
+    const { outbox, texts } = stored;
     const body = outbox.batched ? batchBody(texts) : texts[0]!;
     const result = await this.#attempt(record, outbox.webhookId, body);
     const now = this.#clock.now();
@@ -360,14 +373,16 @@ export class Subscription {
     const decision = decide(result, retry, now, this.#random, record.spec.retryBudgetSeconds * 1000);
     const eventIds = outbox.events.map((e) => e.eventId);
     const attempt = record.failures + 1;
+    this.#outbox = undefined;
     this.store.transaction(() => {
       this.store.recordAttempt(attemptRecord(eventIds, outbox.events[0]!.sequence, attempt, result, now));
       switch (decision.kind) {
         case "delivered":
           this.store.applyDeliveredInTx(outbox.events, record.generation);
-          this.store.deleteOutboxInTx();
-          this.store.recordDelivered(now);
-          this.#advanceInTx(record.position, outbox.advance);
+          this.store.deleteOutboxInTx(stored.inline);
+          // The position, the batch's sequence numbers and the end of any failure streak: one statement.
+          this.store.recordDeliveredInTx(now, outbox.advance, outbox.events.at(-1)!.sequence);
+          if (record.position.marker?.kind === "replay" && outbox.advance.marker === null) this.store.setExpired(false);
           return;
         case "retry":
           this.store.recordFailure(now, decision.at, result.error ?? "failed");
@@ -386,6 +401,8 @@ export class Subscription {
           return;
       }
     });
+    if (decision.kind === "delivered" || decision.kind === "dead-letter") this.#outbox = null;
+    else this.#outbox = stored;
   }
 
   #disableInTx(now: number, result: SendResult): void {
@@ -395,7 +412,7 @@ export class Subscription {
   }
 
   async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
-    const headers = signDelivery(record.secret, webhookId, Math.floor(this.#clock.now() / 1000), body);
+    const headers = await this.#signer.sign(record.secret, webhookId, Math.floor(this.#clock.now() / 1000), body);
     return this.#send({ url: record.spec.url, headers, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
   }
 
@@ -462,13 +479,14 @@ export class Subscription {
     const first = events[0]!.meta;
     const batched = record.spec.maxBatchSize > 1;
     const webhookId = batched ? `msg_${record.id}_${first.sequence}` : first.eventId;
-    this.store.transaction(() => {
-      this.store.takeSequencesInTx(events.length);
+    // Sequence numbers are taken when the batch leaves the outbox (subscription-store.ts).
+    this.#outbox = undefined;
+    this.#outbox = this.store.transaction(() =>
       this.store.putOutboxInTx(
         { webhookId, events: events.map((e) => e.meta), batched, advance, createdAt: this.#clock.now() },
         events.map((e) => e.text),
-      );
-    });
+      ),
+    );
     return { kind: "progress" };
   }
 

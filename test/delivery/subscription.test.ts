@@ -345,6 +345,91 @@ describe("Subscription", () => {
       expect(summary(endpoint.events)).toEqual(["add default/a@101", "add default/a@101", "add default/b@102"]);
     });
   });
+  it("survives a crash after every step: each batch is sent as written, sequences never skip or repeat", async () => {
+    for (const maxBatchSize of [1, 3]) {
+      const run = (crashing: boolean) =>
+        withDb(async (db) => {
+          const { feed, endpoint, subscription, make } = setup(db, { replayExisting: false, maxBatchSize });
+          for (let i = 0; i < 7; i++) feed.put(`default/p${i % 3}`);
+          feed.delete("default/p1");
+          // Crashing: a new instance before every step, so nothing in memory (outbox, look-ahead, key) survives.
+          if (crashing) for (let i = 0; i < 100 && (await make().step()).kind === "progress"; i++);
+          else await drain(subscription);
+          return endpoint;
+        });
+      const reference = await run(false);
+      const crashed = await run(true);
+      expect(crashed.received.map((r) => r.request.body)).toEqual(reference.received.map((r) => r.request.body));
+      expect(crashed.events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+  });
+
+  it("resends the identical batch when the process dies during the POST, then numbers on", async () => {
+    await withDb(async (db) => {
+      const { feed, endpoint, subscription, make } = setup(db, { replayExisting: false });
+      feed.put("default/a");
+      feed.put("default/b");
+      const send = (r: DeliveryRequest) => endpoint.send(r);
+      let dying = true;
+      const crashing = new Subscription(db, new FakeClock(Date.now()), fixedRandom(0.5), feed, async (r) => {
+        await send(r);
+        if (dying) throw new Error("the process died before the answer was stored");
+        return { status: 204, durationMs: 1 };
+      });
+      await expect(drain(crashing)).rejects.toThrow(/process died/);
+      dying = false;
+      await drain(make());
+      const [first, resent] = endpoint.received;
+      expect(resent!.request.body).toBe(first!.request.body);
+      expect(endpoint.events.map((e) => [e.sequence, e.key])).toEqual([
+        [1, "default/a"],
+        [1, "default/a"],
+        [2, "default/b"],
+      ]);
+      expect(subscription.status()).toMatchObject({ cursor: 2 });
+    });
+  });
+
+  it("delivers an outbox written before sequences moved to acknowledgement (chunked texts, numbers taken)", async () => {
+    await withDb(async (db) => {
+      const { feed, endpoint, subscription, make } = setup(db, { replayExisting: false });
+      feed.put("default/a");
+      feed.put("default/b");
+      await subscription.step(); // writes the outbox of the first event
+      const body = subscription.store.storedOutbox()!.texts[0]!;
+      // What the earlier layout stored: texts in chunks, the sequence number taken at writing.
+      for (const sql of [
+        "INSERT INTO texts (name, part, chunk) SELECT 'out:0', 0, inline_texts FROM outbox",
+        "UPDATE outbox SET inline_texts = NULL, inline_lengths = NULL",
+        "UPDATE subscription SET next_sequence = next_sequence + 1",
+      ]) {
+        db.run({ name: "test.legacy", text: sql });
+      }
+      await drain(make());
+      expect(endpoint.received[0]!.request.body).toBe(body);
+      expect(endpoint.events.map((e) => [e.sequence, e.key])).toEqual([
+        [1, "default/a"],
+        [2, "default/b"],
+      ]);
+      expect(db.all({ name: "test.texts", text: "SELECT name FROM texts" })).toEqual([]);
+    });
+  });
+
+  it("writes the outbox in one statement and acknowledges a delivery in four (maxBatchSize 1)", async () => {
+    await withDb(async (db) => {
+      const { feed, subscription } = setup(db, { replayExisting: false });
+      feed.put("default/a");
+      feed.put("default/b");
+      await drain(subscription);
+      feed.put("default/c");
+      const fill = await statementsOf(db, () => subscription.step());
+      const deliver = await statementsOf(db, () => subscription.step());
+      const writes = (names: string[]) => names.filter((n) => !/\.(get|read)$/.test(n));
+      expect(writes(fill)).toEqual(["outbox.put"]);
+      expect(writes(deliver)).toEqual(["deliveries.insert", "deliveredKeys.upsertOne", "outbox.delete", "subscription.setDelivered"]);
+    });
+  });
+
   it("sends a pending batch exactly as it was written after maxBatchSize is lowered (#7.12)", async () => {
     await withDb(async (db) => {
       const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, maxBatchSize: 3 });
