@@ -15,6 +15,8 @@
 //
 // Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout|k8s --no-profile --no-heap
 //          --ingest-mode adds|updates|both (both) --update-pods U (10000) --update-events E (100000)
+//          --watch-framing buffered|event (buffered: ~64 KB HTTP chunks; event: one chunk per event,
+//          as kube-apiserver writes a watch)
 //          --profile-relist --ingest-timeout S (240) --relist-timeout S (420)
 //          fan-out: --subscribers S (100) --events E (500 with --only fanout) --rate R (100 events/s)
 //          --batch B (maxBatchSize, 1) --down refused|503 --watch-pool P (1000) --fanout-timeout S (600)
@@ -75,6 +77,7 @@ const { values: opts } = parseArgs({
     "ingest-mode": { type: "string", default: "both" },
     "update-pods": { type: "string", default: "10000" },
     "update-events": { type: "string", default: "100000" },
+    "watch-framing": { type: "string", default: "buffered" },
     "relist-timeout": { type: "string", default: "420" },
     ...FANOUT_OPTIONS,
     ...K8S_OPTIONS,
@@ -109,7 +112,7 @@ const INGEST = {
     name: "adds",
     label: `watch ingest, ${M} events`,
     events: M,
-    config: { listSize: 0, watchEvents: M },
+    config: { listSize: 0, watchEvents: M, watchFraming: opts["watch-framing"] },
     clientMode: "ingest",
     done: (s) => s.eventLog.tail >= M && s.queueDepth === 0,
     profileFile: "ingest.cpuprofile",
@@ -120,7 +123,7 @@ const INGEST = {
     label: `watch ingest, update-heavy: ${UPDATE_PODS} listed, ${UPDATE_EVENTS} MODIFIED`,
     events: UPDATE_EVENTS,
     // every event replaces a listed (cached) pod: watchFirstPod 0, a pool the size of the list
-    config: { listSize: UPDATE_PODS, watchEvents: UPDATE_EVENTS, watchPool: UPDATE_PODS, watchFirstPod: 0 },
+    config: { listSize: UPDATE_PODS, watchEvents: UPDATE_EVENTS, watchPool: UPDATE_PODS, watchFirstPod: 0, watchFraming: opts["watch-framing"] },
     clientMode: "updates",
     done: (s, sc) => s.synced && Number(s.cacheResourceVersion) >= sc.listRv + UPDATE_EVENTS && s.queueDepth === 0,
     profileFile: "ingest-updates.cpuprofile",

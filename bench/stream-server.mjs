@@ -2,7 +2,8 @@
 // A minimal Kubernetes list/watch server for the benchmarks (node:http, no dependencies).
 //
 //   GET  /api/v1/pods, /api/v1/namespaces/{ns}/pods      list (streamed) or watch (watch=true)
-//   POST /__bench/config {listSize, watchEvents, watchPool?, watchFirstPod?, namespaces?, watchRate?, watchHold?}
+//   POST /__bench/config {listSize, watchEvents, watchPool?, watchFirstPod?, namespaces?, watchRate?, watchHold?,
+//                         watchFraming?: "buffered" (~64 KB HTTP chunks, default) | "event" (a chunk per event)}
 //                                                        new scenario, state reset
 //   POST /__bench/release                                starts a held scenario's events (watchHold)
 //   GET  /__bench/stats                                  timings of every list and watch served
@@ -250,7 +251,9 @@ function configure(body) {
   const namespaces = Math.max(1, Math.floor(Number(body.namespaces ?? 50)));
   const watchRate = Math.max(0, Number(body.watchRate ?? 0));
   const watchHold = body.watchHold === true;
-  scenario = { epoch, listSize, watchEvents, watchPool, watchFirstPod, namespaces, watchRate, watchHold, listRv: epoch * RV_EPOCH };
+  // "buffered": ~64 KB HTTP chunks; "event": one chunk per event, as kube-apiserver writes them
+  const watchFraming = body.watchFraming === "event" ? "event" : "buffered";
+  scenario = { epoch, listSize, watchEvents, watchPool, watchFirstPod, namespaces, watchRate, watchHold, watchFraming, listRv: epoch * RV_EPOCH };
   // one timeline per scenario: when it was released, and when each event was first written (0: not yet)
   release.resolve?.(false); // watches held by the previous scenario stop waiting (they are cut below)
   release = { at: watchHold ? null : now(), resolve: null, promise: null };
@@ -442,7 +445,7 @@ async function serveWatch(req, res, url, namespace) {
       buffer += `{"type":"${type}","object":${render(OBJECT, podValues(pod, rv, generation, sc.namespaces))}}\n`;
       pending.push(j);
       record.events++;
-      if (buffer.length >= CHUNK_BYTES) await flush();
+      if (buffer.length >= CHUNK_BYTES || sc.watchFraming === "event") await flush();
     }
     if (buffer.length > 0) await flush();
     // "last byte written": handed to the kernel (the write's callback)

@@ -90,6 +90,29 @@ describe("KubeClient", () => {
     await expect(stream.next()).rejects.toThrow(/middle of an event/);
   });
 
+  it("hands a lone event that follows a burst over at once, without waiting for more bytes (issue 9)", async () => {
+    // A faster transport may take more bytes per read (workerd's readAtLeast), but never by holding
+    // bytes that already arrived until more come: on a quiet watch that wait has no bound.
+    const server = scriptedFetch();
+    const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch });
+    const stream = await client.watch({ resourceVersion: "1", timeoutSeconds: 300 });
+    const event = (i: number) =>
+      `${JSON.stringify({ type: "MODIFIED", object: { metadata: { name: `p${i}`, resourceVersion: String(i + 2) }, pad: "x".repeat(3000) } })}\n`;
+    // a burst of 40 events (~120 KB, more than a read buffer), one write per event as kube-apiserver frames them
+    for (let i = 0; i < 40; i++) server.write(event(i));
+    const burst: string[] = [];
+    while (burst.length < 40) burst.push(...(await stream.next())!.map((e) => e.object.metadata!.name!));
+    expect(burst).toEqual(Array.from({ length: 40 }, (_, i) => `p${i}`));
+    // the stream goes quiet, then one small event arrives and nothing after it
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    server.write(`${JSON.stringify({ type: "DELETED", object: { metadata: { name: "last", resourceVersion: "99" } } })}\n`);
+    const started = Date.now();
+    const lone = await Promise.race([stream.next(), new Promise<"held">((resolve) => setTimeout(() => resolve("held"), 200))]);
+    expect(lone === "held" ? lone : lone!.map((e) => e.object.metadata!.name)).toEqual(["last"]);
+    expect(Date.now() - started).toBeLessThan(200);
+    stream.cancel();
+  });
+
   it.each([
     [410, { kind: "Status", code: 410, reason: "Expired", message: "too old" }, isExpired],
     [
