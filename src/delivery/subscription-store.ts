@@ -318,6 +318,9 @@ export class SubscriptionStore {
   readonly #db: Db;
   /** The tables exist: this object holds (or held) a subscription. */
   #created: boolean;
+  /** The last spec and position texts read, parsed (a step reads the row twice per delivery). */
+  #parsedSpec: { text: string; spec: SubscriptionSpec } | undefined;
+  #parsedPosition: { text: string; position: Position } | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -336,11 +339,11 @@ export class SubscriptionStore {
     return {
       id: row.sub_id,
       informer: row.informer,
-      spec: JSON.parse(row.spec),
+      spec: this.#spec(row.spec),
       secret: row.secret,
       declared: row.declared === 1,
       createdAt: row.created_at,
-      position: JSON.parse(row.position),
+      position: this.#position(row.position),
       disabledReason: row.disabled_reason,
       expired: row.expired === 1,
       nextSequence: row.next_sequence,
@@ -353,6 +356,17 @@ export class SubscriptionStore {
       lastError: row.last_error,
       deadLetters: row.dead_letters,
     };
+  }
+
+  /** Parsed once per distinct text; frozen, since the same object is handed out again. */
+  #spec(text: string): SubscriptionSpec {
+    if (this.#parsedSpec?.text !== text) this.#parsedSpec = { text, spec: deepFreeze(JSON.parse(text) as SubscriptionSpec) };
+    return this.#parsedSpec.spec;
+  }
+
+  #position(text: string): Position {
+    if (this.#parsedPosition?.text !== text) this.#parsedPosition = { text, position: deepFreeze(JSON.parse(text) as Position) };
+    return this.#parsedPosition.position;
   }
 
   create(init: {
@@ -661,6 +675,14 @@ export class SubscriptionStore {
     const parts = this.#db.all<{ chunk: string }>(TEXT_PARTS, name);
     return parts.length === 0 ? undefined : parts.map((p) => p.chunk).join("");
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 function deadLetterRecord(row: DeadLetterRow): DeadLetterRecord {

@@ -173,8 +173,8 @@ export class Subscription {
   readonly #random: Random;
   readonly #feed: Feed;
   readonly #send: Send;
-  /** Candidates already read from the feed, starting at position `from` (memory only: a cache). */
-  #ahead: { from: string; items: Candidate[] } | undefined;
+  /** Candidates `items[start..]` already read from the feed, from position `from` (memory only: a cache). */
+  #ahead: { from: string; items: Candidate[]; start: number } | undefined;
   #filter: { spec: string; filter: EventFilter } | undefined;
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
@@ -449,11 +449,13 @@ export class Subscription {
       return { kind: "progress" };
     }
     const items = read.items;
-    if (items.length === 0) return this.#idle(record);
+    const start = read.start ?? 0;
+    if (items.length === start) return this.#idle(record);
     const filter = this.#eventFilter(record.spec);
     const picked: { candidate: Candidate; filtered: Filtered }[] = [];
-    let consumed = 0;
-    for (const candidate of items) {
+    let consumed = start;
+    for (let i = start; i < items.length; i++) {
+      const candidate = items[i]!;
       if (picked.length === record.spec.maxBatchSize) break;
       consumed++;
       // An inferred delete is for a key the receiver was sent: only the event types apply.
@@ -461,7 +463,7 @@ export class Subscription {
       if (filtered) picked.push({ candidate, filtered });
     }
     const advance = items[consumed - 1]!.advance;
-    this.#ahead = { from: positionKey(advance), items: items.slice(consumed) };
+    this.#ahead = { from: positionKey(advance), items, start: consumed };
     if (picked.length === 0) {
       this.store.transaction(() => this.#advanceInTx(record.position, advance));
       return { kind: "progress" };
@@ -497,9 +499,11 @@ export class Subscription {
 
   async #candidates(
     record: SubscriptionRecord,
-  ): Promise<{ kind: "items"; items: Candidate[] } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
+  ): Promise<{ kind: "items"; items: Candidate[]; start?: number } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
     const position = record.position;
-    if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > 0) return { kind: "items", items: this.#ahead.items };
+    if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > this.#ahead.start) {
+      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start };
+    }
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
