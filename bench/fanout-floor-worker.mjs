@@ -7,6 +7,8 @@
 //   sign-only       WebCrypto signing, no POST
 //   sign-sql        sign + POST + one UPDATE of a cursor row (the least a durable cursor needs)
 //   sign-sql6       sign + POST + six small statements in one transaction (statement cost vs commit cost)
+//   sign-sql-log    sign + POST + one INSERT … RETURNING into an AUTOINCREMENT table (as our delivery log)
+//   sign-sql-body   sign + POST + the body written to a row and the previous one deleted (as our outbox)
 import { DurableObject } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 
@@ -23,7 +25,11 @@ export class Probe extends DurableObject {
   #key;
 
   async run(mode, url, n, bodyBytes, start) {
-    if (mode.startsWith("sign-sql")) this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS cursor (id INTEGER PRIMARY KEY, v INTEGER)");
+    if (mode.startsWith("sign-sql")) {
+      this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS cursor (id INTEGER PRIMARY KEY, v INTEGER)");
+      this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS log (n INTEGER PRIMARY KEY AUTOINCREMENT, v INTEGER, s TEXT)");
+      this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS box (id INTEGER PRIMARY KEY, body TEXT)");
+    }
     this.#key ??= await crypto.subtle.importKey(
       "raw",
       Uint8Array.from(atob(SECRET.slice(6)), (c) => c.charCodeAt(0)),
