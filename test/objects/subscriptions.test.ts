@@ -106,6 +106,30 @@ describe("webhook subscriptions", () => {
     for (const [i, hook] of hooks.entries()) await waitReceiverConverged(hook, subs[i]!.secret, cluster, 45_000);
   });
 
+  it("numbers a burst without a gap or a second number for one event when killed again and again (sequences taken at the 2xx)", async () => {
+    const { cluster, name } = await syncedInformer(4);
+    const hook = await endpoint({ default: { status: 204, delayMs: 5 } });
+    const { secret } = await subscribe(name, hook, { replayExisting: false });
+    const churn = cluster.churn({ seed: 91, operations: 80 });
+    for (let kill = 0; kill < 8; kill++) {
+      await sleep(25 + 15 * kill);
+      await abortAllDurableObjects().catch(() => {}); // between any two awaits: a fill, a POST, an acknowledgement
+      await env.INFORMER.getByName(name).ensureRunning();
+    }
+    await churn;
+    const view = await waitReceiverConverged(hook, secret, cluster, 45_000); // no jump, no step back, no key back in time
+    // A resend repeats an event with its number; no event ever gets two numbers, no number two events.
+    const numberOf = new Map<string, Set<number>>();
+    const idOf = new Map<number, Set<string>>();
+    for (const e of view.events) {
+      numberOf.set(e.id, (numberOf.get(e.id) ?? new Set()).add(e.sequence));
+      idOf.set(e.sequence, (idOf.get(e.sequence) ?? new Set()).add(e.id));
+    }
+    expect([...numberOf.values()].filter((n) => n.size > 1)).toEqual([]);
+    expect([...idOf.values()].filter((ids) => ids.size > 1)).toEqual([]);
+    expect([...idOf.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: idOf.size }, (_, i) => i + 1));
+  });
+
   it("resyncs on its period under churn without sending a key back in time", async () => {
     const { cluster, name } = await syncedInformer(8);
     const hook = await endpoint();
