@@ -19,7 +19,7 @@ import http from "node:http";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
-import { cpuDelta, freePort, now, procCpu, round, summarizeProfile } from "./lib.mjs";
+import { busiestThreads, cpuDelta, freePort, now, procCpu, round, summarizeProfile, threadCpu } from "./lib.mjs";
 import { NODE, RESULTS, ROOT, api, children, log, pollStatus, profileRuntime, ratio, scanLog, startWorker } from "./harness.mjs";
 
 export const FANOUT_OPTIONS = {
@@ -304,37 +304,6 @@ async function awaitDeliveries(receiver, { timeoutMs, onTick = async () => {}, u
     if (t - changedAt > STALL_MS && count > 0) return { outcome: "stalled", series };
     if (t - started > timeoutMs) return { outcome: "timeout", series };
   }
-}
-
-/** CPU seconds of each thread of a process: tid → {comm, total}. */
-function threadCpu(pid) {
-  const out = new Map();
-  let tids = [];
-  try {
-    tids = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(tid, { comm, total: (Number(fields[11]) + Number(fields[12])) / 100 });
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-/** The busiest threads between two threadCpu() readings, as a share of one core over `seconds`. */
-function busiestThreads(before, after, seconds) {
-  return [...after]
-    .map(([tid, t]) => ({ tid, comm: t.comm, cpuSeconds: round(t.total - (before.get(tid)?.total ?? 0), 1) }))
-    .sort((a, b) => b.cpuSeconds - a.cpuSeconds)
-    .slice(0, 3)
-    .map((t) => ({ ...t, shareOfOneCore: round(t.cpuSeconds / seconds, 2) }));
 }
 
 /** Adds to each progress tick how many events were due and how many the server had written by then. */

@@ -25,7 +25,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { MB, RssSampler, cmdline, cpuDelta, now, procCpu, round, summarizeProfile, waitFor } from "./lib.mjs";
+import { MB, RssSampler, busiestThreads, cmdline, cpuDelta, now, procCpu, round, summarizeProfile, threadCpu, waitFor } from "./lib.mjs";
 import { NODE, RESULTS, ROOT, WORK, api, children, log, pollStatus, profileRuntime, ratio, scanLog, startWorker } from "./harness.mjs";
 
 export const K8S_OPTIONS = {
@@ -372,35 +372,6 @@ function devProxyPid(base) {
   return undefined;
 }
 
-/** CPU seconds of each thread of a process: tid → {comm, total}. */
-function threadCpu(pid) {
-  const out = new Map();
-  let tids = [];
-  try {
-    tids = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(tid, { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), total: (Number(fields[11]) + Number(fields[12])) / 100 });
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-function busiestThreads(before, after, seconds) {
-  return [...after]
-    .map(([tid, t]) => ({ comm: t.comm, cpuSeconds: round(t.total - (before.get(tid)?.total ?? 0), 1) }))
-    .sort((a, b) => b.cpuSeconds - a.cpuSeconds)
-    .slice(0, 2)
-    .map((t) => ({ ...t, shareOfOneCore: round(t.cpuSeconds / seconds, 2) }));
-}
-
 function percentile(sorted, q) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : null;
 }
@@ -505,7 +476,7 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids }) 
     const steadyDone = await wait1;
     const steadyDrainedAt = now();
     const cpu1 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpu(pid)]));
-    const busiest = busiestThreads(threads0, threadCpu(pids.workerd), (steadyDrainedAt - t0) / 1000);
+    const busiest = busiestThreads(threads0, threadCpu(pids.workerd), (steadyDrainedAt - t0) / 1000, 2);
     result.steadyOutcome = steadyDone.outcome;
     if (profiling) {
       const profile = await profiling;

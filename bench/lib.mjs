@@ -345,3 +345,35 @@ export async function waitFor(fn, { timeoutMs, intervalMs = 250, what }) {
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError.message}` : ""}`);
 }
+
+/** CPU seconds of each thread of a process: tid → {comm, total}. */
+export function threadCpu(pid) {
+  const out = new Map();
+  let tids = [];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(tid, { comm, total: (Number(fields[11]) + Number(fields[12])) / 100 });
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** The busiest threads between two threadCpu() readings, as a share of one core over `seconds`. */
+export function busiestThreads(before, after, seconds, count = 3) {
+  return [...after]
+    .map(([tid, t]) => ({ tid, comm: t.comm, cpuSeconds: round(t.total - (before.get(tid)?.total ?? 0), 1) }))
+    .sort((a, b) => b.cpuSeconds - a.cpuSeconds)
+    .slice(0, count)
+    .map((t) => ({ ...t, shareOfOneCore: round(t.cpuSeconds / seconds, 2) }));
+}
+

@@ -8,10 +8,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { request } from "node:http";
 import { createServer } from "node:https";
 import { join } from "node:path";
-import { listenOnLoopback } from "./wait.ts";
+import { forward, listenOnLoopback } from "./wait.ts";
 
 export const OPENSSL = process.env.OPENSSL ?? "openssl";
 
@@ -36,21 +35,7 @@ function selfSignedCertificate(dir: string): { key: Buffer; cert: Buffer } {
 
 export async function startTlsProxy(target: string, dir: string): Promise<TlsProxy> {
   const targetUrl = new URL(target);
-  const server = createServer(selfSignedCertificate(dir), (req, res) => {
-    const upstream = request(new URL(req.url ?? "/", targetUrl), { method: req.method, headers: { ...req.headers, host: targetUrl.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      res.flushHeaders();
-      answer.pipe(res);
-      answer.on("error", () => res.destroy());
-    });
-    upstream.on("error", () => {
-      if (!res.headersSent) res.writeHead(502).end();
-      else res.destroy();
-    });
-    res.on("error", () => upstream.destroy());
-    res.on("close", () => upstream.destroy());
-    req.pipe(upstream);
-  });
+  const server = createServer(selfSignedCertificate(dir), (req, res) => forward(req, res, new URL(req.url ?? "/", targetUrl)));
   const port = await listenOnLoopback(server);
   return {
     url: `https://127.0.0.1:${port}`,

@@ -1,4 +1,5 @@
 /** Bounded waiting and loopback ports for the end-to-end harness. Nothing here waits without a deadline. */
+import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -53,4 +54,34 @@ export async function waitFor<T>(check: () => T | false | undefined | Promise<T 
     }
     await sleep(options.intervalMs ?? 100);
   }
+}
+
+/**
+ * Forwards `req` to `url` and streams the answer back to `res`, headers flushed at once (a watch
+ * must not wait for its first event). `onAnswer` sees the answer before it is piped; `onClose` runs
+ * when the client side closes. Errors end the exchange on both sides.
+ */
+export function forward(
+  req: import("node:http").IncomingMessage,
+  res: import("node:http").ServerResponse,
+  url: URL,
+  hooks: { onAnswer?: (answer: import("node:http").IncomingMessage) => void; onClose?: () => void } = {},
+): void {
+  const upstream = httpRequest(url, { method: req.method, headers: { ...req.headers, host: url.host } }, (answer) => {
+    hooks.onAnswer?.(answer);
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    res.flushHeaders();
+    answer.pipe(res);
+    answer.on("error", () => res.destroy());
+  });
+  upstream.on("error", () => {
+    if (!res.headersSent) res.writeHead(502).end();
+    else res.destroy();
+  });
+  res.on("error", () => upstream.destroy());
+  res.on("close", () => {
+    hooks.onClose?.();
+    upstream.destroy();
+  });
+  req.pipe(upstream);
 }

@@ -5,8 +5,8 @@
  * so the Worker itself must answer 410 Expired (as an HTTP 410 or an ERROR event), as a real API
  * server does for a client that reconnects after the history it needs was compacted.
  */
-import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
-import { listenOnLoopback } from "./wait.ts";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { forward, listenOnLoopback } from "./wait.ts";
 
 export interface ProxiedRequest {
   time: number;
@@ -57,12 +57,11 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
       record.rewritten = true;
     }
     requests.push(record);
-    const upstream = request(url, { method: req.method, headers: { ...req.headers, host: targetUrl.host } }, (answer) => {
-      record.status = answer.statusCode ?? 0;
-      if (record.status === 410) record.expired = true;
-      res.writeHead(record.status, answer.headers);
-      res.flushHeaders();
-      if (watch) {
+    forward(req, res, url, {
+      onAnswer: (answer) => {
+        record.status = answer.statusCode ?? 0;
+        if (record.status === 410) record.expired = true;
+        if (!watch) return;
         openWatches.set(res, () => {
           answer.unpipe(res);
           answer.destroy();
@@ -71,20 +70,9 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
         answer.on("data", (chunk: Buffer) => {
           if (/"type":\s*"ERROR"[\s\S]*"code":\s*410/.test(chunk.toString())) record.expired = true;
         });
-      }
-      answer.pipe(res);
-      answer.on("error", () => res.destroy());
+      },
+      onClose: () => openWatches.delete(res),
     });
-    upstream.on("error", () => {
-      if (!res.headersSent) res.writeHead(502).end();
-      else res.destroy();
-    });
-    res.on("error", () => upstream.destroy());
-    res.on("close", () => {
-      openWatches.delete(res);
-      upstream.destroy();
-    });
-    req.pipe(upstream);
   });
   const port = await listenOnLoopback(server);
   return {
