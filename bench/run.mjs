@@ -12,6 +12,9 @@
 //      E events at a fixed rate, one subscriber down; deliveries/s and lag, ours vs client-node.
 //   d. /k8s read API (only with --only k8s; bench/k8s.mjs): a list of N pods and a watch fan-out to W
 //      watchers during churn, ours (/k8s) vs the fake API server (test/fake-apiserver) serving the same.
+//   e. scale (only with --only scale; bench/scale.mjs): one informer with N pods and a node index:
+//      initial list, query latency at N (pages, namespace, selectors, ByIndex, get), a staged relist,
+//      and the object's storage by table (BENCHMARKS.md "Scale: one informer with 1,000,000 pods").
 //
 // Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout|k8s --no-profile --no-heap
 //          --ingest-mode adds|updates|both (both) --update-pods U (10000) --update-events E (100000)
@@ -24,6 +27,8 @@
 //          /k8s: --k8s-pods N (10000) --k8s-pod-bytes B (3000) --k8s-watchers W (100) --k8s-rate R (200)
 //          --k8s-seconds T (25) --k8s-burst B (500) --k8s-list-runs (5) --k8s-page-runs (3) --k8s-timeout S (300)
 //          --k8s-profile
+//          scale: --pods N --scale-requests R (300) --scale-query-seconds S (60, per query kind)
+//          --scale-timeout S (600, per list) --scale-no-relist
 // Everything listens on and talks to 127.0.0.1 only; every wait is bounded.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -64,6 +69,7 @@ import {
 } from "./harness.mjs";
 import { FANOUT_OPTIONS, fanoutDeadlineMs, fanoutRows, runFanout } from "./fanout.mjs";
 import { K8S_OPTIONS, k8sDeadlineMs, k8sRows, runK8s } from "./k8s.mjs";
+import { SCALE_OPTIONS, runScale, scaleDeadlineMs, scaleRows } from "./scale.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -81,10 +87,11 @@ const { values: opts } = parseArgs({
     "relist-timeout": { type: "string", default: "420" },
     ...FANOUT_OPTIONS,
     ...K8S_OPTIONS,
+    ...SCALE_OPTIONS,
   },
 });
-if (opts.only && !["ingest", "relist", "fanout", "k8s"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist, fanout or k8s (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout, k8s or scale (got '${opts.only}')\n`);
   process.exit(1);
 }
 if (!["adds", "updates", "both"].includes(opts["ingest-mode"])) {
@@ -93,6 +100,7 @@ if (!["adds", "updates", "both"].includes(opts["ingest-mode"])) {
 }
 const RUN_FANOUT = opts.only === "fanout";
 const RUN_K8S = opts.only === "k8s";
+const RUN_SCALE = opts.only === "scale";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
@@ -131,7 +139,7 @@ const INGEST = {
   },
 };
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
-const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : 15 * 60_000;
+const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
 
 // ---------------------------------------------------------------------------------------------
@@ -545,6 +553,11 @@ async function main() {
     results.k8s = await safe("/k8s", () => runK8s({ opts, bundle }));
     fs.writeFileSync(path.join(RESULTS, "k8s.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.k8s }, null, 2)}\n`);
   }
+  if (RUN_SCALE) {
+    results.parameters = { listSize: N };
+    results.scale = await safe("scale", () => runScale({ opts, pods: N, server, bundle }));
+    fs.writeFileSync(path.join(RESULTS, `scale-${N}.json`), `${JSON.stringify({ machine, bundle: results.bundle, ...results.scale }, null, 2)}\n`);
+  }
   const ingestPart = async (ing) => {
     const ours = await safe(`ours (ingest ${ing.name})`, () => ingestOursRepeated(server, bundle, ing));
     const clientNode = await safe(`client-node (ingest ${ing.name})`, () => ingestClientNode(server, ing));
@@ -632,6 +645,7 @@ async function main() {
     if (RUN_K8S) rows.splice(0, 1); // its own header: ours vs the fake API server
     rows.push(...k8sRows(results.k8s));
   }
+  if (results.scale) rows.push(...scaleRows(results.scale));
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["ingest-updates", results.ingestUpdates?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
