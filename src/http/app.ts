@@ -12,7 +12,7 @@ import { k8sRoutes } from "./k8s.ts";
 import { requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
-import { requireJsonBody } from "./validate.ts";
+import { refuseCrossSiteWrites, requireJsonBody } from "./validate.ts";
 
 let declaredFor: string | undefined;
 let declaring: Promise<void> | undefined;
@@ -45,6 +45,7 @@ export function createApp(): Hono<AppEnv> {
   // Before the JSON-body rule: /k8s answers every write verb with its own 405 Status.
   app.route("/k8s", k8sRoutes);
   app.use("*", requireJsonBody);
+  app.use("*", refuseCrossSiteWrites);
   app.use("/informers/:name/*", requireKnownInformer); // hono's `/*` matches `/informers/:name` too
   app.route("/informers", informerRoutes);
   app.route("/informers", queryRoutes);

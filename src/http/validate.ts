@@ -40,6 +40,25 @@ export const requireJsonBody: MiddlewareHandler<AppEnv> = async function require
   return next();
 };
 
+/**
+ * Refuses a mutating request a browser sends from another site (403). A bodiless POST or DELETE
+ * needs no preflight, so without this any web page could delete an informer or redeliver dead
+ * letters on an instance running with ALLOW_UNAUTHENTICATED. Browsers say where a request comes
+ * from (`Sec-Fetch-Site`, else `Origin`); the API's own clients (curl, kubectl, the typed client)
+ * send neither, and pass.
+ */
+export const refuseCrossSiteWrites: MiddlewareHandler<AppEnv> = async function refuseCrossSiteWrites(c, next) {
+  if (!MUTATING_METHODS.has(c.req.method)) return next();
+  const site = c.req.header("sec-fetch-site");
+  const origin = c.req.header("origin");
+  const foreign =
+    site !== undefined ? site !== "same-origin" && site !== "none" : origin !== undefined && origin !== new URL(c.req.url).origin;
+  if (foreign) {
+    throw new ApiError("Forbidden", "a browser page of another site cannot change anything here: call the API from a tool, or from this instance's own pages");
+  }
+  return next();
+};
+
 /** Caps a request body (413 beyond `maxSize` bytes, before anything is read into memory). */
 export function limitBody(maxSize: number, what: string) {
   return bodyLimit({

@@ -175,6 +175,27 @@ describe("HTTP API", () => {
       expect((await call("/informers/media-415")).status).toBe(404);
     });
 
+    // A bodiless POST or DELETE needs no preflight either: a page could delete an informer or
+    // redeliver dead letters on a dev instance. Browsers say where a request comes from.
+    it.each([
+      ["Sec-Fetch-Site: cross-site", { "sec-fetch-site": "cross-site" }],
+      ["Sec-Fetch-Site: same-site", { "sec-fetch-site": "same-site" }],
+      ["a foreign Origin", { origin: "https://evil.example" }],
+    ])("refuses a bodiless mutation from a browser on another site (%s) with 403 and changes nothing", async (_, headers) => {
+      expect([200, 201]).toContain((await put("/informers/cross-site", { resource: "pods", watchTimeoutSeconds: 3 })).status);
+      const devInstance = { ...env, ADMIN_TOKEN: undefined, ALLOW_UNAUTHENTICATED: "true" };
+      const response = await createApp().request(new Request(`${base}/informers/cross-site`, { method: "DELETE", headers }), undefined, devInstance);
+      expect(response.status).toBe(403);
+      expect((await json(response)).error).toEqual({ code: "Forbidden", message: expect.stringMatching(/another site/) });
+      expect((await call("/informers/cross-site")).status).toBe(200);
+      // the same request from the instance's own pages, or from a tool that is no browser, passes
+      for (const own of [{ "sec-fetch-site": "same-origin" }, { origin: base }, {}]) {
+        const again = await createApp().request(new Request(`${base}/informers/cross-site`, { method: "DELETE", headers: own }), undefined, devInstance);
+        expect([204, 404]).toContain(again.status);
+      }
+      expect((await call("/informers/cross-site")).status).toBe(404);
+    });
+
     it("accepts JSON with parameters, and bodiless mutations without a content type", async () => {
       const created = await put("/informers/media-ok", { resource: "pods", watchTimeoutSeconds: 3 }, { ...ADMIN, "content-type": "Application/JSON; charset=utf-8" });
       expect(created.status).toBe(201);
