@@ -189,7 +189,7 @@ describe("HTTP API", () => {
       expect((await json(response)).error).toEqual({ code: "Forbidden", message: expect.stringMatching(/another site/) });
       expect((await call("/informers/cross-site")).status).toBe(200);
       // the same request from the instance's own pages, or from a tool that is no browser, passes
-      for (const own of [{ "sec-fetch-site": "same-origin" }, { origin: base }, {}]) {
+      for (const own of [{ "sec-fetch-site": "same-origin" }, { origin: base }, {}] as Record<string, string>[]) {
         const again = await createApp().request(new Request(`${base}/informers/cross-site`, { method: "DELETE", headers: own }), undefined, devInstance);
         expect([204, 404]).toContain(again.status);
       }
