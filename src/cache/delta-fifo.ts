@@ -59,8 +59,17 @@ export interface Delta {
 export interface KnownObjects {
   has(key: string): boolean;
   isEmpty(): boolean;
+  /** The resourceVersion of each known key among `keys`. */
+  getMetaMany(keys: readonly string[]): Map<string, { resourceVersion: string }>;
   readonly selectAll: string;
 }
+
+/**
+ * The body staged for a listed object whose resourceVersion the cache already holds: none. Its
+ * Replaced delta changes nothing (invariant 5), so the cached body stands and a quiet relist does
+ * not write the whole list a second time. Never a real body: an object's JSON is at least "{}".
+ */
+export const UNCHANGED_BODY = "";
 
 /** One popped key: all its deltas, oldest first. */
 export interface PoppedKey {
@@ -288,8 +297,12 @@ export class DeltaFIFO {
     }
   }
 
-  /** Stages listed objects (one list page, or part of one). Idempotent per key, so a page may be staged again. */
-  stageInTx(objects: readonly KubeObject[]): void {
+  /**
+   * Stages listed objects (one list page, or part of one). Idempotent per key, so a page may be
+   * staged again. An object the cache holds at the same resourceVersion is staged without its body
+   * (UNCHANGED_BODY) unless `keepBodies` (a transform change must rewrite unchanged objects).
+   */
+  stageInTx(objects: readonly KubeObject[], options: { keepBodies?: boolean } = {}): void {
     if (this.#replace() === "direct") throw new Error("DeltaFIFO: stageInTx during a direct Replace (use replaceDirectInTx)");
     const rows: StagedObject[] = [];
     for (const object of objects) {
@@ -297,6 +310,13 @@ export class DeltaFIFO {
       if (!admitted) continue;
       const { metadata } = admitted.object;
       rows.push({ key: admitted.key, body: admitted.body, resourceVersion: metadata.resourceVersion ?? "", uid: metadata.uid ?? "" });
+    }
+    if (!options.keepBodies) {
+      const cached = this.#known.getMetaMany(rows.map((r) => r.key));
+      for (const row of rows) {
+        // Objects without a resourceVersion are compared by content: they keep their bodies.
+        if (row.resourceVersion !== "" && cached.get(row.key)?.resourceVersion === row.resourceVersion) row.body = UNCHANGED_BODY;
+      }
     }
     for (let i = 0; i < rows.length; i += STAGE_ROWS_PER_STATEMENT) {
       const chunk = rows.slice(i, i + STAGE_ROWS_PER_STATEMENT);

@@ -264,8 +264,7 @@ export class Informer implements ReflectorSink {
 
   /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
   #popInTx(max: number): number {
-    const retransform = this.#db.first<{ retransform: number }>(RETRANSFORM)!.retransform !== Retransform.None;
-    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: retransform };
+    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: this.#retransforming() };
     let total = 0;
     while (total < max) {
       const popped = this.fifo.popInTx(Math.min(POP_BATCH, max - total), (batch) => processDeltasInTx(batch, deps));
@@ -317,6 +316,11 @@ export class Informer implements ReflectorSink {
     return this.#db.first<{ last_sync_rv: string }>(LAST_SYNC_RV)!.last_sync_rv;
   }
 
+  /** Whether cached bodies may have been made by an older transform (see Retransform). */
+  #retransforming(): boolean {
+    return this.#db.first<{ retransform: number }>(RETRANSFORM)!.retransform !== Retransform.None;
+  }
+
   hasCachedObjects(): boolean {
     return !this.indexer.isEmpty() || !this.fifo.isEmpty();
   }
@@ -327,7 +331,7 @@ export class Informer implements ReflectorSink {
 
   stage(objects: KubeObject[]): void {
     this.#db.transaction(() => {
-      if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects);
+      if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects, { keepBodies: this.#retransforming() });
       // The initial list: queue and pop the page at once, writing each body once.
       this.fifo.bufferedInTx(() => {
         this.fifo.replaceDirectInTx(objects);

@@ -24,7 +24,7 @@
  */
 import type { Clock } from "../clock.ts";
 import type { KubeObject } from "../kube/types.ts";
-import type { Delta, PoppedKey } from "./delta-fifo.ts";
+import { type Delta, type PoppedKey, UNCHANGED_BODY } from "./delta-fifo.ts";
 import type { EventLog, NewLogEvent } from "./event-log.ts";
 import type { Indexer, ObjectWrite } from "./indexer.ts";
 import { splitKey } from "./keys.ts";
@@ -84,6 +84,11 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
         continue;
       }
       const body = delta.body!;
+      if (body === UNCHANGED_BODY && (current === undefined || current.resourceVersion !== delta.resourceVersion)) {
+        // Staged without a body because the cache held this version: nothing can have changed it
+        // since (the queue is empty while a list is staged). Fail loudly rather than store nothing.
+        throw new Error(`DeltaFIFO invariant broken: '${key}' was staged as unchanged at ${delta.resourceVersion} but the cache holds ${current?.resourceVersion ?? "nothing"}`);
+      }
       if (current === undefined) {
         const added = append({
           type: "add",
@@ -145,7 +150,8 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
 
 function isUnchanged(delta: Delta, cached: Current, cachedBody: () => string | null, compareBodies: boolean): boolean {
   if (delta.resourceVersion !== "") {
-    return delta.resourceVersion === cached.resourceVersion && (!compareBodies || cachedBody() === delta.body);
+    if (delta.resourceVersion !== cached.resourceVersion) return false;
+    return !compareBodies || delta.body === UNCHANGED_BODY || cachedBody() === delta.body;
   }
   return cached.resourceVersion === "" && cachedBody() === delta.body;
 }

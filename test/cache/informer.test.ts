@@ -215,4 +215,38 @@ describe("Informer", () => {
         expect(drop.log.bounds().tail).toBe(2);
       }));
   });
+
+  it("stages no body for a relisted object whose resourceVersion the cache already holds (issue 9)", () =>
+    withDb(async (db) => {
+      const inf = informer(db);
+      await inf.tick(new FakeListerWatcher({ lists: [{ items: [pod({ name: "a", rv: "5" }), pod({ name: "b", rv: "6" })], resourceVersion: "7" }] }), Date.now() + 60_000);
+      inf.beginList();
+      inf.stage([pod({ name: "a", rv: "5" }), pod({ name: "b", rv: "8" }), pod({ name: "c", rv: "9" })]);
+      const staged = db.all<{ key: string; bytes: number }>(stmt("test.staged", "SELECT key, length(body) AS bytes FROM fifo_staging ORDER BY key"));
+      expect(staged.map((r) => [r.key, r.bytes > 0])).toEqual([
+        ["default/a", false], // unchanged: the cached body stands
+        ["default/b", true],
+        ["default/c", true],
+      ]);
+      inf.commitList("10", { state: { kind: "watching" }, memory: initialMemory });
+      await inf.processQueue();
+      expect(inf.log.read(0, 10).events.map((e) => [e.type, e.key, e.resourceVersion])).toEqual([
+        ["add", "default/a", "5"],
+        ["add", "default/b", "6"],
+        ["update", "default/b", "8"],
+        ["add", "default/c", "9"],
+      ]);
+      expect(JSON.parse(inf.indexer.get("default/a")!.body)).toMatchObject({ metadata: { name: "a", resourceVersion: "5" }, spec: { nodeName: "node-1" } });
+    }));
+
+  it("stages every body while a transform change is pending, so unchanged objects are rewritten", () =>
+    withDb(async (db) => {
+      const inf = informer(db);
+      await inf.tick(new FakeListerWatcher({ lists: [{ items: [pod({ name: "a", rv: "5" })], resourceVersion: "7" }] }), Date.now() + 60_000);
+      inf.restart({ transformChanged: true });
+      inf.beginList();
+      inf.stage([pod({ name: "a", rv: "5" })]);
+      const staged = db.all<{ bytes: number }>(stmt("test.staged", "SELECT length(body) AS bytes FROM fifo_staging"));
+      expect(staged[0]!.bytes).toBeGreaterThan(0);
+    }));
 });
