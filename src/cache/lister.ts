@@ -63,7 +63,8 @@ export function decodeContinue(token: string): string {
 }
 
 export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
-  const filter = makeFilter(query);
+  // Without an index, the namespace is in the SQL (fetchBatch); by index, the filter checks it.
+  const filter = makeFilter(query.index ? query : { ...query, namespace: undefined });
   const items: string[] = [];
   let bytes = 0;
   let largest = 0;
@@ -132,11 +133,14 @@ function hasMore(indexer: Indexer, query: ListQuery, after: string): boolean {
   return fetchBatch(indexer, query, after, 1).length > 0;
 }
 
-/** The predicate a query's namespace and selectors make, or undefined when it selects everything. */
-export function makeFilter(query: Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector" | "index">): ((object: KubeObject) => boolean) | undefined {
+/**
+ * The predicate a namespace and selectors make, or undefined when they select everything. Leave out
+ * a namespace the SQL already scoped: checking it here costs a parse of every object.
+ */
+export function makeFilter(query: Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector">): ((object: KubeObject) => boolean) | undefined {
   const labels = query.labelSelector && !isEverything(query.labelSelector) ? query.labelSelector : undefined;
   const fields = query.fieldSelector && !isEverything(query.fieldSelector) ? query.fieldSelector : undefined;
-  const namespace = query.index ? query.namespace : undefined; // without an index, the namespace is in the SQL
+  const namespace = query.namespace;
   if (!labels && !fields && namespace === undefined) return undefined;
   return (object) =>
     (namespace === undefined || (object.metadata.namespace ?? "") === namespace) &&

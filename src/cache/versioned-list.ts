@@ -50,7 +50,8 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   if (at > tail) throw new ValidationError("continue: the token is from a newer log than this cache's (was the informer recreated?)");
   if (at + 1 < head || tail - at > MAX_CONTINUE_LAG) return { expired: true };
   const earlier = from === undefined ? new Map<string, string | null>() : statesAt(log, at, from.after, query.namespace);
-  const filter = makeFilter({ ...query, index: { name: "", value: "" } }); // an index makes it check the namespace too
+  // The namespace is already scoped: by the SQL for cached rows, by key prefix in statesAt.
+  const filter = makeFilter({ ...query, namespace: undefined });
   const items: string[] = [];
   let bytes = 0;
   let after = from?.after ?? "";

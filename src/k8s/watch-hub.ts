@@ -139,12 +139,7 @@ export class WatchHub {
   async #run(watcher: Watcher, request: WatchRequest, writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
-    const filter = makeFilter({
-      ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
-      ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
-      ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
-      index: { name: "", value: "" }, // an index makes the filter check the namespace too
-    });
+    const filter = makeFilter(request); // log events are not scoped: the namespace is checked here
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
     /** Queues frames once the stream has room; false when the watcher is gone or unresponsive. */

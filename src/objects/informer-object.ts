@@ -22,7 +22,7 @@ import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
-import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
+import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { Db, hasSchema } from "../sql.ts";
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
@@ -152,8 +152,7 @@ export class InformerObject extends DurableObject<Env> {
           informer.log,
           {
             ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
-            ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
-            ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
+            ...parseSelectors(query),
             limit: Math.min(query.limit, MAX_LIST_LIMIT),
           },
           from,
@@ -175,8 +174,7 @@ export class InformerObject extends DurableObject<Env> {
         bookmarks: request.bookmarks,
         initialEvents: request.initialEvents,
         ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
-        ...(request.labelSelector ? { labelSelector: parseLabelSelector(request.labelSelector) } : {}),
-        ...(request.fieldSelector ? { fieldSelector: parseFieldSelector(request.fieldSelector) } : {}),
+        ...parseSelectors(request),
         ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
         ...(request.timeoutSeconds === undefined ? {} : { timeoutSeconds: request.timeoutSeconds }),
       }),
@@ -215,8 +213,7 @@ export class InformerObject extends DurableObject<Env> {
         informer,
         listObjects(informer.indexer, {
           ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
-          ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
-          ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
+          ...parseSelectors(query),
           ...(query.continue === undefined ? {} : { continue: query.continue }),
           limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
         }),
@@ -475,6 +472,14 @@ export class InformerObject extends DurableObject<Env> {
       subscriptions: this.#subscribers.count(),
     };
   }
+}
+
+/** Selectors as text (a request's) parsed for the cache; a bad one throws a SelectorError (400). */
+function parseSelectors(query: { labelSelector?: string; fieldSelector?: string }): { labelSelector?: LabelSelector; fieldSelector?: FieldSelector } {
+  return {
+    ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
+    ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
+  };
 }
 
 /** Equal but for the declared subscriptions, which the informer's loop does not use. */
