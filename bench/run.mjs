@@ -12,6 +12,8 @@
 //      E events at a fixed rate, one subscriber down; deliveries/s and lag, ours vs client-node.
 //   d. /k8s read API (only with --only k8s; bench/k8s.mjs): a list of N pods and a watch fan-out to W
 //      watchers during churn, ours (/k8s) vs the fake API server (test/fake-apiserver) serving the same.
+//   f. floor (only with --only floor; bench/floor/ingest.floor.ts): the pieces of durable ingest
+//      (decode, transform, a SQLite write alone, applyWatch by batch size) measured inside workerd.
 //   e. scale (only with --only scale; bench/scale.mjs): one informer with N pods and a node index:
 //      initial list, query latency at N (pages, namespace, selectors, ByIndex, get), a staged relist,
 //      and the object's storage by table (BENCHMARKS.md "Scale: one informer with 1,000,000 pods").
@@ -90,9 +92,15 @@ const { values: opts } = parseArgs({
     ...SCALE_OPTIONS,
   },
 });
-if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist, fanout, k8s or scale (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale or floor (got '${opts.only}')\n`);
   process.exit(1);
+}
+if (opts.only === "floor") {
+  // The pieces of durable ingest, measured inside workerd (bench/floor/ingest.floor.ts): a vitest run.
+  const vitest = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
+  const child = spawn(process.execPath, [vitest, "run", "--config", "bench/floor/vitest.config.ts"], { stdio: "inherit" });
+  child.on("exit", (code) => process.exit(code ?? 1));
 }
 if (!["adds", "updates", "both"].includes(opts["ingest-mode"])) {
   process.stderr.write(`--ingest-mode must be adds, updates or both (got '${opts["ingest-mode"]}')\n`);
@@ -670,9 +678,11 @@ async function main() {
   return 0;
 }
 
-main()
-  .then((code) => process.exit(code ?? 0))
-  .catch((error) => {
-    process.stderr.write(`bench failed: ${error.stack ?? error}\n`);
-    process.exit(1);
-  });
+if (opts.only !== "floor") {
+  main()
+    .then((code) => process.exit(code ?? 0))
+    .catch((error) => {
+      process.stderr.write(`bench failed: ${error.stack ?? error}\n`);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,121 @@
+/**
+ * Where a durable watch event's CPU goes, piece by piece, inside workerd on Durable Object SQLite
+ * (BENCHMARKS.md "The floor of durable ingest"). Each figure is the wall time of a loop over
+ * pre-built input divided by its events; workerd's clock moves only across I/O, so every timed
+ * region starts and ends after a timer. Run on a quiet machine: the figures are wall time.
+ */
+import { it } from "vitest";
+import { Informer } from "../../src/cache/informer.ts";
+import { initialMemory } from "../../src/cache/reflector.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { WatchDecoder } from "../../src/kube/watch-decoder.ts";
+import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
+import { type Db, stmt } from "../../src/sql.ts";
+import { withDb } from "../../test/helpers/db.ts";
+import { FakeClock } from "../../test/helpers/fakes.ts";
+import { Prng } from "../../test/fake-apiserver/prng.ts";
+import { Workload } from "../../test/fake-apiserver/realistic.ts";
+
+const PODS = 5_000;
+const EVENTS = 30_000;
+const results: { piece: string; usPerEvent: number }[] = [];
+
+const afterTimer = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+async function measure(piece: string, run: () => void | Promise<void>): Promise<void> {
+  await afterTimer();
+  const start = Date.now();
+  await run();
+  await afterTimer();
+  results.push({ piece, usPerEvent: Math.round(((Date.now() - start) * 10_000) / EVENTS) / 10 });
+}
+
+function realisticPods(): KubeObject[] {
+  const workload = new Workload(
+    { name: "web", namespace: "prod", image: "nginx:1.27", labels: { app: "web" }, replicas: PODS } as never,
+    new Prng(1),
+    "2026-11-20T08:14:03Z",
+  );
+  return Array.from({ length: PODS }, (_, i) => {
+    const pod = workload.pod({ suffix: `p${i}`, nodeName: `node-${i % 50}`, phase: "Running", podIP: "10.0.0.1", hostIP: "10.1.0.1" });
+    return { ...pod, metadata: { ...pod.metadata, resourceVersion: "1" } } as unknown as KubeObject;
+  });
+}
+
+/** EVENTS MODIFIED lines over the pods, round robin, each with a new resourceVersion. */
+function watchLines(pods: KubeObject[]): string[] {
+  return Array.from({ length: EVENTS }, (_, i) => {
+    const pod = pods[i % PODS]!;
+    return JSON.stringify({ type: "MODIFIED", object: { ...pod, metadata: { ...pod.metadata, resourceVersion: String(1_000 + i) } } });
+  });
+}
+
+function listedInformer(db: Db, pods: KubeObject[]): Informer {
+  const informer = new Informer(db, informerSettings(parseInformerSpec({ resource: "pods" }, "floor")), new FakeClock(), () => 0.5);
+  informer.beginList();
+  for (let i = 0; i < PODS; i += 500) informer.stage(structuredClone(pods.slice(i, i + 500)));
+  informer.commitList("999", { state: { kind: "watching" }, memory: initialMemory });
+  return informer;
+}
+
+async function applyAll(informer: Informer, events: WatchEvent[], batch: number): Promise<void> {
+  for (let i = 0; i < EVENTS; i += batch) {
+    informer.applyWatch(events.slice(i, i + batch), events[Math.min(i + batch, EVENTS) - 1]!.object.metadata.resourceVersion!);
+    await afterTimer(); // as between watch batches: the commit is flushed
+  }
+}
+
+it("measures the pieces of durable ingest", async () => {
+  const pods = realisticPods();
+  const lines = watchLines(pods);
+  const bytes = new TextEncoder().encode(`${lines.join("\n")}\n`);
+  const parsed = () => lines.map((line) => JSON.parse(line) as WatchEvent);
+
+  await measure("decode: TextDecoder + split + JSON.parse (64 KB reads)", () => {
+    const decoder = new WatchDecoder();
+    for (let i = 0; i < bytes.length; i += 65_536) decoder.push(bytes.subarray(i, i + 65_536));
+  });
+  const events = parsed();
+  await measure("transform: drop managedFields + JSON.stringify", () => {
+    for (const event of events) {
+      delete event.object.metadata.managedFields;
+      JSON.stringify(event.object);
+    }
+  });
+  const bodies = events.map((event) => JSON.stringify(event.object));
+  for (const batch of [50, 200, 1_000]) {
+    await withDb(async (db) => {
+      db.run(stmt("floor.create", "CREATE TABLE floor_rows (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, body TEXT NOT NULL)"));
+      const insert = stmt("floor.insert", `INSERT INTO floor_rows (seq, key, body) VALUES ${Array(10).fill("(?, ?, ?)").join(", ")}`);
+      await measure(`SQLite alone: insert the transformed body (${Math.round(bodies[0]!.length / 100) / 10} KB), ${batch} per transaction`, async () => {
+        for (let i = 0; i < EVENTS; i += batch) {
+          db.transaction(() => {
+            for (let j = i; j < i + batch; j += 10) {
+              db.run(insert, ...Array.from({ length: 10 }, (_, k) => [j + k, `prod/p${(j + k) % PODS}`, bodies[j + k]]).flat());
+            }
+          });
+          await afterTimer();
+        }
+      });
+    });
+  }
+  for (const batch of [50, 200, 1_000]) {
+    await withDb(async (db) => {
+      const informer = listedInformer(db, pods);
+      const input = parsed();
+      await measure(`applyWatch (transform, queue, pop, index, log), ${batch} events per transaction`, () => applyAll(informer, input, batch));
+    });
+  }
+  await withDb(async (db) => {
+    const informer = listedInformer(db, pods);
+    const input = parsed();
+    // What is left without the two writes: the JavaScript around them and the small statements.
+    Object.assign(informer.indexer, { writeInTx: () => {} });
+    const append = informer.log.appendInTx.bind(informer.log);
+    Object.assign(informer.log, { appendInTx: () => append([]) });
+    await measure("applyWatch without the object and log writes, 200 per transaction", () => applyAll(informer, input, 200));
+  });
+
+  const table = results.map((r) => `${String(r.usPerEvent).padStart(7)} µs/event  ${r.piece}`).join("\n");
+  console.log(`\n${EVENTS} MODIFIED events over ${PODS} cached pods, ${lines[0]!.length} bytes per watch line\n${table}`);
+});
