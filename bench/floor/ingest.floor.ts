@@ -8,6 +8,7 @@ import { it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
 import { initialMemory } from "../../src/cache/reflector.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { ListDecoder } from "../../src/kube/list-decoder.ts";
 import { WatchDecoder } from "../../src/kube/watch-decoder.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import { type Db, stmt } from "../../src/sql.ts";
@@ -74,6 +75,17 @@ it("measures the pieces of durable ingest", async () => {
   await measure("decode: TextDecoder + split + JSON.parse (64 KB reads)", () => {
     const decoder = new WatchDecoder();
     for (let i = 0; i < bytes.length; i += 65_536) decoder.push(bytes.subarray(i, i + 65_536));
+  });
+  const list = `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"999"},"items":[${lines.map((line) => line.slice('{"type":"MODIFIED","object":'.length, -1)).join(",")}]}`;
+  const decoder = new TextDecoder();
+  const listBytes = new TextEncoder().encode(list);
+  await measure("list decode: ListDecoder (split + JSON.parse per item, 64 KB reads)", () => {
+    const items = new ListDecoder(() => {});
+    for (let i = 0; i < listBytes.length; i += 65_536) items.push(decoder.decode(listBytes.subarray(i, i + 65_536), { stream: true }));
+    items.end();
+  });
+  await measure("JSON.parse of each event line alone", () => {
+    for (const line of lines) JSON.parse(line);
   });
   const events = parsed();
   await measure("transform: drop managedFields + JSON.stringify", () => {
