@@ -9,6 +9,7 @@ import { describeIssues, ValidationError } from "./errors.ts";
 import { parseFieldPath } from "./cache/field-path.ts";
 import { NAMESPACE_INDEX } from "./cache/indexer.ts";
 import type { InformerSettings } from "./cache/informer.ts";
+import { meantBuiltIn } from "./k8s/catalog.ts";
 import { resolveResource } from "./kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
 import { declaredSubscriptionSchema } from "./delivery/subscription-spec.ts";
@@ -75,6 +76,12 @@ export const informerSpecSchema = z
   .check(
     z.superRefine((spec, ctx) => {
       check(ctx, ["resource"], () => {
+        const meant = meantBuiltIn(spec.resource);
+        if (meant !== undefined) {
+          throw new Error(
+            `'${spec.resource}' is kubectl's shorthand for the built-in resource '${meant}': write "resource": "${meant}" (informer specs name a resource as plural.group)`,
+          );
+        }
         const ref = resolveResource(spec.resource, spec.apiVersion);
         if (spec.namespace !== undefined && ref.namespaced === false) {
           throw new Error(`'${spec.resource}' is cluster-scoped: it has no namespace to watch`);

@@ -130,3 +130,28 @@ export function describeResource(
 export function groupVersion(info: Pick<ResourceInfo, "group" | "version">): string {
   return info.group === "" ? info.version : `${info.group}/${info.version}`;
 }
+
+/**
+ * The built-in resource a name means to kubectl, when it is not the name we key on: its bare plural
+ * (`deployments` → `deployments.apps`), its singular (`pod` → `pods`), a short name (`deploy`,
+ * `po`) or its kind (`Deployment`), alone or with its group (`deployment.apps`). kubectl resolves
+ * all of these (its RESTMapper); an informer spec names the resource exactly, so a spec using one is
+ * told which name was meant. Undefined for a name that is exact already, or means nothing built in.
+ * Where two groups share a name (`ev`, `events`), kubectl's preference wins: the core group, listed first.
+ */
+export function meantBuiltIn(name: string): string | undefined {
+  const lower = name.toLowerCase();
+  if (Object.hasOwn(ENTRIES, lower) && lower === name) return undefined;
+  if (Object.hasOwn(ENTRIES, lower)) return lower;
+  const dot = lower.indexOf(".");
+  const head = dot === -1 ? lower : lower.slice(0, dot);
+  const group = dot === -1 ? undefined : lower.slice(dot + 1);
+  for (const [full, entry] of Object.entries(ENTRIES)) {
+    const fullDot = full.indexOf(".");
+    const plural = fullDot === -1 ? full : full.slice(0, fullDot);
+    const fullGroup = fullDot === -1 ? "" : full.slice(fullDot + 1);
+    if (group !== undefined && group !== fullGroup) continue;
+    if (head === plural || head === entry.kind.toLowerCase() || entry.shortNames?.includes(head)) return full;
+  }
+  return undefined;
+}

@@ -118,6 +118,12 @@ describe("HTTP API", () => {
       ["an indexer named namespace", { resource: "pods", indexers: { namespace: "spec.x" } }, /namespace index/],
       ["a mismatched name", { name: "other", resource: "pods" }, /does not match/],
       ["a negative page size", { resource: "pods", pageSize: -1 }, /pageSize/],
+      // kubectl resolves short, singular and unqualified names; a spec names the resource exactly.
+      ["a built-in without its group", { resource: "deployments" }, /'deployments' is kubectl's shorthand for the built-in resource 'deployments.apps'/],
+      ["a built-in's singular", { resource: "pod" }, /write "resource": "pods"/],
+      ["a built-in's short name", { resource: "deploy" }, /'deployments.apps'/],
+      ["a built-in's kind", { resource: "Deployment" }, /'deployments.apps'/],
+      ["a built-in without its group, with an apiVersion", { resource: "deployments", apiVersion: "apps/v1" }, /'deployments.apps'/],
       // Names of Object.prototype members are not built-ins (own-property lookups only).
       ["a resource named constructor", { resource: "constructor" }, /'constructor' is not a built-in resource/],
       // Field paths walk parsed objects: a prototype segment would read or delete outside the object.
