@@ -6,6 +6,7 @@
  * error answer only the first few hundred bytes are read.
  */
 import type { Clock } from "../clock.ts";
+import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { type AttemptOutcome, parseRetryAfter } from "./retry-schedule.ts";
 import type { SignedHeaders } from "./sign.ts";
 
@@ -56,7 +57,7 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch): Send 
         durationMs: elapsed(),
         error: timedOut
           ? `no answer within ${timeoutMs / 1000} s`
-          : `request failed: ${error instanceof Error ? error.message : String(error)}`,
+          : `request failed: ${await describeConnectionFailure(url, error)}`,
       };
     }
   };

@@ -3,6 +3,7 @@
  * one named predicate whose comment names the behaviour (reference §1.6.5, client-go
  * reflector.go `isExpiredError`, `isTooLargeResourceVersionError`, `isWatchErrorRetriable`).
  */
+import { isLostConnection, LOST_CONNECTION } from "../net/connection-failure.ts";
 import type { Status, StatusCause } from "./types.ts";
 
 export class KubeApiError extends Error {
@@ -55,7 +56,12 @@ export class KubeApiError extends Error {
   }
 
   static connectionFailed(cause: unknown): KubeApiError {
-    const message = cause instanceof Error ? cause.message : String(cause);
+    // workerd says "Network connection lost." for a refused connection too: name both causes.
+    const message = isLostConnection(cause)
+      ? `the connection was refused, reset or lost before an answer — is the API server running at KUBE_API_URL? (${LOST_CONNECTION})`
+      : cause instanceof Error
+        ? cause.message
+        : String(cause);
     return new KubeApiError(0, "ConnectionFailed", `could not reach the API server: ${message}`);
   }
 }

@@ -149,6 +149,13 @@ describe("KubeClient", () => {
     expect(error).toMatchObject({ code: 0, reason: "ConnectionFailed" });
   });
 
+  it("names both causes workerd reports as a lost connection when nothing listens at KUBE_API_URL", async () => {
+    const client = new KubeClient({ apiUrl: "http://127.0.0.1:1", resource: pods });
+    const error = await client.listPage({}, () => {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 0, reason: "ConnectionFailed" });
+    expect((error as Error).message).toMatch(/refused, reset or lost before an answer — is the API server running at KUBE_API_URL\?/);
+  });
+
   describe("deadlines (issue 7 item 7): a half-open connection cannot hold the alarm", () => {
     /** A fetch whose response head never comes; records the signal it was given. */
     function silentServer() {
