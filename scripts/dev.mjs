@@ -2,14 +2,65 @@
 // `npm start`: runs edge-informer locally with `wrangler dev`. Without KUBE_API_URL it first starts
 // the simulated cluster (test/fake-apiserver: a few namespaces, pods and deployments, light churn);
 // with KUBE_API_URL (e.g. `kubectl proxy` at http://127.0.0.1:8001) it watches that cluster instead.
+//
+//   npm start                    http://127.0.0.1:8787
+//   npm start -- --port 8788     another port (or PORT=8788 npm start)
+//
+// It reports "running" only for the Worker it started: the port must be free before wrangler starts,
+// and the Worker that answers must echo this run's id on /healthz (another instance on the same port
+// would otherwise look ready).
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
 
-const port = Number(process.env.PORT ?? 8787);
-const base = `http://127.0.0.1:${port}`;
+const DEV_RUN_HEADER = "x-edge-informer-dev-run"; // src/http/app.ts
+const HOST = "127.0.0.1";
+
+function fail(message) {
+  console.error(`npm start: ${message}`);
+  process.exit(1);
+}
+
+function parsePort() {
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { port: { type: "string", short: "p" } }, strict: true, allowPositionals: false }));
+  } catch (error) {
+    fail(`${error.message}\nusage: npm start [-- --port N]   (or PORT=N npm start; default 8787)`);
+  }
+  const text = values.port ?? process.env.PORT ?? "8787";
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535) fail(`port '${text}' is not a TCP port (1-65535)`);
+  return port;
+}
+
+/** Resolves when `port` can be bound on HOST (then releases it); rejects with the listen error. */
+function checkPortFree(port) {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen({ port, host: HOST, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+const port = parsePort();
+const base = `http://${HOST}:${port}`;
+try {
+  await checkPortFree(port);
+} catch (error) {
+  fail(
+    error.code === "EADDRINUSE"
+      ? `port ${port} is already in use on ${HOST} (another \`npm start\` or \`wrangler dev\`?).\n` +
+          `  Stop it, or pick another port: npm start -- --port ${port + 1}   (or PORT=${port + 1} npm start)`
+      : `cannot listen on ${HOST}:${port}: ${error.message}`,
+  );
+}
+
 let cluster;
 let apiUrl = process.env.KUBE_API_URL;
 // The simulated cluster is new on every run, so the Durable Objects' storage must be too: a cache
@@ -27,18 +78,27 @@ if (!apiUrl) {
   console.log(`simulated cluster: ${apiUrl} (try: kubectl --server ${apiUrl} get pods -A)`);
 }
 
+const runId = randomUUID();
 const args = [
   "dev",
   "--port", String(port),
-  "--ip", "127.0.0.1",
+  "--ip", HOST,
   "--show-interactive-dev-session=false",
   "--var", `KUBE_API_URL:${apiUrl}`,
   "--var", "ALLOW_UNAUTHENTICATED:true",
+  "--var", `DEV_RUN_ID:${runId}`,
   ...(scratch ? ["--persist-to", scratch] : []),
 ];
-const wrangler = spawn("wrangler", args, { stdio: "inherit" });
+const wrangler = spawn("wrangler", args, {
+  stdio: "inherit",
+  // Offline, miniflare's fetch of Request.cf data from workers.cloudflare.com prints ENOTFOUND twice.
+  env: { CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
+});
 
+let stopping = false;
 const stop = async (code = 0) => {
+  if (stopping) return;
+  stopping = true;
   wrangler.kill("SIGTERM");
   await cluster?.close();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -46,12 +106,35 @@ const stop = async (code = 0) => {
 };
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
-wrangler.on("exit", (code) => stop(code ?? 0));
+wrangler.on("error", (error) => {
+  console.error(`npm start: could not run wrangler: ${error.message}`);
+  stop(1);
+});
+wrangler.on("exit", (code, signal) => {
+  if (!stopping) console.error(`npm start: wrangler dev exited (${signal ?? `code ${code}`}); edge-informer is not running`);
+  stop(code || 1);
+});
+
+/** Whether the Worker answering on `base` is the one this run started. */
+async function ours() {
+  const response = await fetch(`${base}/healthz`);
+  await response.body?.cancel();
+  return response.headers.get(DEV_RUN_HEADER) === runId;
+}
 
 // Tell the user where to look once the informers have synced.
-for (let i = 0; i < 120; i++) {
+const READY_WAIT_S = Number(process.env.DEV_READY_WAIT_S ?? 120);
+let foreign = false;
+let ready = false;
+for (let i = 0; i < READY_WAIT_S; i++) {
   await sleep(1000);
+  if (stopping) break;
   try {
+    if (!(await ours())) {
+      foreign = true;
+      continue;
+    }
+    foreign = false;
     const response = await fetch(`${base}/informers`);
     if (!response.ok) continue;
     const { items } = await response.json();
@@ -63,11 +146,22 @@ edge-informer is running at ${base}
   query:          curl '${base}/informers/pods/objects?namespace=demo&labelSelector=app%3Dweb'
   an index:       curl ${base}/informers/pods/indexes/namespace
   a webhook:      curl -X POST ${base}/informers/pods/subscriptions -H 'content-type: application/json' -d '{"url": "http://127.0.0.1:3000/"}'
-                  then WEBHOOK_SECRET=<its secret> PORT=3000 npx node examples/receiver.ts
+                  (answers {"id": "sub_…", "secret": "whsec_…", …}; the secret is shown this once), then
+                  WEBHOOK_SECRET=<its secret> PORT=3000 npx node examples/receiver.ts
+                  curl -X POST ${base}/subscriptions/<its id>/enable    (deliver now, not after the retry backoff)
 `);
+      ready = true;
       break;
     }
   } catch {
     // not up yet
   }
+}
+if (!ready && !stopping) {
+  console.error(
+    foreign
+      ? `npm start: the server at ${base} is not the Worker this run started (another instance took the port?)`
+      : `npm start: the informers did not sync within ${READY_WAIT_S} s; see wrangler's output above`,
+  );
+  await stop(1);
 }

@@ -22,4 +22,6 @@ export interface Env {
   READ_TOKEN?: string;
   /** "true" lets mutating endpoints through without ADMIN_TOKEN: local development only. */
   ALLOW_UNAUTHENTICATED?: string;
+  /** Set by `npm start` (scripts/dev.mjs): /healthz echoes it, so the script knows it polls the Worker it started. */
+  DEV_RUN_ID?: string;
 }

@@ -14,6 +14,9 @@ import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
 import { refuseCrossSiteWrites, requireJsonBody } from "./validate.ts";
 
+/** Carries DEV_RUN_ID on /healthz: which `npm start` run this Worker belongs to. */
+export const DEV_RUN_HEADER = "x-edge-informer-dev-run";
+
 let declaredFor: string | undefined;
 let declaring: Promise<void> | undefined;
 
@@ -37,7 +40,7 @@ export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.onError(renderError);
   app.notFound((c) => c.json(errorBody("NotFound", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
-  app.get("/healthz", (c) => c.text("ok"));
+  app.get("/healthz", (c) => c.text("ok", 200, c.env.DEV_RUN_ID ? { [DEV_RUN_HEADER]: c.env.DEV_RUN_ID } : {}));
   app.use("*", async (c, next) => {
     await ensureDeclaredInformers(c.env);
     await next();

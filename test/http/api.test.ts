@@ -56,6 +56,13 @@ describe("HTTP API", () => {
     expect([response.status, await response.text()]).toEqual([200, "ok"]);
   });
 
+  it("echoes npm start's run id on /healthz, so the script knows the Worker it polls is its own", async () => {
+    const app = createApp();
+    const response = await app.request(`${base}/healthz`, {}, { ...env, DEV_RUN_ID: "run-1" });
+    expect(response.headers.get("x-edge-informer-dev-run")).toBe("run-1");
+    expect((await call("/healthz")).headers.has("x-edge-informer-dev-run")).toBe(false);
+  });
+
   it("creates, reads, updates, lists and deletes an informer", async () => {
     const created = await put("/informers/crud", { resource: "pods", watchTimeoutSeconds: 3 });
     expect(created.status).toBe(201);

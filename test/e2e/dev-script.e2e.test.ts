@@ -1,0 +1,128 @@
+/**
+ * `npm start` (scripts/dev.mjs), run against a stub `wrangler` first on PATH: it reports "running"
+ * only for the Worker it started. A taken port fails at once with the way out; a Worker that does not
+ * echo this run's id is not taken for ours; `--port` and `PORT` choose the port; wrangler runs with
+ * CLOUDFLARE_CF_FETCH_ENABLED=false (offline, miniflare's Request.cf fetch would print ENOTFOUND).
+ */
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, listenOnLoopback } from "./wait.ts";
+
+/** Records its arguments and environment, then serves /healthz and /informers as STUB_MODE says. */
+const STUB = `#!/usr/bin/env node
+const http = require("node:http");
+const fs = require("node:fs");
+const args = process.argv.slice(2);
+fs.writeFileSync(process.env.STUB_RECORD, JSON.stringify({ args, cfFetch: process.env.CLOUDFLARE_CF_FETCH_ENABLED }));
+const port = Number(args[args.indexOf("--port") + 1]);
+const runId = args.find((a) => a.startsWith("DEV_RUN_ID:")).slice("DEV_RUN_ID:".length);
+const server = http.createServer((req, res) => {
+  const headers = process.env.STUB_MODE === "ours" ? { "x-edge-informer-dev-run": runId } : {};
+  if (req.url === "/healthz") return res.writeHead(200, headers).end("ok");
+  res.writeHead(200, { ...headers, "content-type": "application/json" }).end(JSON.stringify({ items: [{ name: "pods", synced: true }] }));
+});
+server.listen(port, "127.0.0.1");
+process.on("SIGTERM", () => process.exit(0));
+`;
+
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "dev-script-test-"));
+  writeFileSync(join(dir, "wrangler"), STUB);
+  chmodSync(join(dir, "wrangler"), 0o755);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** What the stub wrangler was started with, if it was. */
+  wrangler?: { args: string[]; cfFetch?: string };
+}
+
+/** Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it). */
+function start(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
+  const child = spawn(process.execPath, ["scripts/dev.mjs", ...args], {
+    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", ...env },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+    if (stdout.includes("edge-informer is running")) child.kill("SIGTERM");
+  });
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  return new Promise((resolve) => {
+    child.on("exit", (code) => {
+      const wrangler = existsSync(record) ? JSON.parse(readFileSync(record, "utf8")) : undefined;
+      resolve({ code, stdout, stderr, ...(wrangler ? { wrangler } : {}) });
+    });
+  });
+}
+
+async function occupied(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  return { port: await listenOnLoopback(server), server };
+}
+
+describe("npm start (scripts/dev.mjs)", () => {
+  it("fails at once, naming the way out, when the port is taken, and starts nothing", async () => {
+    const { port, server } = await occupied();
+    try {
+      const run = await start(["--port", String(port)]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`port ${port} is already in use`);
+      expect(run.stderr).toContain(`npm start -- --port ${port + 1}`);
+      expect(run.stdout).not.toContain("is running");
+      expect(run.stdout).not.toContain("simulated cluster"); // checked before anything starts
+      expect(run.wrangler).toBeUndefined();
+    } finally {
+      server.close();
+    }
+  });
+
+  it("takes the port from PORT as well", async () => {
+    const { port, server } = await occupied();
+    try {
+      const run = await start([], { PORT: String(port) });
+      expect([run.code, run.stderr]).toEqual([1, expect.stringContaining(`port ${port} is already in use`)]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it.each([
+    ["a port that is not a number", ["--port", "http"], /port 'http' is not a TCP port/],
+    ["a port out of range", ["--port", "70000"], /port '70000' is not a TCP port/],
+    ["an unknown option", ["--prot", "8788"], /Unknown option '--prot'[\s\S]*usage: npm start \[-- --port N\]/],
+  ])("refuses %s", async (_, args, message) => {
+    const run = await start(args);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(message);
+    expect(run.wrangler).toBeUndefined();
+  });
+
+  it("reports the Worker it started on --port, with Request.cf fetching off", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)]);
+    expect(run.stdout).toContain(`edge-informer is running at http://127.0.0.1:${port}`);
+    expect(run.stdout).toContain(`/subscriptions/<its id>/enable`);
+    expect(run.wrangler?.args).toEqual(expect.arrayContaining(["dev", "--port", String(port), "--ip", "127.0.0.1"]));
+    expect(run.wrangler?.cfFetch).toBe("false");
+  }, 30_000);
+
+  it("does not take another Worker on its port for its own", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)], { STUB_MODE: "foreign" });
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain("is running");
+    expect(run.stderr).toContain(`the server at http://127.0.0.1:${port} is not the Worker this run started`);
+  }, 30_000);
+});
