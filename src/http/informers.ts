@@ -14,8 +14,17 @@ import { jsonBody, limitBody, validate } from "./validate.ts";
 
 export const MAX_SPEC_BYTES = 64 * 1024;
 
+/** What an informer name is, as a 400 states it. */
+export const INFORMER_NAME_RULE = "a lower-case DNS label of 1-63 characters (a-z, 0-9 and '-', starting and ending with a letter or digit)";
+const INFORMER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A route parameter that must match `pattern`; the 400 names the value and states the rule. */
+export function paramMatching(what: string, rule: string, matches: (value: string) => boolean) {
+  return z.string().check(z.refine(matches, { error: (issue) => `'${String(issue.input)}' is not ${what}: ${rule}` }));
+}
+
 export const nameParam = z.object({
-  name: z.string().check(z.maxLength(63), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "not an informer name")),
+  name: paramMatching("an informer name", INFORMER_NAME_RULE, (name) => name.length <= 63 && INFORMER_NAME.test(name)),
 });
 
 export const informerRoutes = new Hono<AppEnv>()

@@ -9,11 +9,12 @@
  * object answers NotFound without writing (InformerObject creates tables only in configure()).
  */
 import type { MiddlewareHandler } from "hono";
-import { ApiError, describeIssues } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { nameParam } from "./informers.ts";
+import { describeInvalid } from "./validate.ts";
 
 const registered = new Set<string>();
 
@@ -30,7 +31,7 @@ export const requireKnownInformer: MiddlewareHandler<AppEnv> = async function re
   const authorize = c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin;
   return authorize(c, async () => {
     const parsed = nameParam.safeParse({ name: c.req.param("name") });
-    if (!parsed.success) throw new ApiError("BadRequest", `invalid param: ${describeIssues(parsed.error)}`);
+    if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
     if (!(await isRegistered(c.env, parsed.data.name))) {
       throw new ApiError("NotFound", `informer '${parsed.data.name}' not found`);
     }

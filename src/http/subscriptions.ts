@@ -18,12 +18,16 @@ import { errorBody } from "./errors.ts";
 import { ApiError, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
-import { nameParam } from "./informers.ts";
+import { nameParam, paramMatching } from "./informers.ts";
 import { jsonBody, limitBody, validate } from "./validate.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
-const idParam = z.object({ id: z.string().check(z.regex(/^sub_[a-z0-9][-a-z0-9]{0,127}$/, "not a subscription id")) });
+const SUBSCRIPTION_ID = /^sub_[a-z0-9][-a-z0-9]{0,127}$/;
+const idParam = z.object({
+  id: paramMatching("a subscription id", "'sub_' and 1-128 lower-case letters, digits and '-', not starting with '-'", (id) => SUBSCRIPTION_ID.test(id)),
+});
+const EVENT_ID = /^evt_[A-Za-z0-9_-]{1,64}$/;
 const pageQuery = (max: number) =>
   z.strictObject({
     limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(max))),
@@ -110,7 +114,7 @@ export const subscriptionRoutes = new Hono<AppEnv>()
   .post(
     "/:id/dead-letters/:eventId/redeliver",
     requireAdmin,
-    validate("param", z.object({ ...idParam.shape, eventId: z.string().check(z.regex(/^evt_[A-Za-z0-9_-]{1,64}$/, "not an event id")) })),
+    validate("param", z.object({ ...idParam.shape, eventId: paramMatching("an event id", "'evt_' and 1-64 letters, digits, '_' and '-'", (id) => EVENT_ID.test(id)) })),
     async (c) => {
       const { id, eventId } = c.req.valid("param");
       const result = unwrap(await c.env.SUBSCRIPTION.getByName(id).redeliver(eventId));

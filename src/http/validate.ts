@@ -12,10 +12,17 @@ import type { AppEnv } from "./app-env.ts";
 
 export function validate<Target extends keyof ValidationTargets, Schema extends z.ZodMiniType>(target: Target, schema: Schema) {
   return zValidator(target, schema, (result) => {
-    if (!result.success) {
-      throw new ApiError("BadRequest", `invalid ${target === "json" ? "body" : target}: ${describeIssues(result.error)}`);
-    }
+    if (!result.success) throw new ApiError("BadRequest", describeInvalid(target, result.error));
   });
+}
+
+/**
+ * A 400's message. A route parameter's issues say themselves which value is wrong and what the rule
+ * is (`paramMatching`); anything else is prefixed with where it was found.
+ */
+export function describeInvalid(target: keyof ValidationTargets, error: Parameters<typeof describeIssues>[0]): string {
+  if (target === "param") return error.issues.map((issue) => issue.message).join("; ");
+  return `invalid ${target === "json" ? "body" : target}: ${describeIssues(error)}`;
 }
 
 const MUTATING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

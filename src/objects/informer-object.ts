@@ -432,7 +432,8 @@ export class InformerObject extends DurableObject<Env> {
     // (only this object changes them, through #putSpec and #migrate).
     if (!this.#current) {
       const stored = this.#stored();
-      if (!stored) return fail("NotFound", "informer not found");
+      // Named on every route (#10): the isolate's registry may still hold a name deleted since.
+      if (!stored) return fail("NotFound", this.ctx.id.name === undefined ? "informer not found" : `informer '${this.ctx.id.name}' not found`);
       this.#current = { spec: stored.spec, informer: this.#informer(stored.spec) };
     }
     const { spec, informer } = this.#current;

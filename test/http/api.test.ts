@@ -227,15 +227,45 @@ describe("HTTP API", () => {
       expect(await informerIds()).toEqual(before);
     });
 
+    it.each([
+      ["GET", "/informers/Bad_Name"],
+      ["PUT", "/informers/Bad_Name"],
+      ["DELETE", "/informers/Bad_Name"],
+      ["GET", "/informers/Bad_Name/objects"],
+      ["POST", "/informers/Bad_Name/subscriptions"],
+    ])("says what an informer name is when %s %s gets a malformed one", async (method, path) => {
+      const response = await call(path, { method, headers: { ...ADMIN, "content-type": "application/json" }, ...(method === "GET" || method === "DELETE" ? {} : { body: JSON.stringify({ resource: "pods", url: "https://x.example/" }) }) });
+      expect(response.status).toBe(400);
+      expect((await json(response)).error.message).toBe(
+        "'Bad_Name' is not an informer name: a lower-case DNS label of 1-63 characters (a-z, 0-9 and '-', starting and ending with a letter or digit)",
+      );
+    });
+
     // Reads are anonymous unless READ_TOKEN is set: a probe must not create objects with stored rows.
     it("answers 404 for an unknown informer on every route and leaves no storage behind", async () => {
       const name = `ghost-${crypto.randomUUID().slice(0, 8)}`;
       for (const path of informerPaths(name)) {
         const response = await call(path);
         expect([path, response.status]).toEqual([path, 404]);
-        expect((await json(response)).error.code).toBe("NotFound");
+        expect((await json(response)).error).toEqual({ code: "NotFound", message: `informer '${name}' not found` });
+      }
+      for (const [method, path] of [["DELETE", `/informers/${name}`], ["POST", `/informers/${name}/subscriptions`]] as const) {
+        const init = method === "POST" ? { body: JSON.stringify({ url: "https://hooks.example/x" }), headers: { ...ADMIN, "content-type": "application/json" } } : { headers: ADMIN };
+        const response = await call(path, { method, ...init });
+        expect([path, response.status, (await json(response)).error.message]).toEqual([path, 404, `informer '${name}' not found`]);
       }
       expect(await informerIds()).not.toContain(env.INFORMER.idFromName(name).toString());
+    });
+
+    it("names a deleted informer on every route, although this isolate saw it registered", async () => {
+      const name = `gone-${crypto.randomUUID().slice(0, 8)}`;
+      await createSynced(name, { resource: "pods" });
+      for (const path of informerPaths(name)) await call(path); // remembered as registered
+      expect((await call(`/informers/${name}`, { method: "DELETE", headers: ADMIN })).status).toBe(204);
+      for (const path of informerPaths(name)) {
+        const response = await call(path);
+        expect([path, response.status, (await json(response)).error.message]).toEqual([path, 404, `informer '${name}' not found`]);
+      }
     });
 
     it("answers 404 with a JSON error for unknown routes", async () => {
