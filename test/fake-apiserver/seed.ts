@@ -183,47 +183,81 @@ function sizeFor(w: Workload, shape: Omit<Parameters<Workload["pod"]>[0], "paddi
 
 /**
  * Light churn for the demo cluster, `perSecond` operations a second until the returned function is
- * called. Unlike `churn` (tests), it keeps the demo recognisable: seeded pods only get status and
- * annotation updates (their labels stay, so the README's example queries keep answering), and
- * pods are created and deleted only among its own (`churn=true`), at most `MAX_DEMO_CHURN_PODS`.
+ * called: one `demoChurnStep` each.
  */
 export function startChurn(target: SeedTarget, options: { perSecond: number; seed?: number }): () => void {
   const store = storeOf(target);
   if (!(options.perSecond > 0)) return () => {};
-  const def = resourceByName("pods")!;
   const rng = new Prng(options.seed ?? 1);
   let step = 0;
-  const timer = setInterval(() => {
-    step++;
-    const table = store.table(def);
-    const live = table.sortedKeys().map((k) => table.current(k)).filter((p): p is FakeObject => p !== undefined);
-    const own = live.filter((p) => p.metadata.labels?.churn === "true");
-    const roll = rng.next();
-    if (roll < 0.15 && own.length < MAX_DEMO_CHURN_PODS) {
-      const template = rng.pick(live.filter((p) => p.metadata.labels?.churn !== "true"));
-      if (template) {
-        const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ts, ...metadata } = template.metadata;
-        const name = `${String(metadata.name).replace(/-[a-z0-9]+$/, "")}-demo-${step}`;
-        store.create(def, { ...template, metadata: { ...metadata, name, labels: { ...metadata.labels, churn: "true" } } });
-      }
-    } else if (roll < 0.3 && own.length > 0) {
-      store.delete(def, rng.pick(own)!);
-    } else if (live.length > 0) {
-      const pod = rng.pick(live)!;
-      const phase = rng.next() < 0.8 ? "Running" : "Pending";
-      store.update(
-        def,
-        {
-          ...pod,
-          metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, "demo.example.com/step": String(step) } },
-          status: { ...(pod.status as Record<string, unknown>), phase },
-        },
-        false,
-      );
-    }
-  }, 1000 / options.perSecond);
+  const timer = setInterval(() => demoChurnStep(store, rng, ++step), 1000 / options.perSecond);
   timer.unref?.();
   return () => clearInterval(timer);
 }
 
+/**
+ * One change to the demo cluster. Unlike `churn` (tests), it keeps the demo recognisable: seeded pods
+ * only get status and annotation updates (their labels stay, so the README's example queries keep
+ * answering); pods are created and deleted only among its own (`churn=true`), at most
+ * `MAX_DEMO_CHURN_PODS`; and a deployment now and then has a replica go unready and come back
+ * (`readyReplicas`, `availableReplicas`, `unavailableReplicas`), so the deployments informer
+ * has changes to show too. Deployments are never created or deleted, nor their spec changed.
+ */
+export function demoChurnStep(store: Store, rng: Prng, step: number): void {
+  const roll = rng.next();
+  if (roll < DEPLOYMENT_SHARE) {
+    churnDeployment(store, rng, step);
+    return;
+  }
+  const def = pods;
+  const table = store.table(def);
+  const live = table.sortedKeys().map((k) => table.current(k)).filter((p): p is FakeObject => p !== undefined);
+  const own = live.filter((p) => p.metadata.labels?.churn === "true");
+  const podRoll = rng.next();
+  if (podRoll < 0.15 && own.length < MAX_DEMO_CHURN_PODS) {
+    const template = rng.pick(live.filter((p) => p.metadata.labels?.churn !== "true"));
+    if (template) {
+      const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ts, ...metadata } = template.metadata;
+      const name = `${String(metadata.name).replace(/-[a-z0-9]+$/, "")}-demo-${step}`;
+      store.create(def, { ...template, metadata: { ...metadata, name, labels: { ...metadata.labels, churn: "true" } } });
+    }
+  } else if (podRoll < 0.3 && own.length > 0) {
+    store.delete(def, rng.pick(own)!);
+  } else if (live.length > 0) {
+    const pod = rng.pick(live)!;
+    const phase = rng.next() < 0.8 ? "Running" : "Pending";
+    store.update(
+      def,
+      {
+        ...pod,
+        metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, "demo.example.com/step": String(step) } },
+        status: { ...(pod.status as Record<string, unknown>), phase },
+      },
+      false,
+    );
+  }
+}
+
+/** A replica of a deployment goes unready, or an unready one recovers. */
+function churnDeployment(store: Store, rng: Prng, step: number): void {
+  const table = store.table(deployments);
+  const live = table.sortedKeys().map((k) => table.current(k)).filter((d): d is FakeObject => d !== undefined);
+  const deployment = rng.pick(live);
+  if (!deployment) return;
+  const { unavailableReplicas: _unavailable, ...status } = (deployment.status ?? {}) as Record<string, unknown>;
+  const replicas = Number((deployment.spec as { replicas?: number } | undefined)?.replicas ?? 1);
+  const ready = Number(status.readyReplicas ?? replicas) < replicas ? replicas : Math.max(0, replicas - 1);
+  store.update(
+    deployments,
+    {
+      ...deployment,
+      metadata: { ...deployment.metadata, annotations: { ...deployment.metadata.annotations, "demo.example.com/step": String(step) } },
+      status: { ...status, readyReplicas: ready, availableReplicas: ready, ...(ready < replicas ? { unavailableReplicas: replicas - ready } : {}) },
+    },
+    false,
+  );
+}
+
+/** The share of demo churn steps that change a deployment rather than a pod. */
+const DEPLOYMENT_SHARE = 0.2;
 const MAX_DEMO_CHURN_PODS = 4;
