@@ -6,6 +6,19 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { freePort } from "./test/e2e/wait.ts";
+import { quietRuntimeNoise } from "./test/helpers/runtime-noise.ts";
+
+// A green run should print no stack traces: drop workerd's logs of the tests' deliberate aborts and
+// refused connections (exact messages only, counted at exit; see test/helpers/runtime-noise.ts).
+const quieted = Symbol.for("edge-informer.quietRuntimeNoise");
+if (process.env.SHOW_RUNTIME_NOISE !== "1" && !(globalThis as Record<symbol, unknown>)[quieted]) {
+  (globalThis as Record<symbol, unknown>)[quieted] = true;
+  const noise = quietRuntimeNoise(process.stderr);
+  process.once("exit", () => {
+    const summary = noise.summary();
+    if (summary) process.stderr.write(`${summary}\n`);
+  });
+}
 
 // The fake API server and the fake webhook receiver are started by test/global-setup.ts, but the
 // Worker's bindings are fixed before globalSetup runs, so their ports are chosen here and handed to both.

@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { RuntimeNoiseFilter } from "./runtime-noise.ts";
+
+const STACK = "stack: /x/node_modules/@cloudflare/workerd-linux-64/bin/workerd@284dcb4 /x/bin/workerd@2858c0d";
+const ABORT = "exception = workerd/api/unsafe.c++:218: failed: jsg.Error: Application called abortAllDurableObjects().";
+const REFUSED = "exception = rust/worker/ffi.rs:110: disconnected: Connection refused (os error 111)";
+const UNCAUGHT = "uncaught exception; source = Uncaught (in promise); stack = Error: Network connection lost.";
+const LOST = "uncaught exception; exception = workerd/jsg/value.h:1535: disconnected: jsg.Error: Network connection lost.";
+
+describe("RuntimeNoiseFilter", () => {
+  it("drops a deliberate abort and a refused connection with their native stacks, and counts them", () => {
+    const noise = new RuntimeNoiseFilter();
+    expect(noise.filter(`${ABORT}\n${STACK}\n`)).toBe("");
+    expect(noise.filter(`${REFUSED}\n`) + noise.filter(`${STACK}\n`) + noise.filter(`${UNCAUGHT}\n${LOST}\n${STACK}\n`)).toBe("");
+    expect(Object.fromEntries(noise.dropped)).toEqual({ abortAllDurableObjects: 2, "refused or reset connection": 5 });
+    expect(noise.summary()).toMatch(/silenced 7 expected workerd log lines/);
+  });
+
+  it.each([
+    ["a failing test's output", " FAIL  workerd  test/x.test.ts > something\nAssertionError: expected 1 to be 2\n"],
+    ["an error of another kind", "exception = workerd/api/unsafe.c++:218: failed: jsg.Error: something else\n"],
+    // Not preceded by a failed fetch: maybe our own unhandled rejection.
+    ["an unhandled rejection on its own", `${UNCAUGHT}\n`],
+    ["an unhandled rejection with JS frames", "uncaught exception; source = Uncaught (in promise); stack = Error: Network connection lost.\n    at send (src/delivery/sender.ts:40:7)\n"],
+    ["a stack that follows a line it keeps", `Error: boom\n${STACK}\n`],
+  ])("keeps %s", (_, text) => {
+    const noise = new RuntimeNoiseFilter();
+    expect(noise.filter(text)).toBe(text);
+    expect(noise.summary()).toBeUndefined();
+  });
+
+  it("keeps what follows a dropped message when it is something else", () => {
+    const noise = new RuntimeNoiseFilter();
+    expect(noise.filter(`${ABORT}\n${STACK}\nreal trouble\n${STACK}\n`)).toBe(`real trouble\n${STACK}\n`);
+  });
+});
