@@ -33,32 +33,51 @@ export function newSecret(randomBytes: (length: number) => Uint8Array): string {
  * Signs deliveries with the WebCrypto HMAC key of the last secret it saw (a subscription has one
  * secret; a changed one is imported again). The secret is checked as the library checks it, so a
  * secret it rejects fails here too.
+ *
+ * During a rotation's grace period a delivery is signed with the new secret and the previous one:
+ * Standard Webhooks lets `webhook-signature` carry several space-separated signatures, and a
+ * receiver accepts the request when any of them verifies, so one still holding the old secret keeps
+ * working until it is given the new one.
  */
 export class DeliverySigner {
-  #secret: string | undefined;
-  #key: Promise<CryptoKey> | undefined;
+  #current = new KeyCache();
+  #previous = new KeyCache();
 
-  async sign(secret: string, id: string, timestampSeconds: number, body: string): Promise<SignedHeaders> {
-    if (this.#secret !== secret || this.#key === undefined) {
-      this.#key = importSecret(secret);
-      this.#secret = secret;
-    }
-    let key: CryptoKey;
-    try {
-      key = await this.#key;
-    } catch (error) {
-      this.#key = undefined;
-      throw error;
-    }
+  async sign(secret: string, id: string, timestampSeconds: number, body: string, previousSecret?: string): Promise<SignedHeaders> {
     const timestamp = String(timestampSeconds);
-    const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`${id}.${timestamp}.${body}`));
+    const content = encoder.encode(`${id}.${timestamp}.${body}`) as Uint8Array<ArrayBuffer>;
+    let signature = await hmac(await this.#current.key(secret), content);
+    if (previousSecret !== undefined) signature += ` ${await hmac(await this.#previous.key(previousSecret), content)}`;
     return {
       "content-type": "application/json",
       "webhook-id": id,
       "webhook-timestamp": timestamp,
-      "webhook-signature": `v1,${base64(new Uint8Array(mac))}`,
+      "webhook-signature": signature,
     };
   }
+}
+
+/** The imported key of the last secret asked for. */
+class KeyCache {
+  #secret: string | undefined;
+  #key: Promise<CryptoKey> | undefined;
+
+  async key(secret: string): Promise<CryptoKey> {
+    if (this.#secret !== secret || this.#key === undefined) {
+      this.#key = importSecret(secret);
+      this.#secret = secret;
+    }
+    try {
+      return await this.#key;
+    } catch (error) {
+      this.#key = undefined;
+      throw error;
+    }
+  }
+}
+
+async function hmac(key: CryptoKey, content: Uint8Array<ArrayBuffer>): Promise<string> {
+  return `v1,${base64(new Uint8Array(await crypto.subtle.sign("HMAC", key, content)))}`;
 }
 
 const encoder = new TextEncoder();

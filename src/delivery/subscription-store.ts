@@ -79,6 +79,8 @@ export interface SubscriptionRecord {
   informer: string;
   spec: SubscriptionSpec;
   secret: string;
+  /** The secret a rotation replaced, and until when deliveries are signed with it too (ms). */
+  previousSecret: { secret: string; until: number } | null;
   /** Declared in INFORMERS: changed and removed only there. */
   declared: boolean;
   createdAt: number;
@@ -170,6 +172,9 @@ const MIGRATIONS = [
   // Texts of a batch that fits one chunk: concatenated, with their lengths (JSON); NULL when chunked.
   `ALTER TABLE outbox ADD COLUMN inline_texts TEXT;
    ALTER TABLE outbox ADD COLUMN inline_lengths TEXT`,
+  // A rotated secret, still signed with until its grace period ends (issue 10).
+  `ALTER TABLE subscription ADD COLUMN previous_secret TEXT;
+   ALTER TABLE subscription ADD COLUMN previous_secret_until INTEGER`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
@@ -207,6 +212,11 @@ const STALE_KEYS = stmt(
   "SELECT key, uid, rv FROM delivered_keys WHERE gen < ? AND key > ? ORDER BY key LIMIT ?",
 );
 const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
+/** The current secret becomes the previous one, signed with until `?1`; `?2` is the new secret. */
+const ROTATE_SECRET = stmt(
+  "subscription.rotateSecret",
+  "UPDATE subscription SET previous_secret = secret, previous_secret_until = ?1, secret = ?2 WHERE id = 1",
+);
 const SET_POSITION = stmt("subscription.setPosition", "UPDATE subscription SET position = ? WHERE id = 1");
 const SET_EXPIRED = stmt("subscription.setExpired", "UPDATE subscription SET expired = ? WHERE id = 1");
 const SET_NEXT_RESYNC = stmt("subscription.setNextResync", "UPDATE subscription SET next_resync_at = ? WHERE id = 1");
@@ -277,6 +287,8 @@ type SubscriptionRow = {
   informer: string;
   spec: string;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
   declared: number;
   created_at: number;
   position: string;
@@ -341,6 +353,8 @@ export class SubscriptionStore {
       informer: row.informer,
       spec: this.#spec(row.spec),
       secret: row.secret,
+      previousSecret:
+        row.previous_secret === null || row.previous_secret_until === null ? null : { secret: row.previous_secret, until: row.previous_secret_until },
       declared: row.declared === 1,
       createdAt: row.created_at,
       position: this.#position(row.position),
@@ -399,6 +413,11 @@ export class SubscriptionStore {
   /** A declared subscription's new configuration; its position, outbox and retry state stay. */
   updateSpec(spec: SubscriptionSpec, secret: string): void {
     this.#db.run(UPDATE_SPEC, JSON.stringify(spec), secret);
+  }
+
+  /** A new secret; the one it replaces is still signed with until `previousUntil` (ms). */
+  rotateSecret(secret: string, previousUntil: number): void {
+    this.#db.run(ROTATE_SECRET, previousUntil, secret);
   }
 
   setPosition(position: Position): void {

@@ -281,6 +281,21 @@ export class Subscription {
    * pending batch is retried at once, with a fresh retry budget (an operator's "the endpoint is
    * fixed, go").
    */
+  /**
+   * Replaces the secret; deliveries are signed with the old one too for `graceMs` (a declared
+   * subscription's secret is a Worker secret: rotate it there). Answers when the old one stops.
+   */
+  rotateSecret(secret: string, graceMs: number): { previousSecretExpiresAt: number } {
+    const record = this.store.get();
+    if (!record) throw new ApiError("NotFound", "subscription not found");
+    if (record.declared) {
+      throw new ApiError("Conflict", "this subscription is declared in INFORMERS: its secret is the Worker secret its secretBinding names (wrangler secret put)");
+    }
+    const until = this.#clock.now() + graceMs;
+    this.store.rotateSecret(secret, until);
+    return { previousSecretExpiresAt: until };
+  }
+
   enable(): void {
     this.store.transaction(() => {
       this.store.setDisabled(null);
@@ -412,7 +427,9 @@ export class Subscription {
   }
 
   async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
-    const headers = await this.#signer.sign(record.secret, webhookId, Math.floor(this.#clock.now() / 1000), body);
+    const now = this.#clock.now();
+    const previous = record.previousSecret !== null && now < record.previousSecret.until ? record.previousSecret.secret : undefined;
+    const headers = await this.#signer.sign(record.secret, webhookId, Math.floor(now / 1000), body, previous);
     return this.#send({ url: record.spec.url, headers, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
   }
 

@@ -15,7 +15,7 @@ import { parseSubscriptionSpec } from "../delivery/subscription-spec.ts";
 import { MAX_PAGE_CHARS } from "../delivery/subscription-store.ts";
 import type { SubscriptionStatus } from "../delivery/subscription.ts";
 import { errorBody } from "./errors.ts";
-import { ApiError, unwrap, ValidationError } from "../errors.ts";
+import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
@@ -33,6 +33,8 @@ const pageQuery = (max: number) =>
     limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(max))),
     continue: z.optional(z.string().check(z.maxLength(1024))),
   });
+/** How long a rotated secret is still signed with: a day by default, at most a week (issue 10). */
+const rotationBody = z.strictObject({ graceSeconds: z._default(z.int().check(z.gte(0), z.lte(7 * 24 * 3600)), 24 * 3600) });
 /** Statuses one list answer carries at most (each is a few KB at most: URL and selectors are capped). */
 const MAX_LIST_SUBSCRIPTIONS = 500;
 const DEFAULT_LIST_SUBSCRIPTIONS = 100;
@@ -100,6 +102,18 @@ export const subscriptionRoutes = new Hono<AppEnv>()
     }
     return outcome === "deleted" ? c.body(null, 204) : c.json(errorBody("NotFound", "subscription not found"), 404);
   })
+  .post(
+    "/:id/secret",
+    requireAdmin,
+    validate("param", idParam),
+    limitBody(1024, "a secret rotation"),
+    async (c) => {
+      const hasBody = c.req.header("content-type") !== undefined;
+      const parsed = rotationBody.safeParse(hasBody ? await jsonBody(c) : {});
+      if (!parsed.success) throw new ApiError("BadRequest", `invalid body: ${describeIssues(parsed.error)}`);
+      return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).rotateSecret(parsed.data.graceSeconds)));
+    },
+  )
   .post("/:id/enable", requireAdmin, validate("param", idParam), async (c) => {
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).enable()));
   })

@@ -144,6 +144,14 @@ export class SubscriptionObject extends DurableObject<Env> {
     }
   }
 
+  /** A new secret (answered this once); the old one is still signed with for `graceSeconds`. */
+  async rotateSecret(graceSeconds: number): Promise<Result<{ id: string; secret: string; previousSecretExpiresAt: string }>> {
+    const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
+    const rotated = this.#with((subscription) => ({ id: subscription.store.get()!.id, ...subscription.rotateSecret(secret, graceSeconds * 1000) }));
+    if (!rotated.ok) return rotated;
+    return ok({ id: rotated.value.id, secret, previousSecretExpiresAt: new Date(rotated.value.previousSecretExpiresAt).toISOString() });
+  }
+
   /** Re-enables a subscription that a 410 disabled, or retries a failing one now (its backoff reset). */
   async enable(): Promise<Result<SubscriptionStatus>> {
     const found = this.#with(() => null);

@@ -60,6 +60,22 @@ describe("DeliverySigner", () => {
     expect((await signer.sign(SECRET, "evt_1", 1, "{}"))["webhook-signature"]).toBe(signDelivery(SECRET, "evt_1", 1, "{}")["webhook-signature"]);
   });
 
+  it("signs with the new and the previous secret during a rotation's grace period, either verifying", async () => {
+    const signer = new DeliverySigner();
+    const rotated = newSecret((n) => new Uint8Array(n).fill(7));
+    const body = '{"id":"evt_4"}';
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = await signer.sign(rotated, "evt_4", ts, body, SECRET);
+    // Standard Webhooks: several signatures, space-separated; the new one first.
+    expect(headers["webhook-signature"]).toBe(
+      `${signDelivery(rotated, "evt_4", ts, body)["webhook-signature"]} ${signDelivery(SECRET, "evt_4", ts, body)["webhook-signature"]}`,
+    );
+    expect(new Webhook(rotated).verify(body, headers)).toEqual({ id: "evt_4" });
+    expect(new Webhook(SECRET).verify(body, headers)).toEqual({ id: "evt_4" });
+    const after = await signer.sign(rotated, "evt_4", ts, body);
+    expect(() => new Webhook(SECRET).verify(body, after)).toThrow();
+  });
+
   it("rejects a secret the library rejects, and recovers with a good one", async () => {
     const signer = new DeliverySigner();
     await expect(signer.sign("whsec_", "evt_1", 1, "{}")).rejects.toThrow();

@@ -5,6 +5,7 @@
  * informer).
  */
 import { env, exports } from "cloudflare:workers";
+import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { EdgeInformerApiError, EdgeInformerClient, type FetchLike, type SubscriptionSpec } from "../../src/client/index.ts";
 import { parseInformerSpec } from "../../src/config.ts";
@@ -106,6 +107,68 @@ describe("subscription routes", () => {
     expect((await failure(admin.getSubscription(created.id))).status).toBe(404);
     expect((await failure(admin.deleteSubscription(created.id))).status).toBe(404);
     expect((await admin.getInformer(name)).subscriptions).toBe(0);
+  });
+
+  it("rotates a lost secret: the new one answered once, the old one still signing for its grace period", async () => {
+    const { cluster, name } = await syncedInformer();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const { id, secret: old } = await admin.createSubscription(name, { url: hook.url, replayExisting: false });
+    const post = (path: string, init: { body?: unknown; token?: string } = {}) =>
+      devWorker(`${BASE}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${init.token ?? "test-admin-token"}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(init.body === undefined ? {} : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) }),
+      });
+    const signaturesOf = async (since: number) => {
+      const requests = await waitFor("a delivery", async () => {
+        const received = await hook.requests(since);
+        return received.length > 0 && received;
+      });
+      return requests[0]!.headers["webhook-signature"]!.split(" ");
+    };
+    const change = async (n: number) => {
+      const seen = (await hook.requests()).length;
+      await cluster.create("pods", pod({ name: `rotated-${n}`, namespace: "a" }));
+      return seen;
+    };
+
+    // Bad input changes nothing (the old secret alone still signs).
+    for (const [body, message] of [[{ graceSeconds: -1 }, /graceSeconds/], [{ graceSeconds: 9_000_000 }, /graceSeconds/], [{ bogus: 1 }, /bogus/], ["{nope", /not valid JSON/]] as const) {
+      const refused = await post(`/subscriptions/${id}/secret`, { body });
+      expect(refused.status).toBe(400);
+      expect((await refused.json<{ error: { message: string } }>()).error.message).toMatch(message);
+    }
+    expect((await post(`/subscriptions/${id}/secret`, { token: "nope" })).status).toBe(401);
+    expect((await post(`/subscriptions/sub_0123456789abcdef/secret`)).status).toBe(404);
+    let since = await change(1);
+    expect(await signaturesOf(since)).toEqual([expect.stringMatching(/^v1,/)]);
+
+    const rotation = await post(`/subscriptions/${id}/secret`);
+    expect(rotation.status).toBe(200);
+    const rotated = await rotation.json<{ id: string; secret: string; previousSecretExpiresAt: string }>();
+    expect(rotated.id).toBe(id);
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.secret).not.toBe(old);
+    expect(Date.parse(rotated.previousSecretExpiresAt) - Date.now()).toBeGreaterThan(23 * 3600_000);
+    expect(JSON.stringify(await admin.getSubscription(id))).not.toContain(rotated.secret);
+    expect(JSON.stringify(await admin.getSubscription(id))).not.toContain(old);
+
+    since = await change(2);
+    const during = await signaturesOf(since);
+    expect(during).toHaveLength(2);
+    const [request] = await hook.requests(since);
+    // Either secret verifies the request (Standard Webhooks accepts any matching signature).
+    for (const secret of [rotated.secret, old]) {
+      expect(new Webhook(secret).verify(request!.body, request!.headers)).toMatchObject({ type: "add" });
+    }
+
+    // A rotation without grace: the previous secret stops at once.
+    const now = await (await post(`/subscriptions/${id}/secret`, { body: { graceSeconds: 0 } })).json<{ secret: string }>();
+    since = await change(3);
+    const [last] = (await signaturesOf(since), await hook.requests(since));
+    expect(last!.headers["webhook-signature"]!.split(" ")).toHaveLength(1);
+    expect(new Webhook(now.secret).verify(last!.body, last!.headers)).toMatchObject({ type: "add" });
+    expect(() => new Webhook(rotated.secret).verify(last!.body, last!.headers)).toThrow();
   });
 
   it("dead-letters past the retry budget, shows the delivery log, and redelivers on request", async () => {

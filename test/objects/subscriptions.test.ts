@@ -216,6 +216,19 @@ describe("webhook subscriptions", () => {
     await waitFor("a resync", async () => (await syncs(starting)) >= 4, 5_000);
   });
 
+  it("refuses to rotate a declared subscription's secret, which is a Worker secret (409), and keeps it", async () => {
+    const { name } = await syncedInformer(4);
+    const secret = `whsec_${btoa("a declared secret of 24b")}`;
+    const hook = await endpoint();
+    const id = `sub_${name}-rotate`;
+    const stub = env.SUBSCRIPTION.getByName(id);
+    expect(unwrap(await stub.declare(id, name, subscriptionSpecSchema.parse({ url: hook.url }), secret))).toBe("created");
+    expect(await stub.rotateSecret(60)).toMatchObject({ ok: false, error: { code: "Conflict", message: expect.stringMatching(/wrangler secret put/) } });
+    // Still signed with the declared secret alone.
+    await waitFor("the replay", async () => (await receiverView(hook, secret)).events.length >= 4);
+    expect((await hook.requests()).every((r) => !r.headers["webhook-signature"]!.includes(" "))).toBe(true);
+  });
+
   it("sends nothing once a DELETE starts, even when the alarm fires during it, and leaves no storage or alarm (#7.16)", async () => {
     const { name } = await syncedInformer(4);
     const hook = await endpoint({ script: [{ status: 503, headers: { "retry-after": "3600" } }] });
