@@ -33,7 +33,7 @@ function parsePort() {
   } catch (error) {
     fail(`${error.message}\nusage: npm start [-- --port N]   (or PORT=N npm start; default 8787)`);
   }
-  const text = values.port ?? process.env.PORT ?? "8787";
+  const text = values.port ?? (process.env.PORT || "8787");
   const port = Number(text);
   if (!/^\d+$/.test(text) || port < 1 || port > 65535) fail(`port '${text}' is not a TCP port (1-65535)`);
   return port;

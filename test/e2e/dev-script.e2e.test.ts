@@ -50,7 +50,7 @@ interface Run {
 function start(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
   const child = spawn(process.execPath, ["scripts/dev.mjs", ...args], {
-    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", ...env },
+    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
   });
   let stdout = "";
   let stderr = "";
