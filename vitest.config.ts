@@ -14,6 +14,7 @@ const quieted = Symbol.for("edge-informer.quietRuntimeNoise");
 if (process.env.SHOW_RUNTIME_NOISE !== "1" && !(globalThis as Record<symbol, unknown>)[quieted]) {
   (globalThis as Record<symbol, unknown>)[quieted] = true;
   const noise = quietRuntimeNoise(process.stderr);
+  quietRuntimeNoise(process.stdout, noise.dropped);
   process.once("exit", () => {
     const summary = noise.summary();
     if (summary) process.stderr.write(`${summary}\n`);

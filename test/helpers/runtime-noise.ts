@@ -26,7 +26,12 @@ export const BENIGN_RUNTIME_LINES: { name: string; pattern: RegExp; after?: stri
 const NATIVE_STACK = /^stack:( \S+workerd@[0-9a-f]+)+$/;
 
 export class RuntimeNoiseFilter {
-  readonly dropped = new Map<string, number>();
+  /** Counts by kind; filters of several streams may share one map. */
+  readonly dropped: Map<string, number>;
+
+  constructor(dropped = new Map<string, number>()) {
+    this.dropped = dropped;
+  }
   /** The benign message the previous line belonged to, if any (its `stack:` line may follow). */
   #previous: string | undefined;
 
@@ -61,9 +66,13 @@ export class RuntimeNoiseFilter {
   }
 }
 
-/** Filters `stream`'s writes through a RuntimeNoiseFilter; answers the filter. */
-export function quietRuntimeNoise(stream: NodeJS.WriteStream): RuntimeNoiseFilter {
-  const noise = new RuntimeNoiseFilter();
+/**
+ * Filters the writes of `stream` through a RuntimeNoiseFilter counting into `dropped`; answers the
+ * filter. Both stdout and stderr need one: the pool writes workerd's error and warning logs to
+ * stderr, the rest (the refused connections among them) to stdout.
+ */
+export function quietRuntimeNoise(stream: NodeJS.WriteStream, dropped?: Map<string, number>): RuntimeNoiseFilter {
+  const noise = new RuntimeNoiseFilter(dropped);
   const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
   stream.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk !== "string" && !(chunk instanceof Uint8Array)) return write(chunk, ...rest);
