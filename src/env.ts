@@ -24,4 +24,6 @@ export interface Env {
   ALLOW_UNAUTHENTICATED?: string;
   /** Set by `npm start` (scripts/dev.mjs): /healthz echoes it, so the script knows it polls the Worker it started. */
   DEV_RUN_ID?: string;
+  /** Lowest log level written: debug, info (default), warn or error (src/log.ts). */
+  LOG_LEVEL?: string;
 }

@@ -39,6 +39,11 @@ import {
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
+import { countLogInTx, type InformerMetrics, lastEventAt, LOG_COUNTER_MIGRATIONS, logBytes } from "../metrics/log-counters.ts";
+import type { InformerIdentity } from "../metrics/identity.ts";
+import { countersOf } from "./reflector-counters.ts";
+import { logStep } from "./reflector-log.ts";
+import { logger } from "../log.ts";
 
 /** What the informer needs of its spec (config.ts validates the full spec). */
 export interface InformerSettings {
@@ -156,6 +161,7 @@ export function migrateInformer(db: Db): void {
   migrate(db, "indexer", INDEXER_MIGRATIONS);
   migrate(db, "delta_fifo", DELTA_FIFO_MIGRATIONS);
   migrate(db, "informer", INFORMER_MIGRATIONS);
+  migrate(db, "informer_metrics", LOG_COUNTER_MIGRATIONS);
 }
 
 interface Persisted {
@@ -175,13 +181,24 @@ export class Informer implements ReflectorSink {
   readonly #onAppended: ((tail: number) => void) | undefined;
   /** The log's tail as last announced through `onAppended`. */
   #announced = 0;
+  /** Whom log lines name (src/log.ts). */
+  readonly #identity: InformerIdentity;
 
   /**
    * @param onAppended called after a transaction that appended events, with the log's new tail
    *   (the informer object nudges its subscriptions with it).
+   * @param identity whom log lines name.
    */
-  constructor(db: Db, settings: InformerSettings, clock: Clock, random: Random, onAppended?: (tail: number) => void) {
+  constructor(
+    db: Db,
+    settings: InformerSettings,
+    clock: Clock,
+    random: Random,
+    onAppended?: (tail: number) => void,
+    identity: InformerIdentity = { informer: "" },
+  ) {
     this.#db = db;
+    this.#identity = identity;
     this.#onAppended = onAppended;
     this.#clock = clock;
     this.#random = random;
@@ -205,7 +222,9 @@ export class Informer implements ReflectorSink {
       const current = this.#load();
       const { waitMs, state: backoff } = nextBackoff(current.memory.backoff, this.#clock.now(), this.#random);
       const lastError = `internal error: ${error instanceof Error ? error.message : String(error)}`;
-      this.#save({ state: current.state, memory: { ...current.memory, lastError, backoff }, wakeAt: this.#clock.now() + waitMs });
+      const memory = { ...current.memory, lastError, lastErrorReason: "Internal" as const, lastErrorAt: this.#clock.now(), backoff };
+      this.#save({ state: current.state, memory, wakeAt: this.#clock.now() + waitMs });
+      logger.error("informer loop failed", { ...this.#identity, error: lastError, retryInMs: waitMs });
       throw error;
     }
   }
@@ -231,6 +250,7 @@ export class Informer implements ReflectorSink {
       // rather than the aborted step's error.
       if (signal?.aborted) return this.#clock.now();
       this.#save(result);
+      logStep(this.#identity, current, result);
       const sliceDone =
         current.state.kind === "watching" || (current.state.kind === "listing" && result.state.kind === "watching");
       if (sliceDone) {
@@ -285,6 +305,8 @@ export class Informer implements ReflectorSink {
   /** Applies the log's retention, a bounded amount per transaction. */
   compactLog(): void {
     const now = this.#clock.now();
+    // Metrics count events from the log: before retention may delete any (log-counters.ts).
+    this.#db.transaction(() => countLogInTx(this.#db, now));
     while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH))) {
       // keep going while rows were deleted
     }
@@ -384,7 +406,10 @@ export class Informer implements ReflectorSink {
   restart(options: { transformChanged?: boolean } = {}): void {
     // Until the relist is applied the cache holds what the old spec selected: not synced, no RV.
     this.#db.transaction(() => {
-      this.#db.run(RESTART, JSON.stringify(initialMemory), options.transformChanged === true ? 1 : 0);
+      // The operators' counters go on (Prometheus counters); a relist over a synced cache is counted.
+      const counters = countersOf(this.#load().memory);
+      if (this.lastSyncResourceVersion() !== "") counters.relists = { ...counters.relists, config: counters.relists.config + 1 };
+      this.#db.run(RESTART, JSON.stringify({ ...initialMemory, counters }), options.transformChanged === true ? 1 : 0);
       this.fifo.resetSyncedInTx();
     });
   }
@@ -395,14 +420,16 @@ export class Informer implements ReflectorSink {
   }
 
   #recordSkipInTx(reason: string): void {
-    console.warn(JSON.stringify({ level: "warn", msg: "object skipped", reason }));
+    logger.warn("object skipped", { ...this.#identity, reason });
     this.#db.run(RECORD_SKIP, reason);
   }
 
   /** Records a failure outside the reflector (e.g. no API server configured) and retries at `retryAt`. */
   recordFailure(message: string, retryAt: number): void {
     const current = this.#load();
-    this.#save({ ...current, memory: { ...current.memory, lastError: message }, wakeAt: retryAt });
+    const memory = { ...current.memory, lastError: message, lastErrorReason: "Config" as const, lastErrorAt: this.#clock.now() };
+    this.#save({ ...current, memory, wakeAt: retryAt });
+    if (current.memory.lastError !== message) logger.error("informer cannot run", { ...this.#identity, cause: "config", error: message });
   }
 
   /** Wakes the loop now (e.g. after a configuration change), keeping its state. */
@@ -418,6 +445,27 @@ export class Informer implements ReflectorSink {
       const from = after;
       after = this.#db.transaction(() => this.indexer.rebuildInTx(from, POP_BATCH));
     }
+  }
+
+  /**
+   * What /metrics and the status page read (src/metrics): status, the reflector's counters and the
+   * log's counts, brought up to date first (log-counters.ts: a count per read, nothing per batch).
+   */
+  metrics(): InformerMetrics {
+    const now = this.#clock.now();
+    const counts = this.#db.transaction(() => countLogInTx(this.#db, now));
+    const { memory } = this.#load();
+    const progress = this.progress();
+    return {
+      progress,
+      counters: countersOf(memory),
+      lastErrorReason: memory.lastError === null ? null : (memory.lastErrorReason ?? "Internal"),
+      lastErrorAt: memory.lastError === null ? null : (memory.lastErrorAt ?? null),
+      ...counts,
+      lastEventAt: lastEventAt(this.#db, progress.eventLog.tail),
+      logBytes: logBytes(this.#db),
+      at: now,
+    };
   }
 
   progress(): InformerProgress {

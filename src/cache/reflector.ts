@@ -51,6 +51,16 @@ import {
 import type { KubeObject, Status, WatchEvent } from "../kube/types.ts";
 import { WatchDecodeError } from "../kube/watch-decoder.ts";
 import { type BackoffState, initialBackoff, nextBackoff } from "./backoff.ts";
+import {
+  countersOf,
+  type ErrorReason,
+  errorReasonOf,
+  type ReflectorCounters,
+  type RelistCause,
+  relistCauseOf,
+  VeryShortWatchError,
+  WatchSilentError,
+} from "./reflector-counters.ts";
 
 export type ReflectorState =
   | { kind: "idle" }
@@ -78,6 +88,13 @@ export interface ReflectorMemory {
   /** When the current or last watch opened. */
   watchSince: number | null;
   lastError: string | null;
+  /** The last error's kind (a closed set) and when it happened, for metrics. */
+  lastErrorReason?: ErrorReason | null;
+  lastErrorAt?: number | null;
+  /** Why the next list is a relist: set on each way back to idle. */
+  relistCause?: RelistCause;
+  /** Operators' counters (reflector-counters.ts); absent in memory persisted before they existed. */
+  counters?: ReflectorCounters;
 }
 
 export const initialMemory: ReflectorMemory = {
@@ -189,7 +206,7 @@ function startList(memory: ReflectorMemory, ctx: StepContext): StepResult {
   const listRv = relistResourceVersion(memory, lastSync, ctx.sink.hasCachedObjects());
   return {
     state: { kind: "listing", listRv, limit: listLimit(memory, listRv, ctx.options.pageSize) },
-    memory: lastSync === "" ? memory : { ...memory, relists: memory.relists + 1 },
+    memory: lastSync === "" ? memory : countRelist(memory),
     wakeAt: ctx.clock.now(),
   };
 }
@@ -222,7 +239,7 @@ async function listPage(
       // (pager FullListIfExpired). Page 1 drops the staged pages; the new list restages everything.
       return {
         state: { kind: "listing", listRv: state.listRv, limit: undefined },
-        memory: withError(memory, error),
+        memory: withError(memory, error, now()),
         wakeAt: now(),
       };
     }
@@ -230,11 +247,16 @@ async function listPage(
     if (state.continue !== undefined) return backoff(state, memory, error, ctx);
     if ((isExpired(error) || isTooLargeResourceVersion(error)) && !memory.rvUnavailable) {
       // Our RV is gone or ahead of this server: retry at once with RV "" (a consistent read).
-      return { state: { kind: "idle" }, memory: { ...withError(memory, error), rvUnavailable: true }, wakeAt: now() };
+      return {
+        state: { kind: "idle" },
+        memory: { ...withError(memory, error, now()), rvUnavailable: true, relistCause: relistCauseOf(error) },
+        wakeAt: now(),
+      };
     }
     return backoff({ kind: "idle" }, memory, error, ctx);
   }
   const snapshotRv = state.snapshotRv ?? page.resourceVersion;
+  memory = count(memory, (c) => ({ ...c, listPages: c.listPages + 1 }));
   if (page.continue !== undefined) {
     return {
       state: { kind: "listing", listRv: state.listRv, limit: state.limit, continue: page.continue, snapshotRv },
@@ -270,7 +292,10 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
     if (isWatchErrorRetriable(error)) return backoff({ kind: "watching" }, memory, error, ctx);
     return backoff({ kind: "idle" }, memory, error, ctx);
   }
-  memory = { ...memory, watchSince: started, watchRestarts: memory.watchRestarts + (memory.watchSince === null ? 0 : 1) };
+  memory = count(
+    { ...memory, watchSince: started, watchRestarts: memory.watchRestarts + (memory.watchSince === null ? 0 : 1) },
+    (c) => ({ ...c, watchStarts: c.watchStarts + 1 }),
+  );
   sink.watchOpened(memory);
   const sessionEnd = Math.min(ctx.deadline, started + timeoutSeconds * 1000 + WATCH_IDLE_MARGIN_MS);
   // Synthetic ADDED events of a watch from RV "" or "0" are not in RV order: advance the RV only
@@ -286,11 +311,11 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
       if (batch === "deadline") {
         stream.cancel();
         if (sessionEnd >= ctx.deadline) return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
-        return backoff({ kind: "watching" }, memory, new Error("watch went silent past its timeout (dead connection)"), ctx);
+        return backoff({ kind: "watching" }, dropped(memory), new WatchSilentError("watch went silent past its timeout (dead connection)"), ctx);
       }
       if (batch === null) {
         if (received === 0 && clock.now() - started < VERY_SHORT_WATCH_MS) {
-          return backoff({ kind: "idle" }, memory, new Error("very short watch: the watch closed at once without events"), ctx);
+          return backoff({ kind: "idle" }, dropped(memory), new VeryShortWatchError("very short watch: the watch closed at once without events"), ctx);
         }
         return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
       }
@@ -313,7 +338,7 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
         // 429: slow down and re-watch; 410 and anything else: relist at lastSyncRV (not at "":
         // a list at an RV is not-older-than, so it never goes back in time, reference §2.4.3).
         const next = isTooManyRequests(failure) ? "watching" : "idle";
-        return backoff({ kind: next }, memory, failure, ctx);
+        return backoff({ kind: next }, dropped(memory), failure, ctx);
       }
     }
   } catch (error) {
@@ -321,7 +346,7 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
     if (!isApiFailure(error)) throw error;
     // A line we cannot read would be read again from the same RV: relist instead (client-go too).
     const next = error instanceof WatchDecodeError ? "idle" : "watching";
-    return backoff({ kind: next }, memory, error, ctx);
+    return backoff({ kind: next }, dropped(memory), error, ctx);
   }
 }
 
@@ -411,9 +436,22 @@ function deadlineAt(end: number, clock: Clock): Deadline {
   };
 }
 
-function withError(memory: ReflectorMemory, error: unknown): ReflectorMemory {
-  return { ...memory, lastError: describe(error) };
+function withError(memory: ReflectorMemory, error: unknown, now: number): ReflectorMemory {
+  return { ...memory, lastError: describe(error), lastErrorReason: errorReasonOf(error), lastErrorAt: now };
 }
+
+/** Updates the operators' counters (reflector-counters.ts); they ride in the memory's next save. */
+function count(memory: ReflectorMemory, update: (counters: ReflectorCounters) => ReflectorCounters): ReflectorMemory {
+  return { ...memory, counters: update(countersOf(memory)) };
+}
+
+/** A list starts over a synced cache: a relist, counted under the cause its way to idle recorded. */
+function countRelist(memory: ReflectorMemory): ReflectorMemory {
+  const cause = memory.relistCause ?? "error";
+  return count({ ...memory, relists: memory.relists + 1 }, (c) => ({ ...c, relists: { ...c.relists, [cause]: c.relists[cause] + 1 } }));
+}
+
+const dropped = (memory: ReflectorMemory) => count(memory, (c) => ({ ...c, watchDrops: c.watchDrops + 1 }));
 
 /** Waits as the backoff says, or as long as the server asked (Retry-After), whichever is longer. */
 function backoff(state: ReflectorState, memory: ReflectorMemory, error: unknown, ctx: StepContext): StepResult {
@@ -423,7 +461,12 @@ function backoff(state: ReflectorState, memory: ReflectorMemory, error: unknown,
     error instanceof KubeApiError && error.retryAfterSeconds !== undefined
       ? Math.min(error.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS) * 1000
       : 0;
-  return { state, memory: { ...withError(memory, error), backoff: backoffState }, wakeAt: now + Math.max(waitMs, retryAfterMs) };
+  const cause = state.kind === "idle" ? { relistCause: relistCauseOf(error) } : {};
+  return {
+    state,
+    memory: { ...withError(memory, error, now), ...cause, backoff: backoffState },
+    wakeAt: now + Math.max(waitMs, retryAfterMs),
+  };
 }
 
 function describe(error: unknown): string {

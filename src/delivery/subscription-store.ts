@@ -27,6 +27,7 @@
 import { type Db, migrate, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
+import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
 
 export const DELIVERY_LOG_SIZE = 200;
 export const DEAD_LETTER_LIMIT = 10_000;
@@ -337,7 +338,12 @@ export class SubscriptionStore {
   constructor(db: Db) {
     this.#db = db;
     this.#created = db.first(TABLE_EXISTS) !== undefined;
-    if (this.#created) migrate(db, "subscription", MIGRATIONS);
+    if (this.#created) this.#migrate();
+  }
+
+  #migrate(): void {
+    migrate(this.#db, "subscription", MIGRATIONS);
+    migrate(this.#db, "delivery_metrics", DELIVERY_COUNTER_MIGRATIONS);
   }
 
   transaction<T>(fn: () => T): T {
@@ -394,7 +400,7 @@ export class SubscriptionStore {
     generation: number;
     nextResyncAt: number | null;
   }): void {
-    migrate(this.#db, "subscription", MIGRATIONS);
+    this.#migrate();
     this.#created = true;
     this.#db.run(
       INSERT,
@@ -553,6 +559,7 @@ export class SubscriptionStore {
     this.deleteOutboxInTx(stored.inline);
     this.takeSequencesInTx(outbox.events.at(-1)!.sequence);
     this.#db.run(ADD_DEAD_LETTERS, added);
+    countDeadLettersInTx(this.#db, outbox.events.length);
     const excess = this.get()!.deadLetters - DEAD_LETTER_LIMIT;
     if (excess > 0) {
       for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.removeDeadLetterInTx(row.event_id);
@@ -619,7 +626,10 @@ export class SubscriptionStore {
       record.at,
       record.error,
     )!;
-    if (n % TRIM_EVERY === 0) this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+    if (n % TRIM_EVERY === 0) {
+      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
+      this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+    }
   }
 
   /** The newest attempts first, before attempt number `before`. */

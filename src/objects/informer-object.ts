@@ -24,6 +24,17 @@ import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
 import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { Db, hasSchema } from "../sql.ts";
+import { errorText, logger, setLogLevel } from "../log.ts";
+import { eventTimes, type InformerMetrics } from "../metrics/log-counters.ts";
+
+/** An informer's metrics with what only its object knows: its name, subscriptions and storage size. */
+export interface InformerObjectMetrics extends InformerMetrics {
+  name: string;
+  resource: string;
+  subscriptions: string[];
+  /** The object's whole SQLite database (log, cache, queue), as the platform bills it. */
+  storageBytes: number;
+}
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
 export const SLICE_MS = 12 * 60_000;
@@ -95,6 +106,7 @@ export class InformerObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = new Db(ctx.storage);
+    setLogLevel(env.LOG_LEVEL);
     // Tables appear with the first configure(): an object reached through an unknown name (a query,
     // a probe) answers NotFound and stores nothing (#7.17).
     ctx.blockConcurrencyWhile(async () => this.#migrate(false));
@@ -126,6 +138,22 @@ export class InformerObject extends DurableObject<Env> {
 
   async status(): Promise<Result<InformerStatus>> {
     return this.#withInformer((spec, informer) => this.#status(spec, informer));
+  }
+
+  /** What /metrics and the status page read (src/metrics). */
+  async metrics(): Promise<Result<InformerObjectMetrics>> {
+    return this.#withInformer((spec, informer) => ({
+      ...informer.metrics(),
+      name: spec.name,
+      resource: spec.resource,
+      subscriptions: this.#subscribers.ids(),
+      storageBytes: this.ctx.storage.sql.databaseSize,
+    }));
+  }
+
+  /** When each of the log's events `seqs` was appended (a subscription's lag in seconds); absent ones are left out. */
+  async eventTimes(seqs: number[]): Promise<Result<Record<number, number>>> {
+    return this.#withInformer(() => eventTimes(this.#db, seqs));
   }
 
   async getObject(key: string): Promise<Result<QueryAnswer<string>>> {
@@ -389,10 +417,17 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #informer(spec: InformerSpec): Informer {
-    return new Informer(this.#db, informerSettings(spec), systemClock, systemRandom, (tail) => {
-      this.#nudger.nudge(tail);
-      this.#watches.notify();
-    });
+    return new Informer(
+      this.#db,
+      informerSettings(spec),
+      systemClock,
+      systemRandom,
+      (tail) => {
+        this.#nudger.nudge(tail);
+        this.#watches.notify();
+      },
+      { informer: spec.name },
+    );
   }
 
   async #nudgeSubscribers(tail: number): Promise<void> {
@@ -403,7 +438,7 @@ export class InformerObject extends DurableObject<Env> {
       ids.map((id) =>
         this.env.SUBSCRIPTION.getByName(id)
           .nudge(tail)
-          .catch((error: unknown) => console.warn(`nudging subscription ${id} failed: ${error instanceof Error ? error.message : error}`)),
+          .catch((error: unknown) => logger.warn("nudging a subscription failed", { informer: this.#current?.spec.name, subscription: id, error: errorText(error) })),
       ),
     );
   }

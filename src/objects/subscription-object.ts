@@ -31,6 +31,26 @@ import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
+import { countDeliveriesInTx, type DeliveryCounts } from "../metrics/delivery-counters.ts";
+import { setLogLevel } from "../log.ts";
+
+/** What /metrics and the status page read of a subscription (src/metrics); never its secret or URL. */
+export interface SubscriptionMetrics {
+  id: string;
+  informer: string;
+  state: SubscriptionStatus["state"];
+  /** The receiver's host (the status page shows it; a URL's path or query may hold a token). */
+  host: string;
+  cursor: number;
+  expired: boolean;
+  consecutiveFailures: number;
+  lastDeliveryAt: number | null;
+  nextAttemptAt: number | null;
+  lastError: string | null;
+  /** Dead letters kept now (a gauge; `counts.deadLettered` is the counter). */
+  deadLetters: number;
+  counts: DeliveryCounts;
+}
 
 /** One alarm's slice of deliveries; the rest continues in the next alarm. */
 const SLICE_MS = 5 * 60_000;
@@ -68,6 +88,7 @@ export class SubscriptionObject extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = new Db(ctx.storage);
+    setLogLevel(env.LOG_LEVEL);
     ctx.blockConcurrencyWhile(async () => this.#migrate());
   }
 
@@ -123,6 +144,28 @@ export class SubscriptionObject extends DurableObject<Env> {
     }
     if (tail !== undefined) this.#subscription.noteTail(tail);
     return this.#with((subscription) => subscription.status()!);
+  }
+
+  /** The subscription's counters, brought up to date first (metrics/delivery-counters.ts). */
+  async metrics(): Promise<Result<SubscriptionMetrics>> {
+    return this.#with((subscription) => {
+      const counts = this.#db.transaction(() => countDeliveriesInTx(this.#db));
+      const record = subscription.store.get()!;
+      return {
+        id: record.id,
+        informer: record.informer,
+        state: record.disabledReason !== null ? "disabled" : record.failures > 0 ? "failing" : "active",
+        host: new URL(record.spec.url).host,
+        cursor: record.position.cursor,
+        expired: record.expired,
+        consecutiveFailures: record.failures,
+        lastDeliveryAt: record.lastDeliveryAt,
+        nextAttemptAt: record.nextAttemptAt,
+        lastError: record.lastError,
+        deadLetters: record.deadLetters,
+        counts,
+      };
+    });
   }
 
   async deliveries(limit: number, token?: string): Promise<Result<ListAnswer<DeliveryAttempt>>> {

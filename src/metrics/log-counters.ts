@@ -1,0 +1,108 @@
+/**
+ * Events appended to an informer's log, counted by type, and a per-minute series of the last hour
+ * (the status page's sparkline). Counted lazily from the log itself: the write path pays nothing.
+ *
+ * Guarantees:
+ * - Every event is counted exactly once: `counted_seq` (the last event counted) advances in the
+ *   transaction that adds the counts, and counting runs before retention may delete rows
+ *   (`Informer.compactLog` calls `countLogInTx` first) and whenever metrics are read.
+ * - The counts are durable and only grow: Prometheus counters across evictions and restarts; only
+ *   deleting the informer (all its storage) resets them.
+ * - The series keeps SERIES_MINUTES minutes, keyed by the minute of each event's `at`, so counting
+ *   late files events under the minute they happened.
+ *
+ * Cost: one grouped read of the events since the last count (a primary-key range) and one UPDATE,
+ * per scrape and per compaction, never per applied batch. The read touches `event_log`'s `seq`,
+ * `type` and `at` only; event-log.ts owns that table and its writes.
+ */
+import type { LogEventType } from "../cache/event-log.ts";
+import { type Db, stmt } from "../sql.ts";
+
+export const SERIES_MINUTES = 60;
+const MINUTE_MS = 60_000;
+
+export const LOG_COUNTER_MIGRATIONS = [
+  `CREATE TABLE informer_metrics (
+     id INTEGER PRIMARY KEY CHECK (id = 1), counted_seq INTEGER NOT NULL, events TEXT NOT NULL, minutes TEXT NOT NULL);
+   INSERT INTO informer_metrics (id, counted_seq, events, minutes)
+     VALUES (1, 0, '{"add":0,"update":0,"delete":0,"sync":0}', '[]')`,
+] as const;
+
+const GET = stmt("logCounters.get", "SELECT counted_seq, events, minutes FROM informer_metrics WHERE id = 1");
+const NEW_EVENTS = stmt(
+  "logCounters.newEvents",
+  `SELECT type, at / ${MINUTE_MS} AS minute, count(*) AS n, max(seq) AS last
+   FROM event_log WHERE seq > ? GROUP BY type, minute`,
+);
+const SET = stmt("logCounters.set", "UPDATE informer_metrics SET counted_seq = ?, events = ?, minutes = ? WHERE id = 1");
+
+export type EventCounts = Record<LogEventType, number>;
+
+export interface LogCounts {
+  events: EventCounts;
+  /** The minutes (since the epoch) of the last hour that had events, oldest first. */
+  minutes: { minute: number; events: number }[];
+}
+
+/** Counts the events appended since the last count; inside a transaction. */
+export function countLogInTx(db: Db, now: number): LogCounts {
+  const row = db.first<{ counted_seq: number; events: string; minutes: string }>(GET)!;
+  const events = JSON.parse(row.events) as EventCounts;
+  const byMinute = new Map<number, number>(JSON.parse(row.minutes) as [number, number][]);
+  const fresh = db.all<{ type: LogEventType; minute: number; n: number; last: number }>(NEW_EVENTS, row.counted_seq);
+  const oldest = Math.floor(now / MINUTE_MS) - SERIES_MINUTES + 1;
+  let counted = row.counted_seq;
+  for (const { type, minute, n, last } of fresh) {
+    events[type] = (events[type] ?? 0) + n;
+    if (minute >= oldest) byMinute.set(minute, (byMinute.get(minute) ?? 0) + n);
+    counted = Math.max(counted, last);
+  }
+  const minutes = [...byMinute].filter(([minute]) => minute >= oldest).sort((a, b) => a[0] - b[0]);
+  if (fresh.length > 0 || minutes.length !== byMinute.size) db.run(SET, counted, JSON.stringify(events), JSON.stringify(minutes));
+  return { events, minutes: minutes.map(([minute, n]) => ({ minute, events: n })) };
+}
+
+/** The last hour as one number per minute, oldest first, ending with the current minute. */
+export function perMinute(counts: LogCounts, now: number): number[] {
+  const current = Math.floor(now / MINUTE_MS);
+  const byMinute = new Map(counts.minutes.map(({ minute, events }) => [minute, events]));
+  return Array.from({ length: SERIES_MINUTES }, (_, i) => byMinute.get(current - SERIES_MINUTES + 1 + i) ?? 0);
+}
+
+const LAST_EVENT_AT = stmt("logCounters.lastEventAt", "SELECT at FROM event_log WHERE seq = ?");
+/**
+ * Bytes of bodies the log retains (objects' current states included: the indexer points at them).
+ * octet_length reads only each row's header, never its body (SQLite OPFLAG_BYTELENARG), so this
+ * costs a pass over the log's pages, not its bodies: once per scrape.
+ */
+const LOG_BYTES = stmt("logCounters.bytes", "SELECT coalesce(sum(octet_length(body)), 0) AS bytes FROM event_log");
+
+/** When the newest event (`tail`) was appended; null before the first. */
+export function lastEventAt(db: Db, tail: number): number | null {
+  return tail === 0 ? null : (db.first<{ at: number }>(LAST_EVENT_AT, tail)?.at ?? null);
+}
+
+export function logBytes(db: Db): number {
+  return db.first<{ bytes: number }>(LOG_BYTES)!.bytes;
+}
+
+/** An informer's metrics as read at `at` (Informer.metrics). */
+export interface InformerMetrics extends LogCounts {
+  progress: import("../cache/informer.ts").InformerProgress;
+  counters: import("../cache/reflector-counters.ts").ReflectorCounters;
+  lastErrorReason: import("../cache/reflector-counters.ts").ErrorReason | null;
+  lastErrorAt: number | null;
+  lastEventAt: number | null;
+  logBytes: number;
+  at: number;
+}
+
+const EVENT_TIMES = stmt("logCounters.eventTimes", "SELECT seq, at FROM event_log WHERE seq IN (SELECT value FROM json_each(?))");
+
+/** When each of `seqs` was appended, for those still in the log. */
+export function eventTimes(db: Db, seqs: readonly number[]): Record<number, number> {
+  if (seqs.length === 0) return {};
+  const times: Record<number, number> = {};
+  for (const row of db.all<{ seq: number; at: number }>(EVENT_TIMES, JSON.stringify(seqs))) times[row.seq] = row.at;
+  return times;
+}
