@@ -9,6 +9,7 @@ import type { AppEnv } from "./app-env.ts";
 import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
 import { k8sRoutes } from "./k8s.ts";
+import { metricsRoutes } from "./metrics.ts";
 import { requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
@@ -54,5 +55,6 @@ export function createApp(): Hono<AppEnv> {
   app.route("/informers", queryRoutes);
   app.route("/informers", informerSubscriptionRoutes);
   app.route("/subscriptions", subscriptionRoutes);
+  app.route("/metrics", metricsRoutes);
   return app;
 }

@@ -1,0 +1,116 @@
+/**
+ * The metrics /metrics serves: the catalogue of families, and the samples of one informer and of
+ * one subscription, each built from its identity (metrics/identity.ts) so that a `cluster` label
+ * (issue 12) comes with the identity, not with a rewrite.
+ *
+ * Cardinality is bounded: labels are the identity (informer, subscription) and values from closed
+ * sets (event type, relist cause, error reason, watch and subscription state, delivery outcome);
+ * never an object's key, a URL, or an error's text. Counters are durable (they live in the
+ * objects' SQLite and survive evictions and restarts) and reset only when their informer or
+ * subscription is deleted, which Prometheus reads as a counter reset.
+ */
+import { RELIST_CAUSES } from "../cache/reflector-counters.ts";
+import type { InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "./collect.ts";
+import { DELIVERY_OUTCOMES, LATENCY_BUCKETS_SECONDS } from "./delivery-counters.ts";
+import { Exposition, type Labels, type MetricFamily, type MetricType } from "./exposition.ts";
+import { identityLabels } from "./identity.ts";
+
+const family = (name: string, type: MetricType, help: string): MetricFamily => ({ name: `edge_informer_${name}`, type, help });
+
+export const WATCH_STATES = ["idle", "listing", "watching", "backoff"] as const;
+export const SUBSCRIPTION_STATES = ["active", "failing", "disabled"] as const;
+
+/** Every family, in the order written (README "Monitoring" lists them). */
+export const FAMILIES = {
+  info: family("info", "gauge", "An informer and the resource it watches (always 1)."),
+  synced: family("synced", "gauge", "1 once the cache holds a complete list (client-go HasSynced), else 0."),
+  objects: family("objects", "gauge", "Objects in the cache."),
+  queueDepth: family("queue_depth", "gauge", "Keys queued in the DeltaFIFO, not yet applied to the cache."),
+  events: family("events_total", "counter", "Events appended to the event log (applied to the cache), by type."),
+  relists: family("relists_total", "counter", "Lists after the first sync, by cause: expired (410), too_large_rv, short_watch, error, config."),
+  listPages: family("list_pages_total", "counter", "List pages received from the API server."),
+  watchStarts: family("watch_starts_total", "counter", "Watches opened."),
+  watchDrops: family("watch_drops_total", "counter", "Watches that ended in an error after opening (broke, went silent, ERROR event, very short, malformed line)."),
+  watchState: family("watch_state", "gauge", "The reflector's state (1 for the current one)."),
+  skipped: family("skipped_objects_total", "counter", "Objects the cache could not hold and skipped."),
+  logHead: family("log_head", "gauge", "Oldest event log sequence number still readable."),
+  logTail: family("log_tail", "gauge", "Newest event log sequence number."),
+  logBytes: family("log_retained_bytes", "gauge", "Bytes of object bodies the event log retains (the cache's current states included)."),
+  storageBytes: family("storage_bytes", "gauge", "Size of the informer's Durable Object SQLite database."),
+  lastEventAge: family("last_event_age_seconds", "gauge", "Seconds since the newest event was appended (sync lag on a busy resource)."),
+  lastError: family("last_error_info", "gauge", "The reflector's last error, while it stands, by a bounded reason (always 1)."),
+  lastErrorTime: family("last_error_timestamp_seconds", "gauge", "When the last error that still stands happened (unix seconds)."),
+  subscriptionCount: family("subscriptions", "gauge", "Webhook subscriptions of the informer."),
+  deliveries: family("subscription_deliveries_total", "counter", "Delivery attempts by outcome: 2xx, 3xx, 4xx, 5xx, network, timeout."),
+  attempts: family("subscription_attempts_total", "counter", "Delivery attempts (every outcome)."),
+  retries: family("subscription_retries_total", "counter", "Delivery attempts after a batch's first (redeliveries included)."),
+  delivered: family("subscription_events_delivered_total", "counter", "Events acknowledged with a 2xx."),
+  deadLettered: family("subscription_dead_letters_total", "counter", "Events dead-lettered after the retry budget."),
+  deadLetters: family("subscription_dead_letters", "gauge", "Dead letters kept now (redelivery removes them)."),
+  lagEvents: family("subscription_lag_events", "gauge", "Log events after the subscription's cursor."),
+  lagSeconds: family("subscription_lag_seconds", "gauge", "Age of the oldest event the subscription has not handled (0 when caught up)."),
+  subscriptionState: family("subscription_state", "gauge", "The subscription's state (1 for the current one)."),
+  failures: family("subscription_consecutive_failures", "gauge", "Failed attempts since the last success."),
+  lastDelivery: family("subscription_last_delivery_timestamp_seconds", "gauge", "When the endpoint last acknowledged a batch (unix seconds)."),
+  latency: family("subscription_delivery_duration_seconds", "histogram", "Duration of delivery attempts."),
+  scrapeErrors: family("metrics_read_errors", "gauge", "Informers or subscriptions that could not be read for this scrape."),
+} as const;
+
+/** The samples of one informer. */
+export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at: number): void {
+  const labels = identityLabels(snapshot.identity);
+  const m = snapshot.metrics;
+  const p = m.progress;
+  const F = FAMILIES;
+  out.sample(F.info, { ...labels, resource: m.resource }, 1);
+  out.sample(F.synced, labels, p.synced ? 1 : 0);
+  out.sample(F.objects, labels, p.objects);
+  out.sample(F.queueDepth, labels, p.queueDepth);
+  for (const [type, n] of Object.entries(m.events)) out.sample(F.events, { ...labels, type }, n);
+  for (const cause of RELIST_CAUSES) out.sample(F.relists, { ...labels, cause }, m.counters.relists[cause]);
+  out.sample(F.listPages, labels, m.counters.listPages);
+  out.sample(F.watchStarts, labels, m.counters.watchStarts);
+  out.sample(F.watchDrops, labels, m.counters.watchDrops);
+  for (const state of WATCH_STATES) out.sample(F.watchState, { ...labels, state }, p.watch.state === state ? 1 : 0);
+  out.sample(F.skipped, labels, p.skippedObjects);
+  out.sample(F.logHead, labels, p.eventLog.head);
+  out.sample(F.logTail, labels, p.eventLog.tail);
+  out.sample(F.logBytes, labels, m.logBytes);
+  out.sample(F.storageBytes, labels, m.storageBytes);
+  if (m.lastEventAt !== null) out.sample(F.lastEventAge, labels, Math.max(0, (at - m.lastEventAt) / 1000));
+  if (m.lastErrorReason !== null) {
+    out.sample(F.lastError, { ...labels, reason: m.lastErrorReason }, 1);
+    if (m.lastErrorAt !== null) out.sample(F.lastErrorTime, labels, m.lastErrorAt / 1000);
+  }
+  out.sample(F.subscriptionCount, labels, m.subscriptions.length);
+}
+
+/** The samples of one subscription. */
+export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnapshot): void {
+  const labels: Labels = identityLabels(snapshot.identity);
+  const { counts, ...m } = snapshot.metrics;
+  const F = FAMILIES;
+  for (const outcome of DELIVERY_OUTCOMES) out.sample(F.deliveries, { ...labels, outcome }, counts.attempts[outcome]);
+  out.sample(F.attempts, labels, Object.values(counts.attempts).reduce((a, b) => a + b, 0));
+  out.sample(F.retries, labels, counts.retries);
+  out.sample(F.delivered, labels, counts.eventsDelivered);
+  out.sample(F.deadLettered, labels, counts.deadLettered);
+  out.sample(F.deadLetters, labels, m.deadLetters);
+  out.sample(F.lagEvents, labels, snapshot.lagEvents);
+  if (snapshot.lagSeconds !== null) out.sample(F.lagSeconds, labels, snapshot.lagSeconds);
+  for (const state of SUBSCRIPTION_STATES) out.sample(F.subscriptionState, { ...labels, state }, m.state === state ? 1 : 0);
+  out.sample(F.failures, labels, m.consecutiveFailures);
+  if (m.lastDeliveryAt !== null) out.sample(F.lastDelivery, labels, m.lastDeliveryAt / 1000);
+  out.histogram(F.latency, labels, LATENCY_BUCKETS_SECONDS, counts.latencyBuckets, counts.latencySumSeconds);
+}
+
+/** The whole exposition of a snapshot. */
+export function renderMetrics(snapshot: MetricsSnapshot): string {
+  const out = new Exposition(Object.values(FAMILIES));
+  for (const informer of snapshot.informers) {
+    informerSamples(out, informer, snapshot.at);
+    for (const subscription of informer.subscriptions) subscriptionSamples(out, subscription);
+  }
+  out.sample(FAMILIES.scrapeErrors, {}, snapshot.errors);
+  return out.text();
+}

@@ -1,0 +1,153 @@
+/**
+ * GET /metrics through the Worker's front door, read with a real Prometheus text parser, following a
+ * scripted scenario: N events of known types, one relist caused by a 410, a healthy subscription and
+ * one whose endpoint always fails. No secret or token appears in the answer.
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { unwrap } from "../../src/errors.ts";
+import { createApp } from "../../src/http/app.ts";
+import { pod } from "../fake-apiserver/client.ts";
+import { newCluster, startInformer, status, waitFor, waitSynced } from "../helpers/informer.ts";
+import { subscribe } from "../helpers/webhooks.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+import { histogram, parseMetrics, value } from "../metrics/prometheus-parse.ts";
+
+const base = "http://edge.test";
+const ADMIN_TOKEN = "test-admin-token";
+
+async function scrape(): Promise<{ text: string; metrics: ReturnType<typeof parseMetrics> }> {
+  const response = await exports.default.fetch(new Request(`${base}/metrics`));
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+  const text = await response.text();
+  return { text, metrics: parseMetrics(text) };
+}
+
+describe("GET /metrics", () => {
+  it("follows a scripted scenario: events by type, a 410 relist, a healthy and a failing subscription", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 2, podsPerNamespace: 3 }); // 6 pods
+    const { name, stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    const pods = (await cluster.state("pods")).items;
+    await cluster.create("pods", pod({ name: "extra-1", namespace: "ns-0" }));
+    await cluster.create("pods", pod({ name: "extra-2", namespace: "ns-1" }));
+    await cluster.update("pods", { ...pods[0]!, metadata: { ...pods[0]!.metadata, labels: { changed: "yes" }, resourceVersion: undefined } });
+    await cluster.delete("pods", pods[1]!);
+    await waitFor("10 events in the log", async () => (await status(stub)).eventLog.tail === 10);
+
+    // The next watch is answered with ERROR 410: one relist at the last RV, which changes nothing.
+    await cluster.fault({ kind: "errorEvent", code: 410, resource: "pods" });
+    await waitFor("the 410 relist", async () => {
+      const s = await status(stub);
+      return s.relists === 1 && s.synced && s.watch.state === "watching" && s;
+    });
+
+    const healthy = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 200 } });
+    const broken = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 500 } });
+    const ok = await subscribe(name, healthy);
+    const failing = await subscribe(name, broken, { retryBudgetSeconds: 1, maxBatchSize: 10 });
+    await waitFor("the healthy subscription to get the replay", async () => unwrap(await ok.stub().status()).cursor >= 10, 30_000);
+    await waitFor("the failing subscription to dead-letter the replay", async () => unwrap(await failing.stub().status()).deadLetters === 7, 30_000);
+
+    const { text, metrics } = await scrape();
+    const informer = { informer: name };
+    expect(value(metrics, "edge_informer_info", { ...informer, resource: "pods" })).toBe(1);
+    expect(value(metrics, "edge_informer_synced", informer)).toBe(1);
+    expect(value(metrics, "edge_informer_objects", informer)).toBe(7);
+    expect(value(metrics, "edge_informer_queue_depth", informer)).toBe(0);
+    expect(value(metrics, "edge_informer_events_total", { ...informer, type: "add" })).toBe(8);
+    expect(value(metrics, "edge_informer_events_total", { ...informer, type: "update" })).toBe(1);
+    expect(value(metrics, "edge_informer_events_total", { ...informer, type: "delete" })).toBe(1);
+    expect(value(metrics, "edge_informer_events_total", { ...informer, type: "sync" })).toBe(0);
+    expect(value(metrics, "edge_informer_relists_total", { ...informer, cause: "expired" })).toBe(1);
+    for (const cause of ["too_large_rv", "short_watch", "error", "config"]) {
+      expect(value(metrics, "edge_informer_relists_total", { ...informer, cause })).toBe(0);
+    }
+    expect(value(metrics, "edge_informer_list_pages_total", informer)).toBe(2); // the initial list and the relist
+    expect(value(metrics, "edge_informer_watch_drops_total", informer)).toBeGreaterThanOrEqual(1); // the 410
+    expect(value(metrics, "edge_informer_watch_starts_total", informer)).toBeGreaterThanOrEqual(2);
+    expect(value(metrics, "edge_informer_log_tail", informer)).toBe(10);
+    expect(value(metrics, "edge_informer_log_head", informer)).toBe(1);
+    expect(value(metrics, "edge_informer_log_retained_bytes", informer)).toBeGreaterThan(0);
+    expect(value(metrics, "edge_informer_storage_bytes", informer)).toBeGreaterThan(0);
+    expect(value(metrics, "edge_informer_last_event_age_seconds", informer)).toBeGreaterThanOrEqual(0);
+    expect(value(metrics, "edge_informer_subscriptions", informer)).toBe(2);
+    expect(value(metrics, "edge_informer_watch_state", { ...informer, state: "watching" })).toBe(1);
+
+    const good = { ...informer, subscription: ok.id };
+    expect(value(metrics, "edge_informer_subscription_deliveries_total", { ...good, outcome: "2xx" })).toBe(7); // the replay, one event a request
+    expect(value(metrics, "edge_informer_subscription_deliveries_total", { ...good, outcome: "5xx" })).toBe(0);
+    expect(value(metrics, "edge_informer_subscription_events_delivered_total", good)).toBe(7);
+    expect(value(metrics, "edge_informer_subscription_attempts_total", good)).toBe(7);
+    expect(value(metrics, "edge_informer_subscription_retries_total", good)).toBe(0);
+    expect(value(metrics, "edge_informer_subscription_lag_events", good)).toBe(0);
+    expect(value(metrics, "edge_informer_subscription_lag_seconds", good)).toBe(0);
+    expect(value(metrics, "edge_informer_subscription_state", { ...good, state: "active" })).toBe(1);
+    expect(value(metrics, "edge_informer_subscription_last_delivery_timestamp_seconds", good)).toBeGreaterThan(Date.now() / 1000 - 60);
+    const latency = histogram(text, "edge_informer_subscription_delivery_duration_seconds", good)!;
+    expect([Number(latency.count), latency.buckets!["+Inf"]]).toEqual([7, "7"]);
+
+    const bad = { ...informer, subscription: failing.id };
+    const attempts = value(metrics, "edge_informer_subscription_attempts_total", bad)!;
+    expect(attempts).toBeGreaterThanOrEqual(2); // a first attempt and at least one retry before the budget ran out
+    expect(value(metrics, "edge_informer_subscription_deliveries_total", { ...bad, outcome: "5xx" })).toBe(attempts);
+    expect(value(metrics, "edge_informer_subscription_deliveries_total", { ...bad, outcome: "2xx" })).toBe(0);
+    expect(value(metrics, "edge_informer_subscription_retries_total", bad)).toBe(attempts - 1); // one batch
+    expect(value(metrics, "edge_informer_subscription_dead_letters_total", bad)).toBe(7);
+    expect(value(metrics, "edge_informer_subscription_dead_letters", bad)).toBe(7);
+    expect(value(metrics, "edge_informer_subscription_events_delivered_total", bad)).toBe(0);
+    expect(Number(histogram(text, "edge_informer_subscription_delivery_duration_seconds", bad)!.count)).toBe(attempts);
+
+    // Bounded labels: nothing names an object, a URL or an error text.
+    for (const family of metrics.values()) {
+      for (const sample of family.metrics) {
+        for (const label of Object.keys(sample.labels ?? {})) {
+          expect(["informer", "subscription", "resource", "type", "cause", "state", "outcome", "reason", "le"]).toContain(label);
+        }
+      }
+    }
+    // No secret and no token in the answer.
+    for (const secret of [ok.secret, failing.secret, ok.secret.slice("whsec_".length), ADMIN_TOKEN, healthy.url, broken.url]) {
+      expect(text).not.toContain(secret);
+    }
+
+    // Counters are durable: a second scrape after more events only adds.
+    await cluster.create("pods", pod({ name: "extra-3", namespace: "ns-0" }));
+    await waitFor("the 11th event", async () => (await status(stub)).eventLog.tail === 11);
+    const again = (await scrape()).metrics;
+    expect(value(again, "edge_informer_events_total", { ...informer, type: "add" })).toBe(9);
+    expect(value(again, "edge_informer_relists_total", { ...informer, cause: "expired" })).toBe(1);
+  });
+
+  it("keeps counting across a reconfiguration, which counts as a config relist", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const { name, stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    await startInformer(cluster, { labelSelector: "app!=nothing" }, name); // what is listed changed
+    await waitFor("the config relist", async () => {
+      const s = await status(stub);
+      return s.synced && s.watch.state === "watching" && s;
+    });
+    const { metrics } = await scrape();
+    expect(value(metrics, "edge_informer_relists_total", { informer: name, cause: "config" })).toBe(1);
+    expect(value(metrics, "edge_informer_list_pages_total", { informer: name })).toBe(2);
+    expect(value(metrics, "edge_informer_events_total", { informer: name, type: "add" })).toBe(2);
+  });
+
+  it("is guarded by READ_TOKEN when it is set, accepting the admin token too", async () => {
+    const app = createApp();
+    const withReadToken = { ...env, READ_TOKEN: "reader-secret" };
+    const get = (headers: Record<string, string>) => app.request(`${base}/metrics`, { headers }, withReadToken);
+    expect((await get({})).status).toBe(401);
+    expect((await get({ authorization: "Bearer nope" })).status).toBe(401);
+    const allowed = await get({ authorization: "Bearer reader-secret" });
+    expect(allowed.status).toBe(200);
+    const text = await allowed.text();
+    expect(parseMetrics(text).has("edge_informer_metrics_read_errors")).toBe(true);
+    expect(text).not.toContain("reader-secret");
+    expect((await get({ authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
+  });
+});
