@@ -10,6 +10,7 @@ import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
 import { k8sRoutes } from "./k8s.ts";
 import { metricsRoutes } from "./metrics.ts";
+import { statusRoutes } from "./status-page.ts";
 import { requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
@@ -48,6 +49,8 @@ export function createApp(): Hono<AppEnv> {
   });
   // Before the JSON-body rule: /k8s answers every write verb with its own 405 Status.
   app.route("/k8s", k8sRoutes);
+  // Before the JSON-body rule too: the status page's redeliver button is an HTML form.
+  app.route("/", statusRoutes);
   app.use("*", requireJsonBody);
   app.use("*", refuseCrossSiteWrites);
   app.use("/informers/:name/*", requireKnownInformer); // hono's `/*` matches `/informers/:name` too

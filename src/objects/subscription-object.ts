@@ -42,6 +42,8 @@ export interface SubscriptionMetrics {
   /** The receiver's host (the status page shows it; a URL's path or query may hold a token). */
   host: string;
   cursor: number;
+  /** A replay or resync being sent (its events are not in the log's lag). */
+  marker: "replay" | "sync" | null;
   expired: boolean;
   consecutiveFailures: number;
   lastDeliveryAt: number | null;
@@ -157,6 +159,7 @@ export class SubscriptionObject extends DurableObject<Env> {
         state: record.disabledReason !== null ? "disabled" : record.failures > 0 ? "failing" : "active",
         host: new URL(record.spec.url).host,
         cursor: record.position.cursor,
+        marker: record.position.marker?.kind ?? null,
         expired: record.expired,
         consecutiveFailures: record.failures,
         lastDeliveryAt: record.lastDeliveryAt,

@@ -1,0 +1,137 @@
+/**
+ * The status page in a real browser (Debian's chromium through playwright-core): against the e2e
+ * Worker, whose informers have synced, with a subscription whose endpoint refuses every connection
+ * (failing) and one that dead-letters. The page is read with JavaScript off (the basic view needs
+ * none), on a phone-sized screen (nothing wider than the screen), and its redeliver button is
+ * pressed with the admin token. Screenshots go to test-results/. No secret appears on the page.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureChromium, launchChromium } from "./chromium.ts";
+import { e2e } from "./context.ts";
+import { ROOT } from "./worker.ts";
+import { waitFor } from "./wait.ts";
+
+const CHROMIUM_MISSING = ensureChromium();
+if (CHROMIUM_MISSING) console.warn(`status page browser tests skipped: ${CHROMIUM_MISSING}`);
+const suite = (title: string) => (CHROMIUM_MISSING === undefined ? title : `${title} [skipped: ${CHROMIUM_MISSING}]`);
+const OUTPUT = join(ROOT, "test-results");
+/** Nothing listens here: every delivery fails to connect. */
+const REFUSING_URL = "https://127.0.0.1:9/hook";
+
+interface Created {
+  id: string;
+  secret: string;
+}
+
+async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const { workerUrl, adminToken } = e2e();
+  const response = await fetch(`${workerUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (response.status === 204 ? undefined : await response.json()) as T;
+}
+
+describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium"), () => {
+  let browser: Browser;
+  let failing: Created;
+  let deadLettering: Created;
+
+  beforeAll(async () => {
+    mkdirSync(OUTPUT, { recursive: true });
+    failing = await admin<Created>("POST", "/informers/pods/subscriptions", { url: REFUSING_URL, timeoutSeconds: 2 });
+    deadLettering = await admin<Created>("POST", "/informers/deployments/subscriptions", { url: REFUSING_URL, retryBudgetSeconds: 1, maxBatchSize: 100 });
+    await waitFor(
+      async () => {
+        const a = await admin<{ state: string; consecutiveFailures: number }>("GET", `/subscriptions/${failing.id}`);
+        const b = await admin<{ deadLetters: number }>("GET", `/subscriptions/${deadLettering.id}`);
+        return a.state === "failing" && a.consecutiveFailures >= 1 && b.deadLetters > 0;
+      },
+      { timeoutMs: 45_000, intervalMs: 250, what: "one subscription failing and one with dead letters" },
+    );
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const sub of [failing, deadLettering]) if (sub) await admin("DELETE", `/subscriptions/${sub.id}`).catch(() => {});
+  });
+
+  it("shows the informers and the subscriptions' health without JavaScript, and hides every secret", async () => {
+    const { workerUrl, readToken, adminToken } = e2e();
+    const context = await browser.newContext({
+      javaScriptEnabled: false,
+      httpCredentials: { username: "ops", password: readToken },
+      viewport: { width: 1100, height: 900 },
+    });
+    const page = await context.newPage();
+    const response = await page.goto(`${workerUrl}/`);
+    expect(response?.status()).toBe(200);
+    expect(await page.title()).toBe("edge-informer status");
+
+    const pods = page.locator('section[data-informer="pods"]');
+    await expect(pods.locator('[data-field="synced"]').textContent()).resolves.toBe("synced");
+    expect(Number((await pods.locator('[data-field="objects"]').textContent())!.replace(/,/g, ""))).toBeGreaterThan(0);
+    await expect(pods.locator('[data-field="watch"] .badge').textContent()).resolves.toBe("watching");
+    expect(await pods.locator('[data-field="sparkline"] rect').count()).toBe(60);
+    expect(Number(await pods.locator('[data-field="sparkline"]').getAttribute("data-max"))).toBeGreaterThan(0);
+    await expect(page.locator('section[data-informer="deployments"] [data-field="synced"]').textContent()).resolves.toBe("synced");
+
+    const sub = page.locator(`li[data-subscription="${failing.id}"]`);
+    await expect(sub.locator('[data-field="state"]').textContent()).resolves.toBe("failing");
+    expect(Number(await sub.locator('[data-field="failures"]').textContent())).toBeGreaterThanOrEqual(1);
+    await expect(sub.locator(".host").textContent()).resolves.toBe("127.0.0.1:9");
+    expect(await sub.locator('[data-field="sub-error"]').textContent()).toMatch(/request failed/);
+    const dead = page.locator(`li[data-subscription="${deadLettering.id}"]`);
+    expect(Number(await dead.locator('[data-field="dead-letters"]').textContent())).toBeGreaterThan(0);
+    await expect(dead.locator("button").textContent()).resolves.toBe("Redeliver dead letters");
+
+    const text = (await page.content()) + (await page.locator("body").innerText());
+    for (const secret of [failing.secret, deadLettering.secret, readToken, adminToken, REFUSING_URL]) expect(text).not.toContain(secret);
+    await page.screenshot({ path: join(OUTPUT, "status-page.png"), fullPage: true });
+    await context.close();
+  });
+
+  it("reads on a phone: nothing is wider than the screen", async () => {
+    const { workerUrl, readToken } = e2e();
+    const context = await browser.newContext({
+      httpCredentials: { username: "ops", password: readToken },
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+    });
+    const page = await context.newPage();
+    await page.goto(`${workerUrl}/`);
+    const widths = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, screen: window.innerWidth }));
+    expect(widths.page).toBeLessThanOrEqual(widths.screen);
+    await page.screenshot({ path: join(OUTPUT, "status-page-phone.png"), fullPage: true });
+    await context.close();
+  });
+
+  it("asks for credentials, and redelivers dead letters only with the admin token", async () => {
+    const { workerUrl, readToken, adminToken } = e2e();
+    const basic = (token: string) => ({ authorization: `Basic ${Buffer.from(`ops:${token}`).toString("base64")}` });
+    const anonymous = await fetch(`${workerUrl}/`, { headers: { accept: "text/html" } });
+    expect([anonymous.status, anonymous.headers.get("www-authenticate")]).toEqual([401, 'Basic realm="edge-informer", charset="UTF-8"']);
+    const redeliver = `${workerUrl}/status/subscriptions/${deadLettering.id}/redeliver`;
+    const asReader = await fetch(redeliver, { method: "POST", headers: basic(readToken), redirect: "manual" });
+    expect(asReader.status).toBe(401); // the read token does not redeliver
+    const crossSite = await fetch(redeliver, { method: "POST", headers: { ...basic(adminToken), "sec-fetch-site": "cross-site" }, redirect: "manual" });
+    expect(crossSite.status).toBe(403); // another site's page cannot press the button
+
+    const operator = await browser.newContext({ javaScriptEnabled: false, httpCredentials: { username: "ops", password: adminToken } });
+    const page = await operator.newPage();
+    await page.goto(`${workerUrl}/`);
+    await page.locator(`li[data-subscription="${deadLettering.id}"] button`).click();
+    await page.waitForURL(/redelivered=/);
+    // The endpoint still refuses: the first redelivery fails, and the page says so.
+    await expect(page.locator(".notice").textContent()).resolves.toMatch(new RegExp(`Redelivered 0 dead letters of ${deadLettering.id}; 1 failed`));
+    await operator.close();
+  });
+});

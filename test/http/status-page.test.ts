@@ -1,0 +1,67 @@
+/**
+ * The status page through the Worker's front door, in workerd: HTML for a browser, the same
+ * snapshot as JSON otherwise, HTTP Basic credentials whose password is the token, and the redeliver
+ * form (admin only, same site only). The browser itself is tested in test/e2e/status-page.e2e.test.ts.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { unwrap } from "../../src/errors.ts";
+import { createApp } from "../../src/http/app.ts";
+import { credentialToken } from "../../src/http/status-page.ts";
+import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { subscribe } from "../helpers/webhooks.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+
+const base = "http://edge.test";
+const basic = (token: string) => `Basic ${btoa(`anyone:${token}`)}`;
+const withTokens = { ...env, READ_TOKEN: "reader-secret", ADMIN_TOKEN: "test-admin-token" };
+
+describe("status page", () => {
+  it("reads a token from a bearer header or from Basic credentials' password", () => {
+    expect(credentialToken("Bearer abc")).toBe("abc");
+    expect(credentialToken(basic("p:ss"))).toBe("p:ss");
+    expect(credentialToken("Basic !!!")).toBeUndefined();
+    expect(credentialToken(`Basic ${btoa("no-colon")}`)).toBeUndefined();
+    expect(credentialToken(undefined)).toBeUndefined();
+  });
+
+  it("renders informers and subscriptions as HTML, the snapshot as JSON, and redelivers dead letters for the admin", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
+    const { name, stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    const broken = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 503 } });
+    const failing = await subscribe(name, broken, { retryBudgetSeconds: 1, maxBatchSize: 10 });
+    await waitFor("dead letters", async () => unwrap(await failing.stub().status()).deadLetters === 3, 30_000);
+
+    const app = createApp();
+    const get = (headers: Record<string, string>) => app.request(`${base}/`, { headers }, withTokens);
+    const refused = await get({ accept: "text/html" });
+    expect([refused.status, refused.headers.get("www-authenticate")]).toEqual([401, 'Basic realm="edge-informer", charset="UTF-8"']);
+
+    const page = await get({ accept: "text/html", authorization: basic("reader-secret") });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const text = await page.text();
+    expect(text).toContain(`data-informer="${name}"`);
+    expect(text).toContain(`data-subscription="${failing.id}"`);
+    expect(text).toContain(`action="/status/subscriptions/${failing.id}/redeliver"`);
+    expect(text).toContain('<meta http-equiv="refresh"');
+    for (const secret of [failing.secret, "reader-secret", "test-admin-token", broken.url]) expect(text).not.toContain(secret);
+
+    const json = await get({ authorization: "Bearer reader-secret" });
+    const snapshot = (await json.json()) as { informers: { identity: { informer: string } }[] };
+    expect(snapshot.informers.map((i) => i.identity.informer)).toContain(name);
+
+    const post = (headers: Record<string, string>) =>
+      app.request(`${base}/status/subscriptions/${failing.id}/redeliver`, { method: "POST", headers, redirect: "manual" }, withTokens);
+    expect((await post({ authorization: basic("reader-secret") })).status).toBe(401);
+    expect((await post({ authorization: basic("test-admin-token"), "sec-fetch-site": "cross-site" })).status).toBe(403);
+    const done = await post({ authorization: basic("test-admin-token"), "content-type": "application/x-www-form-urlencoded" });
+    expect(done.status).toBe(303);
+    // The endpoint still answers 503: the first redelivery fails and the rest are not tried.
+    expect(done.headers.get("location")).toBe(`/?subscription=${failing.id}&redelivered=0&failed=1#${failing.id}`);
+    const after = await app.request(`${base}${done.headers.get("location")}`, { headers: { accept: "text/html", authorization: basic("reader-secret") } }, withTokens);
+    expect(await after.text()).toMatch(/Redelivered 0 dead letters of <code>sub_[0-9a-f]+<\/code>; 1 failed/);
+  });
+});
