@@ -5,6 +5,7 @@
 import type { Env } from "./env.ts";
 import { createApp, ensureDeclaredInformers } from "./http/app.ts";
 import { FACTORY_NAME } from "./objects/informer-factory.ts";
+import { logger, setLogLevel } from "./log.ts";
 
 export { InformerFactory } from "./objects/informer-factory.ts";
 export { InformerObject } from "./objects/informer-object.ts";
@@ -19,9 +20,10 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
       (async () => {
+        setLogLevel(env.LOG_LEVEL);
         await ensureDeclaredInformers(env);
         const rearmed = await env.FACTORY.getByName(FACTORY_NAME).reconcile();
-        if (rearmed.length > 0) console.warn(`re-armed stopped informers: ${rearmed.join(", ")}`);
+        for (const informer of rearmed) logger.warn("re-armed a stopped informer", { informer });
       })(),
     );
   },

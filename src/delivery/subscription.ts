@@ -36,6 +36,7 @@ import { EventFilter, type Filtered } from "./filter.ts";
 import { decide } from "./retry-schedule.ts";
 import type { Send, SendResult } from "./sender.ts";
 import { DeliverySigner } from "./sign.ts";
+import { logDelivery } from "./log-lines.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
   type DeadLetterRecord,
@@ -416,6 +417,7 @@ export class Subscription {
           return;
       }
     });
+    logDelivery(record, decision.kind, result, attempt, eventIds.length);
     if (decision.kind === "delivered" || decision.kind === "dead-letter") this.#outbox = null;
     else this.#outbox = stored;
   }

@@ -2,6 +2,7 @@
  * The Worker's HTTP API: small hono sub-apps mounted on one app, one error path, and the declared
  * informers (`INFORMERS`) brought in line with the factory once per isolate before the first request.
  */
+import { errorText, logger, setLogLevel } from "../log.ts";
 import { Hono } from "hono";
 import type { Env } from "../env.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
@@ -31,7 +32,7 @@ export async function ensureDeclaredInformers(env: Env): Promise<void> {
     .then(() => {
       declaredFor = text;
     })
-    .catch((error: unknown) => console.error(`syncing INFORMERS failed: ${error instanceof Error ? error.message : error}`))
+    .catch((error: unknown) => logger.error("syncing INFORMERS failed", { cause: "config", error: errorText(error) }))
     .finally(() => {
       declaring = undefined;
     });
@@ -44,6 +45,7 @@ export function createApp(): Hono<AppEnv> {
   app.notFound((c) => c.json(errorBody("NotFound", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.get("/healthz", (c) => c.text("ok", 200, c.env.DEV_RUN_ID ? { [DEV_RUN_HEADER]: c.env.DEV_RUN_ID } : {}));
   app.use("*", async (c, next) => {
+    setLogLevel(c.env.LOG_LEVEL);
     await ensureDeclaredInformers(c.env);
     await next();
   });

@@ -3,6 +3,7 @@
  * `{"error": {"code", "message"}}` with a fitting status (API.md). Client mistakes carry their own
  * message; anything unexpected is logged and answered as a bare 500, so internals never leak.
  */
+import { logger } from "../log.ts";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -40,6 +41,6 @@ export function renderError(error: Error, c: Context): Response {
       headers,
     });
   }
-  console.error(`unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}: ${error.stack ?? error.message}`);
+  logger.error("unhandled error", { route: `${c.req.method} ${new URL(c.req.url).pathname}`, error: error.message, stack: error.stack ?? null });
   return c.json(errorBody("Internal", "internal error"), 500);
 }

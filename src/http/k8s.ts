@@ -5,6 +5,7 @@
  * bearer token kubectl sends. Every error is a `Status`; every write verb is 405, since the cache is
  * read-only. The wire formats live in src/k8s/; this file only routes.
  */
+import { errorText, logger } from "../log.ts";
 import { type Context, Hono } from "hono";
 import { ApiError } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
@@ -82,7 +83,7 @@ export const k8sRoutes = new Hono<AppEnv>()
   .onError((error) => {
     if (error instanceof StatusError) return statusResponse(error);
     if (error instanceof ApiError) return statusResponse(new StatusError(error.status, error.code, error.message));
-    console.error(JSON.stringify({ level: "error", msg: "k8s request failed", error: error instanceof Error ? error.message : String(error) }));
+    logger.error("k8s request failed", { error: errorText(error) });
     return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
   })
   .use("*", async (c, next) => {

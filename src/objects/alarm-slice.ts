@@ -8,6 +8,8 @@
  * - `stop` aborts the running slice and waits until it has ended; a stopped slice does not re-arm
  *   (whoever stopped it — a reconfiguration, a deletion — sets or deletes the alarm itself).
  */
+import { errorText, logger } from "../log.ts";
+
 export class AlarmSlice {
   #running: { abort: AbortController; done: Promise<void> } | undefined;
 
@@ -27,7 +29,7 @@ export class AlarmSlice {
     try {
       answer = await work(abort.signal);
     } catch (error) {
-      console.error(`${what} alarm failed: ${error instanceof Error ? error.message : String(error)}`);
+      logger.error("alarm failed", { object: what, error: errorText(error) });
     } finally {
       try {
         if (!abort.signal.aborted) await rearm(answer);

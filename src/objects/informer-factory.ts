@@ -8,6 +8,7 @@
  * isolate syncs `INFORMERS` on its first request, and the cron may too, so calls arrive together,
  * and a Durable Object interleaves them wherever one awaits an informer object.
  */
+import { logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
 import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
 import { type InformerSpec, parseDeclaredInformers } from "../config.ts";
@@ -35,6 +36,7 @@ export class InformerFactory extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    setLogLevel(env.LOG_LEVEL);
     ctx.blockConcurrencyWhile(async () => {
       this.#registry = new InformerRegistry(new Db(ctx.storage));
     });
@@ -112,7 +114,7 @@ export class InformerFactory extends DurableObject<Env> {
         result.removed.push(informer.name);
       }
     }
-    for (const error of result.errors) console.error(`INFORMERS: ${error}`);
+    for (const error of result.errors) logger.error("INFORMERS entry refused", { cause: "config", error });
     return result;
   }
 
