@@ -463,7 +463,7 @@ export class Informer implements ReflectorSink {
       lastErrorAt: memory.lastError === null ? null : (memory.lastErrorAt ?? null),
       ...counts,
       lastEventAt: lastEventAt(this.#db, progress.eventLog.tail),
-      logBytes: logBytes(this.#db),
+      logBytes: logBytes(this.#db, now),
       at: now,
     };
   }
