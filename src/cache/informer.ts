@@ -181,8 +181,8 @@ export class Informer implements ReflectorSink {
   readonly #onAppended: ((tail: number) => void) | undefined;
   /** The log's tail as last announced through `onAppended`. */
   #announced = 0;
-  /** Whom log lines name (src/log.ts). */
-  readonly #identity: InformerIdentity;
+  /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
+  readonly #identity: InformerIdentity | undefined;
 
   /**
    * @param onAppended called after a transaction that appended events, with the log's new tail
@@ -195,7 +195,7 @@ export class Informer implements ReflectorSink {
     clock: Clock,
     random: Random,
     onAppended?: (tail: number) => void,
-    identity: InformerIdentity = { informer: "" },
+    identity?: InformerIdentity,
   ) {
     this.#db = db;
     this.#identity = identity;
@@ -250,7 +250,7 @@ export class Informer implements ReflectorSink {
       // rather than the aborted step's error.
       if (signal?.aborted) return this.#clock.now();
       this.#save(result);
-      logStep(this.#identity, current, result);
+      if (this.#identity) logStep(this.#identity, current, result);
       const sliceDone =
         current.state.kind === "watching" || (current.state.kind === "listing" && result.state.kind === "watching");
       if (sliceDone) {

@@ -23,6 +23,8 @@ export interface E2eContext {
   kubeconfigs: { edge: string; fake: string };
   /** A scratch directory that lives as long as the run (kubectl caches go here). */
   scratchDir: string;
+  /** wrangler dev's output: the Worker's log lines (the tests grep it for secrets). */
+  workerLog: string;
 }
 
 declare module "vitest" {

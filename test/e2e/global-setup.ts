@@ -105,6 +105,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         fake: writeKubeconfig(join(scratchDir, "fake.kubeconfig"), { server: cluster.url }),
       },
       scratchDir,
+      workerLog: worker.logPath,
     };
     project.provide("e2e", context);
     return teardown;

@@ -3,9 +3,10 @@
  * Worker, whose informers have synced, with a subscription whose endpoint refuses every connection
  * (failing) and one that dead-letters. The page is read with JavaScript off (the basic view needs
  * none), on a phone-sized screen (nothing wider than the screen), and its redeliver button is
- * pressed with the admin token. Screenshots go to test-results/. No secret appears on the page.
+ * pressed with the admin token. Screenshots go to test-results/. No secret appears on the page, nor
+ * anywhere in the Worker's output (wrangler dev's log), whose JSON lines tell of the failures.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -133,5 +134,24 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
     // The endpoint still refuses: the first redelivery fails, and the page says so.
     await expect(page.locator(".notice").textContent()).resolves.toMatch(new RegExp(`Redelivered 0 dead letters of ${deadLettering.id}; 1 failed`));
     await operator.close();
+  });
+
+  it("logs the failing deliveries as JSON lines that name the subscription and carry no secret", async () => {
+    const { workerLog, readToken, adminToken } = e2e();
+    const lines = await waitFor(
+      async () => {
+        // wrangler may wrap a line (a level tag, colour codes): the JSON runs from {"level" to the last }.
+        const text = readFileSync(workerLog, "utf8");
+        const found = text.split("\n").filter((line) => line.includes('{"level"')).map((line) => line.slice(line.indexOf('{"level"'), line.lastIndexOf("}") + 1));
+        if (!found.some((line) => line.includes(failing.id))) throw new Error(`no line names ${failing.id}; the log ends: ${text.slice(-1500)}`);
+        return found;
+      },
+      { timeoutMs: 10_000, intervalMs: 200, what: "the Worker's log lines about the failing subscription" },
+    );
+    const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "delivery failed", informer: "pods", subscription: failing.id }));
+    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "dead-lettered", informer: "deployments", subscription: deadLettering.id }));
+    const everything = readFileSync(workerLog, "utf8");
+    for (const secret of [failing.secret, deadLettering.secret, readToken, adminToken]) expect(everything).not.toContain(secret);
   });
 });
