@@ -55,13 +55,18 @@ export class KubeApiError extends Error {
     return error;
   }
 
-  static connectionFailed(cause: unknown): KubeApiError {
-    // workerd says "Network connection lost." for a refused connection too: name both causes.
-    const message = isLostConnection(cause)
-      ? `the connection was refused, reset or lost before an answer — is the API server running at KUBE_API_URL? (${LOST_CONNECTION})`
-      : cause instanceof Error
-        ? cause.message
-        : String(cause);
+  /**
+   * The API server could not be reached. `description` says why when the caller could find out
+   * (net/connection-failure.ts); otherwise workerd's "Network connection lost." gets both its causes named.
+   */
+  static connectionFailed(cause: unknown, description?: string): KubeApiError {
+    const message =
+      description ??
+      (isLostConnection(cause)
+        ? `the connection was refused, reset or lost before an answer — is the API server running at KUBE_API_URL? (${LOST_CONNECTION})`
+        : cause instanceof Error
+          ? cause.message
+          : String(cause));
     return new KubeApiError(0, "ConnectionFailed", `could not reach the API server: ${message}`);
   }
 }
