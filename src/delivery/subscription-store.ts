@@ -4,10 +4,12 @@
  * (that batch, exactly as it will be sent again), the delivery log and dead letters.
  *
  * Guarantees:
- * - The outbox holds at most one batch. Its events keep their ids and sequence numbers across
- *   retries, evictions and restarts, and the position to move to once the batch is acknowledged
- *   (or dead-lettered) is stored with it, so the cursor never moves ahead of an unacknowledged
- *   event (DESIGN invariant 4).
+ * - The outbox holds either one batch (`maxBatchSize` > 1, or a row from before windows) or a
+ *   window: up to WINDOW_DELIVERIES single-event deliveries, sent in order, each with the position
+ *   to move to once it is acknowledged (or dead-lettered). Events keep their ids, sequence numbers
+ *   and bodies across retries, evictions and restarts, and `acked` counts the deliveries at the
+ *   front whose acknowledgement is durable, so the cursor never moves ahead of an unacknowledged
+ *   event (DESIGN invariant 4), and whatever may have been sent is sent again as written.
  * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
  *   objects of up to 1.5 MB each).
  * - A batch whose texts fit one chunk is one row (texts inline): writing the outbox is one
@@ -116,8 +118,13 @@ export interface Outbox {
   events: OutboxEvent[];
   /** Sent as `{"events": [...]}` (written under `maxBatchSize` > 1), else as its one event. */
   batched: boolean;
-  /** The position once this batch is acknowledged or dead-lettered. */
+  /** The position once this batch (or the window's last delivery) is acknowledged or dead-lettered. */
   advance: Position;
+  /**
+   * A window: every event is its own delivery (`webhook-id` its event id), and `advances[i]` the
+   * position once event i is acknowledged. Absent: the outbox is one delivery.
+   */
+  advances?: Position[];
   createdAt: number;
 }
 
@@ -127,6 +134,8 @@ export interface StoredOutbox {
   texts: string[];
   /** The texts are in the outbox's row (else in chunks in `texts`). */
   inline: boolean;
+  /** Deliveries at the front whose acknowledgement (or dead letter) is stored. */
+  acked: number;
 }
 
 export interface DeliveryRecord {
@@ -176,6 +185,10 @@ const MIGRATIONS = [
   // A rotated secret, still signed with until its grace period ends (issue 10).
   `ALTER TABLE subscription ADD COLUMN previous_secret TEXT;
    ALTER TABLE subscription ADD COLUMN previous_secret_until INTEGER`,
+  // A window of single deliveries: each one's position (JSON; NULL for one batch, as every row
+  // written before windows is) and how many at the front are acknowledged durably.
+  `ALTER TABLE outbox ADD COLUMN advances TEXT;
+   ALTER TABLE outbox ADD COLUMN acked INTEGER NOT NULL DEFAULT 0`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
@@ -243,13 +256,14 @@ const SET_DELIVERED = stmt(
 
 const GET_OUTBOX = stmt(
   "outbox.get",
-  "SELECT webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths FROM outbox WHERE id = 1",
+  "SELECT webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths, advances, acked FROM outbox WHERE id = 1",
 );
 const PUT_OUTBOX = stmt(
   "outbox.put",
-  `INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths)
-   VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
+  `INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths, advances, acked)
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
 );
+const SET_OUTBOX_ACKED = stmt("outbox.setAcked", "UPDATE outbox SET acked = ? WHERE id = 1");
 const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
 
 const TEXT_PARTS = stmt("texts.get", "SELECT chunk FROM texts WHERE name = ? ORDER BY part");
@@ -261,6 +275,13 @@ const RENAME_TEXT = stmt("texts.rename", "UPDATE texts SET name = ? WHERE name =
 const INSERT_DELIVERY = stmt(
   "deliveries.insert",
   "INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n",
+);
+/** Inserts the records of a JSON array of `[event_ids, sequence, attempt, status, duration_ms, at, error]`, in order. */
+const INSERT_DELIVERIES = stmt(
+  "deliveries.insertMany",
+  `INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error)
+   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 FROM json_each(?) ORDER BY key
+   RETURNING n`,
 );
 /** The delivery log is trimmed every this many attempts (a statement per attempt is what costs). */
 const TRIM_EVERY = 20;
@@ -483,6 +504,8 @@ export class SubscriptionStore {
       created_at: number;
       inline_texts: string | null;
       inline_lengths: string | null;
+      advances: string | null;
+      acked: number;
     }>(GET_OUTBOX);
     if (!row) return undefined;
     const outbox: Outbox = {
@@ -490,14 +513,15 @@ export class SubscriptionStore {
       events: JSON.parse(row.events),
       advance: JSON.parse(row.advance),
       batched: row.batched === 1,
+      ...(row.advances === null ? {} : { advances: JSON.parse(row.advances) as Position[] }),
       createdAt: row.created_at,
     };
     if (row.inline_texts !== null && row.inline_lengths !== null) {
       let start = 0;
       const texts = (JSON.parse(row.inline_lengths) as number[]).map((length) => row.inline_texts!.slice(start, (start += length)));
-      return { outbox, texts, inline: true };
+      return { outbox, texts, inline: true, acked: row.acked };
     }
-    return { outbox, texts: outbox.events.map((_, i) => this.#text(outboxText(i)) ?? ""), inline: false };
+    return { outbox, texts: outbox.events.map((_, i) => this.#text(outboxText(i)) ?? ""), inline: false, acked: row.acked };
   }
 
   /**
@@ -516,9 +540,15 @@ export class SubscriptionStore {
       outbox.createdAt,
       inline ? texts.join("") : null,
       inline ? JSON.stringify(texts.map((text) => text.length)) : null,
+      outbox.advances === undefined ? null : JSON.stringify(outbox.advances),
     );
     if (!inline) texts.forEach((text, i) => this.#putText(outboxText(i), text));
-    return { outbox, texts: [...texts], inline };
+    return { outbox, texts: [...texts], inline, acked: 0 };
+  }
+
+  /** The first `acked` deliveries of the window are acknowledged (or dead-lettered). */
+  setOutboxAckedInTx(acked: number): void {
+    this.#db.run(SET_OUTBOX_ACKED, acked);
   }
 
   outboxTexts(outbox: Outbox): string[] {
@@ -536,9 +566,18 @@ export class SubscriptionStore {
   deadLetterOutboxInTx(now: number, attempts: number, lastError: string | null): void {
     const stored = this.storedOutbox();
     if (!stored) return;
-    const { outbox } = stored;
+    this.deadLetterEventsInTx(stored, stored.outbox.events.map((_, i) => i), now, attempts, lastError);
+    this.deleteOutboxInTx(stored.inline);
+  }
+
+  /**
+   * Moves events `indices` of the stored outbox to the dead letters and takes their sequence
+   * numbers; inside a transaction. The outbox row itself is the caller's.
+   */
+  deadLetterEventsInTx(stored: StoredOutbox, indices: readonly number[], now: number, attempts: number, lastError: string | null): void {
     let added = 0;
-    outbox.events.forEach((event, i) => {
+    for (const i of indices) {
+      const event = stored.outbox.events[i]!;
       // The same event id can die twice (a resync of an unchanged object repeats its id): replace it.
       added += 1 - this.deleteDeadLetterInTx(event.eventId);
       if (stored.inline) this.#putText(deadLetterText(event.eventId), stored.texts[i]!);
@@ -555,11 +594,10 @@ export class SubscriptionStore {
         lastError,
         now,
       );
-    });
-    this.deleteOutboxInTx(stored.inline);
-    this.takeSequencesInTx(outbox.events.at(-1)!.sequence);
+    }
+    this.takeSequencesInTx(stored.outbox.events[indices.at(-1)!]!.sequence);
     this.#db.run(ADD_DEAD_LETTERS, added);
-    countDeadLettersInTx(this.#db, outbox.events.length);
+    countDeadLettersInTx(this.#db, indices.length);
     const excess = this.get()!.deadLetters - DEAD_LETTER_LIMIT;
     if (excess > 0) {
       for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.removeDeadLetterInTx(row.event_id);
@@ -627,6 +665,18 @@ export class SubscriptionStore {
       record.error,
     )!;
     if (n % TRIM_EVERY === 0) {
+      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
+      this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+    }
+  }
+
+  /** Records attempts in order: one statement however many (a window's acknowledgements). */
+  recordAttempts(records: readonly DeliveryRecord[]): void {
+    if (records.length === 0) return;
+    if (records.length === 1) return this.recordAttempt(records[0]!);
+    const rows = records.map((r) => [JSON.stringify(r.eventIds), r.sequence, r.attempt, r.status, r.durationMs, r.at, r.error]);
+    const numbers = this.#db.all<{ n: number }>(INSERT_DELIVERIES, JSON.stringify(rows));
+    if (numbers.some(({ n }) => n % TRIM_EVERY === 0)) {
       countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
       this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
     }

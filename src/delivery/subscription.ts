@@ -7,6 +7,13 @@
  * Guarantees:
  * - Invariant 4: the cursor moves past an event only when the endpoint answered 2xx for it, or it
  *   was dead-lettered after the retry budget. Delivery is at least once; ids are stable.
+ * - Every body is in the durable outbox before it is sent, with its id and sequence number, so
+ *   anything sent is sent again exactly as written. At `maxBatchSize` 1 the outbox is a window of
+ *   up to WINDOW_DELIVERIES events; acknowledgements are held in memory (never longer than
+ *   WINDOW_MS, never past a failure, an idle step or any other write of the position) and stored
+ *   with the next window's outbox in one transaction. A crash loses only the memory: the window is
+ *   sent again from its first delivery not acknowledged durably. A window read back from storage
+ *   (after a restart) stores each acknowledgement as it comes, so repeated crashes still progress.
  * - Invariant 3: events go out in log order, one batch in flight; a replay or resync is a marker
  *   at log position P, expanded only after every event up to P went out, from the objects whose
  *   last change is at or before P (DESIGN "Resync and replay as log markers"). An object changed
@@ -43,6 +50,7 @@ import {
   type DeliveredKey,
   type DeliveryRecord,
   type Marker,
+  type OutboxEvent,
   type Page,
   type Position,
   type StoredOutbox,
@@ -57,6 +65,17 @@ export const FEED_PAGE = 200;
 export const IDLE_POLL_MS = 60_000;
 /** A feed read (an RPC to the informer) that takes longer has failed: a healthy one takes milliseconds. */
 export const FEED_TIMEOUT_MS = 30_000;
+/**
+ * At `maxBatchSize` 1 the outbox holds a window of up to this many deliveries, written in one
+ * statement, and their acknowledgements are stored together when the window is done: one commit
+ * per window instead of one per delivery (the commit is most of a delivery's cost, BENCHMARKS.md
+ * "Cost per delivery"). A crash resends at most this many acknowledged deliveries, as written.
+ */
+export const WINDOW_DELIVERIES = 32;
+/** Acknowledgements held in memory longer than this are stored without waiting for the window's end. */
+export const WINDOW_MS = 1_000;
+/** A window's texts stay within one inline row (subscription-store.ts chunks above 512 Ki characters). */
+const WINDOW_CHARS = 512 * 1024;
 
 export interface SubscriptionOptions {
   feedTimeoutMs?: number;
@@ -188,6 +207,16 @@ export class Subscription {
   #outbox: StoredOutbox | null | undefined;
   /** The secret's HMAC key, imported once. */
   readonly #signer = new DeliverySigner();
+  /**
+   * Deliveries of `#outbox` acknowledged so far (≥ its stored `acked`; memory only). Those beyond
+   * the stored count are pending: `#pending` holds their attempt records, stored by `#settleInTx`.
+   */
+  #acked = 0;
+  #pending: DeliveryRecord[] = [];
+  /** This instance wrote `#outbox`, so it knows what was sent of it and may hold acknowledgements. */
+  #windowed = false;
+  /** When `#outbox`'s progress was last stored. */
+  #settledAt = 0;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
@@ -227,17 +256,17 @@ export class Subscription {
 
   /** Runs one step: deliver the outbox, start a due resync, or fill the outbox from the feed. */
   async step(): Promise<StepResult> {
-    const record = this.store.get();
+    const record = this.#record();
     if (!record || record.disabledReason !== null) return { kind: "idle", until: null };
     const now = this.#clock.now();
     const outbox = this.#storedOutbox();
-    if (outbox) {
+    if (outbox && this.#acked < deliveryCount(outbox)) {
       if (record.nextAttemptAt !== null && record.nextAttemptAt > now) return { kind: "wait", until: record.nextAttemptAt };
       await this.#deliver(record, outbox);
       return { kind: "progress" };
     }
     if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null) {
-      this.store.transaction(() => {
+      this.#transaction(record, () => {
         const at = Math.max(this.#knownTail, record.position.cursor);
         // A period of 0 never resyncs (a row scheduled before its period was set to 0 stops here).
         // `replayed` stays: the anchor of a replay just finished must still be checked (#7.15).
@@ -250,22 +279,80 @@ export class Subscription {
       return await this.#fill(record);
     } catch (error) {
       // The informer is unreachable or gone: say so and look again later, never in a tight loop.
-      this.store.setLastError(`reading the informer '${record.informer}' failed: ${error instanceof Error ? error.message : String(error)}`);
+      const message = `reading the informer '${record.informer}' failed: ${error instanceof Error ? error.message : String(error)}`;
+      this.#transaction(record, () => this.store.setLastError(message));
       return { kind: "wait", until: now + IDLE_POLL_MS };
     }
   }
 
+  /**
+   * The stored record, with the acknowledgements held in memory applied: the position and sequence
+   * numbers they reach (a failure is never held, so the retry state is the stored one).
+   */
+  #record(): SubscriptionRecord | undefined {
+    const record = this.store.get();
+    const stored = this.#outbox;
+    if (!record || !stored || this.#acked <= stored.acked) return record;
+    const last = deliveryAt(stored, this.#acked - 1);
+    const replayEnded = record.position.marker?.kind === "replay" && last.advance.marker === null;
+    return {
+      ...record,
+      position: last.advance,
+      nextSequence: Math.max(record.nextSequence, last.events.at(-1)!.sequence + 1),
+      lastDeliveryAt: this.#pending.at(-1)?.at ?? record.lastDeliveryAt,
+      expired: record.expired && !replayEnded,
+    };
+  }
+
+  /**
+   * A transaction that first stores the acknowledgements held in memory. Every write of the
+   * position goes through here, so none overtakes or loses them. `record` is as `#record` gave it.
+   */
+  #transaction<T>(record: SubscriptionRecord, fn: () => T): T {
+    const stored = this.#outbox;
+    if (!stored || this.#acked <= stored.acked) return this.store.transaction(fn);
+    const acked = this.#acked;
+    const pending = this.#pending;
+    const done: Delivery[] = [];
+    for (let i = stored.acked; i < acked; i++) done.push(deliveryAt(stored, i));
+    const last = done.at(-1)!;
+    const before = this.store.get()!.position;
+    const result = this.store.transaction(() => {
+      this.store.recordAttempts(pending);
+      this.store.applyDeliveredInTx(done.length === 1 ? last.events : done.flatMap((d) => d.events), record.generation);
+      if (acked === deliveryCount(stored)) this.store.deleteOutboxInTx(stored.inline);
+      else this.store.setOutboxAckedInTx(acked);
+      // The position, the deliveries' sequence numbers and the end of any failure streak: one statement.
+      this.store.recordDeliveredInTx(pending.at(-1)?.at ?? this.#clock.now(), last.advance, last.events.at(-1)!.sequence);
+      if (before.marker?.kind === "replay" && last.advance.marker === null) this.store.setExpired(false);
+      return fn();
+    });
+    // Memory follows only once the transaction committed (a thrown one leaves them held).
+    this.#setOutbox(acked === deliveryCount(stored) ? null : { ...stored, acked }, this.#windowed);
+    return result;
+  }
+
+  /** The outbox as stored now (null: none); `windowed` when this instance wrote it. */
+  #setOutbox(stored: StoredOutbox | null, windowed: boolean): void {
+    this.#outbox = stored;
+    this.#acked = stored?.acked ?? 0;
+    this.#pending = [];
+    this.#windowed = windowed;
+    this.#settledAt = this.#clock.now();
+  }
+
   /** When the alarm should next run if nothing else happens (after a nudge: as soon as allowed). */
   wakeAt(): number | null {
-    const record = this.store.get();
+    const record = this.#record();
     if (!record || record.disabledReason !== null) return null;
     const now = this.#clock.now();
     return this.#storedOutbox() ? Math.max(now, record.nextAttemptAt ?? now) : now;
   }
 
   #storedOutbox(): StoredOutbox | null {
-    if (this.#outbox === undefined) this.#outbox = this.store.storedOutbox() ?? null;
-    return this.#outbox;
+    // Read back from storage: what of it was sent before is unknown, so each acknowledgement is stored.
+    if (this.#outbox === undefined) this.#setOutbox(this.store.storedOutbox() ?? null, false);
+    return this.#outbox!;
   }
 
   /**
@@ -306,7 +393,7 @@ export class Subscription {
   }
 
   status(): SubscriptionStatus | undefined {
-    const record = this.store.get();
+    const record = this.#record();
     if (!record) return undefined;
     const { spec, position } = record;
     return {
@@ -381,24 +468,34 @@ export class Subscription {
 
   async #deliver(record: SubscriptionRecord, stored: StoredOutbox): Promise<void> {
     // The body as the outbox was written: a 2xx applies every event in it (#7.12).
-    const { outbox, texts } = stored;
-    const body = outbox.batched ? batchBody(texts) : texts[0]!;
-    const result = await this.#attempt(record, outbox.webhookId, body);
+    const index = this.#acked;
+    const delivery = deliveryAt(stored, index);
+    const count = deliveryCount(stored);
+    const result = await this.#attempt(record, delivery.webhookId, delivery.body);
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
     const decision = decide(result, retry, now, this.#random, record.spec.retryBudgetSeconds * 1000);
-    const eventIds = outbox.events.map((e) => e.eventId);
+    const eventIds = delivery.events.map((e) => e.eventId);
     const attempt = record.failures + 1;
-    this.#outbox = undefined;
-    this.store.transaction(() => {
-      this.store.recordAttempt(attemptRecord(eventIds, outbox.events[0]!.sequence, attempt, result, now));
+    const attempted = attemptRecord(eventIds, delivery.events[0]!.sequence, attempt, result, now);
+    if (decision.kind === "delivered" && record.failures === 0 && this.#windowed && this.#outbox === stored) {
+      // Held in memory: stored with the next window's outbox (or sooner, see #transaction's callers).
+      this.#acked = index + 1;
+      this.#pending.push(attempted);
+      if (this.#acked < count && now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
+      return;
+    }
+    const windowed = this.#windowed;
+    this.#transaction(record, () => {
+      this.store.recordAttempt(attempted);
       switch (decision.kind) {
         case "delivered":
-          this.store.applyDeliveredInTx(outbox.events, record.generation);
-          this.store.deleteOutboxInTx(stored.inline);
-          // The position, the batch's sequence numbers and the end of any failure streak: one statement.
-          this.store.recordDeliveredInTx(now, outbox.advance, outbox.events.at(-1)!.sequence);
-          if (record.position.marker?.kind === "replay" && outbox.advance.marker === null) this.store.setExpired(false);
+          this.store.applyDeliveredInTx(delivery.events, record.generation);
+          if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
+          else this.store.setOutboxAckedInTx(index + 1);
+          // The position, the delivery's sequence numbers and the end of any failure streak: one statement.
+          this.store.recordDeliveredInTx(now, delivery.advance, delivery.events.at(-1)!.sequence);
+          if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.setExpired(false);
           return;
         case "retry":
           this.store.recordFailure(now, decision.at, result.error ?? "failed");
@@ -406,11 +503,13 @@ export class Subscription {
         case "dead-letter":
           // The receiver may get these by redelivery: count them as sent, so a later replay's
           // sweep can retract them.
-          this.store.applyDeliveredInTx(outbox.events, record.generation);
-          this.store.deadLetterOutboxInTx(now, attempt, result.error ?? null);
+          this.store.applyDeliveredInTx(delivery.events, record.generation);
+          this.store.deadLetterEventsInTx(stored, delivery.indices, now, attempt, result.error ?? null);
+          if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
+          else this.store.setOutboxAckedInTx(index + 1);
           this.store.clearFailures();
           this.store.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
-          this.#advanceInTx(record.position, outbox.advance);
+          this.#advanceInTx(record.position, delivery.advance);
           return;
         case "disable":
           this.#disableInTx(now, result);
@@ -418,8 +517,9 @@ export class Subscription {
       }
     });
     logDelivery(record, decision.kind, result, attempt, eventIds.length);
-    if (decision.kind === "delivered" || decision.kind === "dead-letter") this.#outbox = null;
-    else this.#outbox = stored;
+    const moved = decision.kind === "delivered" || decision.kind === "dead-letter";
+    const acked = moved ? index + 1 : index;
+    this.#setOutbox(acked === count ? null : { ...stored, acked }, windowed);
   }
 
   #disableInTx(now: number, result: SendResult): void {
@@ -449,7 +549,7 @@ export class Subscription {
       // At the anchor of a replay that just ended, the replay itself outlived retention: go on
       // with its next pass (same `since`), which sends only what this replay has not sent as it is.
       const replayed = record.position.replayed;
-      this.store.transaction(() => {
+      this.#transaction(record, () => {
         this.store.setExpired(true);
         const gen = this.store.nextGenerationInTx();
         const pass = replayed ? { since: replayed.since, pass: replayed.pass + 1 } : {};
@@ -464,27 +564,35 @@ export class Subscription {
       return { kind: "progress" };
     }
     if (read.kind === "move") {
-      this.store.transaction(() => this.#advanceInTx(record.position, read.to));
+      this.#transaction(record, () => this.#advanceInTx(record.position, read.to));
       return { kind: "progress" };
     }
     const items = read.items;
     const start = read.start ?? 0;
     if (items.length === start) return this.#idle(record);
     const filter = this.#eventFilter(record.spec);
+    // One batch of up to maxBatchSize events, or at maxBatchSize 1 a window of single deliveries.
+    const windowed = record.spec.maxBatchSize === 1;
+    const limit = windowed ? WINDOW_DELIVERIES : record.spec.maxBatchSize;
     const picked: { candidate: Candidate; filtered: Filtered }[] = [];
     let consumed = start;
+    let chars = 0;
     for (let i = start; i < items.length; i++) {
       const candidate = items[i]!;
-      if (picked.length === record.spec.maxBatchSize) break;
+      if (picked.length === limit) break;
+      if (windowed && picked.length > 0 && chars + candidateChars(candidate) > WINDOW_CHARS) break;
       consumed++;
       // An inferred delete is for a key the receiver was sent: only the event types apply.
       const filtered = candidate.inferred ? filter.applyTypes(candidate) : filter.apply(candidate);
-      if (filtered) picked.push({ candidate, filtered });
+      if (filtered) {
+        picked.push({ candidate, filtered });
+        chars += candidateChars(candidate);
+      }
     }
     const advance = items[consumed - 1]!.advance;
     this.#ahead = { from: positionKey(advance), items, start: consumed };
     if (picked.length === 0) {
-      this.store.transaction(() => this.#advanceInTx(record.position, advance));
+      this.#transaction(record, () => this.#advanceInTx(record.position, advance));
       return { kind: "progress" };
     }
     const events = await Promise.all(
@@ -498,20 +606,24 @@ export class Subscription {
       }),
     );
     const first = events[0]!.meta;
-    const batched = record.spec.maxBatchSize > 1;
+    const batched = !windowed;
     const webhookId = batched ? `msg_${record.id}_${first.sequence}` : first.eventId;
-    // Sequence numbers are taken when the batch leaves the outbox (subscription-store.ts).
-    this.#outbox = undefined;
-    this.#outbox = this.store.transaction(() =>
+    // Each delivery of a window moves to its own event; the last also past the filtered-out ones after it.
+    const advances = windowed ? picked.map((p, i) => (i === picked.length - 1 ? advance : p.candidate.advance)) : undefined;
+    // Sequence numbers are taken when a delivery leaves the outbox (subscription-store.ts).
+    const written = this.#transaction(record, () =>
       this.store.putOutboxInTx(
-        { webhookId, events: events.map((e) => e.meta), batched, advance, createdAt: this.#clock.now() },
+        { webhookId, events: events.map((e) => e.meta), batched, advance, ...(advances ? { advances } : {}), createdAt: this.#clock.now() },
         events.map((e) => e.text),
       ),
     );
+    this.#setOutbox(written, true);
     return { kind: "progress" };
   }
 
   #idle(record: SubscriptionRecord): StepResult {
+    // Nothing more to send: what is held in memory is stored now, not when the next event comes.
+    this.#transaction(record, () => undefined);
     const poll = this.#clock.now() + IDLE_POLL_MS;
     return { kind: "idle", until: record.nextResyncAt === null ? poll : Math.min(poll, record.nextResyncAt) };
   }
@@ -526,6 +638,8 @@ export class Subscription {
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
+      // A marker's pages read the keys the receiver holds (`delivered_keys`): store what is held first.
+      this.#transaction(record, () => undefined);
       return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
     const read = await this.#fromFeed(this.#feed.read(position.cursor, FEED_PAGE));
@@ -636,6 +750,35 @@ function identityOnly(held: DeliveredKey): string {
 }
 
 const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;
+
+/** One request of an outbox: the whole batch, or one event of a window. */
+interface Delivery {
+  webhookId: string;
+  events: OutboxEvent[];
+  /** The events' indices in the outbox. */
+  indices: number[];
+  body: string;
+  /** The position once it is acknowledged or dead-lettered. */
+  advance: Position;
+}
+
+/** How many requests an outbox is: a window's events, or one. */
+function deliveryCount(stored: StoredOutbox): number {
+  return stored.outbox.advances ? stored.outbox.events.length : 1;
+}
+
+function deliveryAt(stored: StoredOutbox, i: number): Delivery {
+  const { outbox, texts } = stored;
+  if (!outbox.advances) {
+    const body = outbox.batched ? batchBody(texts) : texts[0]!;
+    return { webhookId: outbox.webhookId, events: outbox.events, indices: outbox.events.map((_, j) => j), body, advance: outbox.advance };
+  }
+  const event = outbox.events[i]!;
+  return { webhookId: event.eventId, events: [event], indices: [i], body: texts[i]!, advance: outbox.advances[i]! };
+}
+
+/** Roughly the characters an event's text will take. */
+const candidateChars = (candidate: Candidate) => (candidate.object?.length ?? 0) + (candidate.oldObject?.length ?? 0) + 300;
 
 const nextResync = (now: number, spec: SubscriptionSpec) => (spec.resyncPeriodSeconds > 0 ? now + spec.resyncPeriodSeconds * 1000 : null);
 

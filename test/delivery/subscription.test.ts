@@ -8,7 +8,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
-import { Subscription, type StepResult, type SubscriptionOptions } from "../../src/delivery/subscription.ts";
+import { Subscription, type StepResult, type SubscriptionOptions, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
@@ -395,12 +395,13 @@ describe("Subscription", () => {
       const { feed, endpoint, subscription, make } = setup(db, { replayExisting: false });
       feed.put("default/a");
       feed.put("default/b");
-      await subscription.step(); // writes the outbox of the first event
+      await subscription.step(); // writes the outbox: a window of both events
       const body = subscription.store.storedOutbox()!.texts[0]!;
-      // What the earlier layout stored: texts in chunks, the sequence number taken at writing.
+      // What the earlier layout stored: one event, its text in chunks, its sequence number taken at writing.
       for (const sql of [
-        "INSERT INTO texts (name, part, chunk) SELECT 'out:0', 0, inline_texts FROM outbox",
-        "UPDATE outbox SET inline_texts = NULL, inline_lengths = NULL",
+        "INSERT INTO texts (name, part, chunk) SELECT 'out:0', 0, substr(inline_texts, 1, inline_lengths ->> '$[0]') FROM outbox",
+        `UPDATE outbox SET events = '[' || (events -> '$[0]') || ']', advance = advances -> '$[0]', advances = NULL,
+           inline_texts = NULL, inline_lengths = NULL`,
         "UPDATE subscription SET next_sequence = next_sequence + 1",
       ]) {
         db.run({ name: "test.legacy", text: sql });
@@ -415,18 +416,112 @@ describe("Subscription", () => {
     });
   });
 
-  it("writes the outbox in one statement and acknowledges a delivery in four (maxBatchSize 1)", async () => {
+  it("writes a window of deliveries in one statement and stores its acknowledgements in one transaction (maxBatchSize 1)", async () => {
     await withDb(async (db) => {
-      const { feed, subscription } = setup(db, { replayExisting: false });
+      const { feed, endpoint, subscription } = setup(db, { replayExisting: false });
       feed.put("default/a");
-      feed.put("default/b");
       await drain(subscription);
-      feed.put("default/c");
-      const fill = await statementsOf(db, () => subscription.step());
-      const deliver = await statementsOf(db, () => subscription.step());
+      for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
       const writes = (names: string[]) => names.filter((n) => !/\.(get|read)$/.test(n));
-      expect(writes(fill)).toEqual(["outbox.put"]);
-      expect(writes(deliver)).toEqual(["deliveries.insert", "deliveredKeys.upsertOne", "outbox.delete", "subscription.setDelivered"]);
+      expect(writes(await statementsOf(db, () => subscription.step()))).toEqual(["outbox.put"]);
+      for (let i = 0; i < 3; i++) expect(writes(await statementsOf(db, () => subscription.step()))).toEqual([]); // held in memory
+      expect(subscription.status()).toMatchObject({ cursor: 4, lag: 0 }); // the status counts them
+      expect(subscription.store.get()!.position.cursor).toBe(1);
+      expect(writes(await statementsOf(db, () => subscription.step()))).toEqual([
+        "deliveries.insertMany",
+        "deliveredKeys.upsert",
+        "outbox.delete",
+        "subscription.setDelivered",
+      ]);
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 4 }, nextSequence: 5 });
+      expect(subscription.deliveries(10).items.map((d) => [d.sequence, d.status])).toEqual([
+        [4, 204],
+        [3, 204],
+        [2, 204],
+        [1, 204],
+      ]);
+
+      // A burst: one transaction per window of WINDOW_DELIVERIES, the next window's outbox in it.
+      for (let i = 0; i < 3 * WINDOW_DELIVERIES; i++) feed.put(`default/p${i}`);
+      const transaction = db.transaction.bind(db);
+      let transactions = 0;
+      db.transaction = (fn) => {
+        transactions++;
+        return transaction(fn);
+      };
+      await drain(subscription);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual(Array.from({ length: 4 + 3 * WINDOW_DELIVERIES }, (_, i) => i + 1));
+      expect(transactions).toBeLessThanOrEqual(3 + 1 + 1); // three windows, a page end, the idle step
+    });
+  });
+
+  it("resends a window from its first unstored acknowledgement after a crash, as written, then numbers on", async () => {
+    await withDb(async (db) => {
+      const { feed, endpoint, subscription, make } = setup(db, { replayExisting: false });
+      for (const name of ["a", "b", "c", "d", "e"]) feed.put(`default/${name}`);
+      for (let i = 0; i < 4; i++) await subscription.step(); // the window, then a, b, c acknowledged in memory
+      const revived = make(); // the crash: nothing in memory survives
+      await drain(revived);
+      const bodies = endpoint.received.map((r) => r.request.body);
+      expect(bodies.slice(3, 6)).toEqual(bodies.slice(0, 3)); // a, b, c again, byte for byte
+      expect(endpoint.events.map((e) => [e.sequence, e.key])).toEqual([
+        [1, "default/a"],
+        [2, "default/b"],
+        [3, "default/c"],
+        [1, "default/a"],
+        [2, "default/b"],
+        [3, "default/c"],
+        [4, "default/d"],
+        [5, "default/e"],
+      ]);
+      expect(revived.status()).toMatchObject({ cursor: 5, lag: 0 });
+    });
+  });
+
+  it("stores acknowledgements held longer than WINDOW_MS without waiting for the window's end", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false });
+      for (const name of ["a", "b", "c", "d"]) feed.put(`default/${name}`);
+      const send = endpoint.send.bind(endpoint);
+      endpoint.send = async (request) => {
+        clock.advance(WINDOW_MS / 2 + 1); // a slow receiver
+        return send(request);
+      };
+      await subscription.step(); // the window
+      await subscription.step(); // a: held
+      expect(subscription.store.get()!.position.cursor).toBe(0);
+      await subscription.step(); // b: a and b stored, a second after the window was
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 2 }, nextSequence: 3 });
+      expect(subscription.store.storedOutbox()!.acked).toBe(2);
+      await drain(subscription);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+    });
+  });
+
+  it("stores a window's acknowledgements before a failure, retries the failed delivery as written, and dead-letters only it", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, retryBudgetSeconds: 60 });
+      for (const name of ["a", "b", "c", "d"]) feed.put(`default/${name}`);
+      const send = endpoint.send.bind(endpoint);
+      endpoint.send = async (request) => {
+        const result = await send(request);
+        return request.body.includes('"key":"default/b"') ? { status: 500, durationMs: 1, error: "HTTP 500" } : result;
+      };
+      const waiting = await drain(subscription);
+      expect(waiting.kind).toBe("wait");
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 1 }, nextSequence: 2, failures: 1 });
+      expect(subscription.store.storedOutbox()!.acked).toBe(1);
+      let revived = make(); // a restart while failing: the window is read back from storage
+      for (let result = await drain(revived); result.kind === "wait"; result = await drain(revived)) {
+        clock.advance(result.until - clock.now());
+        revived = make();
+      }
+      const failed = endpoint.received.slice(1, -2).map((r) => r.request.body);
+      expect(new Set(failed).size).toBe(1); // every retry of b, byte for byte
+      expect(summary(endpoint.events.slice(-2))).toEqual(["add default/c@103", "add default/d@104"]);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, ...failed.map(() => 2), 3, 4]);
+      expect(revived.deadLetters(10).items.map((d) => [d.key, d.sequence])).toEqual([["default/b", 2]]);
+      expect(revived.status()).toMatchObject({ cursor: 4, deadLetters: 1, state: "active" });
     });
   });
 
