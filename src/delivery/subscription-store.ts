@@ -25,8 +25,12 @@
  *   transaction as the rows, so a status never counts rows (#7.21).
  * - Nothing is stored until `create`: the tables are created then (lazily), so touching an
  *   unknown subscription's object leaves no storage behind (#7.17).
+ * - This store is the only writer of its tables (one instance per object), so it keeps the
+ *   subscription row in memory between writes: any statement it runs forgets it, and so does a
+ *   transaction that throws. A step reads the row once; an extra read outside a transaction is a
+ *   SQLite transaction of its own (BENCHMARKS.md "Cost per delivery").
  */
-import { type Db, migrate, stmt } from "../sql.ts";
+import { type Db, migrate, type Statement, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
@@ -355,6 +359,8 @@ export class SubscriptionStore {
   /** The last spec and position texts read, parsed (a step reads the row twice per delivery). */
   #parsedSpec: { text: string; spec: SubscriptionSpec } | undefined;
   #parsedPosition: { text: string; position: Position } | undefined;
+  /** The subscription row as last read, until this store writes (see the guarantees above). */
+  #record: SubscriptionRecord | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -368,14 +374,26 @@ export class SubscriptionStore {
   }
 
   transaction<T>(fn: () => T): T {
-    return this.#db.transaction(fn);
+    try {
+      return this.#db.transaction(fn);
+    } catch (error) {
+      this.#record = undefined; // a row read inside the rolled-back transaction is not the stored one
+      throw error;
+    }
+  }
+
+  /** Runs a write: the row kept in memory is read again afterwards. */
+  #run(s: Statement, ...bindings: unknown[]): number {
+    this.#record = undefined;
+    return this.#db.run(s, ...bindings);
   }
 
   get(): SubscriptionRecord | undefined {
     if (!this.#created) return undefined;
+    if (this.#record) return this.#record;
     const row = this.#db.first<SubscriptionRow>(GET);
     if (!row) return undefined;
-    return {
+    this.#record = Object.freeze({
       id: row.sub_id,
       informer: row.informer,
       spec: this.#spec(row.spec),
@@ -396,7 +414,8 @@ export class SubscriptionStore {
       lastDeliveryAt: row.last_delivery_at,
       lastError: row.last_error,
       deadLetters: row.dead_letters,
-    };
+    });
+    return this.#record;
   }
 
   /** Parsed once per distinct text; frozen, since the same object is handed out again. */
@@ -423,7 +442,7 @@ export class SubscriptionStore {
   }): void {
     this.#migrate();
     this.#created = true;
-    this.#db.run(
+    this.#run(
       INSERT,
       init.id,
       init.informer,
@@ -439,40 +458,40 @@ export class SubscriptionStore {
 
   /** A declared subscription's new configuration; its position, outbox and retry state stay. */
   updateSpec(spec: SubscriptionSpec, secret: string): void {
-    this.#db.run(UPDATE_SPEC, JSON.stringify(spec), secret);
+    this.#run(UPDATE_SPEC, JSON.stringify(spec), secret);
   }
 
   /** A new secret; the one it replaces is still signed with until `previousUntil` (ms). */
   rotateSecret(secret: string, previousUntil: number): void {
-    this.#db.run(ROTATE_SECRET, previousUntil, secret);
+    this.#run(ROTATE_SECRET, previousUntil, secret);
   }
 
   setPosition(position: Position): void {
-    this.#db.run(SET_POSITION, JSON.stringify(position));
+    this.#run(SET_POSITION, JSON.stringify(position));
   }
 
   setExpired(expired: boolean): void {
-    this.#db.run(SET_EXPIRED, expired ? 1 : 0);
+    this.#run(SET_EXPIRED, expired ? 1 : 0);
   }
 
   setNextResync(at: number | null): void {
-    this.#db.run(SET_NEXT_RESYNC, at);
+    this.#run(SET_NEXT_RESYNC, at);
   }
 
   setDisabled(reason: string | null): void {
-    this.#db.run(SET_DISABLED, reason);
+    this.#run(SET_DISABLED, reason);
   }
 
   setLastError(message: string | null): void {
-    this.#db.run(SET_LAST_ERROR, message);
+    this.#run(SET_LAST_ERROR, message);
   }
 
   recordFailure(now: number, retryAt: number, error: string): void {
-    this.#db.run(SET_FAILING, now, retryAt, error);
+    this.#run(SET_FAILING, now, retryAt, error);
   }
 
   clearFailures(): void {
-    this.#db.run(CLEAR_FAILURES);
+    this.#run(CLEAR_FAILURES);
   }
 
   /**
@@ -480,12 +499,12 @@ export class SubscriptionStore {
    * sequence numbers and ends any failure streak, in one statement.
    */
   recordDeliveredInTx(now: number, position: Position, lastSequence: number): void {
-    this.#db.run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now);
+    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now);
   }
 
   /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
   takeSequencesInTx(lastSequence: number): void {
-    this.#db.run(TAKE_SEQUENCES, lastSequence + 1);
+    this.#run(TAKE_SEQUENCES, lastSequence + 1);
   }
 
   // --- outbox ---------------------------------------------------------------------------------
@@ -531,7 +550,7 @@ export class SubscriptionStore {
   putOutboxInTx(outbox: Outbox, texts: readonly string[]): StoredOutbox {
     const chars = texts.reduce((sum, text) => sum + text.length, 0);
     const inline = chars <= CHUNK_CHARS;
-    this.#db.run(
+    this.#run(
       PUT_OUTBOX,
       outbox.webhookId,
       JSON.stringify(outbox.events),
@@ -548,7 +567,7 @@ export class SubscriptionStore {
 
   /** The first `acked` deliveries of the window are acknowledged (or dead-lettered). */
   setOutboxAckedInTx(acked: number): void {
-    this.#db.run(SET_OUTBOX_ACKED, acked);
+    this.#run(SET_OUTBOX_ACKED, acked);
   }
 
   outboxTexts(outbox: Outbox): string[] {
@@ -558,8 +577,8 @@ export class SubscriptionStore {
 
   /** Removes the outbox and its chunked texts (one statement for an outbox written inline). */
   deleteOutboxInTx(inline = false): void {
-    this.#db.run(DELETE_OUTBOX);
-    if (!inline) this.#db.run(DELETE_OUTBOX_TEXTS);
+    this.#run(DELETE_OUTBOX);
+    if (!inline) this.#run(DELETE_OUTBOX_TEXTS);
   }
 
   /** Moves the outbox's events to the dead letters; inside a transaction. */
@@ -581,8 +600,8 @@ export class SubscriptionStore {
       // The same event id can die twice (a resync of an unchanged object repeats its id): replace it.
       added += 1 - this.deleteDeadLetterInTx(event.eventId);
       if (stored.inline) this.#putText(deadLetterText(event.eventId), stored.texts[i]!);
-      else this.#db.run(RENAME_TEXT, deadLetterText(event.eventId), outboxText(i));
-      this.#db.run(
+      else this.#run(RENAME_TEXT, deadLetterText(event.eventId), outboxText(i));
+      this.#run(
         INSERT_DEAD_LETTER,
         event.eventId,
         event.sequence,
@@ -596,7 +615,7 @@ export class SubscriptionStore {
       );
     }
     this.takeSequencesInTx(stored.outbox.events[indices.at(-1)!]!.sequence);
-    this.#db.run(ADD_DEAD_LETTERS, added);
+    this.#run(ADD_DEAD_LETTERS, added);
     countDeadLettersInTx(this.#db, indices.length);
     const excess = this.get()!.deadLetters - DEAD_LETTER_LIMIT;
     if (excess > 0) {
@@ -608,7 +627,7 @@ export class SubscriptionStore {
 
   /** Starts a replay: answers its generation. */
   nextGenerationInTx(): number {
-    this.#db.run(NEXT_GENERATION);
+    this.#run(NEXT_GENERATION);
     return this.get()!.generation;
   }
 
@@ -627,14 +646,14 @@ export class SubscriptionStore {
       if (event.type === "delete") deleted.push(event.key);
       else held.push([event.key, event.uid, event.resourceVersion]);
     }
-    if (deleted.length > 0) this.#db.run(DELETE_KEYS, JSON.stringify(deleted));
-    if (held.length === 1) this.#db.run(UPSERT_KEY, held[0]![0], held[0]![1], held[0]![2], gen);
-    else if (held.length > 1) this.#db.run(UPSERT_KEYS, JSON.stringify(held), gen);
+    if (deleted.length > 0) this.#run(DELETE_KEYS, JSON.stringify(deleted));
+    if (held.length === 1) this.#run(UPSERT_KEY, held[0]![0], held[0]![1], held[0]![2], gen);
+    else if (held.length > 1) this.#run(UPSERT_KEYS, JSON.stringify(held), gen);
   }
 
   /** Keys a replay skips because their newer events follow: still held, not to be swept. */
   touchKeys(keys: readonly string[], gen: number): void {
-    for (const key of keys) this.#db.run(TOUCH_KEY, gen, key);
+    for (const key of keys) this.#run(TOUCH_KEY, gen, key);
   }
 
   /** The keys of `objects` the receiver was sent in generation `since` or later, in that very state. */
@@ -666,7 +685,7 @@ export class SubscriptionStore {
     )!;
     if (n % TRIM_EVERY === 0) {
       countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
-      this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+      this.#run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
     }
   }
 
@@ -678,7 +697,7 @@ export class SubscriptionStore {
     const numbers = this.#db.all<{ n: number }>(INSERT_DELIVERIES, JSON.stringify(rows));
     if (numbers.some(({ n }) => n % TRIM_EVERY === 0)) {
       countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
-      this.#db.run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
+      this.#run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
     }
   }
 
@@ -731,14 +750,14 @@ export class SubscriptionStore {
 
   /** Deletes a dead letter and its text; answers how many rows it removed (0 or 1), uncounted. */
   deleteDeadLetterInTx(eventId: string): number {
-    const deleted = this.#db.run(DELETE_DEAD_LETTER, eventId);
-    this.#db.run(DELETE_TEXT, deadLetterText(eventId));
+    const deleted = this.#run(DELETE_DEAD_LETTER, eventId);
+    this.#run(DELETE_TEXT, deadLetterText(eventId));
     return deleted;
   }
 
   /** Removes a dead letter (redelivered) and counts it out. */
   removeDeadLetterInTx(eventId: string): void {
-    this.#db.run(ADD_DEAD_LETTERS, -this.deleteDeadLetterInTx(eventId));
+    this.#run(ADD_DEAD_LETTERS, -this.deleteDeadLetterInTx(eventId));
   }
 
   // --- chunked texts ----------------------------------------------------------------------------
@@ -746,7 +765,7 @@ export class SubscriptionStore {
   /** Writes a text under a name that is free (outbox texts are cleared with their batch). */
   #putText(name: string, text: string): void {
     for (let part = 0, start = 0; part === 0 || start < text.length; part++, start += CHUNK_CHARS) {
-      this.#db.run(PUT_TEXT_PART, name, part, text.slice(start, start + CHUNK_CHARS));
+      this.#run(PUT_TEXT_PART, name, part, text.slice(start, start + CHUNK_CHARS));
     }
   }
 
