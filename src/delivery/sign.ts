@@ -42,12 +42,27 @@ export function newSecret(randomBytes: (length: number) => Uint8Array): string {
 export class DeliverySigner {
   #current = new KeyCache();
   #previous = new KeyCache();
+  /** The signed bytes, reused: `subtle.sign` copies its input when called, before any await below. */
+  #scratch: Uint8Array<ArrayBuffer> = new Uint8Array(16 * 1024);
+
+  /** UTF-8 of `prefix` + `body`, without building the joined string. */
+  #signedBytes(prefix: string, body: string): Uint8Array<ArrayBuffer> {
+    const most = (prefix.length + body.length) * 3; // UTF-8: at most 3 bytes per UTF-16 unit
+    if (this.#scratch.length < most) this.#scratch = new Uint8Array(most);
+    const head = encoder.encodeInto(prefix, this.#scratch).written;
+    const tail = encoder.encodeInto(body, this.#scratch.subarray(head)).written;
+    return this.#scratch.subarray(0, head + tail);
+  }
 
   async sign(secret: string, id: string, timestampSeconds: number, body: string, previousSecret?: string): Promise<SignedHeaders> {
     const timestamp = String(timestampSeconds);
-    const content = encoder.encode(`${id}.${timestamp}.${body}`) as Uint8Array<ArrayBuffer>;
-    let signature = await hmac(await this.#current.key(secret), content);
-    if (previousSecret !== undefined) signature += ` ${await hmac(await this.#previous.key(previousSecret), content)}`;
+    const current = await this.#current.key(secret);
+    const previous = previousSecret === undefined ? undefined : await this.#previous.key(previousSecret);
+    // No await between filling the bytes and both signing calls: a concurrent sign (a redelivery)
+    // cannot overwrite them before they are taken.
+    const content = this.#signedBytes(`${id}.${timestamp}.`, body);
+    const macs = [crypto.subtle.sign("HMAC", current, content), ...(previous ? [crypto.subtle.sign("HMAC", previous, content)] : [])];
+    const signature = (await Promise.all(macs)).map((mac) => `v1,${base64(new Uint8Array(mac))}`).join(" ");
     return {
       "content-type": "application/json",
       "webhook-id": id,
@@ -74,10 +89,6 @@ class KeyCache {
       throw error;
     }
   }
-}
-
-async function hmac(key: CryptoKey, content: Uint8Array<ArrayBuffer>): Promise<string> {
-  return `v1,${base64(new Uint8Array(await crypto.subtle.sign("HMAC", key, content)))}`;
 }
 
 const encoder = new TextEncoder();

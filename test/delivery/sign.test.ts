@@ -52,6 +52,18 @@ describe("DeliverySigner", () => {
     }
   });
 
+  it("signs concurrent deliveries each over its own bytes (a redelivery during the loop's delivery)", async () => {
+    const signer = new DeliverySigner();
+    const old = newSecret((n) => new Uint8Array(n).fill(7));
+    const bodies = ['{"a":"' + "x".repeat(20_000) + '"}', '{"b":"caf\u00e9"}', '{"c":1}'];
+    const signed = await Promise.all(bodies.map((body, i) => signer.sign(SECRET, `evt_${i}`, 1_700_000_000, body, i === 0 ? old : undefined)));
+    signed.forEach((headers, i) => {
+      const expected = signDelivery(SECRET, `evt_${i}`, 1_700_000_000, bodies[i]!)["webhook-signature"];
+      const both = i === 0 ? `${expected} ${signDelivery(old, "evt_0", 1_700_000_000, bodies[0]!)["webhook-signature"]}` : expected;
+      expect(headers["webhook-signature"]).toBe(both);
+    });
+  });
+
   it("imports a changed secret again", async () => {
     const signer = new DeliverySigner();
     const other = newSecret((n) => new Uint8Array(n).fill(3));
