@@ -97,14 +97,17 @@ const appendRows = (rows: number) =>
   );
 const NEXT_SEQ = stmt("eventLog.nextSeq", "SELECT next_seq FROM event_log_state WHERE id = 1");
 const SET_NEXT_SEQ = stmt("eventLog.setNextSeq", "UPDATE event_log_state SET next_seq = ? WHERE id = 1");
-const HEAD = stmt("eventLog.head", "SELECT head FROM event_log_state WHERE id = 1");
+const BOUNDS = stmt("eventLog.bounds", "SELECT head, next_seq FROM event_log_state WHERE id = 1");
 const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
+/** The bounds and the events after `?1` from the head on, in one statement: one row with no event when none follows. */
 const READ = stmt(
   "eventLog.read",
-  `SELECT e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
+  `SELECT s.head AS head, s.next_seq AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
           COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
-   FROM event_log e LEFT JOIN event_log p ON p.seq = e.prev_seq
-   WHERE e.seq > ? AND e.seq >= ? ORDER BY e.seq LIMIT ?`,
+   FROM event_log_state s
+   LEFT JOIN event_log e ON e.seq > ?1 AND e.seq >= s.head
+   LEFT JOIN event_log p ON p.seq = e.prev_seq
+   WHERE s.id = 1 ORDER BY e.seq LIMIT ?2`,
 );
 const FIRST_RECENT = stmt(
   "eventLog.firstRecent",
@@ -127,6 +130,9 @@ const compactBelowHead = (pinnedSql: string) =>
          AND NOT EXISTS (SELECT 1 FROM event_log r WHERE r.prev_seq = e.seq AND r.seq >= ?1)
        ORDER BY e.seq LIMIT ?2)`,
   );
+
+/** `head` is at most the tail + 1 (an empty log's head is where its next event goes). */
+const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.min(head, nextSeq), tail: nextSeq - 1 });
 
 function eventValues(event: NewLogEvent): unknown[] {
   const flags = (event.initialList ? FLAG_INITIAL_LIST : 0) | (event.finalStateUnknown ? FLAG_FINAL_STATE_UNKNOWN : 0);
@@ -178,16 +184,16 @@ export class EventLog {
   }
 
   bounds(): LogBounds {
-    const head = this.#db.first<{ head: number }>(HEAD)!.head;
-    const tail = this.nextSeq() - 1;
-    return { head: Math.min(head, tail + 1), tail };
+    const { head, next_seq } = this.#db.first<{ head: number; next_seq: number }>(BOUNDS)!;
+    return logBounds(head, next_seq);
   }
 
   /** Events after `after`, oldest first, at most `limit`. */
   read(after: number, limit: number): ReadResult {
-    const bounds = this.bounds();
-    const rows = this.#db.all<{
-      seq: number;
+    const all = this.#db.all<{
+      head: number;
+      next_seq: number;
+      seq: number | null;
       type: LogEventType;
       key: string;
       uid: string;
@@ -196,7 +202,9 @@ export class EventLog {
       old_body: string | null;
       flags: number;
       at: number;
-    }>(READ, after, bounds.head, limit);
+    }>(READ, after, limit);
+    const bounds = logBounds(all[0]!.head, all[0]!.next_seq);
+    const rows = all[0]!.seq === null ? [] : (all as (typeof all[number] & { seq: number })[]);
     return {
       expired: after + 1 < bounds.head,
       bounds,
