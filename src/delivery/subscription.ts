@@ -257,7 +257,12 @@ export class Subscription {
   /** Runs one step: deliver the outbox, start a due resync, or fill the outbox from the feed. */
   async step(): Promise<StepResult> {
     const record = this.#record();
-    if (!record || record.disabledReason !== null) return { kind: "idle", until: null };
+    if (!record) return { kind: "idle", until: null };
+    if (record.disabledReason !== null) {
+      // Disabled by a redelivery's 410 meanwhile: what was acknowledged before is stored, not held.
+      this.#transaction(record, () => undefined);
+      return { kind: "idle", until: null };
+    }
     const now = this.#clock.now();
     const outbox = this.#storedOutbox();
     if (outbox && this.#acked < deliveryCount(outbox)) {
