@@ -9,6 +9,9 @@
 //   sign-sql6       sign + POST + six small statements in one transaction (statement cost vs commit cost)
 //   sign-sql-log    sign + POST + one INSERT … RETURNING into an AUTOINCREMENT table (as our delivery log)
 //   sign-sql-body   sign + POST + the body written to a row and the previous one deleted (as our outbox)
+//   sign-window     sign + POST, and before every 32nd one transaction: the cursor row and the next 32
+//                   bodies in one row (as our delivery windows: the floor of a durable, signed delivery
+//                   whose body is stored before it is sent, at one commit per window)
 import { DurableObject } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 
@@ -25,7 +28,7 @@ export class Probe extends DurableObject {
   #key;
 
   async run(mode, url, n, bodyBytes, start) {
-    if (mode.startsWith("sign-sql")) {
+    if (mode.startsWith("sign-sql") || mode === "sign-window") {
       this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS cursor (id INTEGER PRIMARY KEY, v INTEGER)");
       this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS log (n INTEGER PRIMARY KEY AUTOINCREMENT, v INTEGER, s TEXT)");
       this.ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS box (id INTEGER PRIMARY KEY, body TEXT)");
@@ -44,7 +47,14 @@ export class Probe extends DurableObject {
       const body = `{"id":"${id}","object":"${filler}","sequence":${start + i}}`;
       const ts = String(Math.floor(Date.now() / 1000));
       let signature = null;
-      if (mode === "sign" || mode === "sign-only" || mode.startsWith("sign-sql")) {
+      if (mode === "sign-window" && i % 32 === 0) {
+        const bodies = Array.from({ length: 32 }, (_, j) => `{"id":"evt_${start + i + j}","object":"${filler}","sequence":${start + i + j}}`);
+        this.ctx.storage.transactionSync(() => {
+          this.ctx.storage.sql.exec("INSERT OR REPLACE INTO cursor (id, v) VALUES (1, ?)", start + i);
+          this.ctx.storage.sql.exec("INSERT OR REPLACE INTO box (id, body) VALUES (1, ?)", bodies.join(""));
+        });
+      }
+      if (mode === "sign" || mode === "sign-only" || mode.startsWith("sign-sql") || mode === "sign-window") {
         const mac = await crypto.subtle.sign("HMAC", this.#key, encoder.encode(`${id}.${ts}.${body}`));
         signature = `v1,${base64(new Uint8Array(mac))}`;
       } else if (mode === "sign-lib") {

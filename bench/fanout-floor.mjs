@@ -18,7 +18,7 @@ const { values: opts } = parseArgs({
     n: { type: "string", default: "6000" },
     objects: { type: "string", default: "20" },
     bytes: { type: "string", default: "5000" },
-    modes: { type: "string", default: "fetch,sign,sign-lib,sign-only,sign-sql,sign-sql6" },
+    modes: { type: "string", default: "fetch,sign,sign-lib,sign-only,sign-sql,sign-sql6,sign-window" },
   },
 });
 const N = Number(opts.n);
