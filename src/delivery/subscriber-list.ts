@@ -23,6 +23,8 @@ export interface SubscriberCursor {
 
 export class SubscriberList {
   readonly #db: Db;
+  /** The ids in list order, until this list changes (it is the only writer; every nudge round reads them). */
+  #ids: string[] | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -30,15 +32,18 @@ export class SubscriberList {
   }
 
   add(id: string, now: number): void {
+    this.#ids = undefined;
     this.#db.run(ADD, id, now);
   }
 
   remove(id: string): boolean {
+    this.#ids = undefined;
     return this.#db.run(REMOVE, id) > 0;
   }
 
   ids(): string[] {
-    return this.#db.all<{ id: string }>(LIST).map((row) => row.id);
+    this.#ids ??= this.#db.all<{ id: string }>(LIST).map((row) => row.id);
+    return [...this.#ids];
   }
 
   /** Up to `limit` subscriptions after `after`, in creation order; `more` when others follow. */
