@@ -10,7 +10,11 @@ export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: resolve(root, "wrangler.toml") },
-      miniflare: { bindings: { INFORMERS: "[]", ADMIN_TOKEN: "floor-admin-token", ALLOW_UNAUTHENTICATED: "false" } },
+      miniflare: {
+        // node:zlib (native in workerd) for the compression rows; the Worker itself does not use it.
+        compatibilityFlags: ["nodejs_compat"],
+        bindings: { INFORMERS: "[]", ADMIN_TOKEN: "floor-admin-token", ALLOW_UNAUTHENTICATED: "false" },
+      },
     }),
   ],
   test: { include: ["bench/floor/*.floor.ts"], testTimeout: 900_000, root },
