@@ -46,7 +46,7 @@ export const FAMILIES = {
   retries: family("subscription_retries_total", "counter", "Delivery attempts after a batch's first (redeliveries included)."),
   delivered: family("subscription_events_delivered_total", "counter", "Events acknowledged with a 2xx."),
   deadLettered: family("subscription_dead_letters_total", "counter", "Events dead-lettered after the retry budget."),
-  deadLetters: family("subscription_dead_letters", "gauge", "Dead letters kept now (redelivery removes them)."),
+  deadLetters: family("subscription_dead_letters_kept", "gauge", "Dead letters kept now (redelivery removes them)."),
   lagEvents: family("subscription_lag_events", "gauge", "Log events after the subscription's cursor."),
   lagSeconds: family("subscription_lag_seconds", "gauge", "Age of the oldest event the subscription has not handled (0 when caught up)."),
   subscriptionState: family("subscription_state", "gauge", "The subscription's state (1 for the current one)."),

@@ -96,7 +96,7 @@ describe("GET /metrics", () => {
     expect(value(metrics, "edge_informer_subscription_deliveries_total", { ...bad, outcome: "2xx" })).toBe(0);
     expect(value(metrics, "edge_informer_subscription_retries_total", bad)).toBe(attempts - 1); // one batch
     expect(value(metrics, "edge_informer_subscription_dead_letters_total", bad)).toBe(7);
-    expect(value(metrics, "edge_informer_subscription_dead_letters", bad)).toBe(7);
+    expect(value(metrics, "edge_informer_subscription_dead_letters_kept", bad)).toBe(7);
     expect(value(metrics, "edge_informer_subscription_events_delivered_total", bad)).toBe(0);
     expect(Number(histogram(text, "edge_informer_subscription_delivery_duration_seconds", bad)!.count)).toBe(attempts);
 
