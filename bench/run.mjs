@@ -450,6 +450,9 @@ async function relistOurs(server, bundle) {
               baselineMB: round(heapBaseline / MB),
               peakUsedMB: round(heapPeak / MB),
               growthMB: heapBaseline !== null ? round((heapPeak - heapBaseline) / MB) : null,
+              // What V8 holds from the system for the heap (used + free space it keeps): its share of the RSS.
+              peakTotalMB: round(Math.max(...heap.samples.map((s) => s.total)) / MB),
+              baselineTotalMB: round(heap.samples[0].total / MB),
             }
           : {
               unavailable: heap
