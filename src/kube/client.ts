@@ -5,7 +5,7 @@
  * hand items over in small batches, so the caller can write each batch before more is read.
  * Errors are always KubeApiError (HTTP status, Status body, or code 0 for no answer).
  */
-import { describeConnectionFailure, isLostConnection } from "../net/connection-failure.ts";
+import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { KubeApiError } from "./errors.ts";
 import { ListDecoder, ListDecodeError } from "./list-decoder.ts";
 import { collectionPath, type ResourceRef } from "./resources.ts";
@@ -256,7 +256,7 @@ export class KubeClient implements ListerWatcher {
       });
     } catch (error) {
       signal?.removeEventListener("abort", forward);
-      throw KubeApiError.connectionFailed(error, isLostConnection(error) ? await describeConnectionFailure(url, error) : undefined);
+      throw KubeApiError.connectionFailed(error, await describeConnectionFailure(url, error));
     }
     if (!response.ok) throw await KubeApiError.fromResponse(response);
     if (!response.body) throw new KubeApiError(response.status, "InternalError", "the API server sent no body");
