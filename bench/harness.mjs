@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { setTimeout as sleep } from "node:timers/promises";
+import { wranglerDevArgs } from "../scripts/wrangler-dev-args.mjs";
 import {
   Inspector,
   cmdline,
@@ -136,18 +137,14 @@ export async function startWorker(bundle, label, serverUrl) {
   const logPath = path.join(RESULTS, `wrangler-${label}.log`);
   const logFd = fs.openSync(logPath, "w");
   const args = [
-    WRANGLER, "dev",
-    "--config", path.join(bundle.dir, "wrangler.toml"),
-    "--no-bundle",
-    "--port", String(port),
-    "--ip", "127.0.0.1",
-    "--inspector-port", String(inspectorPort),
-    "--inspector-ip", "127.0.0.1",
-    "--show-interactive-dev-session=false",
-    "--var", `KUBE_API_URL:${serverUrl}`,
-    "--var", "ALLOW_UNAUTHENTICATED:true",
-    "--var", "INFORMERS:[]",
-    "--persist-to", persist,
+    WRANGLER,
+    ...wranglerDevArgs({
+      config: path.join(bundle.dir, "wrangler.toml"),
+      port,
+      inspectorPort,
+      persist,
+      vars: { KUBE_API_URL: serverUrl, ALLOW_UNAUTHENTICATED: "true", INFORMERS: "[]" },
+    }),
   ];
   const child = spawn(NODE, args, { cwd: bundle.dir, env: ENV, detached: true, stdio: ["ignore", logFd, logFd] });
   fs.closeSync(logFd);

@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { wranglerDevArgs } from "../../scripts/wrangler-dev-args.mjs";
 import { freePort, waitFor } from "./wait.ts";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
@@ -98,16 +99,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     const logPath = join(dir, "wrangler.log");
     const logFd = openSync(logPath, "w");
     const args = [
-      WRANGLER, "dev",
-      "--config", join(bundleDir, "wrangler.toml"),
-      "--no-bundle",
-      "--port", String(port),
-      "--ip", "127.0.0.1",
-      "--inspector-port", String(inspectorPort),
-      "--inspector-ip", "127.0.0.1",
-      "--show-interactive-dev-session=false",
-      "--persist-to", persist,
-      ...Object.entries(options.vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
+      WRANGLER,
+      ...wranglerDevArgs({ config: join(bundleDir, "wrangler.toml"), port, inspectorPort, persist, vars: options.vars }),
     ];
     child = spawn(process.execPath, args, { cwd: bundleDir, env: WRANGLER_ENV, detached: true, stdio: ["ignore", logFd, logFd] });
     closeSync(logFd);
