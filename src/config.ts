@@ -13,6 +13,7 @@ import { meantBuiltIn } from "./k8s/catalog.ts";
 import { resolveResource } from "./kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
 import { declaredSubscriptionSchema } from "./delivery/subscription-spec.ts";
+import { DEFAULT_CLUSTER, informerObjectName } from "./clusters/cluster.ts";
 
 // zod/mini keeps the bundle small by shipping no messages; load the English ones once.
 z.config(en());
@@ -40,6 +41,8 @@ const dnsLabel = (message: string) => z.string().check(z.maxLength(63), z.regex(
 export const informerSpecSchema = z
   .strictObject({
     name: z.optional(dnsLabel("must be a lower-case DNS label (a-z, 0-9, '-')")),
+    /** The cluster the informer watches (clusters/cluster.ts); informer names are unique within one. */
+    cluster: z._default(dnsLabel("must name a cluster: a lower-case DNS label (a-z, 0-9, '-')"), DEFAULT_CLUSTER),
     resource: str(1, 253),
     apiVersion: z.optional(str(1, 253)),
     namespace: z.optional(dnsLabel("must be a Kubernetes namespace name")),
@@ -113,13 +116,21 @@ export function defaultName(resource: string): string {
   return resource.replace(/\./g, "-").slice(0, 63).replace(/-+$/, "");
 }
 
-/** Validates a spec; `name` from the URL wins over a missing body name and must match a present one. */
-export function parseInformerSpec(input: unknown, name?: string): InformerSpec {
-  const parsed = informerSpecSchema.safeParse(input);
+/**
+ * Validates a spec; `name` (and `cluster`) from the URL win over missing body fields and must match
+ * present ones.
+ */
+export function parseInformerSpec(input: unknown, name?: string, cluster?: string): InformerSpec {
+  const parsed = informerSpecSchema.safeParse(
+    cluster !== undefined && input !== null && typeof input === "object" && !("cluster" in input) ? { ...input, cluster } : input,
+  );
   if (!parsed.success) throw new ValidationError(`invalid informer spec: ${describeIssues(parsed.error)}`);
   const spec = parsed.data;
   if (name !== undefined && spec.name !== undefined && spec.name !== name) {
     throw new ValidationError(`the spec's name '${spec.name}' does not match the URL's '${name}'`);
+  }
+  if (cluster !== undefined && spec.cluster !== cluster) {
+    throw new ValidationError(`the spec's cluster '${spec.cluster}' does not match the URL's '${cluster}'`);
   }
   const finalName = name ?? spec.name ?? defaultName(spec.resource);
   if (!DNS_LABEL.test(finalName) || finalName.length > 63) {
@@ -144,8 +155,11 @@ export function parseDeclaredInformers(text: string | undefined): { specs: Infor
   raw.forEach((entry, i) => {
     try {
       const spec = parseInformerSpec(entry);
-      if (seen.has(spec.name)) throw new ValidationError(`duplicate informer name '${spec.name}'`);
-      seen.add(spec.name);
+      const where = informerObjectName(spec);
+      if (seen.has(where)) {
+        throw new ValidationError(`duplicate informer name '${spec.name}'${spec.cluster === DEFAULT_CLUSTER ? "" : ` in cluster '${spec.cluster}'`}`);
+      }
+      seen.add(where);
       specs.push(spec);
     } catch (error) {
       errors.push(`INFORMERS[${i}]: ${error instanceof Error ? error.message : String(error)}`);
@@ -185,4 +199,13 @@ export function transformChanged(a: InformerSpec, b: InformerSpec): boolean {
 
 export function indexersChanged(a: InformerSpec, b: InformerSpec): boolean {
   return JSON.stringify(a.indexers) !== JSON.stringify(b.indexers);
+}
+
+/**
+ * Whether two specs are equal, whatever the order of their fields (a spec stored before clusters
+ * gained `cluster` in another place than a fresh parse puts it).
+ */
+export function sameSpec(a: InformerSpec, b: InformerSpec): boolean {
+  const canonical = (spec: InformerSpec) => JSON.stringify(Object.fromEntries(Object.entries(spec).sort(([x], [y]) => (x < y ? -1 : 1))));
+  return canonical(a) === canonical(b);
 }

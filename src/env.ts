@@ -7,13 +7,18 @@ export interface Env {
   INFORMER: DurableObjectNamespace<InformerObject>;
   FACTORY: DurableObjectNamespace<InformerFactory>;
   SUBSCRIPTION: DurableObjectNamespace<SubscriptionObject>;
-  /** Base URL of the Kubernetes API server. */
+  /** Base URL of the Kubernetes API server: the cluster named `default`. */
   KUBE_API_URL?: string;
   /** Secret: bearer token for the API server. */
   KUBE_TOKEN?: string;
   /** Secrets: a Cloudflare Access service token, for an API server behind Cloudflare Tunnel + Access. */
   CF_ACCESS_CLIENT_ID?: string;
   CF_ACCESS_CLIENT_SECRET?: string;
+  /**
+   * JSON object of clusters besides the default one: name → `{server, tokenSecret?,
+   * accessClientIdSecret?, accessClientSecretSecret?}`, secrets named, never inline.
+   */
+  CLUSTERS?: string;
   /** JSON array of informer specs. */
   INFORMERS?: string;
   /** Secret: bearer token for mutating endpoints. */

@@ -1,17 +1,31 @@
 /**
- * The registry of informers of one deployment (client-go SharedInformerFactory's map of informers):
- * which exist, their specs, and whether each was declared in `INFORMERS` (wrangler.toml) or created
- * through the admin API. Declared informers follow the variable: the factory adds, updates and
+ * The registry of one deployment (client-go SharedInformerFactory's map of informers, one map per
+ * cluster): which informers exist in which cluster, their specs, and whether each was declared in
+ * `INFORMERS` (wrangler.toml) or created through the admin API; and the clusters added at run time
+ * or declared in `CLUSTERS`. Declared entries follow their variable: the factory adds, updates and
  * removes them as it changes; API-created ones are left alone.
+ *
+ * The default cluster (`KUBE_API_URL`) is not stored: it always exists (clusters/cluster.ts).
  */
+import { type ClusterConnection, DEFAULT_CLUSTER, type InformerAddress } from "../clusters/cluster.ts";
 import type { InformerSpec } from "../config.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 
 export type InformerSource = "config" | "api";
 
 export interface RegisteredInformer {
+  cluster: string;
   name: string;
   spec: InformerSpec;
+  source: InformerSource;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface RegisteredCluster {
+  name: string;
+  /** Holds a run-time token: never leaves the Worker (`publicConnection` is what answers show). */
+  connection: ClusterConnection;
   source: InformerSource;
   createdAt: number;
   updatedAt: number;
@@ -21,21 +35,53 @@ const MIGRATIONS = [
   `CREATE TABLE informers (
      name TEXT PRIMARY KEY, spec TEXT NOT NULL, source TEXT NOT NULL,
      created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
+  // Issue 12: names are unique within a cluster. Rows from before clusters belong to the default one.
+  `CREATE TABLE informers_by_cluster (
+     cluster TEXT NOT NULL, name TEXT NOT NULL, spec TEXT NOT NULL, source TEXT NOT NULL,
+     created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (cluster, name));
+   INSERT INTO informers_by_cluster (cluster, name, spec, source, created_at, updated_at)
+     SELECT '${DEFAULT_CLUSTER}', name, spec, source, created_at, updated_at FROM informers;
+   DROP TABLE informers;
+   CREATE TABLE clusters (
+     name TEXT PRIMARY KEY, connection TEXT NOT NULL, source TEXT NOT NULL,
+     created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
 ] as const;
 
-const GET = stmt("registry.get", "SELECT name, spec, source, created_at, updated_at FROM informers WHERE name = ?");
-const LIST = stmt("registry.list", "SELECT name, spec, source, created_at, updated_at FROM informers ORDER BY name");
+const INFORMER_COLUMNS = "cluster, name, spec, source, created_at, updated_at";
+const GET = stmt("registry.get", `SELECT ${INFORMER_COLUMNS} FROM informers_by_cluster WHERE cluster = ? AND name = ?`);
+const LIST = stmt("registry.list", `SELECT ${INFORMER_COLUMNS} FROM informers_by_cluster ORDER BY cluster, name`);
+const LIST_IN = stmt("registry.listIn", `SELECT ${INFORMER_COLUMNS} FROM informers_by_cluster WHERE cluster = ? ORDER BY name`);
 const PUT = stmt(
   "registry.put",
-  `INSERT INTO informers (name, spec, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-   ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, source = excluded.source, updated_at = excluded.updated_at`,
+  `INSERT INTO informers_by_cluster (${INFORMER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)
+   ON CONFLICT (cluster, name) DO UPDATE SET spec = excluded.spec, source = excluded.source, updated_at = excluded.updated_at`,
 );
-const DELETE = stmt("registry.delete", "DELETE FROM informers WHERE name = ?");
+const DELETE = stmt("registry.delete", "DELETE FROM informers_by_cluster WHERE cluster = ? AND name = ?");
 
-type Row = { name: string; spec: string; source: InformerSource; created_at: number; updated_at: number };
+const CLUSTER_COLUMNS = "name, connection, source, created_at, updated_at";
+const GET_CLUSTER = stmt("registry.getCluster", `SELECT ${CLUSTER_COLUMNS} FROM clusters WHERE name = ?`);
+const LIST_CLUSTERS = stmt("registry.listClusters", `SELECT ${CLUSTER_COLUMNS} FROM clusters ORDER BY name`);
+const PUT_CLUSTER = stmt(
+  "registry.putCluster",
+  `INSERT INTO clusters (${CLUSTER_COLUMNS}) VALUES (?, ?, ?, ?, ?)
+   ON CONFLICT (name) DO UPDATE SET connection = excluded.connection, source = excluded.source, updated_at = excluded.updated_at`,
+);
+const DELETE_CLUSTER = stmt("registry.deleteCluster", "DELETE FROM clusters WHERE name = ?");
 
-function toRegistered(row: Row): RegisteredInformer {
-  return { name: row.name, spec: JSON.parse(row.spec), source: row.source, createdAt: row.created_at, updatedAt: row.updated_at };
+type InformerRow = { cluster: string; name: string; spec: string; source: InformerSource; created_at: number; updated_at: number };
+type ClusterRow = { name: string; connection: string; source: InformerSource; created_at: number; updated_at: number };
+
+/** A spec stored before clusters has no `cluster`: it is the default one's. */
+export function specOf(text: string): InformerSpec {
+  return { cluster: DEFAULT_CLUSTER, ...(JSON.parse(text) as Omit<InformerSpec, "cluster">) } as InformerSpec;
+}
+
+function toRegistered(row: InformerRow): RegisteredInformer {
+  return { cluster: row.cluster, name: row.name, spec: specOf(row.spec), source: row.source, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+function toCluster(row: ClusterRow): RegisteredCluster {
+  return { name: row.name, connection: JSON.parse(row.connection), source: row.source, createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
 export class InformerRegistry {
@@ -46,20 +92,38 @@ export class InformerRegistry {
     migrate(db, "informer_registry", MIGRATIONS);
   }
 
-  get(name: string): RegisteredInformer | undefined {
-    const row = this.#db.first<Row>(GET, name);
+  get(address: InformerAddress): RegisteredInformer | undefined {
+    const row = this.#db.first<InformerRow>(GET, address.cluster, address.name);
     return row && toRegistered(row);
   }
 
-  list(): RegisteredInformer[] {
-    return this.#db.all<Row>(LIST).map(toRegistered);
+  /** Every informer, or those of one cluster. */
+  list(cluster?: string): RegisteredInformer[] {
+    return (cluster === undefined ? this.#db.all<InformerRow>(LIST) : this.#db.all<InformerRow>(LIST_IN, cluster)).map(toRegistered);
   }
 
   put(spec: InformerSpec, source: InformerSource, now: number): void {
-    this.#db.run(PUT, spec.name, JSON.stringify(spec), source, now, now);
+    this.#db.run(PUT, spec.cluster, spec.name, JSON.stringify(spec), source, now, now);
   }
 
-  delete(name: string): boolean {
-    return this.#db.run(DELETE, name) > 0;
+  delete(address: InformerAddress): boolean {
+    return this.#db.run(DELETE, address.cluster, address.name) > 0;
+  }
+
+  getCluster(name: string): RegisteredCluster | undefined {
+    const row = this.#db.first<ClusterRow>(GET_CLUSTER, name);
+    return row && toCluster(row);
+  }
+
+  listClusters(): RegisteredCluster[] {
+    return this.#db.all<ClusterRow>(LIST_CLUSTERS).map(toCluster);
+  }
+
+  putCluster(name: string, connection: ClusterConnection, source: InformerSource, now: number): void {
+    this.#db.run(PUT_CLUSTER, name, JSON.stringify(connection), source, now, now);
+  }
+
+  deleteCluster(name: string): boolean {
+    return this.#db.run(DELETE_CLUSTER, name) > 0;
   }
 }

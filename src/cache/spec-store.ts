@@ -1,14 +1,18 @@
 /**
- * The informer object's own configuration row: its validated spec and, for tests and multi-cluster
- * setups, an API server URL that overrides `KUBE_API_URL`. Kept apart from the informer's working
- * state so that deleting or re-pointing an informer is one clear step.
+ * The informer object's own configuration row: its validated spec and how to reach its cluster's API
+ * server (none: the default cluster, read from the environment each time). Kept apart from the
+ * informer's working state so that deleting or re-pointing an informer is one clear step. A
+ * run-time cluster token lives here too, and nothing reads it but the connection (never a status).
  */
+import type { ClusterConnection } from "../clusters/cluster.ts";
 import type { InformerSpec } from "../config.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
+import { specOf } from "./informer-registry.ts";
 
 export interface StoredSpec {
   spec: InformerSpec;
-  apiUrl: string | null;
+  /** Null: the default cluster, as the environment describes it now. */
+  connection: ClusterConnection | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -17,13 +21,16 @@ const MIGRATIONS = [
   `CREATE TABLE informer_spec (
      id INTEGER PRIMARY KEY CHECK (id = 1), spec TEXT NOT NULL, api_url TEXT,
      created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
+  // Issue 12: a URL alone became a connection (URL and credentials); api_url is no longer written.
+  `ALTER TABLE informer_spec ADD COLUMN connection TEXT;
+   UPDATE informer_spec SET connection = json_object('server', api_url) WHERE api_url IS NOT NULL`,
 ] as const;
 
-const GET = stmt("specStore.get", "SELECT spec, api_url, created_at, updated_at FROM informer_spec WHERE id = 1");
+const GET = stmt("specStore.get", "SELECT spec, connection, created_at, updated_at FROM informer_spec WHERE id = 1");
 const PUT = stmt(
   "specStore.put",
-  `INSERT INTO informer_spec (id, spec, api_url, created_at, updated_at) VALUES (1, ?, ?, ?, ?)
-   ON CONFLICT (id) DO UPDATE SET spec = excluded.spec, api_url = excluded.api_url, updated_at = excluded.updated_at`,
+  `INSERT INTO informer_spec (id, spec, connection, created_at, updated_at) VALUES (1, ?, ?, ?, ?)
+   ON CONFLICT (id) DO UPDATE SET spec = excluded.spec, connection = excluded.connection, updated_at = excluded.updated_at`,
 );
 
 export class SpecStore {
@@ -35,11 +42,18 @@ export class SpecStore {
   }
 
   get(): StoredSpec | undefined {
-    const row = this.#db.first<{ spec: string; api_url: string | null; created_at: number; updated_at: number }>(GET);
-    return row && { spec: JSON.parse(row.spec), apiUrl: row.api_url, createdAt: row.created_at, updatedAt: row.updated_at };
+    const row = this.#db.first<{ spec: string; connection: string | null; created_at: number; updated_at: number }>(GET);
+    return (
+      row && {
+        spec: specOf(row.spec),
+        connection: row.connection === null ? null : JSON.parse(row.connection),
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      }
+    );
   }
 
-  put(spec: InformerSpec, apiUrl: string | null, now: number): void {
-    this.#db.run(PUT, JSON.stringify(spec), apiUrl, now, now);
+  put(spec: InformerSpec, connection: ClusterConnection | null, now: number): void {
+    this.#db.run(PUT, JSON.stringify(spec), connection === null ? null : JSON.stringify(connection), now, now);
   }
 }

@@ -14,6 +14,8 @@ import type { KubernetesObject, WebhookEvent, WebhookEventType } from "./types.t
 export interface InformerSpec {
   /** A lower-case DNS label; when present it must match the URL's name. */
   name?: string;
+  /** The cluster to watch (default `default`, i.e. KUBE_API_URL); when present it must match the URL's. */
+  cluster?: string;
   /** kubectl-style: "pods", "deployments.apps", "widgets.example.com". */
   resource: string;
   /** Needed for custom resources ("example.com/v1"); optional for built-ins. */
@@ -43,6 +45,8 @@ export interface InformerSpec {
 /** `GET /informers/{name}`. */
 export interface InformerStatus {
   name: string;
+  /** The cluster it watches (`default`: KUBE_API_URL). */
+  cluster: string;
   resource: string;
   /** client-go's HasSynced: the first full list has been processed into the cache. */
   synced: boolean;
@@ -129,6 +133,8 @@ export type SubscriptionState = "active" | "failing" | "disabled";
 /** `GET /subscriptions/{id}`. Times are ISO 8601 strings. */
 export interface SubscriptionStatus {
   id: string;
+  /** The informer's cluster. */
+  cluster: string;
   informer: string;
   url: string;
   events: SubscriptionEventType[];

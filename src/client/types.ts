@@ -11,6 +11,8 @@ export interface WebhookEvent<T = KubernetesObject> {
   /** Stable across retries: deduplicate on it. */
   id: string;
   type: WebhookEventType;
+  /** The cluster the informer watches (`default`: KUBE_API_URL); also in the `x-edge-informer-cluster` header. */
+  cluster: string;
   informer: string;
   /** "namespace/name", or "name" for cluster-scoped objects. */
   key: string;

@@ -10,9 +10,12 @@ import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { type AttemptOutcome, parseRetryAfter } from "./retry-schedule.ts";
 import type { SignedHeaders } from "./sign.ts";
 
+/** Names the cluster of every event in the request (also in each event's body, `cluster`). */
+export const CLUSTER_HEADER = "x-edge-informer-cluster";
+
 export interface DeliveryRequest {
   url: string;
-  headers: SignedHeaders;
+  headers: SignedHeaders & { [CLUSTER_HEADER]?: string };
   body: string;
   timeoutMs: number;
 }

@@ -8,6 +8,7 @@
  * object of the cluster on the wire.
  */
 import * as z from "zod/mini";
+import { DEFAULT_CLUSTER, type InformerAddress } from "../clusters/cluster.ts";
 import { describeIssues, ValidationError } from "../errors.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
@@ -68,8 +69,9 @@ export type DeclaredSubscription = z.output<typeof declaredSubscriptionSchema>;
  * Declared subscriptions have readable, stable ids; created ones are `sub_` + 32 hex digits and
  * never contain '-', so the two kinds cannot collide.
  */
-export function declaredSubscriptionId(informer: string, name: string): string {
-  return `sub_${informer}-${name}`;
+export function declaredSubscriptionId(informer: InformerAddress, name: string): string {
+  // The default cluster's ids are as they were before clusters, so declared subscriptions keep their state.
+  return informer.cluster === DEFAULT_CLUSTER ? `sub_${informer.name}-${name}` : `sub_${informer.cluster}--${informer.name}-${name}`;
 }
 
 /** A Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes. */

@@ -30,6 +30,7 @@
  *   transaction that throws. A step reads the row once; an extra read outside a transaction is a
  *   SQLite transaction of its own (BENCHMARKS.md "Cost per delivery").
  */
+import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, type Statement, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
@@ -83,6 +84,8 @@ export interface Position {
 
 export interface SubscriptionRecord {
   id: string;
+  /** The informer's cluster (clusters/cluster.ts); subscriptions made before clusters are the default one's. */
+  cluster: string;
   informer: string;
   spec: SubscriptionSpec;
   secret: string;
@@ -193,6 +196,8 @@ const MIGRATIONS = [
   // written before windows is) and how many at the front are acknowledged durably.
   `ALTER TABLE outbox ADD COLUMN advances TEXT;
    ALTER TABLE outbox ADD COLUMN acked INTEGER NOT NULL DEFAULT 0`,
+  // Issue 12: the informer's cluster.
+  `ALTER TABLE subscription ADD COLUMN cluster TEXT NOT NULL DEFAULT '${DEFAULT_CLUSTER}'`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
@@ -203,9 +208,9 @@ const TABLE_EXISTS = stmt("subscription.exists", "SELECT 1 AS found FROM sqlite_
 const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
 const INSERT = stmt(
   "subscription.insert",
-  `INSERT INTO subscription (id, sub_id, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
+  `INSERT INTO subscription (id, sub_id, cluster, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
      next_sequence, generation, next_resync_at, failures, first_failure_at, next_attempt_at, last_delivery_at, last_error)
-   VALUES (1, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
 const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
 /** Upserts the keys of a JSON array of `[key, uid, rv]` (distinct keys), all with generation `?2`. */
@@ -310,6 +315,7 @@ const OLDEST_DEAD_LETTERS = stmt("deadLetters.oldest", "SELECT event_id FROM dea
 
 type SubscriptionRow = {
   sub_id: string;
+  cluster: string;
   informer: string;
   spec: string;
   secret: string;
@@ -395,6 +401,7 @@ export class SubscriptionStore {
     if (!row) return undefined;
     this.#record = Object.freeze({
       id: row.sub_id,
+      cluster: row.cluster,
       informer: row.informer,
       spec: this.#spec(row.spec),
       secret: row.secret,
@@ -431,6 +438,7 @@ export class SubscriptionStore {
 
   create(init: {
     id: string;
+    cluster: string;
     informer: string;
     spec: SubscriptionSpec;
     secret: string;
@@ -445,6 +453,7 @@ export class SubscriptionStore {
     this.#run(
       INSERT,
       init.id,
+      init.cluster,
       init.informer,
       JSON.stringify(init.spec),
       init.secret,

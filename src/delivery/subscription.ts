@@ -39,9 +39,10 @@ import { ApiError, ValidationError } from "../errors.ts";
 import { splitKey } from "../cache/keys.ts";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import { eventId } from "./event-id.ts";
+import { informerObjectName } from "../clusters/cluster.ts";
 import { EventFilter, type Filtered } from "./filter.ts";
 import { decide } from "./retry-schedule.ts";
-import type { Send, SendResult } from "./sender.ts";
+import { CLUSTER_HEADER, type Send, type SendResult } from "./sender.ts";
 import { DeliverySigner } from "./sign.ts";
 import { logDelivery } from "./log-lines.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
@@ -114,6 +115,7 @@ export type SubscriptionState = "active" | "failing" | "disabled";
 
 export interface SubscriptionStatus {
   id: string;
+  cluster: string;
   informer: string;
   url: string;
   events: LogEventType[];
@@ -232,7 +234,7 @@ export class Subscription {
   }
 
   /** Starts following the log at `tail`, with a replay of the cache first if the spec asks for it. */
-  create(init: { id: string; informer: string; spec: SubscriptionSpec; secret: string; tail: number; declared?: boolean }): void {
+  create(init: { id: string; cluster: string; informer: string; spec: SubscriptionSpec; secret: string; tail: number; declared?: boolean }): void {
     const now = this.#clock.now();
     this.noteTail(init.tail);
     this.store.create({
@@ -407,6 +409,7 @@ export class Subscription {
     const { spec, position } = record;
     return {
       id: record.id,
+      cluster: record.cluster,
       informer: record.informer,
       url: spec.url,
       events: spec.events,
@@ -541,7 +544,7 @@ export class Subscription {
     const now = this.#clock.now();
     const previous = record.previousSecret !== null && now < record.previousSecret.until ? record.previousSecret.secret : undefined;
     const headers = await this.#signer.sign(record.secret, webhookId, Math.floor(now / 1000), body, previous);
-    return this.#send({ url: record.spec.url, headers, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
+    return this.#send({ url: record.spec.url, headers: { ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
   }
 
   #advanceInTx(from: Position, to: Position): void {
@@ -606,11 +609,11 @@ export class Subscription {
     }
     const events = await Promise.all(
       picked.map(async ({ candidate, filtered }, i) => {
-        const id = await eventId({ informer: record.informer, key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion, type: filtered.type });
+        const id = await eventId({ informer: informerObjectName({ cluster: record.cluster, name: record.informer }), key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion, type: filtered.type });
         const sequence = record.nextSequence + i;
         return {
           meta: { eventId: id, sequence, type: filtered.type, key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion },
-          text: eventText(record.informer, id, sequence, candidate, filtered),
+          text: eventText(record, id, sequence, candidate, filtered),
         };
       }),
     );
@@ -741,10 +744,10 @@ export class Subscription {
 }
 
 /** The event's JSON text, built around the stored object texts so they are never re-encoded. */
-function eventText(informer: string, id: string, sequence: number, candidate: Candidate, filtered: Filtered): string {
+function eventText(informer: { cluster: string; informer: string }, id: string, sequence: number, candidate: Candidate, filtered: Filtered): string {
   const translated = filtered.type !== candidate.type;
   return (
-    `{"id":${JSON.stringify(id)},"type":"${filtered.type}","informer":${JSON.stringify(informer)},` +
+    `{"id":${JSON.stringify(id)},"type":"${filtered.type}","cluster":${JSON.stringify(informer.cluster)},"informer":${JSON.stringify(informer.informer)},` +
     `"key":${JSON.stringify(candidate.key)},"object":${filtered.object}` +
     (filtered.oldObject === null ? "" : `,"oldObject":${filtered.oldObject}`) +
     `,"initialList":${!translated && candidate.initialList},"finalStateUnknown":${!translated && candidate.finalStateUnknown}` +

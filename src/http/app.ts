@@ -1,6 +1,7 @@
 /**
  * The Worker's HTTP API: small hono sub-apps mounted on one app, one error path, and the declared
- * informers (`INFORMERS`) brought in line with the factory once per isolate before the first request.
+ * clusters and informers (`CLUSTERS`, `INFORMERS`) brought in line with the factory once per isolate
+ * before the first request.
  */
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { Hono } from "hono";
@@ -12,7 +13,8 @@ import { informerRoutes } from "./informers.ts";
 import { k8sRoutes } from "./k8s.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { statusRoutes } from "./status-page.ts";
-import { requireKnownInformer } from "./known-informer.ts";
+import { clusterRoutes } from "./clusters.ts";
+import { requireKnownCluster, requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
 import { refuseCrossSiteWrites, requireJsonBody } from "./validate.ts";
@@ -23,12 +25,15 @@ export const DEV_RUN_HEADER = "x-edge-informer-dev-run";
 let declaredFor: string | undefined;
 let declaring: Promise<void> | undefined;
 
-/** Syncs `INFORMERS` into the factory once per isolate and value (so a redeploy with a new value applies it). */
+/**
+ * Syncs `CLUSTERS` and `INFORMERS` into the factory once per isolate and value (so a redeploy with a
+ * new value applies it).
+ */
 export async function ensureDeclaredInformers(env: Env): Promise<void> {
-  const text = env.INFORMERS ?? "";
+  const text = JSON.stringify([env.CLUSTERS ?? "", env.INFORMERS ?? ""]);
   if (declaredFor === text) return;
   declaring ??= env.FACTORY.getByName(FACTORY_NAME)
-    .syncDeclared(text)
+    .syncDeclared(env.INFORMERS ?? "", env.CLUSTERS)
     .then(() => {
       declaredFor = text;
     })
@@ -55,10 +60,16 @@ export function createApp(): Hono<AppEnv> {
   app.route("/", statusRoutes);
   app.use("*", requireJsonBody);
   app.use("*", refuseCrossSiteWrites);
-  app.use("/informers/:name/*", requireKnownInformer); // hono's `/*` matches `/informers/:name` too
-  app.route("/informers", informerRoutes);
-  app.route("/informers", queryRoutes);
-  app.route("/informers", informerSubscriptionRoutes);
+  // hono's `/*` matches `/clusters/:cluster` and `/informers/:name` too.
+  app.use("/clusters/:cluster/*", requireKnownCluster);
+  app.route("/clusters", clusterRoutes);
+  // The same informer API for the default cluster and for each named one.
+  for (const base of ["/informers", "/clusters/:cluster/informers"]) {
+    app.use(`${base}/:name/*`, requireKnownInformer);
+    app.route(base, informerRoutes);
+    app.route(base, queryRoutes);
+    app.route(base, informerSubscriptionRoutes);
+  }
   app.route("/subscriptions", subscriptionRoutes);
   app.route("/metrics", metricsRoutes);
   return app;

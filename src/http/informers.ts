@@ -11,6 +11,8 @@ import type { InformerStatus } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { jsonBody, limitBody, validate } from "./validate.ts";
+import { informerStub } from "../clusters/stubs.ts";
+import { clusterOf, informerAddress } from "./known-informer.ts";
 
 export const MAX_SPEC_BYTES = 64 * 1024;
 
@@ -27,12 +29,13 @@ export const nameParam = z.object({
   name: paramMatching("an informer name", INFORMER_NAME_RULE, (name) => name.length <= 63 && INFORMER_NAME.test(name)),
 });
 
+/** Under /informers (the default cluster) and /clusters/{cluster}/informers. */
 export const informerRoutes = new Hono<AppEnv>()
   .get("/", requireRead, async (c) => {
-    const registered = await c.env.FACTORY.getByName(FACTORY_NAME).list();
+    const registered = await c.env.FACTORY.getByName(FACTORY_NAME).list(clusterOf(c));
     const statuses = await Promise.all(
       registered.map(async (informer) => {
-        const status = await c.env.INFORMER.getByName(informer.name).status();
+        const status = await informerStub(c.env, informer).status();
         return status.ok ? status.value : undefined;
       }),
     );
@@ -45,7 +48,7 @@ export const informerRoutes = new Hono<AppEnv>()
     limitBody(MAX_SPEC_BYTES, "an informer spec"),
     async (c) => {
       const { name } = c.req.valid("param");
-      const spec = parseInformerSpec(await jsonBody(c), name);
+      const spec = parseInformerSpec(await jsonBody(c), name, clusterOf(c));
       if (spec.subscriptions.length > 0) {
         throw new ApiError(
           "BadRequest",
@@ -57,10 +60,10 @@ export const informerRoutes = new Hono<AppEnv>()
     },
   )
   .get("/:name", requireRead, validate("param", nameParam), async (c) => {
-    const status = unwrap(await c.env.INFORMER.getByName(c.req.valid("param").name).status());
+    const status = unwrap(await informerStub(c.env, informerAddress(c)).status());
     return c.json(status);
   })
   .delete("/:name", requireAdmin, validate("param", nameParam), async (c) => {
-    unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).remove(c.req.valid("param").name));
+    unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).remove(informerAddress(c)));
     return c.body(null, 204);
   });

@@ -31,6 +31,7 @@ import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
+import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { readRefusal } from "./auth.ts";
 
 type K8sContext = Context<AppEnv>;
@@ -41,7 +42,7 @@ let registry: { at: number; served: ServedResource[] } | undefined;
 
 async function served(env: AppEnv["Bindings"], fresh = false): Promise<ServedResource[]> {
   if (!fresh && registry && Date.now() - registry.at < REGISTRY_TTL_MS) return registry.served;
-  const list = await servedResources(await env.FACTORY.getByName(FACTORY_NAME).list(), async (informer) => {
+  const list = await servedResources(await env.FACTORY.getByName(FACTORY_NAME).list(DEFAULT_CLUSTER), async (informer) => {
     const sample = await env.INFORMER.getByName(informer).sampleObject();
     return sample.ok && sample.value ? sample.value : undefined;
   });

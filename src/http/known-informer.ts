@@ -1,40 +1,78 @@
 /**
- * Guards the routes of one informer (`/informers/{name}` and everything below it): a malformed name
- * is a 400 and an unregistered one a 404, both before the informer's Durable Object is touched —
- * reaching an object by name creates it, with its storage, and reads are anonymous unless READ_TOKEN
- * is set (#7.17). `PUT /informers/{name}` (creation) passes through.
+ * Guards the routes of one cluster (`/clusters/{cluster}/…`) and of one informer (`/informers/{name}`,
+ * `/clusters/{cluster}/informers/{name}` and everything below them): a malformed name is a 400 and
+ * an unregistered one a 404, both before the informer's Durable Object is touched — reaching an
+ * object by name creates it, with its storage, and reads are anonymous unless READ_TOKEN is set
+ * (#7.17). Creating routes (`PUT /informers/{name}`, `PUT /clusters/{cluster}`) pass through, and so
+ * does `DELETE /clusters/{cluster}`, whose own 404 comes from the factory.
  *
  * The registry is the factory's. Each isolate remembers the names it found registered, so queries do
  * not all pass through the one factory object; a name deleted since is harmless, as its informer
  * object answers NotFound without writing (InformerObject creates tables only in configure()).
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import * as z from "zod/mini";
+import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName, isClusterName } from "../clusters/cluster.ts";
 import { ApiError } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
-import { nameParam } from "./informers.ts";
+import { nameParam, paramMatching } from "./informers.ts";
 import { describeInvalid } from "./validate.ts";
 
-const registered = new Set<string>();
+export const clusterParam = z.object({ cluster: paramMatching("a cluster name", CLUSTER_NAME_RULE, isClusterName) });
 
-async function isRegistered(env: AppEnv["Bindings"], name: string): Promise<boolean> {
-  if (registered.has(name)) return true;
-  const found = (await env.FACTORY.getByName(FACTORY_NAME).get(name)) !== undefined;
-  if (found) registered.add(name);
-  return found;
+const registeredInformers = new Set<string>();
+const registeredClusters = new Set<string>([DEFAULT_CLUSTER]);
+
+/** The informer a route addresses: its `{cluster}` (the default cluster under `/informers`) and `{name}`. */
+export function informerAddress(c: Context<AppEnv>): InformerAddress {
+  return { cluster: clusterOf(c), name: c.req.param("name")! };
 }
 
-export const requireKnownInformer: MiddlewareHandler<AppEnv> = async function requireKnownInformer(c, next) {
-  if (c.req.method === "PUT" && /^\/informers\/[^/]+\/?$/.test(c.req.path)) return next();
-  // Authenticate first, so an anonymous client cannot tell known names from unknown ones.
-  const authorize = c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin;
+/** The cluster a route addresses: `{cluster}`, or the default cluster outside `/clusters/…`. */
+export function clusterOf(c: Context<AppEnv>): string {
+  return c.req.param("cluster") ?? DEFAULT_CLUSTER;
+}
+
+/** Authenticates first, so an anonymous client cannot tell known names from unknown ones. */
+function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
+  return (c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin)(c, next);
+}
+
+export const requireKnownCluster: MiddlewareHandler<AppEnv> = async function requireKnownCluster(c, next) {
+  if ((c.req.method === "PUT" || c.req.method === "DELETE") && /^\/clusters\/[^/]+\/?$/.test(c.req.path)) return next();
   return authorize(c, async () => {
-    const parsed = nameParam.safeParse({ name: c.req.param("name") });
+    const parsed = clusterParam.safeParse({ cluster: c.req.param("cluster") });
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
-    if (!(await isRegistered(c.env, parsed.data.name))) {
-      throw new ApiError("NotFound", `informer '${parsed.data.name}' not found`);
+    const cluster = parsed.data.cluster;
+    if (!registeredClusters.has(cluster)) {
+      if (!(await c.env.FACTORY.getByName(FACTORY_NAME).hasCluster(cluster))) throw new ApiError("NotFound", `cluster '${cluster}' not found`);
+      registeredClusters.add(cluster);
     }
     await next();
   });
 };
+
+export const requireKnownInformer: MiddlewareHandler<AppEnv> = async function requireKnownInformer(c, next) {
+  if (c.req.method === "PUT" && /\/informers\/[^/]+\/?$/.test(c.req.path)) return next();
+  return authorize(c, async () => {
+    const parsed = nameParam.safeParse({ name: c.req.param("name") });
+    if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
+    const address = { cluster: clusterOf(c), name: parsed.data.name };
+    const key = informerObjectName(address);
+    if (!registeredInformers.has(key)) {
+      if ((await c.env.FACTORY.getByName(FACTORY_NAME).get(address)) === undefined) {
+        throw new ApiError("NotFound", `${describeInformer(address)} not found`);
+      }
+      registeredInformers.add(key);
+    }
+    await next();
+  });
+};
+
+/** A cluster was removed: this isolate must ask again before serving it. */
+export function forgetCluster(cluster: string): void {
+  registeredClusters.delete(cluster);
+  for (const key of registeredInformers) if (key.startsWith(`${cluster}/`)) registeredInformers.delete(key);
+}

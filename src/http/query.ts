@@ -11,6 +11,8 @@ import type { QueryAnswer } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireRead } from "./auth.ts";
 import { validate } from "./validate.ts";
+import { informerStub } from "../clusters/stubs.ts";
+import { informerAddress } from "./known-informer.ts";
 import { MAX_LIST_LIMIT } from "../cache/lister.ts";
 
 const text = (max: number) => z.optional(z.string().check(z.minLength(1), z.maxLength(max)));
@@ -41,7 +43,7 @@ function itemsBody(resourceVersion: string, page: { items: string[]; continue?: 
 }
 
 function informer(c: Context<AppEnv>) {
-  return c.env.INFORMER.getByName(c.req.param("name")!);
+  return informerStub(c.env, informerAddress(c));
 }
 
 async function getByKey(c: Context<AppEnv>, key: string): Promise<Response> {

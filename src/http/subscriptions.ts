@@ -20,6 +20,8 @@ import type { AppEnv } from "./app-env.ts";
 import { requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
 import { jsonBody, limitBody, validate } from "./validate.ts";
+import { informerStub } from "../clusters/stubs.ts";
+import { informerAddress } from "./known-informer.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
@@ -57,7 +59,7 @@ function newSubscriptionId(): string {
   return `sub_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
-/** Under /informers. */
+/** Under /informers and /clusters/{cluster}/informers. */
 export const informerSubscriptionRoutes = new Hono<AppEnv>()
   .post(
     "/:name/subscriptions",
@@ -67,7 +69,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     async (c) => {
       const spec = parseSubscriptionSpec(await jsonBody(c), { allowLoopbackHttp: c.env.ALLOW_UNAUTHENTICATED === "true" });
       const id = newSubscriptionId();
-      const created = unwrap(await c.env.SUBSCRIPTION.getByName(id).create(id, c.req.valid("param").name, spec));
+      const created = unwrap(await c.env.SUBSCRIPTION.getByName(id).create(id, informerAddress(c), spec));
       return c.json(created, 201, { location: `/subscriptions/${id}` });
     },
   )
@@ -75,7 +77,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     const query = c.req.valid("query");
     const after = query.continue === undefined ? null : decodeCursor(query.continue);
     const page = unwrap(
-      await c.env.INFORMER.getByName(c.req.valid("param").name).subscriberPage(after, query.limit ?? DEFAULT_LIST_SUBSCRIPTIONS),
+      await informerStub(c.env, informerAddress(c)).subscriberPage(after, query.limit ?? DEFAULT_LIST_SUBSCRIPTIONS),
     );
     // The informer's tail is read once here, not by each subscription.
     const statuses = await Promise.all(page.items.map(({ id }) => c.env.SUBSCRIPTION.getByName(id).status(page.tail)));

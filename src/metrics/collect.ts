@@ -8,6 +8,8 @@
  * broken object never fails the whole scrape.
  */
 import type { Env } from "../env.ts";
+import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
+import { informerStub } from "../clusters/stubs.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerObjectMetrics } from "../objects/informer-object.ts";
 import type { SubscriptionMetrics } from "../objects/subscription-object.ts";
@@ -39,9 +41,9 @@ export async function collect(env: Env, now: () => number = Date.now): Promise<M
   const registered = await env.FACTORY.getByName(FACTORY_NAME).list();
   let errors = 0;
   const informers = await Promise.all(
-    registered.map(async ({ name }): Promise<InformerSnapshot | undefined> => {
-      const identity: InformerIdentity = { informer: name };
-      const stub = env.INFORMER.getByName(name);
+    registered.map(async (address): Promise<InformerSnapshot | undefined> => {
+      const identity: InformerIdentity = { informer: address.name, ...(address.cluster === DEFAULT_CLUSTER ? {} : { cluster: address.cluster }) };
+      const stub = informerStub(env, address);
       const read = await stub.metrics().catch(() => undefined);
       if (!read?.ok) {
         errors++;

@@ -1,8 +1,10 @@
 /**
- * InformerFactory: one Durable Object per deployment, client-go's SharedInformerFactory. It keeps
- * the registry of informers, starts each (by configuring its InformerObject), keeps the declared
- * ones in step with `INFORMERS`, and on every cron tick re-arms any informer whose loop stopped
- * (DESIGN invariant 7, self-healing).
+ * InformerFactory: one Durable Object per deployment, client-go's SharedInformerFactory for every
+ * cluster. It keeps the registry of clusters and informers, starts each informer (by configuring its
+ * InformerObject with its cluster's connection), keeps the declared ones in step with `CLUSTERS` and
+ * `INFORMERS`, and on every cron tick re-arms any informer whose loop stopped (DESIGN invariant 7,
+ * self-healing). It is on no informer's data path: a watch never waits for it, so one cluster's
+ * trouble reaches the others only through configuration changes.
  *
  * Changes to the registry (put, remove, syncDeclared) run one at a time, in arrival order: every
  * isolate syncs `INFORMERS` on its first request, and the cron may too, so calls arrive together,
@@ -10,8 +12,20 @@
  */
 import { logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
-import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
-import { type InformerSpec, parseDeclaredInformers } from "../config.ts";
+import { InformerRegistry, type InformerSource, type RegisteredCluster, type RegisteredInformer } from "../cache/informer-registry.ts";
+import {
+  type ClusterConnection,
+  DEFAULT_CLUSTER,
+  defaultConnection,
+  describeInformer,
+  type InformerAddress,
+  informerObjectName,
+  publicConnection,
+} from "../clusters/cluster.ts";
+import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
+import { informerStub } from "../clusters/stubs.ts";
+import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
+import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
 import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { fail, ok, type Result, unwrap } from "../errors.ts";
@@ -26,7 +40,20 @@ export interface DeclaredSync {
   removed: string[];
   /** Declared subscriptions created, updated or removed. */
   subscriptions: string[];
+  /** Declared clusters added, updated or removed (`name added` …). */
+  clusters: string[];
   errors: string[];
+}
+
+/** A cluster as answers show it: never its token. */
+export interface ClusterView {
+  name: string;
+  server: string;
+  /** `environment`: the default cluster (KUBE_API_URL); `config`: CLUSTERS; `api`: PUT /clusters. */
+  source: InformerSource | "environment";
+  /** Which credentials exist (`token`, `secret:<name>`), never their values. */
+  credentials: string[];
+  informers: number;
 }
 
 export class InformerFactory extends DurableObject<Env> {
@@ -42,7 +69,10 @@ export class InformerFactory extends DurableObject<Env> {
     });
   }
 
-  /** Creates or updates an informer. Declared informers can only change through `INFORMERS`. */
+  /**
+   * Creates or updates an informer in its spec's cluster. Declared informers can only change
+   * through `INFORMERS`. `apiUrl` points the informer at another API server (tests).
+   */
   async put(
     spec: InformerSpec,
     source: InformerSource = "api",
@@ -52,72 +82,198 @@ export class InformerFactory extends DurableObject<Env> {
   }
 
   async #put(spec: InformerSpec, source: InformerSource, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
-    const existing = this.#registry.get(spec.name);
+    const existing = this.#registry.get(spec);
     if (existing?.source === "config" && source === "api") {
-      return fail("Conflict", `informer '${spec.name}' is declared in INFORMERS (wrangler.toml): change it there`);
+      return fail("Conflict", `${describeInformer(spec)} is declared in INFORMERS (wrangler.toml): change it there`);
     }
-    const configured = await this.#stub(spec.name).configure(spec, apiUrl);
+    const connection = apiUrl !== undefined ? { ok: true as const, value: { server: apiUrl } } : this.#connectionOf(spec.cluster);
+    if (!connection.ok) return connection;
+    const configured = await this.#stub(spec).configure(spec, connection.value);
     if (configured.ok) this.#registry.put(spec, source, Date.now());
     return configured;
   }
 
-  async get(name: string): Promise<RegisteredInformer | undefined> {
-    return this.#registry.get(name);
+  async get(address: InformerAddress): Promise<RegisteredInformer | undefined> {
+    return this.#registry.get(address);
   }
 
-  async list(): Promise<RegisteredInformer[]> {
-    return this.#registry.list();
+  /** Every informer, or those of one cluster. */
+  async list(cluster?: string): Promise<RegisteredInformer[]> {
+    return this.#registry.list(cluster);
   }
 
-  async remove(name: string, source: InformerSource = "api"): Promise<Result<null>> {
-    return this.#exclusive(() => this.#remove(name, source));
+  async remove(address: InformerAddress, source: InformerSource = "api"): Promise<Result<null>> {
+    return this.#exclusive(() => this.#remove(address, source));
   }
 
-  async #remove(name: string, source: InformerSource): Promise<Result<null>> {
-    const existing = this.#registry.get(name);
-    if (!existing) return fail("NotFound", `informer '${name}' not found`);
+  async #remove(address: InformerAddress, source: InformerSource): Promise<Result<null>> {
+    const existing = this.#registry.get(address);
+    if (!existing) return fail("NotFound", `${describeInformer(address)} not found`);
     if (existing.source === "config" && source === "api") {
-      return fail("Conflict", `informer '${name}' is declared in INFORMERS (wrangler.toml): remove it there`);
+      return fail("Conflict", `${describeInformer(address)} is declared in INFORMERS (wrangler.toml): remove it there`);
     }
-    const subscriptions = await this.#stub(name).destroy();
+    const subscriptions = await this.#stub(address).destroy();
     // A subscription without its informer has nothing to follow: delete them with it.
     await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy(true)));
-    this.#registry.delete(name);
+    this.#registry.delete(address);
     return ok(null);
   }
 
-  /** Brings the declared informers in line with `INFORMERS`: adds, updates, removes. */
-  async syncDeclared(informers: string | undefined): Promise<DeclaredSync> {
-    return this.#exclusive(() => this.#syncDeclared(informers));
+  /** Whether a cluster exists: the default one always does. */
+  async hasCluster(name: string): Promise<boolean> {
+    return name === DEFAULT_CLUSTER || this.#registry.getCluster(name) !== undefined;
   }
 
-  async #syncDeclared(informers: string | undefined): Promise<DeclaredSync> {
+  /** Every cluster, the default one first. */
+  async clusters(): Promise<ClusterView[]> {
+    const counts = new Map<string, number>();
+    for (const informer of this.#registry.list()) counts.set(informer.cluster, (counts.get(informer.cluster) ?? 0) + 1);
+    const view = (name: string, connection: ClusterConnection, source: ClusterView["source"]): ClusterView => ({
+      name,
+      server: connection.server,
+      source,
+      credentials: publicConnection(connection).credentials,
+      informers: counts.get(name) ?? 0,
+    });
+    return [
+      view(DEFAULT_CLUSTER, defaultConnection(this.env), "environment"),
+      ...this.#registry.listClusters().map((c) => view(c.name, c.connection, c.source)),
+    ];
+  }
+
+  /** Asks each cluster's API server for its version, all at once (clusters/health.ts). */
+  async clusterHealth(names: string[]): Promise<Record<string, ClusterHealth>> {
+    const entries = await Promise.all(
+      names.map(async (name) => {
+        const connection = this.#connectionOf(name);
+        const health = connection.ok
+          ? await probeCluster(name, connection.value ?? defaultConnection(this.env), this.env)
+          : { reachable: false, error: connection.error.message };
+        return [name, health] as const;
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  /**
+   * Adds or changes a cluster at run time. The default cluster and declared ones change only where
+   * they are configured. A changed connection reaches every informer of the cluster; another URL
+   * makes them relist (InformerObject.configure).
+   */
+  async putCluster(name: string, connection: ClusterConnection): Promise<Result<{ created: boolean; cluster: ClusterView }>> {
+    return this.#exclusive(async () => {
+      const refused = this.#refuseChange(name, "change");
+      if (refused) return refused;
+      const existing = this.#registry.getCluster(name);
+      this.#registry.putCluster(name, connection, "api", Date.now());
+      if (existing && JSON.stringify(existing.connection) !== JSON.stringify(connection)) await this.#reconnect(name, connection);
+      const cluster = (await this.clusters()).find((c) => c.name === name)!;
+      return ok({ created: existing === undefined, cluster });
+    });
+  }
+
+  /** Removes a run-time cluster; with `cascade`, its informers (and their subscriptions) too. */
+  async removeCluster(name: string, cascade: boolean): Promise<Result<null>> {
+    return this.#exclusive(async () => {
+      if (!this.#registry.getCluster(name) && name !== DEFAULT_CLUSTER) return fail("NotFound", `cluster '${name}' not found`);
+      const refused = this.#refuseChange(name, "remove");
+      if (refused) return refused;
+      const informers = this.#registry.list(name);
+      if (informers.length > 0 && !cascade) {
+        return fail(
+          "Conflict",
+          `cluster '${name}' has ${informers.length} informer(s) (${informers.map((i) => i.name).join(", ")}): delete them first, or add ?cascade=true to delete them with it`,
+        );
+      }
+      const declared = informers.filter((i) => i.source === "config");
+      if (declared.length > 0) {
+        return fail("Conflict", `informers of cluster '${name}' are declared in INFORMERS (${declared.map((i) => i.name).join(", ")}): remove them there first`);
+      }
+      for (const informer of informers) unwrap(await this.#remove(informer, "api"));
+      this.#registry.deleteCluster(name);
+      return ok(null);
+    });
+  }
+
+  #refuseChange(name: string, verb: "change" | "remove"): Result<never> | undefined {
+    if (name === DEFAULT_CLUSTER) {
+      return fail("Conflict", `cluster '${DEFAULT_CLUSTER}' is KUBE_API_URL (with KUBE_TOKEN and CF_ACCESS_*): ${verb} it in wrangler.toml and secrets`);
+    }
+    if (this.#registry.getCluster(name)?.source === "config") {
+      return fail("Conflict", `cluster '${name}' is declared in CLUSTERS (wrangler.toml): ${verb} it there`);
+    }
+    return undefined;
+  }
+
+  /** The connection an informer of `cluster` is configured with: none for the default cluster (the environment's). */
+  #connectionOf(cluster: string): Result<ClusterConnection | undefined> {
+    if (cluster === DEFAULT_CLUSTER) return ok(undefined);
+    const registered = this.#registry.getCluster(cluster);
+    return registered ? ok(registered.connection) : fail("NotFound", `cluster '${cluster}' not found`);
+  }
+
+  /** Gives every informer of `cluster` its new connection. */
+  async #reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
+    for (const informer of this.#registry.list(cluster)) {
+      const configured = await this.#stub(informer).configure(informer.spec, connection);
+      if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { cluster, informer: informer.name, error: configured.error.message });
+    }
+  }
+
+  /** Brings the declared clusters and informers in line with `CLUSTERS` and `INFORMERS`: adds, updates, removes. */
+  async syncDeclared(informers: string | undefined, clusters?: string): Promise<DeclaredSync> {
+    return this.#exclusive(() => this.#syncDeclared(informers, clusters));
+  }
+
+  async #syncDeclared(informers: string | undefined, clustersText: string | undefined): Promise<DeclaredSync> {
+    const declaredClusters = parseDeclaredClusters(clustersText);
     const { specs, errors } = parseDeclaredInformers(informers);
-    const result: DeclaredSync = { added: [], updated: [], removed: [], subscriptions: [], errors };
+    const result: DeclaredSync = { added: [], updated: [], removed: [], subscriptions: [], clusters: [], errors: [...declaredClusters.errors, ...errors] };
+    for (const { name, connection } of declaredClusters.clusters) {
+      const existing = this.#registry.getCluster(name);
+      if (existing && JSON.stringify(existing.connection) === JSON.stringify(connection) && existing.source === "config") continue;
+      this.#registry.putCluster(name, connection, "config", Date.now());
+      result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
+      if (existing) await this.#reconnect(name, connection);
+    }
     for (const spec of specs) {
-      const existing = this.#registry.get(spec.name);
-      if (existing && JSON.stringify(existing.spec) === JSON.stringify(spec) && existing.source === "config") continue;
-      const configured = await this.#stub(spec.name).configure(spec);
+      const existing = this.#registry.get(spec);
+      if (existing && sameSpec(existing.spec, spec) && existing.source === "config") continue;
+      const connection = this.#connectionOf(spec.cluster);
+      const configured = connection.ok ? await this.#stub(spec).configure(spec, connection.value) : connection;
       if (!configured.ok) {
-        result.errors.push(`${spec.name}: ${configured.error.message}`);
+        result.errors.push(`${informerObjectName(spec)}: ${configured.error.message}`);
         continue;
       }
       this.#registry.put(spec, "config", Date.now());
-      (existing ? result.updated : result.added).push(spec.name);
+      (existing ? result.updated : result.added).push(informerObjectName(spec));
     }
-    for (const spec of specs) await this.#syncDeclaredSubscriptions(spec, result);
+    for (const spec of specs) if (this.#registry.get(spec)) await this.#syncDeclaredSubscriptions(spec, result);
     // A broken INFORMERS must not delete data: remove undeclared informers only when it parsed cleanly.
-    const declared = new Set(specs.map((s) => s.name));
+    const declared = new Set(specs.map(informerObjectName));
     for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
-      if (informer.source === "config" && !declared.has(informer.name)) {
-        unwrap(await this.#remove(informer.name, "config"));
-        result.removed.push(informer.name);
+      if (informer.source === "config" && !declared.has(informerObjectName(informer))) {
+        unwrap(await this.#remove(informer, "config"));
+        result.removed.push(informerObjectName(informer));
       }
     }
-    for (const error of result.errors) logger.error("INFORMERS entry refused", { cause: "config", error });
+    // Likewise for clusters, and never one that informers still use.
+    const declaredNames = new Set(declaredClusters.clusters.map((c) => c.name));
+    for (const cluster of declaredClusters.errors.length > 0 ? [] : this.#registry.listClusters()) {
+      if (cluster.source !== "config" || declaredNames.has(cluster.name)) continue;
+      const users = this.#registry.list(cluster.name);
+      if (users.length > 0) {
+        result.errors.push(`CLUSTERS: cluster '${cluster.name}' was removed but informers use it (${users.map((i) => i.name).join(", ")}): it stays until they are deleted`);
+        continue;
+      }
+      this.#registry.deleteCluster(cluster.name);
+      result.clusters.push(`${cluster.name} removed`);
+    }
+    for (const error of result.errors) {
+      logger.error(error.startsWith("CLUSTERS") ? "CLUSTERS entry refused" : "INFORMERS entry refused", { cause: "config", error });
+    }
     return result;
   }
-
   /**
    * Brings an informer's declared subscriptions in line with its spec: creates or updates each
    * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
@@ -127,9 +283,9 @@ export class InformerFactory extends DurableObject<Env> {
     const declared = new Set<string>();
     let complete = true;
     for (const subscription of spec.subscriptions) {
-      const id = declaredSubscriptionId(spec.name, subscription.name);
+      const id = declaredSubscriptionId(spec, subscription.name);
       declared.add(id);
-      const where = `${spec.name}.subscriptions.${subscription.name}`;
+      const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
       const secret = (this.env as unknown as Record<string, unknown>)[subscription.secretBinding];
       try {
         if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
@@ -139,7 +295,7 @@ export class InformerFactory extends DurableObject<Env> {
         }
         checkEndpointUrl(subscription.url, { allowLoopbackHttp: this.env.ALLOW_UNAUTHENTICATED === "true" });
         const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
-        const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, spec.name, subscriptionSpec, secret));
+        const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
         if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
       } catch (error) {
         complete = false;
@@ -148,18 +304,18 @@ export class InformerFactory extends DurableObject<Env> {
     }
     // As with informers: never delete on a declaration that did not fully apply.
     if (!complete) return;
-    const ids = await this.#stub(spec.name).subscriberIds();
+    const ids = await this.#stub(spec).subscriberIds();
     for (const id of ids.ok ? ids.value : []) {
-      if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec.name, ""))) continue;
+      if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec, ""))) continue;
       if ((await this.env.SUBSCRIPTION.getByName(id).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
     }
   }
 
-  /** Re-arms every informer whose alarm is missing; returns the names it re-armed. */
+  /** Re-arms every informer whose alarm is missing; returns the ones it re-armed (`cluster/name` outside the default cluster). */
   async reconcile(): Promise<string[]> {
     const rearmed: string[] = [];
     for (const informer of this.#registry.list()) {
-      if (await this.#stub(informer.name).ensureRunning()) rearmed.push(informer.name);
+      if (await this.#stub(informer).ensureRunning()) rearmed.push(informerObjectName(informer));
     }
     return rearmed;
   }
@@ -175,7 +331,7 @@ export class InformerFactory extends DurableObject<Env> {
     return run;
   }
 
-  #stub(name: string) {
-    return this.env.INFORMER.getByName(name);
+  #stub(address: InformerAddress) {
+    return informerStub(this.env, address);
   }
 }

@@ -16,8 +16,9 @@ import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
+import { type ClusterConnection, defaultConnection, resolveConnection } from "../clusters/cluster.ts";
 import { systemClock, systemRandom } from "../clock.ts";
-import { indexersChanged, informerSettings, type InformerSpec, listingChanged, transformChanged } from "../config.ts";
+import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -46,6 +47,7 @@ const MAX_FEED_BYTES = 4 * 1024 * 1024;
 
 export interface InformerStatus {
   name: string;
+  cluster: string;
   resource: string;
   synced: boolean;
   lastSyncResourceVersion: string;
@@ -112,24 +114,31 @@ export class InformerObject extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => this.#migrate(false));
   }
 
-  /** Creates or updates this informer. `apiUrl` overrides KUBE_API_URL (tests, multi-cluster). */
-  async configure(spec: InformerSpec, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
+  /**
+   * Creates or updates this informer. `connection` is how to reach its cluster's API server; none
+   * for the default cluster, whose connection the environment gives at each watch.
+   */
+  async configure(spec: InformerSpec, connection?: ClusterConnection): Promise<Result<{ created: boolean; status: InformerStatus }>> {
     if (!this.#configured) this.#migrate(true);
     const previous = this.#specs.get();
-    if (previous && sameListing(previous.spec, spec) && previous.apiUrl === (apiUrl ?? null)) {
+    const stored = connection ?? null;
+    if (previous && sameListing(previous.spec, spec) && JSON.stringify(previous.connection) === JSON.stringify(stored)) {
       // Nothing the loop uses changed: leave a live watch alone (an idempotent PUT must not restart
       // it); declared subscriptions are the factory's business.
-      if (JSON.stringify(previous.spec) !== JSON.stringify(spec)) this.#putSpec(spec, previous.apiUrl);
+      if (!sameSpec(previous.spec, spec)) this.#putSpec(spec, previous.connection);
       return ok({ created: false, status: this.#status(spec, this.#informer(spec)) });
     }
     await this.#slice.stop();
-    this.#putSpec(spec, apiUrl ?? null);
+    this.#putSpec(spec, stored);
     // What the watchers were promised no longer holds: their clients re-watch (and relist on a 410).
     this.#watches.closeAll();
     const informer = this.#informer(spec);
     const retransform = previous !== undefined && transformChanged(previous.spec, spec);
+    // Another API server URL may be another cluster, whose resource versions mean nothing here: relist.
+    // (A new token for the same server only reconnects.)
+    const moved = previous !== undefined && (previous.connection?.server ?? null) !== (stored?.server ?? null);
     // A transform change relists too: a field the old transform dropped can only come from the server.
-    if (previous && (listingChanged(previous.spec, spec) || retransform)) informer.restart({ transformChanged: retransform });
+    if (previous && (listingChanged(previous.spec, spec) || retransform || moved)) informer.restart({ transformChanged: retransform });
     else informer.wakeNow();
     if (previous && indexersChanged(previous.spec, spec)) informer.rebuildIndexes();
     await this.ctx.storage.setAlarm(Date.now());
@@ -379,7 +388,7 @@ export class InformerObject extends DurableObject<Env> {
     const informer = this.#informer(stored.spec);
     let client: KubeClient;
     try {
-      client = this.#client(stored.spec, stored.apiUrl);
+      client = this.#client(stored.spec, stored.connection);
     } catch (error) {
       // A configuration problem: say so in the status and retry later, never in a tight loop.
       const retryAt = Date.now() + FALLBACK_REARM_MS;
@@ -443,17 +452,11 @@ export class InformerObject extends DurableObject<Env> {
     );
   }
 
-  #client(spec: InformerSpec, apiUrl: string | null): KubeClient {
-    const url = apiUrl ?? this.env.KUBE_API_URL;
-    if (!url) throw new Error("KUBE_API_URL is not set: configure the API server's URL in wrangler.toml [vars]");
-    const headers: Record<string, string> = {};
-    if (this.env.CF_ACCESS_CLIENT_ID && this.env.CF_ACCESS_CLIENT_SECRET) {
-      headers["cf-access-client-id"] = this.env.CF_ACCESS_CLIENT_ID;
-      headers["cf-access-client-secret"] = this.env.CF_ACCESS_CLIENT_SECRET;
-    }
+  #client(spec: InformerSpec, connection: ClusterConnection | null): KubeClient {
+    const { apiUrl, token, headers } = resolveConnection(spec.cluster, connection ?? defaultConnection(this.env), this.env);
     return new KubeClient({
-      apiUrl: url,
-      ...(this.env.KUBE_TOKEN ? { token: this.env.KUBE_TOKEN } : {}),
+      apiUrl,
+      ...(token === undefined ? {} : { token }),
       headers,
       resource: resolveResource(spec.resource, spec.apiVersion),
       ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }),
@@ -480,8 +483,8 @@ export class InformerObject extends DurableObject<Env> {
     return this.#configured ? this.#specs.get() : undefined;
   }
 
-  #putSpec(spec: InformerSpec, apiUrl: string | null): void {
-    this.#specs.put(spec, apiUrl, Date.now());
+  #putSpec(spec: InformerSpec, connection: ClusterConnection | null): void {
+    this.#specs.put(spec, connection, Date.now());
     this.#current = undefined;
   }
 
@@ -493,6 +496,7 @@ export class InformerObject extends DurableObject<Env> {
     const progress = informer.progress();
     return {
       name: spec.name,
+      cluster: spec.cluster,
       resource: spec.resource,
       synced: progress.synced,
       lastSyncResourceVersion: progress.lastSyncResourceVersion,
@@ -520,7 +524,7 @@ function parseSelectors(query: { labelSelector?: string; fieldSelector?: string 
 
 /** Equal but for the declared subscriptions, which the informer's loop does not use. */
 function sameListing(a: InformerSpec, b: InformerSpec): boolean {
-  return JSON.stringify({ ...a, subscriptions: [] }) === JSON.stringify({ ...b, subscriptions: [] });
+  return sameSpec({ ...a, subscriptions: [] }, { ...b, subscriptions: [] });
 }
 
 const clampLimit = (limit: number) => Math.min(Math.max(Math.trunc(limit) || 1, 1), MAX_FEED_ITEMS);

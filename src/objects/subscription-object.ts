@@ -14,6 +14,8 @@
  *   arrives meanwhile does nothing. Afterwards the object holds no storage and no alarm.
  */
 import { DurableObject } from "cloudflare:workers";
+import { describeInformer, type InformerAddress } from "../clusters/cluster.ts";
+import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { httpSender } from "../delivery/sender.ts";
 import { newSecret } from "../delivery/sign.ts";
@@ -98,7 +100,7 @@ export class SubscriptionObject extends DurableObject<Env> {
    * Creates this subscription on `informer`: registers with it (which answers the log position to
    * start from), stores the spec and a new secret, and starts delivering.
    */
-  async create(id: string, informer: string, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
+  async create(id: string, informer: InformerAddress, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
     if (this.#subscription.store.get()) return fail("Conflict", `subscription '${id}' already exists`);
     const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
     const created = await this.#register(id, informer, spec, secret, false);
@@ -109,14 +111,14 @@ export class SubscriptionObject extends DurableObject<Env> {
    * Brings a subscription declared in INFORMERS in line with its declaration: creates it with the
    * operator's secret, or updates its spec and secret in place (its position stays).
    */
-  async declare(id: string, informer: string, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
+  async declare(id: string, informer: InformerAddress, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
     const existing = this.#subscription.store.get();
     if (!existing) {
       const created = await this.#register(id, informer, spec, secret, true);
       return created.ok ? ok("created") : created;
     }
-    const registered = await this.env.INFORMER.getByName(informer).addSubscriber(id);
-    if (!registered.ok) return fail("NotFound", `informer '${informer}' not found`);
+    const registered = await informerStub(this.env, informer).addSubscriber(id);
+    if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
     const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);
     if (JSON.stringify(resolved) === JSON.stringify(existing.spec) && secret === existing.secret) return ok("unchanged");
     this.#subscription.updateSpec(resolved, secret);
@@ -124,11 +126,11 @@ export class SubscriptionObject extends DurableObject<Env> {
     return ok("updated");
   }
 
-  async #register(id: string, informer: string, spec: ParsedSpec, secret: string, declared: boolean): Promise<Result<SubscriptionStatus>> {
-    const registered = await this.env.INFORMER.getByName(informer).addSubscriber(id);
-    if (!registered.ok) return fail("NotFound", `informer '${informer}' not found`);
+  async #register(id: string, informer: InformerAddress, spec: ParsedSpec, secret: string, declared: boolean): Promise<Result<SubscriptionStatus>> {
+    const registered = await informerStub(this.env, informer).addSubscriber(id);
+    if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
     const { tail, resyncPeriodSeconds } = registered.value;
-    this.#subscription.create({ id, informer, secret, tail, declared, spec: resolveSpec(spec, resyncPeriodSeconds) });
+    this.#subscription.create({ id, cluster: informer.cluster, informer: informer.name, secret, tail, declared, spec: resolveSpec(spec, resyncPeriodSeconds) });
     await this.ctx.storage.setAlarm(Date.now());
     return ok(this.#subscription.status()!);
   }
@@ -141,7 +143,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     const record = this.#subscription.store.get();
     if (record && tail === undefined) {
       // A failing or idle subscription does not read the log: ask for its tail, so `lag` is true.
-      const informer = await this.env.INFORMER.getByName(record.informer).status();
+      const informer = await informerStub(this.env, addressOf(record)).status();
       if (informer.ok) this.#subscription.noteTail(informer.value.eventLog.tail);
     }
     if (tail !== undefined) this.#subscription.noteTail(tail);
@@ -233,7 +235,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     this.#destroying = true;
     try {
       await this.#slice.stop();
-      await this.env.INFORMER.getByName(record.informer).removeSubscriber(record.id);
+      await informerStub(this.env, addressOf(record)).removeSubscriber(record.id);
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.#migrate(); // over empty storage: creates nothing until a new `create`
@@ -289,7 +291,7 @@ export class SubscriptionObject extends DurableObject<Env> {
   #migrate(): void {
     const feed = informerFeed(this.env, () => {
       const record = this.#subscription.store.get();
-      return record && { informer: record.informer, id: record.id };
+      return record && { informer: addressOf(record), id: record.id };
     });
     this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock));
   }
@@ -302,9 +304,9 @@ export class SubscriptionObject extends DurableObject<Env> {
 }
 
 /** The subscription's informer, read over RPC. */
-function informerFeed(env: Env, identity: () => { informer: string; id: string } | undefined): Feed {
+function informerFeed(env: Env, identity: () => { informer: InformerAddress; id: string } | undefined): Feed {
   // Both are fixed for the subscription's life: read them from storage once, not per read.
-  let known: { informer: string; id: string } | undefined;
+  let known: { informer: InformerAddress; id: string } | undefined;
   const target = () => {
     known ??= identity();
     if (known === undefined) throw new Error("the subscription does not exist");
@@ -313,9 +315,14 @@ function informerFeed(env: Env, identity: () => { informer: string; id: string }
   return {
     read: async (after, limit) => {
       const { informer, id } = target();
-      return unwrap(await env.INFORMER.getByName(informer).readLog(after, limit, id));
+      return unwrap(await informerStub(env, informer).readLog(after, limit, id));
     },
     snapshot: async (at, after, limit, namespace) =>
-      unwrap(await env.INFORMER.getByName(target().informer).snapshot(at, after, limit, namespace)),
+      unwrap(await informerStub(env, target().informer).snapshot(at, after, limit, namespace)),
   };
+}
+
+/** Where a subscription's informer lives. */
+function addressOf(record: { cluster: string; informer: string }): InformerAddress {
+  return { cluster: record.cluster, name: record.informer };
 }

@@ -220,6 +220,7 @@ const noContent = () => new Response(null, { status: 204 });
 
 const subscription: SubscriptionStatus = {
   id: "sub_1",
+  cluster: "default",
   informer: "pods",
   url: "https://hooks.example.com/pods",
   events: ["add", "update", "delete"],
@@ -256,6 +257,7 @@ const deadLetter: DeadLetter = {
   event: {
     id: "evt/1",
     type: "delete",
+    cluster: "default",
     informer: "pods",
     key: "demo/web-1",
     object: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "demo" } },

@@ -10,6 +10,7 @@ function event(sequence: number): WebhookEvent {
   return {
     id: `evt_${sequence}`,
     type: "add",
+    cluster: "default",
     informer: "pods",
     key: "default/web-1",
     object: { apiVersion: "v1", kind: "Pod", metadata: { name: "web-1", namespace: "default" } },

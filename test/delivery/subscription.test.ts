@@ -43,6 +43,7 @@ function setup(db: Db, spec: Partial<SubscriptionSpecInput> = {}, feed = new Fak
   const parsed = subscriptionSpecSchema.parse({ url: "https://hooks.example/a", ...spec });
   subscription.create({
     id: "sub_0123456789",
+    cluster: "default",
     informer: "pods",
     secret: SECRET,
     tail: feed.tail,

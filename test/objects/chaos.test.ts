@@ -76,7 +76,7 @@ async function evict(name: string): Promise<void> {
  */
 async function reconfigure(name: string, cluster: FakeCluster, spec: Partial<InformerSpecInput>, generation: number) {
   const changed = { ...spec, retention: { ...spec.retention, maxAgeSeconds: 2 * 24 * 3600 + 1 + generation } };
-  unwrap(await informer(name).configure(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, ...changed }, name), cluster.url));
+  unwrap(await informer(name).configure(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, ...changed }, name), { server: cluster.url }));
 }
 
 async function kill(kind: Kill, name: string, cluster: FakeCluster, spec: Partial<InformerSpecInput>, generation: number) {

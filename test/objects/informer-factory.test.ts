@@ -9,7 +9,9 @@ import { parseInformerSpec } from "../../src/config.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { verifyWebhook } from "../../src/client/index.ts";
 import { unwrap } from "../../src/errors.ts";
-import { status, waitFor } from "../helpers/informer.ts";
+import { newCluster, status, waitFor } from "../helpers/informer.ts";
+import { pod } from "../fake-apiserver/builders.ts";
+import { informerStub } from "../../src/clusters/stubs.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
@@ -28,9 +30,9 @@ describe("InformerFactory", () => {
     expect(
       await factory().syncDeclared(declared({ name: "decl-a", resource: "pods", labelSelector: "app=web" })),
     ).toMatchObject({ updated: ["decl-a"] });
-    expect((await factory().get("decl-a"))?.spec.labelSelector).toBe("app=web");
+    expect((await factory().get({ cluster: "default", name: "decl-a" }))?.spec.labelSelector).toBe("app=web");
     expect(await factory().syncDeclared(declared())).toMatchObject({ removed: ["decl-a"] });
-    expect(await factory().get("decl-a")).toBeUndefined();
+    expect(await factory().get({ cluster: "default", name: "decl-a" })).toBeUndefined();
     expect((await env.INFORMER.getByName("decl-a").status()).ok).toBe(false);
   });
 
@@ -50,8 +52,8 @@ describe("InformerFactory", () => {
       return result.ok && result.value;
     });
     expect(restored.name).toBe("api-r");
-    expect((await factory().get("api-r"))?.spec.labelSelector).toBe("app=web");
-    await factory().remove("api-r");
+    expect((await factory().get({ cluster: "default", name: "api-r" }))?.spec.labelSelector).toBe("app=web");
+    await factory().remove({ cluster: "default", name: "api-r" });
     await factory().syncDeclared(declared());
   });
 
@@ -62,7 +64,7 @@ describe("InformerFactory", () => {
       expect(result.errors).toHaveLength(1);
       expect(result.removed).toEqual([]);
     }
-    expect(await factory().get("decl-b")).toBeDefined();
+    expect(await factory().get({ cluster: "default", name: "decl-b" })).toBeDefined();
     await factory().syncDeclared(declared());
   });
 
@@ -123,7 +125,7 @@ describe("InformerFactory", () => {
     const redeclaring = factory().syncDeclared(declared({ name: "decl-race", resource: "pods" }));
     expect((await removing).removed).toEqual(["decl-race"]);
     expect((await redeclaring).added).toEqual(["decl-race"]);
-    expect(await factory().get("decl-race")).toBeDefined();
+    expect(await factory().get({ cluster: "default", name: "decl-race" })).toBeDefined();
     expect((await env.INFORMER.getByName("decl-race").status()).ok).toBe(true);
     await factory().syncDeclared(declared());
     expect((await env.INFORMER.getByName("decl-race").status()).ok).toBe(false);
@@ -133,7 +135,7 @@ describe("InformerFactory", () => {
     await factory().syncDeclared(declared({ name: "decl-c", resource: "pods" }));
     const put = await factory().put(parseInformerSpec({ resource: "pods" }, "decl-c"));
     expect(put).toMatchObject({ ok: false, error: { code: "Conflict" } });
-    expect(await factory().remove("decl-c")).toMatchObject({ ok: false, error: { code: "Conflict" } });
+    expect(await factory().remove({ cluster: "default", name: "decl-c" })).toMatchObject({ ok: false, error: { code: "Conflict" } });
     await factory().syncDeclared(declared());
   });
 
@@ -169,6 +171,64 @@ describe("InformerFactory", () => {
     expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).not.toBeNull();
     expect(await factory().reconcile()).toEqual([]);
     expect((await status(stub)).lastError).toMatch(/could not reach the API server/);
-    expect((await factory().remove("rearm-me")).ok).toBe(true);
+    expect((await factory().remove({ cluster: "default", name: "rearm-me" })).ok).toBe(true);
+  });
+
+  it("adds declared clusters from CLUSTERS, runs their declared informers, and guards both", async () => {
+    const cluster = await newCluster();
+    await cluster.create("pods", pod({ name: "d-1", namespace: "default" }));
+    const clusters = (entries: Record<string, object>) => JSON.stringify(entries);
+    const informers = declared({ name: "decl-pods", resource: "pods", cluster: "decl-east", watchTimeoutSeconds: 3 });
+    const first = await factory().syncDeclared(informers, clusters({ "decl-east": { server: cluster.url } }));
+    expect(first).toMatchObject({ clusters: ["decl-east added"], added: ["decl-east/decl-pods"], errors: [] });
+    const stub = informerStub(env, { cluster: "decl-east", name: "decl-pods" });
+    await waitFor("the declared informer to sync", async () => (await status(stub)).synced);
+    expect(await status(stub)).toMatchObject({ cluster: "decl-east", name: "decl-pods", objects: 1 });
+
+    // Declared: changed only in CLUSTERS.
+    expect(await factory().putCluster("decl-east", { server: cluster.url })).toMatchObject({ ok: false, error: { code: "Conflict" } });
+    expect(await factory().removeCluster("decl-east", true)).toMatchObject({ ok: false, error: { code: "Conflict" } });
+    // Dropped from CLUSTERS while an informer uses it: it stays, and the sync says why.
+    const kept = await factory().syncDeclared(informers, clusters({}));
+    expect(kept.errors.join()).toContain("cluster 'decl-east' was removed but informers use it (decl-pods)");
+    expect(await factory().hasCluster("decl-east")).toBe(true);
+    // Both gone together: the informer first, then the cluster.
+    expect(await factory().syncDeclared(declared(), clusters({}))).toMatchObject({ removed: ["decl-east/decl-pods"], clusters: ["decl-east removed"] });
+    expect(await factory().hasCluster("decl-east")).toBe(false);
+  });
+
+  it("refuses CLUSTERS entries that are malformed, inline secrets or redefine the default cluster", async () => {
+    const result = await factory().syncDeclared(
+      declared({ name: "orphan", resource: "pods", cluster: "nowhere" }),
+      JSON.stringify({
+        default: { server: "https://a.example" },
+        "Bad Name": { server: "https://a.example" },
+        inline: { server: "https://a.example", token: "s3cr3t" },
+        half: { server: "https://a.example", accessClientIdSecret: "CF_ID" },
+      }),
+    );
+    expect(result.errors).toEqual([
+      "CLUSTERS: 'default' is the cluster of KUBE_API_URL (with KUBE_TOKEN and CF_ACCESS_*): configure it there",
+      "CLUSTERS: 'Bad Name' is not a cluster name: a lower-case DNS label of 1-63 characters (a-z, 0-9 and '-', starting and ending with a letter or digit)",
+      expect.stringMatching(/^CLUSTERS\.inline: .*token/),
+      "CLUSTERS.half: accessClientIdSecret and accessClientSecretSecret go together",
+      "nowhere/orphan: cluster 'nowhere' not found",
+    ]);
+    expect(JSON.stringify(result)).not.toContain("s3cr3t");
+    expect(await factory().get({ cluster: "nowhere", name: "orphan" })).toBeUndefined();
+  });
+
+  it("tells a declared cluster whose named secret is missing in the informer's status", async () => {
+    const cluster = await newCluster();
+    await factory().syncDeclared(
+      declared({ name: "needs-secret", resource: "pods", cluster: "decl-secret" }),
+      JSON.stringify({ "decl-secret": { server: cluster.url, tokenSecret: "KUBE_TOKEN_NOT_SET" } }),
+    );
+    const stub = informerStub(env, { cluster: "decl-secret", name: "needs-secret" });
+    await waitFor("the failure to show", async () => (await status(stub)).lastError?.includes("KUBE_TOKEN_NOT_SET"));
+    expect((await status(stub)).lastError).toBe(
+      "cluster 'decl-secret' names the Worker secret 'KUBE_TOKEN_NOT_SET', which is not set (wrangler secret put KUBE_TOKEN_NOT_SET)",
+    );
+    await factory().syncDeclared(declared(), JSON.stringify({}));
   });
 });

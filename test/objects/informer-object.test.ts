@@ -181,7 +181,7 @@ describe("InformerObject", () => {
     const { name, stub } = await startInformer(cluster, { indexers: { byNode: "spec.nodeName" } });
     await waitSynced(stub);
     const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, indexers: { byApp: "metadata.labels.app" } }, name);
-    unwrap(await stub.configure(spec, cluster.url));
+    unwrap(await stub.configure(spec, { server: cluster.url }));
     expect(unwrap(await stub.indexValues("byApp")).value.values).toEqual(["web"]);
     expect(await stub.indexValues("byNode")).toMatchObject({ ok: false, error: { code: "NotFound" } });
     expect((await status(stub)).relists).toBe(0);
@@ -207,7 +207,7 @@ describe("InformerObject", () => {
     const { name, stub } = await startInformer(cluster, { watchTimeoutSeconds: 60 });
     await waitFor("the watch", async () => (await status(stub)).watch.state === "watching");
     await cluster.clearRequests();
-    const again = unwrap(await stub.configure(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 60 }, name), cluster.url));
+    const again = unwrap(await stub.configure(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 60 }, name), { server: cluster.url }));
     expect(again.created).toBe(false);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await cluster.requests()).toEqual([]); // no new list or watch
@@ -231,7 +231,7 @@ describe("InformerObject", () => {
     const { name, stub } = await startInformer(cluster);
     await waitSynced(stub);
     const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, transform: { dropFields: ["spec.nodeName"] } }, name);
-    unwrap(await stub.configure(spec, cluster.url));
+    unwrap(await stub.configure(spec, { server: cluster.url }));
     const stored = await waitFor("the new transform in the cache", async () => {
       const items = unwrap(await stub.listObjects({})).value.items.map((t) => JSON.parse(t) as KubeObject);
       return items.length === 2 && items.every((o) => (o.spec as { nodeName?: string }).nodeName === undefined) && items;
@@ -255,7 +255,7 @@ describe("InformerObject", () => {
     // Hold the relist back so the state between the restart and the new list can be seen.
     await cluster.fault({ kind: "delay", on: "list", ms: 1_500 });
     const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3, labelSelector: "app=db" }, name);
-    unwrap(await stub.configure(spec, cluster.url));
+    unwrap(await stub.configure(spec, { server: cluster.url }));
     const during = unwrap(await stub.listObjects({}));
     expect(during.value.items.map((t) => JSON.parse(t).metadata.name)).toEqual(["a"]); // the old selection
     expect(during).toMatchObject({ synced: false, resourceVersion: "" });

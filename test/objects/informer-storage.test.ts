@@ -39,7 +39,7 @@ describe("InformerObject storage", () => {
   it("creates its tables on configure and drops them all on destroy", async () => {
     const name = `configured-${crypto.randomUUID().slice(0, 8)}`;
     const stub = env.INFORMER.getByName(name);
-    expect((await stub.configure(parseInformerSpec({ resource: "pods" }, name), "http://127.0.0.1:1")).ok).toBe(true);
+    expect((await stub.configure(parseInformerSpec({ resource: "pods" }, name), { server: "http://127.0.0.1:1" })).ok).toBe(true);
     expect(await tables(name)).toContain("informer_spec");
     expect(await stub.destroy()).toEqual([]);
     expect(await tables(name)).toEqual([]);

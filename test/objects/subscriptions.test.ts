@@ -195,7 +195,7 @@ describe("webhook subscriptions", () => {
     const secret = `whsec_${btoa("a declared secret of 24b")}`;
     const syncs = async (hook: ReceiverEndpoint) => (await receiverView(hook, secret)).events.filter((e) => e.type === "sync").length;
     const declare = (id: string, hook: ReceiverEndpoint, resyncPeriodSeconds: number) =>
-      env.SUBSCRIPTION.getByName(id).declare(id, name, subscriptionSpecSchema.parse({ url: hook.url, replayExisting: false, resyncPeriodSeconds }), secret);
+      env.SUBSCRIPTION.getByName(id).declare(id, { cluster: "default", name }, subscriptionSpecSchema.parse({ url: hook.url, replayExisting: false, resyncPeriodSeconds }), secret);
 
     const stopping = await endpoint();
     const a = `sub_${name}-stop`;
@@ -222,7 +222,7 @@ describe("webhook subscriptions", () => {
     const hook = await endpoint();
     const id = `sub_${name}-rotate`;
     const stub = env.SUBSCRIPTION.getByName(id);
-    expect(unwrap(await stub.declare(id, name, subscriptionSpecSchema.parse({ url: hook.url }), secret))).toBe("created");
+    expect(unwrap(await stub.declare(id, { cluster: "default", name }, subscriptionSpecSchema.parse({ url: hook.url }), secret))).toBe("created");
     expect(await stub.rotateSecret(60)).toMatchObject({ ok: false, error: { code: "Conflict", message: expect.stringMatching(/wrangler secret put/) } });
     // Still signed with the declared secret alone.
     await waitFor("the replay", async () => (await receiverView(hook, secret)).events.length >= 4);
@@ -261,7 +261,7 @@ describe("webhook subscriptions", () => {
     await stub.nudge(10);
     await runDurableObjectAlarm(stub);
     const spec = subscriptionSpecSchema.parse({ url: "https://hooks.example/x" });
-    expect(await stub.create(id, `${name}-missing`, spec)).toMatchObject(notFound);
+    expect(await stub.create(id, { cluster: "default", name: `${name}-missing` }, spec)).toMatchObject(notFound);
     expect(await stored(id)).toBe(false);
     // A created one is stored (the check above can fail), and its deletion leaves nothing.
     const hook = await endpoint();

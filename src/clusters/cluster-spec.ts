@@ -1,0 +1,89 @@
+/**
+ * Cluster configuration, validated at the edge (DESIGN invariant 8): the `CLUSTERS` variable (named
+ * secrets only, never inline credentials) and the body of `PUT /clusters/{name}` (a URL and an
+ * optional token, stored write-only). Bad input is a ValidationError naming the field.
+ */
+import * as z from "zod/mini";
+import { describeIssues, ValidationError } from "../errors.ts";
+import { CLUSTER_NAME_RULE, type ClusterConnection, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
+
+const secretName = z
+  .string()
+  .check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')"));
+
+/** An API server URL: http(s), and no credentials in it (they would be shown wherever the URL is). */
+const serverUrl = z.string().check(
+  z.maxLength(2048),
+  z.refine((text) => {
+    try {
+      const url = new URL(text);
+      return (url.protocol === "https:" || url.protocol === "http:") && url.username === "" && url.password === "";
+    } catch {
+      return false;
+    }
+  }, "must be an http(s) URL without credentials in it (give a token instead)"),
+);
+
+const declaredClusterSchema = z
+  .strictObject({
+    server: serverUrl,
+    tokenSecret: z.optional(secretName),
+    accessClientIdSecret: z.optional(secretName),
+    accessClientSecretSecret: z.optional(secretName),
+  })
+  .check(
+    z.refine(
+      (c) => (c.accessClientIdSecret === undefined) === (c.accessClientSecretSecret === undefined),
+      "accessClientIdSecret and accessClientSecretSecret go together",
+    ),
+  );
+
+export const clusterBodySchema = z.strictObject({
+  server: serverUrl,
+  token: z.optional(z.string().check(z.minLength(1), z.maxLength(16 * 1024))),
+});
+
+export interface DeclaredCluster {
+  name: string;
+  connection: ClusterConnection;
+}
+
+/** Parses `CLUSTERS`: a JSON object of name → connection. Invalid entries are reported, valid ones kept. */
+export function parseDeclaredClusters(text: string | undefined): { clusters: DeclaredCluster[]; errors: string[] } {
+  if (text === undefined || text.trim() === "") return { clusters: [], errors: [] };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { clusters: [], errors: ["CLUSTERS is not valid JSON"] };
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return { clusters: [], errors: ['CLUSTERS must be a JSON object: {"<name>": {"server": "https://…", "tokenSecret": "…"}}'] };
+  }
+  const clusters: DeclaredCluster[] = [];
+  const errors: string[] = [];
+  for (const [name, entry] of Object.entries(raw)) {
+    if (!isClusterName(name)) {
+      errors.push(`CLUSTERS: '${name}' is not a cluster name: ${CLUSTER_NAME_RULE}`);
+      continue;
+    }
+    if (name === DEFAULT_CLUSTER) {
+      errors.push(`CLUSTERS: '${DEFAULT_CLUSTER}' is the cluster of KUBE_API_URL (with KUBE_TOKEN and CF_ACCESS_*): configure it there`);
+      continue;
+    }
+    const parsed = declaredClusterSchema.safeParse(entry);
+    if (!parsed.success) {
+      errors.push(`CLUSTERS.${name}: ${describeIssues(parsed.error)}`);
+      continue;
+    }
+    clusters.push({ name, connection: parsed.data });
+  }
+  return { clusters, errors };
+}
+
+/** Validates the body of `PUT /clusters/{name}`. */
+export function parseClusterBody(input: unknown): ClusterConnection {
+  const parsed = clusterBodySchema.safeParse(input);
+  if (!parsed.success) throw new ValidationError(`invalid cluster: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}

@@ -1,0 +1,108 @@
+/**
+ * Clusters (issue 12): one deployment mirrors many API servers. A cluster is a name (a DNS label)
+ * with an API server URL and its credentials; every informer belongs to one.
+ *
+ * Guarantees:
+ * - The cluster named `default` is `KUBE_API_URL` with `KUBE_TOKEN` and `CF_ACCESS_*`, read from the
+ *   environment each time a connection is made, exactly as before clusters existed; `/informers/…`,
+ *   `/k8s/…` and `INFORMERS` entries without a `cluster` address it.
+ * - An informer's Durable Object is named by `informerObjectName`: the informer's name alone in the
+ *   default cluster (so objects created before clusters keep their state), `<cluster>/<name>`
+ *   otherwise. Both parts are DNS labels, so no two addresses share an object.
+ * - Credentials are either named Worker secrets (declared clusters: resolved when a connection is
+ *   made, so a rotated secret applies at the next watch) or a token given at run time, which is
+ *   stored write-only: `publicConnection` is the only view of a connection that leaves the Worker.
+ */
+import type { Env } from "../env.ts";
+
+export const DEFAULT_CLUSTER = "default";
+
+/** What a cluster name is, as a 400 states it. */
+export const CLUSTER_NAME_RULE = "a lower-case DNS label of 1-63 characters (a-z, 0-9 and '-', starting and ending with a letter or digit)";
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function isClusterName(name: string): boolean {
+  return name.length <= 63 && DNS_LABEL.test(name);
+}
+
+/** Where an informer lives: its cluster and its name, unique within the cluster. */
+export interface InformerAddress {
+  cluster: string;
+  name: string;
+}
+
+export function informerObjectName(address: InformerAddress): string {
+  return address.cluster === DEFAULT_CLUSTER ? address.name : `${address.cluster}/${address.name}`;
+}
+
+/** `informer 'pods'`, or `informer 'pods' in cluster 'prod'`: how messages name an informer. */
+export function describeInformer(address: InformerAddress): string {
+  return address.cluster === DEFAULT_CLUSTER ? `informer '${address.name}'` : `informer '${address.name}' in cluster '${address.cluster}'`;
+}
+
+/** How to reach an API server. Secrets are named (declared) or given (run time), never both. */
+export interface ClusterConnection {
+  server: string;
+  /** A bearer token given through `PUT /clusters/{name}`: write-only. */
+  token?: string;
+  /** Names of Worker secrets holding the token and a Cloudflare Access service token. */
+  tokenSecret?: string;
+  accessClientIdSecret?: string;
+  accessClientSecretSecret?: string;
+}
+
+/** The default cluster, as the environment describes it. */
+export function defaultConnection(env: Pick<Env, "KUBE_API_URL">): ClusterConnection {
+  return {
+    server: env.KUBE_API_URL ?? "",
+    tokenSecret: "KUBE_TOKEN",
+    accessClientIdSecret: "CF_ACCESS_CLIENT_ID",
+    accessClientSecretSecret: "CF_ACCESS_CLIENT_SECRET",
+  };
+}
+
+/** A connection made concrete: the URL and the headers of every request to the API server. */
+export interface ResolvedConnection {
+  apiUrl: string;
+  token?: string;
+  headers: Record<string, string>;
+}
+
+/** Resolves named secrets from the Worker's environment; a missing URL or secret is a configuration error. */
+export function resolveConnection(cluster: string, connection: ClusterConnection, env: object): ResolvedConnection {
+  if (!connection.server) {
+    throw new Error(
+      cluster === DEFAULT_CLUSTER
+        ? "KUBE_API_URL is not set: configure the API server's URL in wrangler.toml [vars]"
+        : `cluster '${cluster}' has no API server URL`,
+    );
+  }
+  const secret = (name: string | undefined, required: boolean): string | undefined => {
+    if (name === undefined) return undefined;
+    const value = (env as Record<string, unknown>)[name];
+    if (typeof value === "string" && value !== "") return value;
+    if (required) throw new Error(`cluster '${cluster}' names the Worker secret '${name}', which is not set (wrangler secret put ${name})`);
+    return undefined;
+  };
+  // The default cluster's secrets are optional, as they always were; a declared cluster's are not.
+  const required = cluster !== DEFAULT_CLUSTER;
+  const token = connection.token ?? secret(connection.tokenSecret, required);
+  const accessId = secret(connection.accessClientIdSecret, required);
+  const accessSecret = secret(connection.accessClientSecretSecret, required);
+  const headers: Record<string, string> = {};
+  if (accessId && accessSecret) {
+    headers["cf-access-client-id"] = accessId;
+    headers["cf-access-client-secret"] = accessSecret;
+  }
+  return { apiUrl: connection.server, ...(token ? { token } : {}), headers };
+}
+
+/** A connection as answers show it: the URL, and which credentials exist, never their values. */
+export function publicConnection(connection: ClusterConnection): { server: string; credentials: string[] } {
+  const credentials: string[] = [];
+  if (connection.token !== undefined) credentials.push("token");
+  if (connection.tokenSecret !== undefined) credentials.push(`secret:${connection.tokenSecret}`);
+  if (connection.accessClientIdSecret !== undefined) credentials.push(`secret:${connection.accessClientIdSecret}`);
+  if (connection.accessClientSecretSecret !== undefined) credentials.push(`secret:${connection.accessClientSecretSecret}`);
+  return { server: connection.server, credentials };
+}

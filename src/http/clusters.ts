@@ -1,0 +1,44 @@
+/**
+ * Cluster routes (API.md "Clusters", issue 12): list clusters with their health, add or change one
+ * at run time, remove one. A token given here is stored write-only: no answer, list, log line or
+ * metric carries it (answers show which credentials exist, `credentials`, never their values).
+ */
+import { Hono } from "hono";
+import * as z from "zod/mini";
+import { parseClusterBody } from "../clusters/cluster-spec.ts";
+import { ApiError, unwrap } from "../errors.ts";
+import { type ClusterView, FACTORY_NAME } from "../objects/informer-factory.ts";
+import type { AppEnv } from "./app-env.ts";
+import { requireAdmin, requireRead } from "./auth.ts";
+import { clusterParam, forgetCluster } from "./known-informer.ts";
+import { jsonBody, limitBody, validate } from "./validate.ts";
+
+const MAX_CLUSTER_BYTES = 32 * 1024;
+const deleteQuery = z.strictObject({ cascade: z.optional(z.enum(["true", "false"])) });
+
+export const clusterRoutes = new Hono<AppEnv>()
+  .get("/", requireRead, async (c) => {
+    const factory = c.env.FACTORY.getByName(FACTORY_NAME);
+    const clusters = await factory.clusters();
+    const health = await factory.clusterHealth(clusters.map((cluster) => cluster.name));
+    return c.json({ items: clusters.map((cluster) => ({ ...cluster, health: health[cluster.name] })) });
+  })
+  .get("/:cluster", requireRead, validate("param", clusterParam), async (c) => {
+    const { cluster: name } = c.req.valid("param");
+    const factory = c.env.FACTORY.getByName(FACTORY_NAME);
+    const cluster = (await factory.clusters()).find((view: ClusterView) => view.name === name);
+    if (!cluster) throw new ApiError("NotFound", `cluster '${name}' not found`);
+    const health = await factory.clusterHealth([name]);
+    return c.json({ ...cluster, health: health[name] });
+  })
+  .put("/:cluster", requireAdmin, validate("param", clusterParam), limitBody(MAX_CLUSTER_BYTES, "a cluster"), async (c) => {
+    const connection = parseClusterBody(await jsonBody(c));
+    const { created, cluster } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).putCluster(c.req.valid("param").cluster, connection));
+    return c.json(cluster, created ? 201 : 200);
+  })
+  .delete("/:cluster", requireAdmin, validate("param", clusterParam), validate("query", deleteQuery), async (c) => {
+    const { cluster } = c.req.valid("param");
+    unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).removeCluster(cluster, c.req.valid("query").cascade === "true"));
+    forgetCluster(cluster);
+    return c.body(null, 204);
+  });
