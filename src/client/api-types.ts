@@ -208,3 +208,21 @@ export interface RedeliverResult {
   delivered: true;
   attempt: DeliveryAttempt;
 }
+
+/** The body of `PUT /clusters/{name}`: an http(s) URL and an optional token, stored write-only. */
+export interface ClusterSpec {
+  server: string;
+  token?: string;
+}
+
+/** `GET /clusters/{name}`: never the token. */
+export interface Cluster {
+  name: string;
+  server: string;
+  /** `environment`: the default cluster (KUBE_API_URL); `config`: CLUSTERS; `api`: PUT /clusters. */
+  source: "environment" | "config" | "api";
+  /** Which credentials exist (`token`, `secret:<NAME>`), never their values. */
+  credentials: string[];
+  informers: number;
+  health: { reachable: boolean; version?: string; error?: string };
+}

@@ -10,6 +10,8 @@
  * ```
  */
 import type {
+  Cluster,
+  ClusterSpec,
   CreatedSubscription,
   DeadLetter,
   DeliveryAttempt,
@@ -35,6 +37,8 @@ export interface EdgeInformerClientOptions {
   token?: string;
   /** Default: the global `fetch`. */
   fetch?: FetchLike;
+  /** The cluster whose informers this client addresses (default `default`, i.e. KUBE_API_URL); see `forCluster`. */
+  cluster?: string;
 }
 
 /** Error codes the server uses (docs/api.md); others may appear, and non-JSON answers get one from their status. */
@@ -93,8 +97,12 @@ export class EdgeInformerApiError extends Error {
 
 export class EdgeInformerClient {
   readonly baseUrl: string;
+  /** The cluster this client's informer, query and subscription methods address. */
+  readonly cluster: string;
   readonly #token: string | undefined;
   readonly #fetch: FetchLike;
+  /** `/informers`, or `/clusters/{cluster}/informers` outside the default cluster. */
+  readonly #informers: string;
 
   constructor(options: EdgeInformerClientOptions) {
     let url: URL;
@@ -108,37 +116,71 @@ export class EdgeInformerClient {
     this.#token = options.token || undefined;
     // Bound in a closure: Workers throw "Illegal invocation" when fetch is called detached from globalThis.
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.cluster = options.cluster ?? "default";
+    this.#informers = this.cluster === "default" ? "/informers" : `/clusters/${segment(this.cluster)}/informers`;
+    this.#options = options;
+  }
+
+  readonly #options: EdgeInformerClientOptions;
+
+  /** The same client, addressing the informers of another cluster. */
+  forCluster(cluster: string): EdgeInformerClient {
+    return new EdgeInformerClient({ ...this.#options, cluster });
+  }
+
+  // ---- Clusters ---------------------------------------------------------------------------------
+
+  /** `GET /clusters`: every cluster with its health, `default` first. */
+  async listClusters(): Promise<Cluster[]> {
+    return (await this.#json<{ items: Cluster[] }>("GET", "/clusters")).items;
+  }
+
+  /** `GET /clusters/{name}`. */
+  async getCluster(name: string): Promise<Cluster> {
+    return this.#json("GET", `/clusters/${segment(name)}`);
+  }
+
+  /** `PUT /clusters/{name}` (admin): adds or changes a cluster; the token is stored write-only. */
+  async putCluster(name: string, spec: ClusterSpec): Promise<{ created: boolean; cluster: Omit<Cluster, "health"> }> {
+    const path = `/clusters/${segment(name)}`;
+    const response = await this.#send("PUT", path, spec);
+    return { created: response.status === 201, cluster: await this.#body<Omit<Cluster, "health">>(response, "PUT", path) };
+  }
+
+  /** `DELETE /clusters/{name}` (admin); `cascade` deletes its informers too. */
+  async deleteCluster(name: string, options: { cascade?: boolean } = {}): Promise<void> {
+    await discard(await this.#send("DELETE", `/clusters/${segment(name)}${options.cascade ? "?cascade=true" : ""}`));
   }
 
   // ---- Informers --------------------------------------------------------------------------------
 
   /** `GET /informers`: every registered informer's status. */
   async listInformers(): Promise<InformerStatus[]> {
-    return (await this.#json<{ items: InformerStatus[] }>("GET", "/informers")).items;
+    return (await this.#json<{ items: InformerStatus[] }>("GET", this.#informers)).items;
   }
 
   /** `GET /informers/{name}`. */
   async getInformer(name: string): Promise<InformerStatus> {
-    return this.#json("GET", `/informers/${segment(name)}`);
+    return this.#json("GET", `${this.#informers}/${segment(name)}`);
   }
 
   /** `PUT /informers/{name}` (admin): creates (`created: true`) or updates the informer. */
   async putInformer(name: string, spec: InformerSpec): Promise<PutInformerResult> {
-    const path = `/informers/${segment(name)}`;
+    const path = `${this.#informers}/${segment(name)}`;
     const response = await this.#send("PUT", path, spec);
     return { created: response.status === 201, status: await this.#body<InformerStatus>(response, "PUT", path) };
   }
 
   /** `DELETE /informers/{name}` (admin): stops the loop and deletes its state. */
   async deleteInformer(name: string): Promise<void> {
-    await discard(await this.#send("DELETE", `/informers/${segment(name)}`));
+    await discard(await this.#send("DELETE", `${this.#informers}/${segment(name)}`));
   }
 
   // ---- Queries ----------------------------------------------------------------------------------
 
   /** `GET /informers/{name}/objects`: one page; pass `continue` back for the next. */
   async listObjects<T = KubernetesObject>(informer: string, query: ObjectQuery = {}): Promise<ObjectList<T>> {
-    return this.#list("GET", `/informers/${segment(informer)}/objects${search(query)}`);
+    return this.#list("GET", `${this.#informers}/${segment(informer)}/objects${search(query)}`);
   }
 
   /** Every object matching `query`, page by page (`limit` sets the page size), following `continue`. */
@@ -157,7 +199,7 @@ export class EdgeInformerClient {
     if (parts.length > 2 || parts.some((part) => part === "")) {
       throw new TypeError(`'${key}' is not an object key ("namespace/name" or "name")`);
     }
-    return this.#json("GET", `/informers/${segment(informer)}/objects/${parts.map(segment).join("/")}`);
+    return this.#json("GET", `${this.#informers}/${segment(informer)}/objects/${parts.map(segment).join("/")}`);
   }
 
   /** `GET /informers/{name}/indexes/{index}`: all the index's values, following `continue` across pages. */
@@ -165,7 +207,7 @@ export class EdgeInformerClient {
     const values: string[] = [];
     let token: string | undefined;
     do {
-      const path = `/informers/${segment(informer)}/indexes/${segment(index)}${search(token === undefined ? {} : { continue: token })}`;
+      const path = `${this.#informers}/${segment(informer)}/indexes/${segment(index)}${search(token === undefined ? {} : { continue: token })}`;
       const page: { values: string[]; continue?: string } = await this.#json("GET", path);
       values.push(...page.values);
       token = page.continue;
@@ -175,14 +217,14 @@ export class EdgeInformerClient {
 
   /** `GET /informers/{name}/indexes/{index}/{value}`: the objects whose index holds `value` (ByIndex), one page. */
   async byIndex<T = KubernetesObject>(informer: string, index: string, value: string, page: PageQuery = {}): Promise<ObjectList<T>> {
-    return this.#list("GET", `/informers/${segment(informer)}/indexes/${segment(index)}/${segment(value)}${search(page)}`);
+    return this.#list("GET", `${this.#informers}/${segment(informer)}/indexes/${segment(index)}/${segment(value)}${search(page)}`);
   }
 
   // ---- Subscriptions ----------------------------------------------------------------------------
 
   /** `POST /informers/{name}/subscriptions` (admin). Keep the returned `secret`: it is shown only once. */
   async createSubscription(informer: string, spec: SubscriptionSpec): Promise<CreatedSubscription> {
-    return this.#json("POST", `/informers/${segment(informer)}/subscriptions`, spec);
+    return this.#json("POST", `${this.#informers}/${segment(informer)}/subscriptions`, spec);
   }
 
   /** `GET /informers/{name}/subscriptions`: all of them, following `continue` across pages. */
@@ -190,7 +232,7 @@ export class EdgeInformerClient {
     const items: SubscriptionStatus[] = [];
     let token: string | undefined;
     do {
-      const path = `/informers/${segment(informer)}/subscriptions${search(token === undefined ? {} : { continue: token })}`;
+      const path = `${this.#informers}/${segment(informer)}/subscriptions${search(token === undefined ? {} : { continue: token })}`;
       const page: { items: SubscriptionStatus[]; continue?: string } = await this.#json("GET", path);
       items.push(...page.items);
       token = page.continue;

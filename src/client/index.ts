@@ -2,6 +2,8 @@
 export { EdgeInformerApiError, EdgeInformerClient } from "./api.ts";
 export type { EdgeInformerClientOptions, EdgeInformerErrorCode, FetchLike } from "./api.ts";
 export type {
+  Cluster,
+  ClusterSpec,
   CreatedSubscription,
   DeadLetter,
   DeliveryAttempt,

@@ -99,6 +99,23 @@ describe("API client against the Worker", () => {
     expect((await failure(admin.deleteInformer(name))).status).toBe(404);
   });
 
+  it("adds a cluster, runs an informer in it through forCluster, and deletes it with its informers", async () => {
+    const server = await FakeCluster.create(env.FAKE_APISERVER_URL, { token: "client-test-token" });
+    const name = uniqueName("cl-cluster");
+    const added = await admin.putCluster(name, { server: server.url, token: "client-test-token" });
+    expect(added).toEqual({ created: true, cluster: { name, server: server.url, source: "api", credentials: ["token"], informers: 0 } });
+    const inCluster = admin.forCluster(name);
+    expect(inCluster.cluster).toBe(name);
+    await inCluster.putInformer("pods", { resource: "pods", watchTimeoutSeconds: 3 });
+    await waitFor("sync", async () => (await inCluster.getInformer("pods")).synced);
+    expect((await inCluster.listInformers()).map((i) => [i.cluster, i.name])).toEqual([[name, "pods"]]);
+    expect((await admin.listClusters()).find((c) => c.name === name)).toMatchObject({ informers: 1, health: { reachable: true } });
+    expect(await admin.getCluster(name)).toMatchObject({ name, health: { version: expect.any(String) } });
+    expect((await failure(admin.deleteCluster(name))).status).toBe(409);
+    await admin.deleteCluster(name, { cascade: true });
+    expect(await failure(inCluster.getInformer("pods"))).toMatchObject({ status: 404, path: `/clusters/${name}/informers/pods` });
+  });
+
   it("lists, pages, gets and queries indexes", async () => {
     const truth = (await new FakeCluster(env.FAKE_APISERVER_URL).state("pods")).items as KubernetesObject[];
     await withInformer({ resource: "pods", indexers: { byNode: "spec.nodeName" } }, async (name) => {
