@@ -4,37 +4,12 @@
  * Durable Object, names unique per cluster), health, removal with and without cascade, and bad
  * input: an unknown cluster is a 404 on every route and creates no storage, an invalid name a 400.
  */
-import { listDurableObjectIds } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
 import { pod } from "../fake-apiserver/builders.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
+import { addCluster, ADMIN, call, createSynced, json, objectIds, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
-
-const ADMIN = { authorization: "Bearer test-admin-token" };
-const base = "http://edge.test";
-
-function call(path: string, init: RequestInit = {}): Promise<Response> {
-  return exports.default.fetch(new Request(`${base}${path}`, init));
-}
-
-function send(method: string, path: string, body?: unknown): Promise<Response> {
-  return call(path, {
-    method,
-    headers: { "content-type": "application/json", ...ADMIN },
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-  });
-}
-
-async function json(response: Response) {
-  return (await response.json()) as any;
-}
-
-const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 6)}`;
-const objectIds = async () => [
-  ...(await listDurableObjectIds(env.INFORMER)).map((id) => id.toString()),
-  ...(await listDurableObjectIds(env.SUBSCRIPTION)).map((id) => id.toString()),
-].sort();
 
 /** Pod names an informer's cache holds, sorted. */
 async function cachedNames(path: string): Promise<string[]> {
@@ -44,19 +19,6 @@ async function cachedNames(path: string): Promise<string[]> {
 
 async function podNames(cluster: FakeCluster): Promise<string[]> {
   return (await cluster.state("pods")).items.map((o) => o.metadata.name as string).sort();
-}
-
-async function addCluster(name: string, cluster: FakeCluster, token?: string) {
-  const response = await send("PUT", `/clusters/${name}`, { server: cluster.url, ...(token ? { token } : {}) });
-  expect(response.status, await response.clone().text()).toBe(201);
-  return json(response);
-}
-
-async function createSynced(path: string, spec: object = { resource: "pods" }) {
-  const created = await send("PUT", path, { watchTimeoutSeconds: 3, ...spec });
-  expect([200, 201], await created.clone().text()).toContain(created.status);
-  await waitFor(`${path} to sync`, async () => (await json(await call(path))).synced === true);
-  return json(created);
 }
 
 describe("clusters", () => {
