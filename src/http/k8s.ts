@@ -4,6 +4,12 @@
  * deployment mirrors (k8s/served.ts says which informer serves which), with `READ_TOKEN` as the
  * bearer token kubectl sends. Every error is a `Status`; every write verb is 405, since the cache is
  * read-only. The wire formats live in src/k8s/; this file only routes.
+ *
+ * One API server per cluster (issue 12): `/k8s/clusters/{cluster}/…` answers as that cluster's API
+ * server, `/k8s/…` as the default cluster's, through the same handlers, so a kubeconfig context per
+ * cluster (`server: https://<worker>/k8s/clusters/prod`) works with kubectl. An invalid cluster name
+ * is a 400 Status, an unknown cluster a 404 Status, both before any informer object is touched; a
+ * cluster only ever sees its own informers (the served-resource cache is kept per cluster).
  */
 import { errorText, logger } from "../log.ts";
 import { type Context, Hono } from "hono";
@@ -31,29 +37,38 @@ import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
-import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
+import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
+import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import { readRefusal } from "./auth.ts";
+import { clusterOf, isKnownCluster } from "./known-informer.ts";
 
 type K8sContext = Context<AppEnv>;
 
 /** How long an isolate trusts its copy of the registry; a resource not found in it is looked up again. */
 const REGISTRY_TTL_MS = 1_000;
-let registry: { at: number; served: ServedResource[] } | undefined;
+/**
+ * Each cluster's served resources, as this isolate last read them. Keyed by cluster, so one
+ * cluster's resources never answer for another's; only known clusters get here (requireK8sCluster),
+ * so the map holds at most one entry per configured cluster.
+ */
+const registries = new Map<string, { at: number; served: ServedResource[] }>();
 
-async function served(env: AppEnv["Bindings"], fresh = false): Promise<ServedResource[]> {
-  if (!fresh && registry && Date.now() - registry.at < REGISTRY_TTL_MS) return registry.served;
-  const list = await servedResources(await env.FACTORY.getByName(FACTORY_NAME).list(DEFAULT_CLUSTER), async (informer) => {
-    const sample = await env.INFORMER.getByName(informer).sampleObject();
+async function served(c: K8sContext, fresh = false): Promise<ServedResource[]> {
+  const cluster = clusterOf(c);
+  const cached = registries.get(cluster);
+  if (!fresh && cached && Date.now() - cached.at < REGISTRY_TTL_MS) return cached.served;
+  const list = await servedResources(await c.env.FACTORY.getByName(FACTORY_NAME).list(cluster), async (name) => {
+    const sample = await clusterInformerStub(c.env, { cluster, name }).sampleObject();
     return sample.ok && sample.value ? sample.value : undefined;
   });
-  registry = { at: Date.now(), served: list };
+  registries.set(cluster, { at: Date.now(), served: list });
   return list;
 }
 
-async function findResource(env: AppEnv["Bindings"], group: string, version: string, plural: string): Promise<ServedResource | undefined> {
+async function findResource(c: K8sContext, group: string, version: string, plural: string): Promise<ServedResource | undefined> {
   const find = (list: ServedResource[]) =>
     list.find((r) => r.info.group === group && r.info.version === version && r.info.plural === plural);
-  return find(await served(env)) ?? find(await served(env, true));
+  return find(await served(c)) ?? find(await served(c, true));
 }
 
 function json(body: unknown, contentType = "application/json"): Response {
@@ -69,7 +84,7 @@ function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "
   return response;
 }
 
-const infos = async (c: K8sContext, fresh = false): Promise<ResourceInfo[]> => (await served(c.env, fresh)).map((r) => r.info);
+const infos = async (c: K8sContext, fresh = false): Promise<ResourceInfo[]> => (await served(c, fresh)).map((r) => r.info);
 
 /** The served resources if `found` holds of them (looked up again on a miss: it may be new); else 404. */
 async function infosWith(c: K8sContext, found: (infos: ResourceInfo[]) => boolean): Promise<ResourceInfo[]> {
@@ -80,18 +95,8 @@ async function infosWith(c: K8sContext, found: (infos: ResourceInfo[]) => boolea
   throw statusErrors.noSuchResource();
 }
 
-export const k8sRoutes = new Hono<AppEnv>()
-  .onError((error) => {
-    if (error instanceof StatusError) return statusResponse(error);
-    if (error instanceof ApiError) return statusResponse(new StatusError(error.status, error.code, error.message));
-    logger.error("k8s request failed", { error: errorText(error) });
-    return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
-  })
-  .use("*", async (c, next) => {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
-    if ((await readRefusal(c.env, c.req.header("authorization"))) !== undefined) throw statusErrors.unauthorized();
-    await next();
-  })
+/** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
+const apiServerRoutes = new Hono<AppEnv>()
   .get("/version", () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
   .get("/api", async (c) => {
     const list = await infos(c);
@@ -116,10 +121,44 @@ export const k8sRoutes = new Hono<AppEnv>()
   .get("/apis/:group/:version/*", (c) => {
     const { group, version } = c.req.param();
     return resource(c, group, version, `/apis/${group}/${version}/`);
+  });
+
+/**
+ * The cluster of `/k8s/clusters/{cluster}/…` must be a valid name (400) and a known cluster (404),
+ * checked before anything reads its informers, as on the Worker's own `/clusters/{cluster}` routes.
+ * Where kube-apiserver has no such notion, the 404 is a NotFound Status naming the cluster, so
+ * kubectl prints `Error from server (NotFound): cluster "x" not found`.
+ */
+async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Promise<void> {
+  const cluster = c.req.param("cluster") ?? "";
+  if (!isClusterName(cluster)) throw statusErrors.badRequest(`invalid cluster name ${JSON.stringify(cluster)}: a cluster name is ${CLUSTER_NAME_RULE}`);
+  if (!(await isKnownCluster(c.env, cluster))) throw statusErrors.unknownCluster(cluster);
+  await next();
+}
+
+export const k8sRoutes = new Hono<AppEnv>()
+  .onError((error) => {
+    if (error instanceof StatusError) return statusResponse(error);
+    if (error instanceof ApiError) return statusResponse(new StatusError(error.status, error.code, error.message));
+    logger.error("k8s request failed", { error: errorText(error) });
+    return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
   })
-  .notFound(() => statusResponse(statusErrors.noSuchResource()));
+  // Method and token first: an anonymous client cannot tell known clusters from unknown ones.
+  .use("*", async (c, next) => {
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
+    if ((await readRefusal(c.env, c.req.header("authorization"))) !== undefined) throw statusErrors.unauthorized();
+    await next();
+  })
+  .use("/clusters/:cluster/*", requireK8sCluster)
+  // No route of the default cluster's starts with /clusters, so the two mounts never overlap.
+  .route("/clusters/:cluster", apiServerRoutes)
+  .route("/", apiServerRoutes)
+  // A sub-app's notFound does not apply once mounted: this catch-all keeps unknown paths a Status.
+  .all("*", () => statusResponse(statusErrors.noSuchResource()));
 
 async function resource(c: K8sContext, group: string, version: string, prefix: string): Promise<Response> {
+  // The first match is the group version's: a cluster name is one segment, and the segment after it
+  // is always `api` or `apis`, so `/k8s/clusters/{cluster}/` cannot hold `prefix` itself.
   const path = c.req.path.slice(c.req.path.indexOf(prefix) + prefix.length);
   let segments: string[];
   try {
@@ -129,7 +168,7 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   }
   const request = parseResourcePath(segments);
   if (!request) throw statusErrors.noSuchResource();
-  const served = await findResource(c.env, group, version, request.plural);
+  const served = await findResource(c, group, version, request.plural);
   const format = negotiateObject(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);
   const includeObject = included(c.req.query("includeObject"));
@@ -223,7 +262,7 @@ function included(value: string | undefined): IncludeObject {
 const isTrue = (value: string | undefined) => value !== undefined && value !== "0" && value.toLowerCase() !== "false";
 
 function informerStub(c: K8sContext, served: ServedResource) {
-  return c.env.INFORMER.getByName(served.informer);
+  return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer });
 }
 
 function requireSynced(served: ServedResource, synced: boolean): void {

@@ -40,16 +40,21 @@ function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
   return (c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin)(c, next);
 }
 
+/** Whether `cluster` is registered: this isolate's memory first, then the factory (which never creates one here). */
+export async function isKnownCluster(env: AppEnv["Bindings"], cluster: string): Promise<boolean> {
+  if (registeredClusters.has(cluster)) return true;
+  if (!(await env.FACTORY.getByName(FACTORY_NAME).hasCluster(cluster))) return false;
+  registeredClusters.add(cluster);
+  return true;
+}
+
 export const requireKnownCluster: MiddlewareHandler<AppEnv> = async function requireKnownCluster(c, next) {
   if ((c.req.method === "PUT" || c.req.method === "DELETE") && /^\/clusters\/[^/]+\/?$/.test(c.req.path)) return next();
   return authorize(c, async () => {
     const parsed = clusterParam.safeParse({ cluster: c.req.param("cluster") });
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
     const cluster = parsed.data.cluster;
-    if (!registeredClusters.has(cluster)) {
-      if (!(await c.env.FACTORY.getByName(FACTORY_NAME).hasCluster(cluster))) throw new ApiError("NotFound", `cluster '${cluster}' not found`);
-      registeredClusters.add(cluster);
-    }
+    if (!(await isKnownCluster(c.env, cluster))) throw new ApiError("NotFound", `cluster '${cluster}' not found`);
     await next();
   });
 };

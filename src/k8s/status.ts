@@ -48,6 +48,8 @@ function resourceDetails(info: Pick<ResourceInfo, "plural" | "group">, name?: st
 export const statusErrors = {
   notFound: (info: Pick<ResourceInfo, "plural" | "group">, name: string) =>
     new StatusError(404, "NotFound", `${qualified(info)} "${name}" not found`, resourceDetails(info, name)),
+  /** `/k8s/clusters/{cluster}` of a cluster this deployment does not have (issue 12). */
+  unknownCluster: (cluster: string) => new StatusError(404, "NotFound", `cluster "${cluster}" not found`, { name: cluster, kind: "clusters" }),
   /** An unknown path under an API prefix (a resource nobody mirrors). */
   noSuchResource: () => new StatusError(404, "NotFound", "the server could not find the requested resource", {}),
   methodNotAllowed: () =>

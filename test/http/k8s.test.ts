@@ -1,13 +1,16 @@
 /**
  * `/k8s` through the Worker's front door: discovery, get and list answered as the fake API server
  * answers the same requests (the items it lists, in the shapes it writes), Status errors, consistent
- * continue pages, and the read-only rule. Real clients (kubectl, client-node) read it in test/e2e.
+ * continue pages, and the read-only rule; and per cluster (issue 12) under /k8s/clusters/{cluster}:
+ * each cluster's own answers, discovery and watches, unknown (404) and invalid (400) clusters. Real
+ * clients (kubectl, client-node) read it in test/e2e.
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { configMap, deployment, pod, widget } from "../fake-apiserver/builders.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
+import { addCluster, call, createSynced, objectIds, send, unique } from "../helpers/clusters.ts";
 import { newCluster, startInformer, waitConverged, waitSynced } from "../helpers/informer.ts";
 
 const base = "http://edge.test/k8s";
@@ -23,7 +26,7 @@ async function body(response: Response): Promise<any> {
   return response.json();
 }
 
-/** The fake server's answer to the same request, managedFields dropped as our cache drops them. */
+/** The fake server's answer to the same request (a list or one object), managedFields dropped as our cache drops them. */
 async function fromCluster(cluster: FakeCluster, path: string): Promise<any> {
   const answer = (await (await fetch(`${cluster.url}${path}`)).json()) as any;
   const strip = (o: KubeObject) => {
@@ -31,7 +34,35 @@ async function fromCluster(cluster: FakeCluster, path: string): Promise<any> {
     return o;
   };
   if (Array.isArray(answer.items)) answer.items = answer.items.map(strip);
+  else if (answer.metadata) strip(answer);
   return answer;
+}
+
+/** Reads NDJSON watch events from a streaming response until `done` says so (or a timeout). */
+async function collect(response: Response, done: (events: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const events: any[] = [];
+  let carry = "";
+  const end = Date.now() + timeoutMs;
+  try {
+    while (!done(events)) {
+      const left = end - Date.now();
+      if (left <= 0) throw new Error(`timed out with ${events.length} events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))}`);
+      const chunk = await Promise.race([reader.read(), new Promise<"timeout">((r) => setTimeout(() => r("timeout"), left))]);
+      if (chunk === "timeout") continue;
+      if (chunk.done) break;
+      carry += decoder.decode(chunk.value, { stream: true });
+      let newline;
+      while ((newline = carry.indexOf("\n")) !== -1) {
+        events.push(JSON.parse(carry.slice(0, newline)));
+        carry = carry.slice(newline + 1);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return events;
 }
 
 let shared: Promise<{ cluster: FakeCluster; name: string }> | undefined;
@@ -225,33 +256,6 @@ describe("/k8s", () => {
   });
 
   describe("watch", () => {
-    /** Reads NDJSON watch events from a streaming response until `done` says so (or a timeout). */
-    async function collect(response: Response, done: (events: any[]) => boolean, timeoutMs = 10_000): Promise<any[]> {
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      const events: any[] = [];
-      let carry = "";
-      const end = Date.now() + timeoutMs;
-      try {
-        while (!done(events)) {
-          const left = end - Date.now();
-          if (left <= 0) throw new Error(`timed out with ${events.length} events: ${JSON.stringify(events.map((e) => [e.type, e.object?.metadata?.name]))}`);
-          const chunk = await Promise.race([reader.read(), new Promise<"timeout">((r) => setTimeout(() => r("timeout"), left))]);
-          if (chunk === "timeout") continue;
-          if (chunk.done) break;
-          carry += decoder.decode(chunk.value, { stream: true });
-          let newline;
-          while ((newline = carry.indexOf("\n")) !== -1) {
-            events.push(JSON.parse(carry.slice(0, newline)));
-            carry = carry.slice(newline + 1);
-          }
-        }
-      } finally {
-        await reader.cancel().catch(() => {});
-      }
-      return events;
-    }
-
     it("streams every change after the list's resourceVersion in order, with the enter/leave rule", async () => {
       const { cluster, name } = await mirrored();
       await cluster.create("pods", pod({ name: "w1", namespace: "ns", labels: { app: "web" } }));
@@ -346,5 +350,191 @@ describe("/k8s", () => {
       const first = all[0]!.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`);
       for (const events of all) expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`)).toEqual(first);
     });
+  });
+});
+
+describe("/k8s/clusters/{cluster}", () => {
+  /** The Status of an unknown cluster, as kubectl reads it. */
+  const unknownCluster = (name: string) => ({
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: `cluster "${name}" not found`,
+    reason: "NotFound",
+    details: { name, kind: "clusters" },
+    code: 404,
+  });
+
+  let pair: Promise<{ east: FakeCluster; west: FakeCluster; a: string; b: string }> | undefined;
+  /**
+   * Two API servers as two run-time clusters, each with an informer named `pods` (names are per
+   * cluster); only `a` mirrors deployments, so discovery must differ between them.
+   */
+  function twoClusters() {
+    pair ??= (async () => {
+      const [east, west] = [await newCluster(), await newCluster()];
+      for (let i = 0; i < 5; i++) await east.create("pods", pod({ name: `east-${i}`, namespace: "shop", labels: { app: i % 2 ? "web" : "db" } }));
+      await east.create("deployments", deployment({ name: "web", namespace: "shop", replicas: 2 }));
+      for (let i = 0; i < 3; i++) await west.create("pods", pod({ name: `west-${i}`, namespace: "shop", labels: { app: "web" } }));
+      const [a, b] = [unique("a"), unique("b")];
+      await addCluster(a, east);
+      await addCluster(b, west);
+      await createSynced(`/clusters/${a}/informers/pods`);
+      await createSynced(`/clusters/${a}/informers/deployments`, { resource: "deployments.apps" });
+      await createSynced(`/clusters/${b}/informers/pods`);
+      return { east, west, a, b };
+    })();
+    return pair;
+  }
+
+  it("lists and gets from each cluster's own informers, as that cluster's API server answers", async () => {
+    const { east, west, a, b } = await twoClusters();
+    for (const [cluster, server, paths] of [
+      [a, east, ["/api/v1/pods", "/api/v1/namespaces/shop/pods?labelSelector=app%3Dweb", "/apis/apps/v1/namespaces/shop/deployments"]],
+      [b, west, ["/api/v1/pods", "/api/v1/namespaces/shop/pods"]],
+    ] as const) {
+      for (const path of paths) {
+        const response = await k8s(`/clusters/${cluster}${path}`);
+        expect(response.status, `${cluster} ${path}`).toBe(200);
+        const [ours, theirs] = [await body(response), await fromCluster(server, path)];
+        expect(theirs.items.length, `${cluster} ${path}: the reference is not empty`).toBeGreaterThan(0);
+        expect([ours.kind, ours.items], `${cluster} ${path}`).toEqual([theirs.kind, theirs.items]);
+      }
+    }
+    const got = await body(await k8s(`/clusters/${b}/api/v1/namespaces/shop/pods/west-1`));
+    expect(got).toEqual(await fromCluster(west, "/api/v1/namespaces/shop/pods/west-1"));
+    // east-1 is a's: b answers as its own server does, NotFound.
+    const missing = await k8s(`/clusters/${b}/api/v1/namespaces/shop/pods/east-1`);
+    expect([missing.status, await body(missing)]).toEqual([404, expect.objectContaining({ kind: "Status", reason: "NotFound", message: 'pods "east-1" not found' })]);
+    // /k8s stays the default cluster, and /k8s/clusters/default is the same server.
+    const { cluster } = await mirrored();
+    const defaults = (await body(await k8s("/api/v1/pods"))).items;
+    expect(defaults).toEqual((await fromCluster(cluster, "/api/v1/pods")).items);
+    expect((await body(await k8s("/clusters/default/api/v1/pods"))).items).toEqual(defaults);
+  });
+
+  it("serves discovery per cluster, its cache never answering for another cluster", async () => {
+    const { a, b } = await twoClusters();
+    // Back to back, well within the cache's lifetime: b must not be served from a's entry.
+    expect((await k8s(`/clusters/${a}/apis/apps/v1/deployments`)).status).toBe(200);
+    const absent = await k8s(`/clusters/${b}/apis/apps/v1/deployments`);
+    expect([absent.status, (await body(absent)).message]).toEqual([404, "the server could not find the requested resource"]);
+    expect((await k8s(`/clusters/${b}/apis/apps/v1`)).status).toBe(404);
+    expect((await k8s(`/clusters/${a}/apis/apps/v1`)).status).toBe(200);
+    const groups = async (cluster: string) => (await body(await k8s(`/clusters/${cluster}/apis`))).groups.map((g: any) => g.name);
+    expect(await groups(a)).toEqual(["apps"]);
+    expect(await groups(b)).toEqual([]);
+    const aggregated = async (cluster: string) =>
+      (await body(await k8s(`/clusters/${cluster}/apis`, { headers: { accept: AGGREGATED } }))).items.map((i: any) => i.metadata.name);
+    expect([await aggregated(a), await aggregated(b)]).toEqual([["apps"], []]);
+    const core = (await body(await k8s(`/clusters/${b}/api/v1`))).resources.map((r: any) => r.name);
+    expect(core).toEqual(["pods"]);
+    expect((await body(await k8s(`/clusters/${b}/api`))).kind).toBe("APIVersions");
+    const version = await k8s(`/clusters/${b}/version`);
+    expect([version.status, (await body(version)).gitVersion]).toEqual([200, "v1.32.0"]);
+  });
+
+  it("pages with limit and continue under the cluster's prefix, and answers Table output", async () => {
+    const { east, a } = await twoClusters();
+    const names: string[] = [];
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const page = await body(await k8s(`/clusters/${a}/api/v1/pods?limit=2${token ? `&continue=${encodeURIComponent(token)}` : ""}`));
+      names.push(...page.items.map((o: KubeObject) => o.metadata.name));
+      token = page.metadata.continue;
+      pages++;
+    } while (token);
+    expect(pages).toBe(3);
+    expect(names).toEqual((await fromCluster(east, "/api/v1/pods")).items.map((o: KubeObject) => o.metadata.name));
+    const table = await body(await k8s(`/clusters/${a}/api/v1/namespaces/shop/pods`, { headers: { accept: TABLE } }));
+    expect([table.kind, table.rows.map((r: any) => r.cells[0])]).toEqual(["Table", names]);
+  });
+
+  it("watches each cluster's own changes only", async () => {
+    const { east, west, a, b } = await twoClusters();
+    const watchFrom = async (cluster: string) => {
+      const rv = (await body(await k8s(`/clusters/${cluster}/api/v1/namespaces/watched/pods`))).metadata.resourceVersion;
+      return k8s(`/clusters/${cluster}/api/v1/namespaces/watched/pods?watch=true&resourceVersion=${rv}`);
+    };
+    const [fromA, fromB] = [await watchFrom(a), await watchFrom(b)];
+    // Each stream ends at its own cluster's second change; a leak would arrive in between.
+    const seenA = collect(fromA, (e) => e.length >= 2);
+    const seenB = collect(fromB, (e) => e.length >= 2);
+    await east.create("pods", pod({ name: "east-w1", namespace: "watched" }));
+    await west.create("pods", pod({ name: "west-w1", namespace: "watched" }));
+    await east.delete("pods", { metadata: { namespace: "watched", name: "east-w1" } });
+    await west.delete("pods", { metadata: { namespace: "watched", name: "west-w1" } });
+    const describe = (events: any[]) => events.map((e) => `${e.type} ${e.object.metadata.name}`);
+    expect(describe(await seenA)).toEqual(["ADDED east-w1", "DELETED east-w1"]);
+    expect(describe(await seenB)).toEqual(["ADDED west-w1", "DELETED west-w1"]);
+  });
+
+  it("refuses writes with 405 under a cluster's prefix, before looking the cluster up", async () => {
+    const { east, a } = await twoClusters();
+    for (const cluster of [a, unique("ghost"), "Not_A_Name"]) {
+      const response = await k8s(`/clusters/${cluster}/api/v1/namespaces/shop/pods/east-1`, { method: "DELETE" });
+      expect([cluster, response.status, (await body(response)).reason]).toEqual([cluster, 405, "MethodNotAllowed"]);
+    }
+    expect((await east.state("pods", "shop")).items.map((o: KubeObject) => o.metadata.name)).toContain("east-1");
+  });
+
+  it("answers an unknown cluster with a NotFound Status on every route, touching no informer object", async () => {
+    await twoClusters();
+    const before = await objectIds();
+    const ghost = unique("ghost");
+    const paths = [
+      "",
+      "/",
+      "/version",
+      "/api",
+      "/apis",
+      "/api/v1",
+      "/apis/apps",
+      "/apis/apps/v1",
+      "/api/v1/pods",
+      "/api/v1/pods?watch=true",
+      "/api/v1/namespaces/shop/pods/east-1",
+      "/api/v1/namespaces/shop",
+      "/apis/apps/v1/namespaces/shop/deployments?limit=1",
+      "/no/such/path",
+    ];
+    for (const path of paths) {
+      const response = await k8s(`/clusters/${ghost}${path}`);
+      expect([path, response.status, await body(response)]).toEqual([path, 404, unknownCluster(ghost)]);
+    }
+    // A known cluster without informers: nothing is served, and still no informer object is reached.
+    const empty = unique("empty");
+    await addCluster(empty, await newCluster());
+    const none = await k8s(`/clusters/${empty}/api/v1/pods`);
+    expect([none.status, (await body(none)).message]).toEqual([404, "the server could not find the requested resource"]);
+    expect((await body(await k8s(`/clusters/${empty}/api/v1`))).resources).toEqual([]);
+    expect(await objectIds()).toEqual(before);
+    expect((await send("DELETE", `/clusters/${empty}`)).status).toBe(204);
+    expect((await call(`/clusters/${ghost}`)).status).toBe(404); // nothing registered either
+  });
+
+  it("answers an invalid cluster name with a BadRequest Status", async () => {
+    const before = await objectIds();
+    for (const name of ["Not_A_Name", "x".repeat(64), "-dash", "a.b", "%20"]) {
+      const response = await k8s(`/clusters/${name}/api/v1/pods`);
+      const status = await body(response);
+      expect([name, response.status, status.kind, status.reason]).toEqual([name, 400, "Status", "BadRequest"]);
+      expect(status.message).toMatch(/^invalid cluster name ".*": a cluster name is a lower-case DNS label/);
+    }
+    expect(await objectIds()).toEqual(before);
+  });
+
+  it("stops serving a cluster once it is removed", async () => {
+    const server = await newCluster();
+    await server.create("pods", pod({ name: "p-1", namespace: "default" }));
+    const name = unique("gone");
+    await addCluster(name, server);
+    await createSynced(`/clusters/${name}/informers/pods`);
+    expect((await body(await k8s(`/clusters/${name}/api/v1/pods`))).items).toHaveLength(1);
+    expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
+    const response = await k8s(`/clusters/${name}/api/v1/pods`);
+    expect([response.status, await body(response)]).toEqual([404, unknownCluster(name)]);
   });
 });
