@@ -433,6 +433,11 @@ describe("/k8s/clusters/{cluster}", () => {
     expect((await body(await k8s(`/clusters/${b}/api`))).kind).toBe("APIVersions");
     const version = await k8s(`/clusters/${b}/version`);
     expect([version.status, (await body(version)).gitVersion]).toEqual([200, "v1.32.0"]);
+    // Paths no API server has are a NotFound Status too, under either prefix.
+    for (const path of ["/no/such/path", `/clusters/${a}/no/such/path`, `/clusters/${a}`]) {
+      const response = await k8s(path);
+      expect([path, response.status, await body(response)]).toEqual([path, 404, expect.objectContaining({ kind: "Status", reason: "NotFound" })]);
+    }
   });
 
   it("pages with limit and continue under the cluster's prefix, and answers Table output", async () => {
