@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
+import { basename, delimiter, join } from "node:path";
 import { e2e } from "./context.ts";
 import { OPENSSL } from "./tls-proxy.ts";
 
@@ -49,15 +49,22 @@ export interface KubectlResult {
 }
 
 export interface KubectlOptions {
-  /** Which kubeconfig: our Worker's /k8s (`edge`) or the fake API server's cluster (`fake`). */
-  config: Target;
+  /**
+   * Which kubeconfig: our Worker's /k8s (`edge`), the fake API server's cluster (`fake`), or a file
+   * of a test's own (e.g. several contexts, chosen with `--context`).
+   */
+  config: Target | { kubeconfig: string };
   timeoutMs?: number;
 }
 
-function baseArgs(config: Target): string[] {
+const label = (config: KubectlOptions["config"]) => (typeof config === "string" ? config : basename(config.kubeconfig));
+
+function baseArgs(config: KubectlOptions["config"]): string[] {
   const { kubeconfigs, scratchDir } = e2e();
-  // A cache directory per target keeps discovery of one server from answering for the other.
-  return ["--kubeconfig", kubeconfigs[config], "--cache-dir", join(scratchDir, `kube-cache-${config}`)];
+  // A cache directory per kubeconfig keeps discovery of one server from answering for the other;
+  // the contexts of one file share one, as a user's do (kubectl keys its cache by server URL).
+  const path = typeof config === "string" ? kubeconfigs[config] : config.kubeconfig;
+  return ["--kubeconfig", path, "--cache-dir", join(scratchDir, `kube-cache-${label(config)}`)];
 }
 
 const KUBECTL_ENV = { ...process.env, KUBECONFIG: "", NO_COLOR: "1", KUBECTL_INTERACTIVE_DELETE: "false" };
@@ -72,7 +79,7 @@ export function kubectl(args: string[], { config, timeoutMs = 20_000 }: KubectlO
     child.stderr.on("data", (d: Buffer) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
-      reject(new Error(`kubectl ${args.join(" ")} (${config}) did not finish in ${timeoutMs} ms\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr.slice(-2000)}`));
+      reject(new Error(`kubectl ${args.join(" ")} (${label(config)}) did not finish in ${timeoutMs} ms\nstdout: ${stdout.slice(-2000)}\nstderr: ${stderr.slice(-2000)}`));
     }, timeoutMs);
     child.on("error", (error) => {
       clearTimeout(timer);
@@ -88,7 +95,7 @@ export function kubectl(args: string[], { config, timeoutMs = 20_000 }: KubectlO
 /** Runs kubectl and parses stdout as JSON; rejects with stderr when it exits non-zero. */
 export async function kubectlJson<T>(args: string[], options: KubectlOptions): Promise<T> {
   const result = await kubectl(args, options);
-  if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} (${options.config}) exited ${result.code}: ${result.stderr}`);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} (${label(options.config)}) exited ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
 }
 
