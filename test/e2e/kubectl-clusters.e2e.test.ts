@@ -1,23 +1,26 @@
 /**
  * kubectl with one kubeconfig of several contexts, one per cluster (issue 12, "/k8s per cluster"):
- * two more fake API servers become the Worker's run-time clusters `east` and `west`, each context
+ * two more fake API servers become the Worker's run-time clusters `prod` and `staging`, each context
  * points at `https://<worker>/k8s/clusters/<cluster>`, and two more contexts point at the fake servers
- * themselves, for the reference answers. `kubectl --context east get pods -A` must equal east's own
- * server's answer (and west's likewise), `get pods -w` on each context sees only its own cluster's
- * changes, and a NotFound reads as kubectl's usual one. Both clusters hold a pod of the same name
+ * themselves, for the reference answers. `kubectl --context prod get pods -A` must equal prod's own
+ * server's answer (and staging's likewise), `get pods -w` on each context sees only its own cluster's
+ * changes, and a NotFound reads as kubectl's usual one; the example kubeconfig of the docs works as
+ * written. Both clusters hold a pod of the same name
  * with different labels, so an answer from the wrong cluster cannot pass for the right one.
  */
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 import { deployment, namespace, pod } from "../fake-apiserver/builders.ts";
 import { e2e, workerJson } from "./context.ts";
 import { readKubeconfig, writeKubeconfigContexts } from "./kubeconfig.ts";
-import { KUBECTL_MISSING, kubectl, kubectlJson, kubectlStream, kubectlSuite, parseJsonStream, type KubectlStream } from "./kubectl.ts";
+import { KUBECTL_MISSING, kubectl, kubectlJson, type KubectlOptions, kubectlStream, kubectlSuite, parseJsonStream, type KubectlStream } from "./kubectl.ts";
 import { withoutManagedFields, type KubeList, type KubeObject } from "./objects.ts";
 import { waitFor } from "./wait.ts";
+import { ROOT } from "./worker.ts";
 
-const CLUSTERS = ["east", "west"] as const;
+const CLUSTERS = ["prod", "staging"] as const;
 type Name = (typeof CLUSTERS)[number];
 const WATCHED = "watched";
 const WAIT_MS = 30_000;
@@ -54,10 +57,10 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
       await admin("PUT", `/clusters/${name}`, { server: server.url });
       await admin("PUT", `/clusters/${name}/informers/pods`, { resource: "pods" });
     }
-    // Only east mirrors deployments: west's discovery must not offer them, whatever kubectl cached for east.
-    await servers.east.create("deployments", deployment({ name: "web", namespace: "shop", replicas: 2 }));
-    await admin("PUT", "/clusters/east/informers/deployments", { resource: "deployments.apps" });
-    for (const path of ["/clusters/east/informers/pods", "/clusters/west/informers/pods", "/clusters/east/informers/deployments"]) {
+    // Only prod mirrors deployments: staging's discovery must not offer them, whatever kubectl cached for prod.
+    await servers.prod.create("deployments", deployment({ name: "web", namespace: "shop", replicas: 2 }));
+    await admin("PUT", "/clusters/prod/informers/deployments", { resource: "deployments.apps" });
+    for (const path of ["/clusters/prod/informers/pods", "/clusters/staging/informers/pods", "/clusters/prod/informers/deployments"]) {
       await waitFor(async () => (await workerJson<{ synced: boolean }>(path)).synced, { timeoutMs: WAIT_MS, intervalMs: 200, what: `${path} to sync` });
     }
     // The contexts reach the Worker as the `edge` kubeconfig does (the HTTPS front, READ_TOKEN).
@@ -95,11 +98,11 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
   });
 
   it("follows continue pages under the cluster's prefix", async () => {
-    const result = await kubectl(ctx("west", ["get", "pods", "-A", "--chunk-size=2", "-o", "json", "-v=6"]), { config: kubeconfig });
+    const result = await kubectl(ctx("staging", ["get", "pods", "-A", "--chunk-size=2", "-o", "json", "-v=6"]), { config: kubeconfig });
     expect(result.code, result.stderr).toBe(0);
     const requests = [...result.stderr.matchAll(/GET (\S+\/api\/v1\/pods\?\S+) 200/g)].map((m) => new URL(m[1]!));
     expect(requests.length).toBe(Math.ceil((JSON.parse(result.stdout) as KubeList).items.length / 2));
-    expect(requests.every((url) => url.pathname === "/k8s/clusters/west/api/v1/pods")).toBe(true);
+    expect(requests.every((url) => url.pathname === "/k8s/clusters/staging/api/v1/pods")).toBe(true);
     expect(requests.slice(1).every((url) => (url.searchParams.get("continue") ?? "") !== "")).toBe(true);
   });
 
@@ -109,7 +112,7 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
     const events = (name: Name) =>
       (parseJsonStream(streams[name].stdout()) as { type: string; object: KubeObject }[]).map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`);
     const seen = (name: Name) => `${name}: ${events(name).join(", ")} / ${streams[name].stderr().slice(-1000)}`;
-    const expected: Record<Name, string[]> = { east: [], west: [] };
+    const expected: Record<Name, string[]> = { prod: [], staging: [] };
     const record = (name: Name, type: string, object: KubeObject) => expected[name].push(`${type} ${object.metadata.name} ${object.metadata.resourceVersion}`);
     try {
       for (const name of CLUSTERS) {
@@ -118,12 +121,12 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
         // The seed printed means the list is done and the watch opened from its resourceVersion.
         await waitFor(() => events(name).length >= 1, { timeoutMs: WAIT_MS, what: `the initial list (${seen(name)})` });
       }
-      // Interleaved, so a leak would land between a stream's own events; east's last change comes after all of west's.
-      record("east", "ADDED", await servers.east.create("pods", pod({ name: "east-w", namespace: WATCHED })));
-      record("west", "ADDED", await servers.west.create("pods", pod({ name: "west-w", namespace: WATCHED })));
-      record("east", "MODIFIED", await servers.east.update("pods", pod({ name: "east-w", namespace: WATCHED, phase: "Succeeded" })));
-      record("west", "DELETED", await servers.west.delete("pods", { metadata: { namespace: WATCHED, name: "west-w" } }));
-      record("east", "DELETED", await servers.east.delete("pods", { metadata: { namespace: WATCHED, name: "east-w" } }));
+      // Interleaved, so a leak would land between a stream's own events; prod's last change comes after all of staging's.
+      record("prod", "ADDED", await servers.prod.create("pods", pod({ name: "prod-w", namespace: WATCHED })));
+      record("staging", "ADDED", await servers.staging.create("pods", pod({ name: "staging-w", namespace: WATCHED })));
+      record("prod", "MODIFIED", await servers.prod.update("pods", pod({ name: "prod-w", namespace: WATCHED, phase: "Succeeded" })));
+      record("staging", "DELETED", await servers.staging.delete("pods", { metadata: { namespace: WATCHED, name: "staging-w" } }));
+      record("prod", "DELETED", await servers.prod.delete("pods", { metadata: { namespace: WATCHED, name: "prod-w" } }));
       for (const name of CLUSTERS) {
         await waitFor(() => events(name).length >= expected[name].length, { timeoutMs: WAIT_MS, what: `every change of ${name} (${seen(name)})` });
       }
@@ -134,19 +137,36 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
   });
 
   it("prints kubectl's usual NotFound for an object only the other cluster has", async () => {
-    for (const context of ["west", "west-server"]) {
-      const result = await kubectl(ctx(context, ["get", "pod", "east-1", "-n", "shop"]), { config: kubeconfig });
-      expect([context, result.code, result.stderr.trim()]).toEqual([context, 1, 'Error from server (NotFound): pods "east-1" not found']);
+    for (const context of ["staging", "staging-server"]) {
+      const result = await kubectl(ctx(context, ["get", "pod", "prod-1", "-n", "shop"]), { config: kubeconfig });
+      expect([context, result.code, result.stderr.trim()]).toEqual([context, 1, 'Error from server (NotFound): pods "prod-1" not found']);
     }
-    const found = await kubectlJson<KubeObject>(ctx("east", ["get", "pod", "east-1", "-n", "shop", "-o", "json"]), { config: kubeconfig });
-    expect(found.metadata.name).toBe("east-1");
+    const found = await kubectlJson<KubeObject>(ctx("prod", ["get", "pod", "prod-1", "-n", "shop", "-o", "json"]), { config: kubeconfig });
+    expect(found.metadata.name).toBe("prod-1");
   });
 
   it("discovers each cluster's own resources, with one kubectl cache for both contexts", async () => {
-    const listed = await kubectlJson<KubeList>(ctx("east", ["get", "deployments", "-A", "-o", "json"]), { config: kubeconfig });
+    const listed = await kubectlJson<KubeList>(ctx("prod", ["get", "deployments", "-A", "-o", "json"]), { config: kubeconfig });
     expect(listed.items.map((o) => o.metadata.name)).toEqual(["web"]);
-    const result = await kubectl(ctx("west", ["get", "deployments", "-A"]), { config: kubeconfig });
+    const result = await kubectl(ctx("staging", ["get", "deployments", "-A"]), { config: kubeconfig });
     expect([result.code, result.stderr.trim()]).toEqual([1, 'error: the server doesn\'t have a resource type "deployments"']);
+  });
+
+  it.each(["README.md", "docs/api.md"])("works with the example kubeconfig of %s", async (doc) => {
+    const { kubeconfigs, scratchDir, readToken } = e2e();
+    const text = readFileSync(join(ROOT, doc), "utf8");
+    const example = /kubectl with many clusters|Many clusters: `\/k8s\/clusters\/\{cluster\}`/.exec(text);
+    expect(example, `${doc} has the section`).not.toBeNull();
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(text.slice(example!.index))![1]!;
+    // Only the Worker's address and the token are the reader's to fill in.
+    const edge = readKubeconfig(kubeconfigs.edge).server.replace(/\/k8s$/, "");
+    const path = join(scratchDir, `${doc.replace("/", "-")}.kubeconfig`);
+    writeFileSync(path, yaml.replaceAll("https://edge-informer.example.workers.dev", edge).replace("<READ_TOKEN>", readToken), { mode: 0o600 });
+    const names = async (config: KubectlOptions["config"], args: string[]) =>
+      (await kubectlJson<KubeList>([...args, "get", "pods", "-A", "-o", "json"], { config })).items.map(identity);
+    const tls = ["--insecure-skip-tls-verify"]; // the e2e front's certificate is self-signed
+    for (const name of CLUSTERS) expect(await names({ kubeconfig: path }, [...tls, "--context", name]), name).toEqual(await names(kubeconfig, ["--context", `${name}-server`]));
+    expect(await names({ kubeconfig: path }, [...tls, "--context", "default"])).toEqual(await names("fake", []));
   });
 
   it("answers a context of an unknown cluster with NotFound, the Status naming the cluster", async () => {
