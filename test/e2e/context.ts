@@ -48,3 +48,16 @@ export async function workerJson<T>(path: string): Promise<T> {
   if (!response.ok) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
+
+/** A call to the Worker's own API with the admin token and an optional JSON body; the answer's JSON, or undefined for a 204. */
+export async function workerAdmin<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const { workerUrl, adminToken } = e2e();
+  const response = await fetch(`${workerUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(15_000),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (response.status === 204 ? undefined : await response.json()) as T;
+}

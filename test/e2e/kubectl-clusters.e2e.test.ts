@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 import { deployment, namespace, pod } from "../fake-apiserver/builders.ts";
-import { e2e, workerJson } from "./context.ts";
+import { e2e, workerAdmin as admin, workerJson } from "./context.ts";
 import { readKubeconfig, writeKubeconfigContexts } from "./kubeconfig.ts";
 import { KUBECTL_MISSING, kubectl, kubectlJson, type KubectlOptions, kubectlStream, kubectlSuite, parseJsonStream, type KubectlStream } from "./kubectl.ts";
 import { withoutManagedFields, type KubeList, type KubeObject } from "./objects.ts";
@@ -24,18 +24,6 @@ const CLUSTERS = ["prod", "staging"] as const;
 type Name = (typeof CLUSTERS)[number];
 const WATCHED = "watched";
 const WAIT_MS = 30_000;
-
-/** A call to the Worker's own API with the admin token, failing on anything but 2xx. */
-async function admin(method: string, path: string, body?: unknown): Promise<void> {
-  const { workerUrl, adminToken } = e2e();
-  const response = await fetch(`${workerUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-}
 
 const servers = {} as Record<Name, FakeCluster>;
 let kubeconfig: { kubeconfig: string };
