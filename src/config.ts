@@ -10,7 +10,7 @@ import { parseFieldPath } from "./cache/field-path.ts";
 import { NAMESPACE_INDEX } from "./cache/indexer.ts";
 import type { InformerSettings } from "./cache/informer.ts";
 import { meantBuiltIn } from "./k8s/catalog.ts";
-import { resolveResource } from "./kube/resources.ts";
+import { checkResourcePattern, resolveResource } from "./kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
 import { declaredSubscriptionSchema } from "./delivery/subscription-spec.ts";
 import { DEFAULT_CLUSTER, informerObjectName } from "./clusters/cluster.ts";
@@ -79,12 +79,7 @@ export const informerSpecSchema = z
   .check(
     z.superRefine((spec, ctx) => {
       check(ctx, ["resource"], () => {
-        const meant = meantBuiltIn(spec.resource);
-        if (meant !== undefined) {
-          throw new Error(
-            `'${spec.resource}' is kubectl's shorthand for the built-in resource '${meant}': write "resource": "${meant}" (informer specs name a resource as plural.group)`,
-          );
-        }
+        checkResourceName(spec.resource);
         const ref = resolveResource(spec.resource, spec.apiVersion);
         if (spec.namespace !== undefined && ref.namespaced === false) {
           throw new Error(`'${spec.resource}' is cluster-scoped: it has no namespace to watch`);
@@ -105,6 +100,21 @@ export const informerSpecSchema = z
       });
     }),
   );
+
+/**
+ * Throws an Error saying what is wrong with a resource name informer specs refuse: kubectl's
+ * shorthand for a built-in (`po`, `deployment`), or not of the form plural[.group]. Searches name
+ * their resource the same way (src/http/search.ts).
+ */
+export function checkResourceName(resource: string): void {
+  const meant = meantBuiltIn(resource);
+  if (meant !== undefined) {
+    throw new ValidationError(
+      `'${resource}' is kubectl's shorthand for the built-in resource '${meant}': write "resource": "${meant}" (informer specs name a resource as plural.group)`,
+    );
+  }
+  checkResourcePattern(resource);
+}
 
 export type InformerSpecInput = z.input<typeof informerSpecSchema>;
 /** A validated, defaulted informer spec with its name. */

@@ -40,7 +40,8 @@ export interface Position {
 }
 
 export type VersionedPage =
-  | { expired: false; items: string[]; at: number; next?: Position }
+  /** `keys[i]` is the key of `items[i]`: a search across clusters merges pages by key (src/search). */
+  | { expired: false; items: string[]; keys: string[]; at: number; next?: Position }
   | { expired: true };
 
 /** One page of the cache as it was at `from.at` (or as it is, when `from` is absent). */
@@ -53,6 +54,7 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   // The namespace is already scoped: by the SQL for cached rows, by key prefix in statesAt.
   const filter = makeFilter({ ...query, namespace: undefined });
   const items: string[] = [];
+  const keys: string[] = [];
   let bytes = 0;
   let after = from?.after ?? "";
   let scanned = 0;
@@ -60,15 +62,16 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
     if (body !== null && (!filter || filter(JSON.parse(body) as KubeObject))) {
       // A match that does not fit: the page ends before it, and it proves that more follow.
       if (items.length === query.limit || (items.length > 0 && bytes + body.length > MAX_PAGE_BYTES)) {
-        return { expired: false, items, at, next: { at, after } };
+        return { expired: false, items, keys, at, next: { at, after } };
       }
       items.push(body);
+      keys.push(key);
       bytes += body.length;
     }
     after = key;
-    if (++scanned >= MAX_SCAN) return { expired: false, items, at, next: { at, after } };
+    if (++scanned >= MAX_SCAN) return { expired: false, items, keys, at, next: { at, after } };
   }
-  return { expired: false, items, at };
+  return { expired: false, items, keys, at };
 }
 
 /**

@@ -9,6 +9,7 @@
  * A custom resource is served once its informer caches an object: the kind and scope come from it.
  */
 import type { RegisteredInformer } from "../cache/informer-registry.ts";
+import type { InformerSpec } from "../config.ts";
 import { type ResourceInfo, describeResource } from "./catalog.ts";
 
 export interface ServedResource {
@@ -21,10 +22,15 @@ export interface ServedResource {
 /** What a cached object of a custom resource shows (its kind and scope), or undefined while none is cached. */
 export type SampleOf = (informer: string) => Promise<{ kind: string; namespaced: boolean } | undefined>;
 
+/** Whether an informer holds its whole resource, so that it may answer for it (the rule above; search uses it too). */
+export function holdsWholeResource(spec: Pick<InformerSpec, "namespace" | "labelSelector" | "fieldSelector">): boolean {
+  return spec.namespace === undefined && !spec.labelSelector && !spec.fieldSelector;
+}
+
 export async function servedResources(informers: readonly RegisteredInformer[], sampleOf: SampleOf): Promise<ServedResource[]> {
   const byResource = new Map<string, ServedResource>();
   for (const { name, spec } of informers) {
-    if (spec.namespace !== undefined || spec.labelSelector || spec.fieldSelector) continue;
+    if (!holdsWholeResource(spec)) continue;
     let info: ResourceInfo | undefined;
     try {
       info = describeResource(spec.resource, spec.apiVersion) ?? describeResource(spec.resource, spec.apiVersion, await sampleOf(name));

@@ -63,11 +63,16 @@ const BUILT_INS: Record<string, BuiltIn> = {
 
 const RESOURCE_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9.-]*[a-z0-9])?)?$/;
 
-/** Resolves `resource` (+ optional `apiVersion`) or throws ValidationError saying what is missing. */
-export function resolveResource(resource: string, apiVersion?: string): ResourceRef {
+/** Throws ValidationError unless `resource` has the form of a kubectl resource name (plural[.group]). */
+export function checkResourcePattern(resource: string): void {
   if (!RESOURCE_PATTERN.test(resource)) {
     throw new ValidationError(`resource '${resource}' is not a kubectl resource name such as "pods" or "deployments.apps"`);
   }
+}
+
+/** Resolves `resource` (+ optional `apiVersion`) or throws ValidationError saying what is missing. */
+export function resolveResource(resource: string, apiVersion?: string): ResourceRef {
+  checkResourcePattern(resource);
   const dot = resource.indexOf(".");
   const plural = dot === -1 ? resource : resource.slice(0, dot);
   const group = dot === -1 ? "" : resource.slice(dot + 1);

@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
-import { listAt, type Position, type VersionedPage } from "../cache/versioned-list.ts";
+import { listAt, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
@@ -181,21 +181,26 @@ export class InformerObject extends DurableObject<Env> {
     query: Omit<ObjectQuery, "continue"> & { limit: number },
     from?: Position,
   ): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#withInformer((_, informer) =>
-      this.#answer(
-        informer,
-        listAt(
-          informer.indexer,
-          informer.log,
-          {
-            ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
-            ...parseSelectors(query),
-            limit: Math.min(query.limit, MAX_LIST_LIMIT),
-          },
-          from,
-        ),
-      ),
-    );
+    return this.#withInformer((_, informer) => this.#answer(informer, listAt(informer.indexer, informer.log, versionedQuery(query), from)));
+  }
+
+  /**
+   * A page of a search across clusters (src/search): `listAt`, except that a position this cache can
+   * no longer serve at its snapshot (expired, or from a log before the informer was recreated)
+   * continues after the same key in the cache as it is now, instead of failing the whole search.
+   * The page's `at` then differs from `from.at`: a new snapshot, at the answer's resourceVersion.
+   */
+  async searchAt(
+    query: Omit<ObjectQuery, "continue"> & { limit: number },
+    from?: Position,
+  ): Promise<Result<QueryAnswer<VersionedPage>>> {
+    return this.#withInformer((_, informer) => {
+      const parsed = versionedQuery(query);
+      const tail = informer.log.bounds().tail;
+      let page = listAt(informer.indexer, informer.log, parsed, from && from.at > tail ? { at: tail, after: from.after } : from);
+      if (page.expired) page = listAt(informer.indexer, informer.log, parsed, { at: tail, after: from?.after ?? "" });
+      return this.#answer(informer, page);
+    });
   }
 
   /**
@@ -519,6 +524,15 @@ function parseSelectors(query: { labelSelector?: string; fieldSelector?: string 
   return {
     ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
     ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
+  };
+}
+
+/** A list request's query for versioned-list.ts: selectors parsed, the limit capped. */
+function versionedQuery(query: Omit<ObjectQuery, "continue"> & { limit: number }): VersionedQuery {
+  return {
+    ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+    ...parseSelectors(query),
+    limit: Math.min(query.limit, MAX_LIST_LIMIT),
   };
 }
 

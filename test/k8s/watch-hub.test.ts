@@ -17,7 +17,7 @@ function scriptedLog() {
     },
     bounds: () => ({ head: 1, tail: events.length }),
     cacheResourceVersion: () => String(100 + events.length),
-    listAt: () => ({ expired: false, items: [], at: events.length }),
+    listAt: () => ({ expired: false, items: [], keys: [], at: events.length }),
     positionOf: () => ({ after: events.length, skipUpTo: String(100 + events.length) }),
   };
   return {
