@@ -16,6 +16,7 @@ import { statusRoutes } from "./status-page.ts";
 import { clusterRoutes } from "./clusters.ts";
 import { requireKnownCluster, requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
+import { searchRoutes } from "./search.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
 import { refuseCrossSiteWrites, requireJsonBody } from "./validate.ts";
 
@@ -71,6 +72,7 @@ export function createApp(): Hono<AppEnv> {
     app.route(base, informerSubscriptionRoutes);
   }
   app.route("/subscriptions", subscriptionRoutes);
+  app.route("/search", searchRoutes);
   app.route("/metrics", metricsRoutes);
   return app;
 }

@@ -21,7 +21,7 @@ const pageQuery = {
   // An index-value page's token holds the last value, which may be long (an indexed annotation).
   continue: text(12 * 1024),
 };
-const listQuery = z.strictObject({
+export const listQuery = z.strictObject({
   namespace: text(63),
   labelSelector: text(4096),
   fieldSelector: text(4096),

@@ -1,0 +1,207 @@
+/**
+ * `GET /search/{resource}` (issue 12, docs/api.md "Search across clusters"): the objects of one
+ * resource in many clusters, read from each cluster's informer, merged into pages.
+ *
+ * Contract:
+ * - Scope: the clusters named in `clusters=a,b`, or every cluster with an informer of the resource.
+ *   In each, the informer that holds the whole resource answers — the `/k8s` rule (k8s/served.ts):
+ *   no namespace or selectors, the first by name among several. An unknown cluster is a 404, an
+ *   invalid name or resource a 400 (with the wording of informer specs), a named cluster without
+ *   such an informer a 404; nothing is created either way.
+ * - Items come in (key, cluster) order, each with its cluster in the `edge-informer/cluster`
+ *   annotation (search/annotate.ts). `resourceVersions` names, per cluster read, the
+ *   resourceVersion its items were read at.
+ * - Paging (search/merge.ts, search/search-token.ts): the continue token holds each cluster's
+ *   position and snapshot, so every page of one search reads each cluster at its first page's
+ *   snapshot (versioned-list.ts): per cluster no duplicate and no gap, whatever changes meanwhile.
+ *   Where a snapshot can no longer be served, that cluster continues after the same key in its
+ *   cache as it is then (InformerObject.searchAt) — still no duplicate and no gap among objects
+ *   that exist throughout — where `/k8s` answers 410 and makes the client start again: one
+ *   cluster's churn should not restart a search over all of them.
+ * - A cluster that does not answer within SEARCH_DEADLINE.ms (or fails, or is not synced yet) is
+ *   named in `partial` and keeps its position in the token, so the next page tries it again; the
+ *   others answer. `continue` is absent only when every cluster's list is complete.
+ * Memory: each cluster's read is one page (at most `limit` items, and about MAX_PAGE_BYTES); the
+ * answer holds at most `limit` items.
+ */
+import { type Context, Hono } from "hono";
+import * as z from "zod/mini";
+import type { RegisteredInformer } from "../cache/informer-registry.ts";
+import type { Position, VersionedPage } from "../cache/versioned-list.ts";
+import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
+import { informerStub } from "../clusters/stubs.ts";
+import { checkResourceName } from "../config.ts";
+import { ApiError, ValidationError } from "../errors.ts";
+import { holdsWholeResource } from "../k8s/served.ts";
+import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
+import { errorText, logger } from "../log.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import type { QueryAnswer } from "../objects/informer-object.ts";
+import { withClusterAnnotation } from "../search/annotate.ts";
+import { type ClusterPage, mergePages } from "../search/merge.ts";
+import { type ClusterCursor, decodeSearchToken, encodeSearchToken, searchFingerprint } from "../search/search-token.ts";
+import type { AppEnv } from "./app-env.ts";
+import { requireRead } from "./auth.ts";
+import { listQuery } from "./query.ts";
+import { validate } from "./validate.ts";
+
+/** How long a search waits for each cluster's page. Tests shorten it. */
+export const SEARCH_DEADLINE = { ms: 2_000 };
+/** Items of a page without `limit`: each cluster reads up to this many, so less than the objects route's 5,000. */
+const DEFAULT_LIMIT = 500;
+/** How long an isolate trusts its copy of the registry (as `/k8s` does); a name not found in it is looked up again. */
+const REGISTRY_TTL_MS = 1_000;
+
+const searchQuery = z.extend(listQuery, {
+  // 64 names of 63 characters and their commas, at most.
+  clusters: z.optional(z.string().check(z.minLength(1), z.maxLength(64 * 64))),
+});
+type SearchQuery = z.output<typeof searchQuery>;
+
+interface Registry {
+  at: number;
+  clusters: Set<string>;
+  informers: RegisteredInformer[];
+}
+let registry: Registry | undefined;
+
+async function readRegistry(env: AppEnv["Bindings"], fresh: boolean): Promise<Registry> {
+  if (!fresh && registry && Date.now() - registry.at < REGISTRY_TTL_MS) return registry;
+  const factory = env.FACTORY.getByName(FACTORY_NAME);
+  const [clusters, informers] = await Promise.all([factory.clusters(), factory.list()]);
+  registry = { at: Date.now(), clusters: new Set(clusters.map((c) => c.name)), informers };
+  return registry;
+}
+
+/** Per cluster, the informer that answers for `resource` (the `/k8s` rule; `list()` is in (cluster, name) order). */
+function servingInformers(informers: readonly RegisteredInformer[], resource: string): Map<string, string> {
+  const serving = new Map<string, string>();
+  for (const { cluster, name, spec } of informers) {
+    if (spec.resource === resource && holdsWholeResource(spec) && !serving.has(cluster)) serving.set(cluster, name);
+  }
+  return serving;
+}
+
+/** The names in `clusters=`, in order, without repeats; an invalid one is a 400. */
+function namedClusters(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const names = [...new Set(text.split(",").map((name) => name.trim()))];
+  for (const name of names) {
+    if (!isClusterName(name)) throw new ValidationError(`clusters: '${name}' is not a cluster name: ${CLUSTER_NAME_RULE}`);
+  }
+  return names;
+}
+
+/** The clusters a first page reads, each with its informer: 404s for unknown clusters and clusters without one. */
+async function firstScope(env: AppEnv["Bindings"], resource: string, named: string[] | undefined): Promise<Map<string, string>> {
+  for (const fresh of [false, true]) {
+    const { clusters, informers } = await readRegistry(env, fresh);
+    const serving = servingInformers(informers, resource);
+    const missing = named?.find((name) => !clusters.has(name) || !serving.has(name));
+    if (missing === undefined && serving.size > 0) {
+      return named === undefined ? serving : new Map(named.map((name) => [name, serving.get(name)!]));
+    }
+    if (!fresh) continue;
+    if (missing !== undefined && !clusters.has(missing)) throw new ApiError("NotFound", `cluster '${missing}' not found`);
+    const where = missing === undefined ? "any cluster" : `cluster '${missing}'`;
+    throw new ApiError("NotFound", `no informer in ${where} holds all of '${resource}' (one without namespace, labelSelector or fieldSelector)`);
+  }
+  throw new Error("unreachable");
+}
+
+type ClusterRead = { ok: true; answer: QueryAnswer<VersionedPage> } | { ok: false; why: string };
+
+/** One cluster's page, or why it has none in time. The read goes on after the deadline; its answer is dropped. */
+async function readCluster(
+  env: AppEnv["Bindings"],
+  address: { cluster: string; name: string },
+  query: Omit<SearchQuery, "clusters" | "continue"> & { limit: number },
+  from: Position | undefined,
+): Promise<ClusterRead> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<ClusterRead>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, why: `no answer within ${SEARCH_DEADLINE.ms} ms` }), SEARCH_DEADLINE.ms);
+  });
+  const read = informerStub(env, address)
+    .searchAt(query, from)
+    .then((result): ClusterRead => {
+      if (!result.ok) return { ok: false, why: result.error.message };
+      if (!result.value.synced) return { ok: false, why: "its cache is not synced yet" };
+      return { ok: true, answer: result.value as QueryAnswer<VersionedPage> };
+    })
+    .catch((error: unknown): ClusterRead => ({ ok: false, why: errorText(error) }));
+  try {
+    return await Promise.race([read, deadline]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+async function search(c: Context<AppEnv>, resource: string, query: SearchQuery): Promise<Response> {
+  try {
+    checkResourceName(resource);
+    if (query.labelSelector) parseLabelSelector(query.labelSelector);
+    if (query.fieldSelector) parseFieldSelector(query.fieldSelector);
+  } catch (error) {
+    throw new ApiError("BadRequest", error instanceof Error ? error.message : String(error));
+  }
+  const named = namedClusters(query.clusters);
+  const fingerprint = searchFingerprint([resource, query.namespace, query.labelSelector, query.fieldSelector, named?.join(",")]);
+  const token = query.continue === undefined ? undefined : decodeSearchToken(query.continue, fingerprint);
+  let scope: Map<string, string | undefined>;
+  if (token === undefined) {
+    scope = await firstScope(c.env, resource, named);
+  } else {
+    // A continuation reads the token's clusters; one whose informer is gone since answers nothing (partial).
+    const serving = servingInformers((await readRegistry(c.env, false)).informers, resource);
+    scope = new Map([...token.clusters.keys()].map((cluster) => [cluster, serving.get(cluster)]));
+  }
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const listing = {
+    limit,
+    ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+    ...(query.labelSelector === undefined ? {} : { labelSelector: query.labelSelector }),
+    ...(query.fieldSelector === undefined ? {} : { fieldSelector: query.fieldSelector }),
+  };
+  const reads = await Promise.all(
+    [...scope].map(async ([cluster, informer]) => {
+      const cursor = token?.clusters.get(cluster) ?? null;
+      const read: ClusterRead =
+        informer === undefined
+          ? { ok: false, why: "no informer holds the resource any more" }
+          : await readCluster(c.env, { cluster, name: informer }, listing, cursor?.from);
+      return { cluster, cursor, read };
+    }),
+  );
+
+  const pages: ClusterPage[] = [];
+  const versions = new Map<string, string>();
+  const next = new Map<string, ClusterCursor | null>();
+  const partial: string[] = [];
+  for (const { cluster, cursor, read } of reads) {
+    if (!read.ok || read.answer.value.expired) {
+      // searchAt never answers expired; kept position either way.
+      partial.push(cluster);
+      next.set(cluster, cursor);
+      logger.warn("search: a cluster did not answer", { cluster, why: read.ok ? "expired" : read.why });
+      continue;
+    }
+    const page = read.answer.value;
+    // The same snapshot as the previous page, or (first page, or one no longer servable) a new one.
+    versions.set(cluster, cursor !== null && page.at === cursor.from.at ? cursor.rv : read.answer.resourceVersion);
+    pages.push({ cluster, from: cursor?.from.after ?? "", at: page.at, items: page.items, keys: page.keys, ...(page.next ? { next: page.next } : {}) });
+  }
+  const merged = mergePages(pages, limit);
+  for (const [cluster, position] of merged.positions) if (position) next.set(cluster, { rv: versions.get(cluster)!, from: position });
+
+  const items = merged.items.map((item) => withClusterAnnotation(item.body, item.cluster)).join(",");
+  const resourceVersions = JSON.stringify(Object.fromEntries([...versions].sort(([a], [b]) => (a < b ? -1 : 1))));
+  const rest =
+    (next.size === 0 ? "" : `,"continue":${JSON.stringify(encodeSearchToken({ search: fingerprint, clusters: next }))}`) +
+    (partial.length === 0 ? "" : `,"partial":${JSON.stringify(partial.sort())}`);
+  return c.body(`{"items":[${items}],"resourceVersions":${resourceVersions}${rest}}`, 200, { "content-type": "application/json" });
+}
+
+export const searchRoutes = new Hono<AppEnv>()
+  .use(requireRead)
+  .get("/:resource", validate("query", searchQuery), (c) => search(c, c.req.param("resource"), c.req.valid("query")));

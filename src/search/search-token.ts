@@ -1,0 +1,80 @@
+/**
+ * A search's continue token: opaque to clients (base64url JSON, like `/k8s` tokens), it holds for
+ * each cluster whose list is not complete the position its next page starts at and the
+ * resourceVersion its snapshot was read at, plus a fingerprint of the search it belongs to.
+ *
+ * A cluster that has not answered yet (a `partial` one on every page so far) has no position: its
+ * next read starts its list. A cluster whose list is complete is absent. A token that does not parse,
+ * or that belongs to another search (another resource, namespace, selectors or `clusters`), is a 400:
+ * its positions would silently skip objects of the new one.
+ */
+import { isClusterName } from "../clusters/cluster.ts";
+import type { Position } from "../cache/versioned-list.ts";
+import { ValidationError } from "../errors.ts";
+
+const VERSION = "edge-informer/search/v1";
+
+/** Where one cluster's list continues: its snapshot's resourceVersion and position. */
+export interface ClusterCursor {
+  rv: string;
+  from: Position;
+}
+
+export interface SearchToken {
+  /** `searchFingerprint` of the search the token continues. */
+  search: string;
+  /** Clusters still to read; null: not read yet. */
+  clusters: Map<string, ClusterCursor | null>;
+}
+
+/** What a token must match: a short hash of the search's parameters (not a secret, only a check). */
+export function searchFingerprint(parts: readonly (string | undefined)[]): string {
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits
+  for (const char of JSON.stringify(parts)) {
+    hash ^= char.charCodeAt(0);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(36);
+}
+
+export function encodeSearchToken(token: SearchToken): string {
+  const clusters: Record<string, [string, number, string] | 0> = {};
+  for (const [name, cursor] of token.clusters) clusters[name] = cursor === null ? 0 : [cursor.rv, cursor.from.at, cursor.from.after];
+  const bytes = new TextEncoder().encode(JSON.stringify({ v: VERSION, s: token.search, c: clusters }));
+  return btoa(String.fromCharCode(...bytes)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+}
+
+/** Throws a ValidationError (400) for anything but a token `encodeSearchToken` wrote for `search`. */
+export function decodeSearchToken(text: string, search: string): SearchToken {
+  let parsed: { v?: unknown; s?: unknown; c?: unknown } | null;
+  try {
+    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+    parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
+  } catch {
+    parsed = null;
+  }
+  const invalid = () => new ValidationError("continue: not a continue token of a search of this API");
+  if (parsed === null || typeof parsed !== "object" || parsed.v !== VERSION || typeof parsed.c !== "object" || parsed.c === null) throw invalid();
+  if (parsed.s !== search) {
+    throw new ValidationError("continue: the token belongs to another search: give the same resource, clusters, namespace and selectors as the first page");
+  }
+  const clusters = new Map<string, ClusterCursor | null>();
+  for (const [name, cursor] of Object.entries(parsed.c)) {
+    if (!isClusterName(name)) throw invalid();
+    if (cursor === 0) clusters.set(name, null);
+    else if (isCursor(cursor)) clusters.set(name, { rv: cursor[0], from: { at: cursor[1], after: cursor[2] } });
+    else throw invalid();
+  }
+  return { search, clusters };
+}
+
+function isCursor(value: unknown): value is [string, number, string] {
+  return (
+    Array.isArray(value) &&
+    value.length === 3 &&
+    typeof value[0] === "string" &&
+    Number.isSafeInteger(value[1]) &&
+    (value[1] as number) >= 0 &&
+    typeof value[2] === "string"
+  );
+}

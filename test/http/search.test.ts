@@ -1,0 +1,222 @@
+/**
+ * `GET /search/{resource}` through the Worker's front door (issue 12, docs/api.md "Search across
+ * clusters"), over fake API servers as clusters: the union of the clusters' objects, with
+ * selectors; pages of 3 while the servers churn (per cluster no duplicate, no gap, one snapshot);
+ * `partial` for a cluster whose informer is slow or gone; bad input; the cluster annotation.
+ */
+import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import { SEARCH_DEADLINE } from "../../src/http/search.ts";
+import { informerObjectName } from "../../src/clusters/cluster.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import type { FakeCluster } from "../fake-apiserver/client.ts";
+import { newCluster, waitFor } from "../helpers/informer.ts";
+
+const ADMIN = { authorization: "Bearer test-admin-token" };
+const ANNOTATION = "edge-informer/cluster";
+
+async function request(method: string, path: string, body?: unknown): Promise<Response> {
+  const init: RequestInit = { method, headers: { ...ADMIN, ...(body === undefined ? {} : { "content-type": "application/json" }) } };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  return exports.default.fetch(new Request(`http://edge.test${path}`, init));
+}
+
+interface SearchAnswer {
+  items: KubeObject[];
+  resourceVersions: Record<string, string>;
+  continue?: string;
+  partial?: string[];
+}
+
+async function search(query: string): Promise<SearchAnswer> {
+  const response = await request("GET", `/search/pods?${query}`);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as SearchAnswer;
+}
+
+/** A fresh fake cluster registered under a fresh name, seeded, with a synced `pods` informer. */
+async function mirroredCluster(seed: number): Promise<{ name: string; server: FakeCluster }> {
+  const server = await newCluster();
+  await server.seed({ namespaces: 2, podsPerNamespace: 6, deployments: 2, podBytes: 600, seed });
+  const name = `s${seed}-${crypto.randomUUID().slice(0, 6)}`;
+  expect((await request("PUT", `/clusters/${name}`, { server: server.url })).status).toBe(201);
+  expect((await request("PUT", `/clusters/${name}/informers/pods`, { resource: "pods", watchTimeoutSeconds: 3 })).status).toBe(201);
+  await waitFor(`${name} to sync`, async () => ((await (await request("GET", `/clusters/${name}/informers/pods`)).json()) as { synced: boolean }).synced);
+  return { name, server };
+}
+
+const keyOf = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
+const clusterOf = (o: KubeObject) => o.metadata.annotations?.[ANNOTATION];
+/** `cluster key@resourceVersion` of each item: what a search answered. */
+const entries = (items: KubeObject[]) => items.map((o) => `${clusterOf(o)} ${keyOf(o)}@${o.metadata.resourceVersion}`);
+
+/** What the servers hold, as `entries` writes it, filtered by `keep`. */
+async function truth(clusters: { name: string; server: FakeCluster }[], keep: (o: KubeObject) => boolean = () => true): Promise<string[]> {
+  const all: string[] = [];
+  for (const { name, server } of clusters) {
+    for (const o of (await server.state("pods")).items as KubeObject[]) if (keep(o)) all.push(`${name} ${keyOf(o)}@${o.metadata.resourceVersion}`);
+  }
+  return all.sort();
+}
+
+/** Waits until each informer's cache equals its server (a search right after a change may precede its watch event). */
+async function searchEquals(query: string, clusters: { name: string; server: FakeCluster }[], keep?: (o: KubeObject) => boolean): Promise<SearchAnswer> {
+  let answer: SearchAnswer | undefined;
+  let expected: string[] = [];
+  try {
+    return await waitFor("the search to equal the servers", async () => {
+      answer = await search(query);
+      expected = await truth(clusters, keep);
+      return [...entries(answer.items)].sort().join("\n") === expected.join("\n") && answer;
+    });
+  } catch (error) {
+    expect([...entries(answer?.items ?? [])].sort()).toEqual(expected);
+    throw error;
+  }
+}
+
+afterEach(() => {
+  SEARCH_DEADLINE.ms = 2_000;
+});
+
+describe("GET /search/{resource}", () => {
+  it("answers the union of the named clusters' objects in (key, cluster) order, each annotated with its cluster", async () => {
+    const clusters = [await mirroredCluster(1), await mirroredCluster(2), await mirroredCluster(3)];
+    const names = clusters.map((c) => c.name);
+    const answer = await searchEquals(`clusters=${names.join(",")}&limit=1000`, clusters);
+    expect(answer.items).toHaveLength(36);
+    expect(answer.continue).toBeUndefined();
+    expect(answer.partial).toBeUndefined();
+    expect(Object.keys(answer.resourceVersions).sort()).toEqual([...names].sort());
+    for (const { name, server } of clusters) expect(answer.resourceVersions[name]).toBe((await server.state("pods")).resourceVersion);
+    const order = answer.items.map((o) => [keyOf(o), clusterOf(o)!] as const);
+    expect(order).toEqual([...order].sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1)));
+    // Every cluster's objects kept their own annotations beside the cluster's.
+    const server = await clusters[0]!.server.state("pods");
+    const own = answer.items.find((o) => clusterOf(o) === names[0] && keyOf(o) === keyOf(server.items[0] as KubeObject))!;
+    expect(own.metadata.annotations).toEqual({ ...(server.items[0] as KubeObject).metadata.annotations, [ANNOTATION]: names[0] });
+
+    // Without `clusters`: every cluster with a pods informer, these three among them.
+    const everywhere = await search("limit=5000");
+    for (const name of names) expect(everywhere.resourceVersions[name]).toBeDefined();
+    expect(everywhere.items.filter((o) => names.includes(clusterOf(o)!))).toHaveLength(36);
+  });
+
+  it("filters by namespace, label selector and field selector in every cluster", async () => {
+    const clusters = [await mirroredCluster(4), await mirroredCluster(5)];
+    const names = clusters.map((c) => c.name).join(",");
+    await clusters[1]!.server.churn({ seed: 5, operations: 20 }); // phases and app labels move
+    const cases: [string, (o: KubeObject) => boolean][] = [
+      ["namespace=ns-1", (o) => o.metadata.namespace === "ns-1"],
+      ["labelSelector=app%3Dweb", (o) => o.metadata.labels?.app === "web"],
+      ["labelSelector=app%20in%20(api,worker)&namespace=ns-0", (o) => ["api", "worker"].includes(o.metadata.labels?.app ?? "") && o.metadata.namespace === "ns-0"],
+      ["fieldSelector=status.phase%3DRunning", (o) => (o as { status?: { phase?: string } }).status?.phase === "Running"],
+    ];
+    for (const [query, keep] of cases) {
+      const answer = await searchEquals(`clusters=${names}&limit=1000&${query}`, clusters, keep);
+      expect(answer.items.length, query).toBeGreaterThan(0);
+    }
+  });
+
+  it("pages of 3 during churn list each object present throughout exactly once per cluster, each cluster at one snapshot", async () => {
+    const clusters = [await mirroredCluster(6), await mirroredCluster(7), await mirroredCluster(8)];
+    const query = `clusters=${clusters.map((c) => c.name).join(",")}&limit=3`;
+    const before = await truth(clusters);
+    await searchEquals(`${query.replace("limit=3", "limit=1000")}`, clusters); // caches caught up
+    const seen: string[] = [];
+    const versions: Record<string, string>[] = [];
+    let token: string | undefined;
+    let round = 0;
+    do {
+      const page = await search(`${query}${token ? `&continue=${encodeURIComponent(token)}` : ""}`);
+      expect(page.items.length).toBeLessThanOrEqual(3);
+      expect(page.partial).toBeUndefined();
+      seen.push(...page.items.map((o) => `${clusterOf(o)} ${keyOf(o)}`));
+      versions.push(page.resourceVersions);
+      token = page.continue;
+      // Creates, updates and deletes in every cluster between pages.
+      await Promise.all(clusters.map(({ server }, i) => server.churn({ seed: 100 * i + round, operations: 4 })));
+      round++;
+    } while (token);
+    const after = await truth(clusters);
+    const key = (entry: string) => entry.slice(0, entry.lastIndexOf("@"));
+    const throughout = before.map(key).filter((k) => after.map(key).includes(k));
+    expect(new Set(seen).size, "no duplicates").toBe(seen.length);
+    expect(throughout.filter((k) => !seen.includes(k)), "no gaps").toEqual([]);
+    // Only objects that existed at some point: created during the paging at most.
+    const existed = new Set([...before, ...after].map(key));
+    expect(seen.filter((k) => !existed.has(k) && !/ ns-\d\/churn-/.test(k))).toEqual([]);
+    expect(round).toBeGreaterThan(10);
+    // Each cluster reports the resourceVersion of its first page until its list is complete.
+    for (const [cluster, rv] of Object.entries(versions[0]!)) {
+      expect(versions.map((v) => v[cluster]).filter((v) => v !== undefined).every((v) => v === rv), cluster).toBe(true);
+    }
+  });
+
+  it("names a cluster whose informer does not answer in time in `partial`, and reads it on the next page", async () => {
+    const [fast, slow] = [await mirroredCluster(9), await mirroredCluster(10)];
+    const query = `clusters=${fast.name},${slow.name}&limit=1000`;
+    await searchEquals(query, [fast, slow]);
+    SEARCH_DEADLINE.ms = 300;
+    // The slow cluster's informer object takes no request for 1.5 s, as a busy or distant object would.
+    const stub = env.INFORMER.getByName(informerObjectName({ cluster: slow.name, name: "pods" }));
+    const blocked = runInDurableObject(stub, (_, state) => state.blockConcurrencyWhile(() => new Promise((resolve) => setTimeout(resolve, 1_500))));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const first = await search(query);
+    expect(first.partial).toEqual([slow.name]);
+    expect(Object.keys(first.resourceVersions)).toEqual([fast.name]);
+    expect(entries(first.items).sort()).toEqual(await truth([fast]));
+    expect(first.continue).toEqual(expect.any(String));
+    await blocked;
+    const second = await search(`${query}&continue=${encodeURIComponent(first.continue!)}`);
+    expect(second.partial).toBeUndefined();
+    expect(second.continue).toBeUndefined();
+    expect(entries(second.items).sort()).toEqual(await truth([slow]));
+  });
+
+  it("names a cluster whose informer is gone since the first page in `partial`, and keeps paging the others", async () => {
+    const [kept, gone] = [await mirroredCluster(11), await mirroredCluster(12)];
+    const query = `clusters=${kept.name},${gone.name}&limit=4`;
+    const first = await search(query);
+    expect(first.items).toHaveLength(4);
+    expect((await request("DELETE", `/clusters/${gone.name}/informers/pods`)).status).toBe(204);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the isolate's registry copy
+    let token = first.continue;
+    const seen = entries(first.items);
+    while (token) {
+      const page = await search(`${query}&continue=${encodeURIComponent(token)}`);
+      expect(page.partial).toEqual([gone.name]);
+      seen.push(...entries(page.items));
+      token = page.items.length === 0 ? undefined : page.continue;
+    }
+    expect(seen.filter((e) => e.startsWith(kept.name)).sort()).toEqual(await truth([kept]));
+  });
+
+  it("answers bad input with a 4xx naming the problem, and creates nothing", async () => {
+    const { name } = await mirroredCluster(13);
+    const idsBefore = (await listDurableObjectIds(env.INFORMER)).length;
+    const token = (await search(`clusters=${name}&limit=2`)).continue!;
+    const cases: [string, number, RegExp][] = [
+      [`/search/pods?clusters=${name},nowhere-${name}`, 404, new RegExp(`cluster 'nowhere-${name}' not found`)],
+      ["/search/pods?clusters=Not_A_Name", 400, /'Not_A_Name' is not a cluster name: a lower-case DNS label/],
+      ["/search/pods?clusters=", 400, /clusters/],
+      ["/search/po", 400, /'po' is kubectl's shorthand for the built-in resource 'pods'/],
+      ["/search/Pods!", 400, /is not a kubectl resource name such as "pods"/],
+      [`/search/widgets.example.com?clusters=${name}`, 404, new RegExp(`no informer in cluster '${name}' holds all of 'widgets.example.com'`)],
+      [`/search/pods?clusters=${name}&limit=0`, 400, /limit/],
+      [`/search/pods?clusters=${name}&limit=5001`, 400, /limit/],
+      [`/search/pods?clusters=${name}&labelSelector=app%3D%3D%3D`, 400, /selector|label/],
+      [`/search/pods?clusters=${name}&continue=garbage`, 400, /continue: not a continue token/],
+      [`/search/pods?clusters=${name}&namespace=ns-0&continue=${encodeURIComponent(token)}`, 400, /belongs to another search/],
+      [`/search/pods?clusters=${name}&watch=true`, 400, /watch/],
+    ];
+    for (const [path, status, message] of cases) {
+      const response = await request("GET", path);
+      expect(response.status, path).toBe(status);
+      expect(((await response.json()) as { error: { message: string } }).error.message, path).toMatch(message);
+    }
+    expect((await listDurableObjectIds(env.INFORMER)).length).toBe(idsBefore);
+    expect((await request("POST", `/search/pods`)).status).toBe(404);
+  });
+});
