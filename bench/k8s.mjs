@@ -68,7 +68,7 @@ function params(opts) {
 // ---------------------------------------------------------------------------------------------
 // The fake API server
 
-async function startFake() {
+export async function startFake() {
   const child = spawn(NODE, [path.join(ROOT, "test", "fake-apiserver", "main.ts"), "--port", "0", "--compact-every-seconds", "0"], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
@@ -115,7 +115,7 @@ async function startFake() {
   };
 }
 
-async function control(url, body, method = "POST") {
+export async function control(url, body, method = "POST") {
   const response = await fetch(url, {
     method,
     headers: { "content-type": "application/json" },
@@ -376,7 +376,7 @@ function percentile(sorted, q) {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))] : null;
 }
 
-function distribution(values) {
+export function distribution(values) {
   const sorted = Float64Array.from(values).sort();
   return {
     p50: round(percentile(sorted, 0.5), 1),

@@ -14,6 +14,8 @@
 //      watchers during churn, ours (/k8s) vs the fake API server (test/fake-apiserver) serving the same.
 //   f. floor (only with --only floor; bench/floor/ingest.floor.ts): the pieces of durable ingest
 //      (decode, transform, a SQLite write alone, applyWatch by batch size) measured inside workerd.
+//   g. search (only with --only search; bench/search.mjs): GET /search/pods over C clusters × N pods,
+//      p50/p99 of a page of L, next to the same query on one cluster (BENCHMARKS.md "Search across clusters").
 //   e. scale (only with --only scale; bench/scale.mjs): one informer with N pods and a node index:
 //      initial list, query latency at N (pages, namespace, selectors, ByIndex, get), a staged relist,
 //      and the object's storage by table (BENCHMARKS.md "Scale: one informer with 1,000,000 pods").
@@ -31,6 +33,7 @@
 //          --k8s-profile
 //          scale: --pods N --scale-requests R (300) --scale-query-seconds S (60, per query kind)
 //          --scale-timeout S (600, per list) --scale-no-relist
+//          search: --search-clusters C (4) --search-pods N (10000) --search-limit L (100) --search-runs R (200)
 // Everything listens on and talks to 127.0.0.1 only; every wait is bounded.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -72,6 +75,7 @@ import {
 import { FANOUT_OPTIONS, fanoutDeadlineMs, fanoutRows, runFanout } from "./fanout.mjs";
 import { K8S_OPTIONS, k8sDeadlineMs, k8sRows, runK8s } from "./k8s.mjs";
 import { SCALE_OPTIONS, runScale, scaleDeadlineMs, scaleRows } from "./scale.mjs";
+import { SEARCH_OPTIONS, runSearch, searchDeadlineMs, searchRows } from "./search.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -90,10 +94,11 @@ const { values: opts } = parseArgs({
     ...FANOUT_OPTIONS,
     ...K8S_OPTIONS,
     ...SCALE_OPTIONS,
+    ...SEARCH_OPTIONS,
   },
 });
-if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale or floor (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search or floor (got '${opts.only}')\n`);
   process.exit(1);
 }
 if (opts.only === "floor") {
@@ -109,6 +114,7 @@ if (!["adds", "updates", "both"].includes(opts["ingest-mode"])) {
 const RUN_FANOUT = opts.only === "fanout";
 const RUN_K8S = opts.only === "k8s";
 const RUN_SCALE = opts.only === "scale";
+const RUN_SEARCH = opts.only === "search";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
@@ -147,7 +153,7 @@ const INGEST = {
   },
 };
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
-const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : 15 * 60_000;
+const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
 
 // ---------------------------------------------------------------------------------------------
@@ -542,7 +548,7 @@ async function main() {
   const bundle = await bundleWorker();
   log(`worker bundled: ${bundle.bytes} bytes, sha256 ${bundle.sha256}`);
   // the /k8s benchmark brings its own upstream (the fake API server)
-  const server = RUN_K8S ? null : await startServer();
+  const server = RUN_K8S || RUN_SEARCH ? null : await startServer();
   if (server) log(`stream server on ${server.url}`);
 
   const results = { machine, bundle: { bytes: bundle.bytes, sha256: bundle.sha256 }, parameters: { watchEvents: M, listSize: N }, targets: TARGETS };
@@ -563,6 +569,11 @@ async function main() {
     results.parameters = {};
     results.k8s = await safe("/k8s", () => runK8s({ opts, bundle }));
     fs.writeFileSync(path.join(RESULTS, "k8s.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.k8s }, null, 2)}\n`);
+  }
+  if (RUN_SEARCH) {
+    results.parameters = {};
+    results.search = await safe("search", () => runSearch({ opts, bundle }));
+    fs.writeFileSync(path.join(RESULTS, "search.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.search }, null, 2)}\n`);
   }
   if (RUN_SCALE) {
     results.parameters = { listSize: N };
@@ -657,6 +668,10 @@ async function main() {
     rows.push(...k8sRows(results.k8s));
   }
   if (results.scale) rows.push(...scaleRows(results.scale));
+  if (results.search) {
+    rows.splice(0, 1); // its own header: all clusters vs one
+    rows.push(...searchRows(results.search));
+  }
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["ingest-updates", results.ingestUpdates?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
@@ -668,6 +683,10 @@ async function main() {
     const k = results.k8s;
     const problems = [k.error, ...(k.list?.problems ?? []), ...["fake", "ours"].flatMap((s) => [k.watch?.[s]?.error, ...(k.watch?.[s]?.problems ?? [])].map((x) => x && `${s}: ${x}`))].filter(Boolean);
     process.stdout.write(`\n/k8s BENCHMARK PROBLEMS:\n${problems.map((x) => `  - ${x}`).join("\n")}\n`);
+    return 1;
+  }
+  if (results.search && !results.search.ok) {
+    process.stdout.write(`\nSEARCH BENCHMARK FAILED: ${results.search.error}\n`);
     return 1;
   }
   if (results.fanout && !results.fanout.ok) {
