@@ -5,22 +5,19 @@
  * `partial` for a cluster whose informer is slow or gone; bad input; the cluster annotation.
  */
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { SEARCH_DEADLINE } from "../../src/http/search.ts";
 import { informerObjectName } from "../../src/clusters/cluster.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
+import { ADMIN, addCluster, call, createSynced, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
-const ADMIN = { authorization: "Bearer test-admin-token" };
 const ANNOTATION = "edge-informer/cluster";
 
-async function request(method: string, path: string, body?: unknown): Promise<Response> {
-  const init: RequestInit = { method, headers: { ...ADMIN, ...(body === undefined ? {} : { "content-type": "application/json" }) } };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  return exports.default.fetch(new Request(`http://edge.test${path}`, init));
-}
+/** A GET, or a call with the admin token and a JSON body. */
+const request = (method: string, path: string, body?: unknown) => (method === "GET" ? call(path, { headers: ADMIN }) : send(method, path, body));
 
 interface SearchAnswer {
   items: KubeObject[];
@@ -39,10 +36,9 @@ async function search(query: string): Promise<SearchAnswer> {
 async function mirroredCluster(seed: number): Promise<{ name: string; server: FakeCluster }> {
   const server = await newCluster();
   await server.seed({ namespaces: 2, podsPerNamespace: 6, deployments: 2, podBytes: 600, seed });
-  const name = `s${seed}-${crypto.randomUUID().slice(0, 6)}`;
-  expect((await request("PUT", `/clusters/${name}`, { server: server.url })).status).toBe(201);
-  expect((await request("PUT", `/clusters/${name}/informers/pods`, { resource: "pods", watchTimeoutSeconds: 3 })).status).toBe(201);
-  await waitFor(`${name} to sync`, async () => ((await (await request("GET", `/clusters/${name}/informers/pods`)).json()) as { synced: boolean }).synced);
+  const name = unique(`s${seed}`);
+  await addCluster(name, server);
+  await createSynced(`/clusters/${name}/informers/pods`);
   return { name, server };
 }
 
