@@ -21,10 +21,11 @@ export async function subscribe(
   informer: string,
   hook: ReceiverEndpoint,
   spec: Partial<SubscriptionSpecInput> = {},
+  cluster = "default",
 ): Promise<{ id: string; secret: string; stub: () => SubscriptionStub }> {
   const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
   const parsed = subscriptionSpecSchema.parse({ url: hook.url, ...spec });
-  const created = unwrap(await env.SUBSCRIPTION.getByName(id).create(id, { cluster: "default", name: informer }, parsed));
+  const created = unwrap(await env.SUBSCRIPTION.getByName(id).create(id, { cluster, name: informer }, parsed));
   // Stubs break after a simulated crash: always get a fresh one.
   return { id, secret: created.secret, stub: () => env.SUBSCRIPTION.getByName(id) };
 }

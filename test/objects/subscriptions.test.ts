@@ -7,7 +7,12 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { pod } from "../fake-apiserver/client.ts";
+import { Webhook } from "standardwebhooks";
+import { FakeCluster, pod } from "../fake-apiserver/client.ts";
+import { informerStub } from "../../src/clusters/stubs.ts";
+import { parseInformerSpec } from "../../src/config.ts";
+import { eventId } from "../../src/delivery/event-id.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
@@ -48,6 +53,68 @@ describe("webhook subscriptions", () => {
     expect(status).toMatchObject({ state: "active", lag: 0, consecutiveFailures: 0, deadLetters: 0, marker: null });
     expect(status).not.toHaveProperty("secret");
     expect((unwrap(await stub.status())).subscriptions).toBe(1);
+  });
+
+  it("names the cluster in every event's body and header, signed, with ids that tell clusters apart and stay the same in the default one", async () => {
+    // Two clusters holding the same pods, each mirrored by an informer named "pods", and the default
+    // cluster's informer of the same pods: three subscriptions, three receivers.
+    const factory = env.FACTORY.getByName(FACTORY_NAME);
+    const sameObjects = async () => {
+      const cluster = await newCluster();
+      for (const name of ["web-1", "web-2"]) await cluster.create("pods", pod({ name, namespace: "default" }));
+      return cluster;
+    };
+    const clusters = [`east-${crypto.randomUUID().slice(0, 6)}`, `west-${crypto.randomUUID().slice(0, 6)}`];
+    const fakes = new Map<string, FakeCluster>();
+    for (const name of clusters) {
+      const fake = await sameObjects();
+      fakes.set(name, fake);
+      unwrap(await factory.putCluster(name, { server: fake.url }));
+      unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", name)));
+      await waitSynced(informerStub(env, { cluster: name, name: "pods" }));
+    }
+    const home = await syncedInformer(0);
+    for (const name of ["web-1", "web-2"]) await home.cluster.create("pods", pod({ name, namespace: "default" }));
+    fakes.set("default", home.cluster);
+
+    const received = new Map<string, { hook: ReceiverEndpoint; secret: string }>();
+    for (const [cluster, informer] of [[clusters[0]!, "pods"], [clusters[1]!, "pods"], ["default", home.name]] as const) {
+      const hook = await endpoint();
+      const { secret } = await subscribe(informer, hook, {}, cluster);
+      received.set(cluster, { hook, secret });
+    }
+    // An update in each, so not only the replay's adds are checked.
+    for (const fake of fakes.values()) {
+      const web1 = (await fake.state("pods")).items.find((o) => o.metadata.name === "web-1")!;
+      await fake.update("pods", { ...web1, metadata: { ...web1.metadata, labels: { changed: "yes" }, resourceVersion: undefined } });
+    }
+
+    const ids = new Map<string, string[]>();
+    for (const [cluster, { hook, secret }] of received) {
+      const view = await waitReceiverConverged(hook, secret, fakes.get(cluster)!); // verifies every signature (verifyWebhook)
+      expect(view.events.map((e) => e.type).sort()).toEqual(["add", "add", "update"]);
+      for (const request of await hook.requests()) {
+        expect(request.headers["x-edge-informer-cluster"]).toBe(cluster);
+        // The Standard Webhooks reference library agrees with ours on the signature.
+        expect(new Webhook(secret).verify(request.body, request.headers)).toMatchObject({ cluster });
+      }
+      const informer = cluster === "default" ? home.name : "pods";
+      for (const event of view.events) {
+        expect([event.cluster, event.informer]).toEqual([cluster, informer]);
+        // The id hashes the informer's object name: `cluster/pods` in another cluster, the bare name
+        // in the default one, so a default cluster's ids are what they were before clusters existed.
+        const identity = { key: event.key, uid: event.object.metadata.uid!, resourceVersion: event.resourceVersion, type: event.type };
+        expect(event.id).toBe(await eventId({ informer: cluster === "default" ? informer : `${cluster}/${informer}`, ...identity }));
+        if (cluster !== "default") expect(event.id).not.toBe(await eventId({ informer, ...identity }));
+      }
+      ids.set(cluster, view.events.map((e) => e.id));
+    }
+    // The same pod, uid and resourceVersion in two clusters would still be two events.
+    const [east, west] = clusters.map((cluster) => ids.get(cluster)!);
+    expect(east!.filter((id) => west!.includes(id))).toEqual([]);
+    const sample = { key: "default/web-1", uid: "00000000-0000-0000-0000-000000000001", resourceVersion: "7", type: "add" };
+    expect(await eventId({ informer: `${clusters[0]}/pods`, ...sample })).not.toBe(await eventId({ informer: `${clusters[1]}/pods`, ...sample }));
+    for (const cluster of clusters) unwrap(await factory.removeCluster(cluster, true));
   });
 
   it("retries through 5xx, 429 with Retry-After, resets and timeouts, losing nothing", async () => {
