@@ -109,6 +109,39 @@ describe("subscription routes", () => {
     expect((await admin.getInformer(name)).subscriptions).toBe(0);
   });
 
+  it("subscribes to an informer of another cluster under /clusters/{cluster}/informers, whose events name that cluster", async () => {
+    const fake = await newCluster();
+    await fake.create("pods", pod({ name: "web-1", namespace: "default" }));
+    const cluster = `far-${crypto.randomUUID().slice(0, 6)}`;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await devWorker(`${BASE}${path}`, {
+        method,
+        headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (response.status === 204 ? undefined : await response.json()) as any };
+    };
+    expect((await call("PUT", `/clusters/${cluster}`, { server: fake.url })).status).toBe(201);
+    expect((await call("PUT", `/clusters/${cluster}/informers/pods`, { resource: "pods", watchTimeoutSeconds: 3 })).status).toBe(201);
+    await waitFor("the informer to sync", async () => (await call("GET", `/clusters/${cluster}/informers/pods`)).body.synced === true);
+
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const created = await call("POST", `/clusters/${cluster}/informers/pods/subscriptions`, { url: hook.url });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ cluster, informer: "pods", state: "active" });
+    expect((await call("GET", `/subscriptions/${created.body.id}`)).body).toMatchObject({ id: created.body.id, cluster, informer: "pods" });
+    const listed = await call("GET", `/clusters/${cluster}/informers/pods/subscriptions`);
+    expect(listed.body.items.map((s: { id: string; cluster: string }) => [s.id, s.cluster])).toEqual([[created.body.id, cluster]]);
+    // The default cluster's informer of that name is another informer: not found, nothing listed there.
+    expect((await call("GET", "/informers/pods/subscriptions")).status).toBe(404);
+
+    const [request] = await hook.waitForRequests(1, { timeoutMs: 15_000 });
+    expect(request!.headers["x-edge-informer-cluster"]).toBe(cluster);
+    expect(new Webhook(created.body.secret).verify(request!.body, request!.headers)).toMatchObject({ type: "add", cluster, informer: "pods", key: "default/web-1" });
+    expect((await call("DELETE", `/clusters/${cluster}?cascade=true`)).status).toBe(204);
+    expect((await call("GET", `/subscriptions/${created.body.id}`)).status).toBe(404);
+  });
+
   it("rotates a lost secret: the new one answered once, the old one still signing for its grace period", async () => {
     const { cluster, name } = await syncedInformer();
     const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
