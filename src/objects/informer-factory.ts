@@ -34,6 +34,13 @@ import type { InformerStatus } from "./informer-object.ts";
 
 export const FACTORY_NAME = "factory";
 
+/**
+ * Most clusters one deployment holds, `default` included. Every informer and subscription metric
+ * carries its cluster, and a scrape reads every informer of every cluster, so clusters must stay a
+ * configured, bounded set: a new one beyond this is refused (409), whether PUT or declared.
+ */
+export const MAX_CLUSTERS = 100;
+
 export interface DeclaredSync {
   added: string[];
   updated: string[];
@@ -165,6 +172,8 @@ export class InformerFactory extends DurableObject<Env> {
       const refused = this.#refuseChange(name, "change");
       if (refused) return refused;
       const existing = this.#registry.getCluster(name);
+      const full = existing ? undefined : this.#tooManyClusters(name);
+      if (full) return fail("Conflict", full);
       this.#registry.putCluster(name, connection, "api", Date.now());
       if (existing && JSON.stringify(existing.connection) !== JSON.stringify(connection)) await this.#reconnect(name, connection);
       const cluster = (await this.clusters()).find((c) => c.name === name)!;
@@ -193,6 +202,12 @@ export class InformerFactory extends DurableObject<Env> {
       this.#registry.deleteCluster(name);
       return ok(null);
     });
+  }
+
+  /** Why a new cluster would be beyond MAX_CLUSTERS (the default one counts); undefined when it is not. */
+  #tooManyClusters(name: string): string | undefined {
+    if (this.#registry.listClusters().length + 1 < MAX_CLUSTERS) return undefined;
+    return `cluster '${name}' would be one too many: a deployment holds at most ${MAX_CLUSTERS} clusters (default included); delete one first`;
   }
 
   #refuseChange(name: string, verb: "change" | "remove"): Result<never> | undefined {
@@ -232,6 +247,11 @@ export class InformerFactory extends DurableObject<Env> {
     for (const { name, connection } of declaredClusters.clusters) {
       const existing = this.#registry.getCluster(name);
       if (existing && JSON.stringify(existing.connection) === JSON.stringify(connection) && existing.source === "config") continue;
+      const full = existing ? undefined : this.#tooManyClusters(name);
+      if (full) {
+        result.errors.push(`CLUSTERS: ${full}`);
+        continue;
+      }
       this.#registry.putCluster(name, connection, "config", Date.now());
       result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
       if (existing) await this.#reconnect(name, connection);

@@ -6,7 +6,7 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseInformerSpec } from "../../src/config.ts";
-import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
+import { FACTORY_NAME, MAX_CLUSTERS } from "../../src/objects/informer-factory.ts";
 import { verifyWebhook } from "../../src/client/index.ts";
 import { unwrap } from "../../src/errors.ts";
 import { newCluster, status, waitFor } from "../helpers/informer.ts";
@@ -230,5 +230,23 @@ describe("InformerFactory", () => {
       "cluster 'decl-secret' names the Worker secret 'KUBE_TOKEN_NOT_SET', which is not set (wrangler secret put KUBE_TOKEN_NOT_SET)",
     );
     await factory().syncDeclared(declared(), JSON.stringify({}));
+  });
+
+  it("holds at most MAX_CLUSTERS clusters, the default one included, refusing one more whether PUT or declared (bounded metric cardinality)", async () => {
+    // A factory of its own, so filling it up leaves the deployment's factory to the other tests.
+    const own = env.FACTORY.getByName(`cap-${crypto.randomUUID()}`);
+    const server = { server: "https://api.example.com" };
+    for (let i = 1; i < MAX_CLUSTERS; i++) expect((await own.putCluster(`c-${i}`, server)).ok).toBe(true);
+    expect(await own.putCluster("one-more", server)).toEqual({
+      ok: false,
+      error: { code: "Conflict", message: `cluster 'one-more' would be one too many: a deployment holds at most ${MAX_CLUSTERS} clusters (default included); delete one first` },
+    });
+    expect((await own.putCluster("c-1", { server: "https://other.example.com" })).ok).toBe(true); // changing one is not adding one
+    const sync = await own.syncDeclared(declared(), JSON.stringify({ "one-more": server }));
+    expect(sync.errors).toEqual([expect.stringMatching(/^CLUSTERS: cluster 'one-more' would be one too many/)]);
+    expect((await own.clusters()).length).toBe(MAX_CLUSTERS);
+    expect(await own.hasCluster("one-more")).toBe(false);
+    unwrap(await own.removeCluster("c-1", false));
+    expect((await own.putCluster("one-more", server)).ok).toBe(true);
   });
 });
