@@ -5,7 +5,7 @@
 import type { Env } from "./env.ts";
 import { createApp, ensureDeclaredInformers } from "./http/app.ts";
 import { FACTORY_NAME } from "./objects/informer-factory.ts";
-import { logger, setLogLevel } from "./log.ts";
+import { setLogLevel } from "./log.ts";
 
 export { InformerFactory } from "./objects/informer-factory.ts";
 export { InformerObject } from "./objects/informer-object.ts";
@@ -22,8 +22,7 @@ export default {
       (async () => {
         setLogLevel(env.LOG_LEVEL);
         await ensureDeclaredInformers(env);
-        const rearmed = await env.FACTORY.getByName(FACTORY_NAME).reconcile();
-        for (const informer of rearmed) logger.warn("re-armed a stopped informer", { informer });
+        await env.FACTORY.getByName(FACTORY_NAME).reconcile(); // it logs each informer it re-armed
       })(),
     );
   },

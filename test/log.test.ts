@@ -8,6 +8,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { unwrap } from "../src/errors.ts";
 import { log, MAX_ERROR_CHARS, setLogLevel } from "../src/log.ts";
 import { FACTORY_NAME } from "../src/objects/informer-factory.ts";
+import { informerStub } from "../src/clusters/stubs.ts";
+import { parseInformerSpec } from "../src/config.ts";
+import { FakeCluster } from "./fake-apiserver/client.ts";
 import { newCluster, startInformer, status, waitFor, waitSynced } from "./helpers/informer.ts";
 import { subscribe } from "./helpers/webhooks.ts";
 import { ReceiverEndpoint } from "./receiver/client.ts";
@@ -64,12 +67,14 @@ describe("log", () => {
 
     const lines = out.lines(); // every line is JSON (JSON.parse throws otherwise)
     expect(lines.every((line) => ["debug", "info", "warn", "error"].includes(line.level) && typeof line.msg === "string")).toBe(true);
-    expect(lines).toContainEqual(expect.objectContaining({ level: "info", msg: "relist", informer: name, cause: "expired" }));
-    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "watch dropped", informer: name, reason: "Expired" }));
+    // The default cluster is named too (issue 12): every informer's and subscription's line says which.
+    const informer = { cluster: "default", informer: name };
+    expect(lines).toContainEqual(expect.objectContaining({ level: "info", msg: "relist", ...informer, cause: "expired" }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "watch dropped", ...informer, reason: "Expired" }));
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: "warn", msg: "delivery failed", informer: name, subscription: failing.id, status: 500, attempt: 1, events: 3 }),
+      expect.objectContaining({ level: "warn", msg: "delivery failed", ...informer, subscription: failing.id, status: 500, attempt: 1, events: 3 }),
     );
-    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "dead-lettered", informer: name, subscription: failing.id, events: 3 }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "dead-lettered", ...informer, subscription: failing.id, events: 3 }));
     expect(lines).toContainEqual(expect.objectContaining({ level: "error", msg: "INFORMERS entry refused", cause: "config" }));
     // Retries after the first failure of a streak stay below info.
     expect(lines.filter((l) => l.msg === "delivery failed" && l.subscription === failing.id)).toHaveLength(1);
@@ -77,5 +82,39 @@ describe("log", () => {
     const text = out.raw().join("\n");
     for (const secret of [failing.secret, failing.secret.slice("whsec_".length), "test-admin-token", broken.url]) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/"kind"\s*:\s*"Pod"|apiVersion|managedFields/); // no object body
+  });
+
+  it("names another cluster in its informer's and subscription's lines, and never writes the cluster's token", async () => {
+    const token = `tok-${crypto.randomUUID()}`;
+    const fake = await FakeCluster.create(env.FAKE_APISERVER_URL, { token });
+    await fake.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const cluster = `logged-${crypto.randomUUID().slice(0, 6)}`;
+    const factory = env.FACTORY.getByName(FACTORY_NAME);
+    const out = capture();
+    setLogLevel("debug");
+    unwrap(await factory.putCluster(cluster, { server: fake.url, token }));
+    unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", cluster)));
+    const stub = informerStub(env, { cluster, name: "pods" });
+    await waitSynced(stub);
+    await fake.fault({ kind: "errorEvent", code: 410, resource: "pods" });
+    await waitFor("the 410 relist", async () => (await status(stub)).relists === 1);
+    const broken = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 500 } });
+    const failing = await subscribe("pods", broken, { retryBudgetSeconds: 1, maxBatchSize: 10 }, cluster);
+    await waitFor("dead letters", async () => unwrap(await failing.stub().status()).deadLetters === 2, 30_000);
+    // A new token reaches the informer (the factory reconnects it): still never written.
+    unwrap(await factory.putCluster(cluster, { server: fake.url, token: `${token}-2` }));
+    unwrap(await factory.removeCluster(cluster, true));
+
+    const lines = out.lines();
+    const informer = { cluster, informer: "pods" };
+    expect(lines).toContainEqual(expect.objectContaining({ level: "info", msg: "relist", ...informer, cause: "expired" }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "watch dropped", ...informer }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "delivery failed", ...informer, subscription: failing.id }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: "warn", msg: "dead-lettered", ...informer, subscription: failing.id }));
+    // Every line about one of this test's objects names its cluster.
+    const ours = lines.filter((line) => line.subscription === failing.id || line.cluster === cluster);
+    expect(ours.length).toBeGreaterThanOrEqual(4);
+    expect(ours.filter((line) => line.cluster !== cluster)).toEqual([]);
+    expect(out.raw().join("\n")).not.toContain(token);
   });
 });

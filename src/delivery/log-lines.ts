@@ -1,6 +1,6 @@
 /**
  * A delivery attempt's notable outcomes as log lines (src/log.ts): the first failure of a streak,
- * a recovery, a dead letter, a subscription disabled by 410. Named by informer and subscription id;
+ * a recovery, a dead letter, a subscription disabled by 410. Named by cluster, informer and subscription id;
  * never the URL (its path or query may hold a token), the secret, or an event body. The error is
  * the sender's short text (a status and the start of the answer, at most a few hundred characters).
  *
@@ -8,18 +8,19 @@
  * `warn` per streak and one per dead-lettered batch, not one per retry.
  */
 import { logger } from "../log.ts";
+import { subscriptionIdentity } from "../metrics/identity.ts";
 import type { SendResult } from "./sender.ts";
 
 export type DeliveryDecision = "delivered" | "retry" | "dead-letter" | "disable";
 
 export function logDelivery(
-  who: { informer: string; id: string },
+  who: { cluster: string; informer: string; id: string },
   decision: DeliveryDecision,
   result: SendResult,
   attempt: number,
   events: number,
 ): void {
-  const fields = { informer: who.informer, subscription: who.id, status: result.status ?? null, attempt, events, error: result.error ?? null };
+  const fields = { ...subscriptionIdentity(who), status: result.status ?? null, attempt, events, error: result.error ?? null };
   switch (decision) {
     case "delivered":
       if (attempt > 1) logger.info("delivery recovered", fields);

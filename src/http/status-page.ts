@@ -15,6 +15,7 @@ import * as z from "zod/mini";
 import { unwrap } from "../errors.ts";
 import { errorText, logger } from "../log.ts";
 import { collect } from "../metrics/collect.ts";
+import { subscriptionIdentity } from "../metrics/identity.ts";
 import type { AppEnv } from "./app-env.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
@@ -72,14 +73,16 @@ export const statusRoutes = new Hono<AppEnv>()
     }
     const { id } = c.req.valid("param");
     const stub = c.env.SUBSCRIPTION.getByName(id);
-    // An unknown id is a 404. (The RPC type of a dead letter, which carries its event as JSON, resolves to unknown.)
+    // An unknown id is a 404. The log lines name the subscription's cluster and informer too.
+    const who = subscriptionIdentity(unwrap(await stub.metrics()));
+    // (The RPC type of a dead letter, which carries its event as JSON, resolves to unknown.)
     const page = unwrap(await stub.deadLetters(REDELIVER_PER_CLICK)) as { items: { eventId: string }[] };
     let redelivered = 0;
     let failed = 0;
     for (const dead of page.items) {
       const delivered = await stub.redeliver(dead.eventId).then(
         (result) => result.ok && unwrap(result).delivered,
-        (error: unknown) => (logger.warn("redelivery failed", { subscription: id, error: errorText(error) }), false),
+        (error: unknown) => (logger.warn("redelivery failed", { ...who, error: errorText(error) }), false),
       );
       if (delivered) {
         redelivered++;
@@ -88,7 +91,7 @@ export const statusRoutes = new Hono<AppEnv>()
       failed++;
       break; // the endpoint still refuses: the rest would fail the same way
     }
-    logger.info("dead letters redelivered from the status page", { subscription: id, count: redelivered, failed });
+    logger.info("dead letters redelivered from the status page", { ...who, count: redelivered, failed });
     return c.redirect(`/?subscription=${id}&redelivered=${redelivered}&failed=${failed}#${id}`, 303);
   });
 

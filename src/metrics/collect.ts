@@ -3,17 +3,22 @@
  * the status page: one RPC per informer, one per subscription, and one more per informer whose
  * subscriptions lag (when did the first event they have not handled happen).
  *
- * Each informer is read through its identity (metrics/identity.ts); an informer or subscription
- * that cannot be read (deleted meanwhile, failing) is left out and counted in `errors`, so one
- * broken object never fails the whole scrape.
+ * Each informer is read through its identity (metrics/identity.ts), which names its cluster; an
+ * informer or subscription that cannot be read (deleted meanwhile, failing) is left out and counted
+ * in `errors`, so one broken object never fails the whole scrape.
+ *
+ * Clusters (issue 12) come from the factory's registry in the same round trip as the informers:
+ * their name, where they are configured and their API server's host, never a token, and no probe
+ * of the API server (GET /clusters probes live; a scrape would otherwise cost a request to every
+ * cluster and wait up to PROBE_TIMEOUT_MS on a dead one). Whether a cluster answers shows in its
+ * informers' watch state and last error.
  */
 import type { Env } from "../env.ts";
-import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { informerStub } from "../clusters/stubs.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { type ClusterView, FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerObjectMetrics } from "../objects/informer-object.ts";
 import type { SubscriptionMetrics } from "../objects/subscription-object.ts";
-import type { InformerIdentity, SubscriptionIdentity } from "./identity.ts";
+import { type InformerIdentity, informerIdentity, type SubscriptionIdentity, subscriptionIdentity } from "./identity.ts";
 
 export interface SubscriptionSnapshot {
   identity: SubscriptionIdentity;
@@ -30,19 +35,32 @@ export interface InformerSnapshot {
   subscriptions: SubscriptionSnapshot[];
 }
 
+/** A cluster as /metrics and the status page show it: never its URL's path, nor a credential. */
+export interface ClusterSnapshot {
+  name: string;
+  source: ClusterView["source"];
+  /** The API server's host (and port); empty when none is configured. */
+  host: string;
+  /** Informers registered in it. */
+  informers: number;
+}
+
 export interface MetricsSnapshot {
   at: number;
+  /** Every cluster, the default one first. */
+  clusters: ClusterSnapshot[];
   informers: InformerSnapshot[];
   /** Objects that could not be read this time. */
   errors: number;
 }
 
 export async function collect(env: Env, now: () => number = Date.now): Promise<MetricsSnapshot> {
-  const registered = await env.FACTORY.getByName(FACTORY_NAME).list();
+  const factory = env.FACTORY.getByName(FACTORY_NAME);
+  const [registered, clusters] = await Promise.all([factory.list(), factory.clusters()]);
   let errors = 0;
   const informers = await Promise.all(
     registered.map(async (address): Promise<InformerSnapshot | undefined> => {
-      const identity: InformerIdentity = { informer: address.name, ...(address.cluster === DEFAULT_CLUSTER ? {} : { cluster: address.cluster }) };
+      const identity = informerIdentity(address);
       const stub = informerStub(env, address);
       const read = await stub.metrics().catch(() => undefined);
       if (!read?.ok) {
@@ -74,7 +92,7 @@ export async function collect(env: Env, now: () => number = Date.now): Promise<M
           const lagEvents = Math.max(0, tail - sub.cursor);
           const firstUnhandled = times[sub.cursor + 1];
           return {
-            identity: { ...identity, subscription: sub.id },
+            identity: subscriptionIdentity(sub),
             metrics: sub,
             lagEvents,
             lagSeconds: lagEvents === 0 ? 0 : firstUnhandled === undefined ? null : Math.max(0, (at - firstUnhandled) / 1000),
@@ -83,5 +101,19 @@ export async function collect(env: Env, now: () => number = Date.now): Promise<M
       };
     }),
   );
-  return { at: now(), informers: informers.filter((i): i is InformerSnapshot => i !== undefined), errors };
+  return {
+    at: now(),
+    clusters: clusters.map((cluster) => ({ name: cluster.name, source: cluster.source, host: hostOf(cluster.server), informers: cluster.informers })),
+    informers: informers.filter((i): i is InformerSnapshot => i !== undefined),
+    errors,
+  };
+}
+
+/** A URL's host: its path or query could carry something meant for the API server alone. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "";
+  }
 }

@@ -1,16 +1,18 @@
 /**
- * The metrics /metrics serves: the catalogue of families, and the samples of one informer and of
- * one subscription, each built from its identity (metrics/identity.ts) so that a `cluster` label
- * (issue 12) comes with the identity, not with a rewrite.
+ * The metrics /metrics serves: the catalogue of families, the samples of each cluster, and those
+ * of one informer and of one subscription, each built from its identity (metrics/identity.ts), so
+ * every informer and subscription series carries `cluster` (`default` included) first.
  *
- * Cardinality is bounded: labels are the identity (informer, subscription) and values from closed
- * sets (event type, relist cause, error reason, watch and subscription state, delivery outcome);
- * never an object's key, a URL, or an error's text. Counters are durable (they live in the
+ * Cardinality is bounded: labels are the identity (cluster, informer, subscription) and values from
+ * closed sets (event type, relist cause, error reason, watch and subscription state, delivery
+ * outcome, cluster source); never an object's key, a URL, a token, or an error's text. Clusters are
+ * bounded by configuration and by MAX_CLUSTERS (objects/informer-factory.ts), informers and
+ * subscriptions by what is configured in them. Counters are durable (they live in the
  * objects' SQLite and survive evictions and restarts) and reset only when their informer or
  * subscription is deleted, which Prometheus reads as a counter reset.
  */
 import { RELIST_CAUSES } from "../cache/reflector-counters.ts";
-import type { InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "./collect.ts";
+import type { ClusterSnapshot, InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "./collect.ts";
 import { DELIVERY_OUTCOMES, LATENCY_BUCKETS_SECONDS } from "./delivery-counters.ts";
 import { Exposition, type Labels, type MetricFamily, type MetricType } from "./exposition.ts";
 import { identityLabels } from "./identity.ts";
@@ -22,6 +24,8 @@ export const SUBSCRIPTION_STATES = ["active", "failing", "disabled"] as const;
 
 /** Every family, in the order written (README "Monitoring" lists them). */
 export const FAMILIES = {
+  clusterInfo: family("cluster_info", "gauge", "A cluster and where it is configured: environment (KUBE_API_URL), config (CLUSTERS) or api (PUT /clusters) (always 1)."),
+  clusterInformers: family("cluster_informers", "gauge", "Informers registered in the cluster."),
   info: family("info", "gauge", "An informer and the resource it watches (always 1)."),
   synced: family("synced", "gauge", "1 once the cache holds a complete list (client-go HasSynced), else 0."),
   objects: family("objects", "gauge", "Objects in the cache."),
@@ -55,6 +59,12 @@ export const FAMILIES = {
   latency: family("subscription_delivery_duration_seconds", "histogram", "Duration of delivery attempts."),
   scrapeErrors: family("metrics_read_errors", "gauge", "Informers or subscriptions that could not be read for this scrape."),
 } as const;
+
+/** The samples of one cluster (no probe of its API server: collect.ts says why). */
+export function clusterSamples(out: Exposition, cluster: ClusterSnapshot): void {
+  out.sample(FAMILIES.clusterInfo, { cluster: cluster.name, source: cluster.source }, 1);
+  out.sample(FAMILIES.clusterInformers, { cluster: cluster.name }, cluster.informers);
+}
 
 /** The samples of one informer. */
 export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at: number): void {
@@ -107,6 +117,7 @@ export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnaps
 /** The whole exposition of a snapshot. */
 export function renderMetrics(snapshot: MetricsSnapshot): string {
   const out = new Exposition(Object.values(FAMILIES));
+  for (const cluster of snapshot.clusters) clusterSamples(out, cluster);
   for (const informer of snapshot.informers) {
     informerSamples(out, informer, snapshot.at);
     for (const subscription of informer.subscriptions) subscriptionSamples(out, subscription);

@@ -8,7 +8,7 @@
  * - `stop` aborts the running slice and waits until it has ended; a stopped slice does not re-arm
  *   (whoever stopped it — a reconfiguration, a deletion — sets or deletes the alarm itself).
  */
-import { errorText, logger } from "../log.ts";
+import { errorText, type LogFields, logger } from "../log.ts";
 
 export class AlarmSlice {
   #running: { abort: AbortController; done: Promise<void> } | undefined;
@@ -19,9 +19,15 @@ export class AlarmSlice {
 
   /**
    * Runs `work` as the slice, then `rearm(its answer)` — undefined when it threw. `what` names the
-   * object in the log line of a failure.
+   * kind of object in the log line of a failure, and `who` (asked only then) which one: its
+   * cluster, informer and subscription.
    */
-  async run<T>(what: string, work: (signal: AbortSignal) => Promise<T>, rearm: (answer: T | undefined) => Promise<void>): Promise<void> {
+  async run<T>(
+    what: string,
+    work: (signal: AbortSignal) => Promise<T>,
+    rearm: (answer: T | undefined) => Promise<void>,
+    who: () => LogFields | undefined = () => undefined,
+  ): Promise<void> {
     const abort = new AbortController();
     let finish!: () => void;
     this.#running = { abort, done: new Promise<void>((resolve) => (finish = resolve)) };
@@ -29,7 +35,7 @@ export class AlarmSlice {
     try {
       answer = await work(abort.signal);
     } catch (error) {
-      logger.error("alarm failed", { object: what, error: errorText(error) });
+      logger.error("alarm failed", { object: what, ...identify(who), error: errorText(error) });
     } finally {
       try {
         if (!abort.signal.aborted) await rearm(answer);
@@ -45,5 +51,14 @@ export class AlarmSlice {
     if (!running) return;
     running.abort.abort();
     await running.done;
+  }
+}
+
+/** `who()`, or nothing when even that fails (the failure may be the storage it reads). */
+function identify(who: () => LogFields | undefined): LogFields | undefined {
+  try {
+    return who();
+  } catch {
+    return undefined;
   }
 }

@@ -30,6 +30,7 @@ import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../del
 import type { Env } from "../env.ts";
 import { fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
+import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
 
 export const FACTORY_NAME = "factory";
@@ -231,7 +232,7 @@ export class InformerFactory extends DurableObject<Env> {
   async #reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
     for (const informer of this.#registry.list(cluster)) {
       const configured = await this.#stub(informer).configure(informer.spec, connection);
-      if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { cluster, informer: informer.name, error: configured.error.message });
+      if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(informer), error: configured.error.message });
     }
   }
 
@@ -335,7 +336,10 @@ export class InformerFactory extends DurableObject<Env> {
   async reconcile(): Promise<string[]> {
     const rearmed: string[] = [];
     for (const informer of this.#registry.list()) {
-      if (await this.#stub(informer).ensureRunning()) rearmed.push(informerObjectName(informer));
+      if (!(await this.#stub(informer).ensureRunning())) continue;
+      // Logged here, where the address is at hand, so the line names the cluster as its own field.
+      logger.warn("re-armed a stopped informer", informerIdentity(informer));
+      rearmed.push(informerObjectName(informer));
     }
     return rearmed;
   }

@@ -27,6 +27,7 @@ import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelS
 import { Db, hasSchema } from "../sql.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { eventTimes, type InformerMetrics } from "../metrics/log-counters.ts";
+import { informerIdentity } from "../metrics/identity.ts";
 
 /** An informer's metrics with what only its object knows: its name, subscriptions and storage size. */
 export interface InformerObjectMetrics extends InformerMetrics {
@@ -383,7 +384,15 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    await this.#slice.run("informer", (signal) => this.#tick(signal), (wakeAt) => this.#rearm(wakeAt));
+    await this.#slice.run(
+      "informer",
+      (signal) => this.#tick(signal),
+      (wakeAt) => this.#rearm(wakeAt),
+      () => {
+        const stored = this.#stored();
+        return stored && informerIdentity(stored.spec);
+      },
+    );
   }
 
   /** One slice of the loop; answers when the next is due (undefined: deleted, or ask durable state). */
@@ -440,7 +449,7 @@ export class InformerObject extends DurableObject<Env> {
         this.#nudger.nudge(tail);
         this.#watches.notify();
       },
-      { informer: spec.name },
+      informerIdentity(spec),
     );
   }
 
@@ -452,7 +461,7 @@ export class InformerObject extends DurableObject<Env> {
       ids.map((id) =>
         this.env.SUBSCRIPTION.getByName(id)
           .nudge(tail)
-          .catch((error: unknown) => logger.warn("nudging a subscription failed", { informer: this.#current?.spec.name, subscription: id, error: errorText(error) })),
+          .catch((error: unknown) => logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) })),
       ),
     );
   }

@@ -35,10 +35,13 @@ import { Db } from "../sql.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { countDeliveriesInTx, type DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { setLogLevel } from "../log.ts";
+import { subscriptionIdentity } from "../metrics/identity.ts";
 
 /** What /metrics and the status page read of a subscription (src/metrics); never its secret or URL. */
 export interface SubscriptionMetrics {
   id: string;
+  /** Its informer's cluster and name. */
+  cluster: string;
   informer: string;
   state: SubscriptionStatus["state"];
   /** The receiver's host (the status page shows it; a URL's path or query may hold a token). */
@@ -157,6 +160,7 @@ export class SubscriptionObject extends DurableObject<Env> {
       const record = subscription.store.get()!;
       return {
         id: record.id,
+        cluster: record.cluster,
         informer: record.informer,
         state: record.disabledReason !== null ? "disabled" : record.failures > 0 ? "failing" : "active",
         host: new URL(record.spec.url).host,
@@ -247,7 +251,15 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     if (this.#slice.running || this.#destroying) return;
-    await this.#slice.run("subscription", (signal) => this.#loop(Date.now() + SLICE_MS, signal), (next) => this.#rearm(next));
+    await this.#slice.run(
+      "subscription",
+      (signal) => this.#loop(Date.now() + SLICE_MS, signal),
+      (next) => this.#rearm(next),
+      () => {
+        const record = this.#subscription.store.get();
+        return record && subscriptionIdentity(record);
+      },
+    );
   }
 
   /** Steps until there is nothing to do now; returns when to run next (null: not until nudged). */

@@ -7,11 +7,13 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
-import { pod } from "../fake-apiserver/client.ts";
+import { pod } from "../fake-apiserver/builders.ts";
 import { newCluster, startInformer, status, waitFor, waitSynced } from "../helpers/informer.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
-import { histogram, parseMetrics, value } from "../metrics/prometheus-parse.ts";
+import { histogram, parseMetrics, samples, value } from "../metrics/prometheus-parse.ts";
+import { informerStub } from "../../src/clusters/stubs.ts";
+import { FakeCluster } from "../fake-apiserver/client.ts";
 
 const base = "http://edge.test";
 const ADMIN_TOKEN = "test-admin-token";
@@ -52,7 +54,8 @@ describe("GET /metrics", () => {
     await waitFor("the failing subscription to dead-letter the replay", async () => unwrap(await failing.stub().status()).deadLetters === 7, 30_000);
 
     const { text, metrics } = await scrape();
-    const informer = { informer: name };
+    // Every informer and subscription series names its cluster, the default one included (issue 12).
+    const informer = { cluster: "default", informer: name };
     expect(value(metrics, "edge_informer_info", { ...informer, resource: "pods" })).toBe(1);
     expect(value(metrics, "edge_informer_synced", informer)).toBe(1);
     expect(value(metrics, "edge_informer_objects", informer)).toBe(7);
@@ -104,10 +107,12 @@ describe("GET /metrics", () => {
     for (const family of metrics.values()) {
       for (const sample of family.metrics) {
         for (const label of Object.keys(sample.labels ?? {})) {
-          expect(["informer", "subscription", "resource", "type", "cause", "state", "outcome", "reason", "le"]).toContain(label);
+          expect(["cluster", "source", "informer", "subscription", "resource", "type", "cause", "state", "outcome", "reason", "le"]).toContain(label);
         }
+        if (sample.labels?.informer !== undefined) expect(Object.keys(sample.labels)[0], family.name).toBe("cluster");
       }
     }
+    expect(value(metrics, "edge_informer_cluster_info", { cluster: "default", source: "environment" })).toBe(1);
     // No secret and no token in the answer.
     for (const secret of [ok.secret, failing.secret, ok.secret.slice("whsec_".length), ADMIN_TOKEN, healthy.url, broken.url]) {
       expect(text).not.toContain(secret);
@@ -121,6 +126,52 @@ describe("GET /metrics", () => {
     expect(value(again, "edge_informer_relists_total", { ...informer, cause: "expired" })).toBe(1);
   });
 
+  it("gives two clusters' informers of one name two series, lists the clusters, and never shows a cluster's token or URL", async () => {
+    const token = `tok-${crypto.randomUUID()}`;
+    const east = await FakeCluster.create(env.FAKE_APISERVER_URL, { token });
+    const west = await newCluster();
+    await east.seed({ namespaces: 1, podsPerNamespace: 2 });
+    await west.seed({ namespaces: 1, podsPerNamespace: 3 });
+    const [a, b] = [`east-${crypto.randomUUID().slice(0, 6)}`, `west-${crypto.randomUUID().slice(0, 6)}`];
+    const admin = (method: string, path: string, body: unknown) =>
+      exports.default.fetch(new Request(`${base}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) }));
+    expect((await admin("PUT", `/clusters/${a}`, { server: east.url, token })).status).toBe(201);
+    expect((await admin("PUT", `/clusters/${b}`, { server: west.url })).status).toBe(201);
+    for (const cluster of [a, b]) {
+      expect((await admin("PUT", `/clusters/${cluster}/informers/pods`, { resource: "pods", watchTimeoutSeconds: 3 })).status).toBe(201);
+      await waitSynced(informerStub(env, { cluster, name: "pods" }));
+    }
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 200 } });
+    const subscriptions = { [a]: await subscribe("pods", hook, {}, a), [b]: await subscribe("pods", hook, {}, b) };
+    const { text, metrics } = await waitFor(
+      "both replays delivered",
+      async () => {
+        const scraped = await scrape();
+        const delivered = (cluster: string) =>
+          value(scraped.metrics, "edge_informer_subscription_events_delivered_total", { cluster, subscription: subscriptions[cluster]!.id });
+        return delivered(a) === 2 && delivered(b) === 3 && scraped;
+      },
+      30_000,
+    );
+    expect(value(metrics, "edge_informer_objects", { cluster: a, informer: "pods" })).toBe(2);
+    expect(value(metrics, "edge_informer_objects", { cluster: b, informer: "pods" })).toBe(3);
+    expect(value(metrics, "edge_informer_events_total", { cluster: b, informer: "pods", type: "add" })).toBe(3);
+    for (const [cluster, n] of [[a, 2], [b, 3]] as const) {
+      const subscription = { cluster, informer: "pods", subscription: subscriptions[cluster]!.id };
+      expect(value(metrics, "edge_informer_subscription_attempts_total", subscription)).toBe(n);
+      expect(value(metrics, "edge_informer_cluster_info", { cluster, source: "api" })).toBe(1);
+      expect(value(metrics, "edge_informer_cluster_informers", { cluster })).toBe(1);
+    }
+    // One series per (cluster, informer): the same name in two clusters is two series, not a clash.
+    expect(samples(metrics, "edge_informer_synced", { informer: "pods" }).map((s) => s.labels!.cluster).filter((c) => c === a || c === b).sort()).toEqual([a, b].sort());
+    for (const secret of [token, east.url, west.url, subscriptions[a]!.secret]) expect(text).not.toContain(secret);
+
+    for (const cluster of [a, b]) expect((await admin("DELETE", `/clusters/${cluster}?cascade=true`, undefined)).status).toBe(204);
+    const after = (await scrape()).metrics;
+    expect(samples(after, "edge_informer_cluster_info", { cluster: a })).toEqual([]);
+    expect(samples(after, "edge_informer_synced", { cluster: a })).toEqual([]);
+  });
+
   it("keeps counting across a reconfiguration, which counts as a config relist", async () => {
     const cluster = await newCluster();
     await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
@@ -132,7 +183,7 @@ describe("GET /metrics", () => {
       return s.synced && s.watch.state === "watching" && s;
     });
     const { metrics } = await scrape();
-    expect(value(metrics, "edge_informer_relists_total", { informer: name, cause: "config" })).toBe(1);
+    expect(value(metrics, "edge_informer_relists_total", { cluster: "default", informer: name, cause: "config" })).toBe(1);
     expect(value(metrics, "edge_informer_list_pages_total", { informer: name })).toBe(2);
     expect(value(metrics, "edge_informer_events_total", { informer: name, type: "add" })).toBe(2);
   });
