@@ -5,12 +5,16 @@
  * What it promises: the basic view needs no JavaScript (it refreshes itself with a meta refresh, the
  * redeliver buttons are plain forms); it reads on a phone (one column, no table wider than the
  * screen); it shows no secret (a subscription's receiver is shown by host only: a URL's path or
- * query may carry a token). Informers are grouped by `informerGroup`, one section each, so issue
- * 12's clusters wrap these sections in a cluster section without touching them.
+ * query may carry a token; a cluster's API server likewise). Issue 12: a table of the clusters
+ * comes first, then one section per cluster holding its informers' sections, each of which names
+ * its cluster, as its subscriptions do (`data-cluster`). A cluster's health there is read off its
+ * informers' watches, not probed: the page refreshes every REFRESH_SECONDS, and a live probe
+ * (`GET /clusters`) would make each refresh wait on a dead API server.
  */
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import type { InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "../metrics/collect.ts";
+import { DEFAULT_CLUSTER, informerObjectName } from "../clusters/cluster.ts";
+import type { ClusterSnapshot, InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "../metrics/collect.ts";
 import { perMinute } from "../metrics/log-counters.ts";
 
 export const REFRESH_SECONDS = 15;
@@ -24,7 +28,8 @@ export interface Notice {
 }
 
 export function renderStatusPage(snapshot: MetricsSnapshot, notice?: Notice): Html {
-  const informers = [...snapshot.informers].sort((a, b) => a.identity.informer.localeCompare(b.identity.informer));
+  const informers = snapshot.informers;
+  const groups = clusterGroups(snapshot);
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -37,15 +42,69 @@ export function renderStatusPage(snapshot: MetricsSnapshot, notice?: Notice): Ht
 <body>
 <header>
   <h1>edge-informer</h1>
-  <p class="meta">${informers.length} informer${informers.length === 1 ? "" : "s"} · updated <time datetime="${new Date(snapshot.at).toISOString()}">${clock(snapshot.at)}</time> · refreshes every ${REFRESH_SECONDS} s${snapshot.errors > 0 ? html` · <span class="bad">${snapshot.errors} could not be read</span>` : ""}</p>
+  <p class="meta">${plural(snapshot.clusters.length, "cluster")} · ${plural(informers.length, "informer")} · updated <time datetime="${new Date(snapshot.at).toISOString()}">${clock(snapshot.at)}</time> · refreshes every ${REFRESH_SECONDS} s${snapshot.errors > 0 ? html` · <span class="bad">${snapshot.errors} could not be read</span>` : ""}</p>
 </header>
 <main>
 ${notice ? noticeBox(notice) : ""}
-${informers.length === 0 ? html`<p class="empty">No informers yet: declare them in <code>INFORMERS</code> or <code>PUT /informers/{name}</code>.</p>` : ""}
-${informers.map((informer) => informerSection(informer, snapshot.at))}
+${clusterTable(groups)}
+${informers.length === 0 ? html`<p class="empty">No informers yet: declare them in <code>INFORMERS</code>, or <code>PUT /informers/{name}</code> (<code>PUT /clusters/{cluster}/informers/{name}</code> in another cluster).</p>` : ""}
+${groups.filter((group) => group.informers.length > 0).map((group) => clusterSection(group, snapshot.at))}
 </main>
 </body>
 </html>`;
+}
+
+interface ClusterGroup {
+  cluster: ClusterSnapshot;
+  /** Its informers, by name. */
+  informers: InformerSnapshot[];
+}
+
+/** Each cluster with its informers: the registry's order (default first), then any informer's cluster it did not list (removed meanwhile). */
+function clusterGroups(snapshot: MetricsSnapshot): ClusterGroup[] {
+  const groups = new Map<string, ClusterGroup>(snapshot.clusters.map((cluster) => [cluster.name, { cluster, informers: [] }]));
+  for (const informer of snapshot.informers) {
+    const name = informer.identity.cluster;
+    if (!groups.has(name)) groups.set(name, { cluster: { name, source: "api", host: "", informers: 0 }, informers: [] });
+    groups.get(name)!.informers.push(informer);
+  }
+  for (const group of groups.values()) group.informers.sort((a, b) => a.identity.informer.localeCompare(b.identity.informer));
+  return [...groups.values()];
+}
+
+const SOURCE_TEXT: Record<ClusterSnapshot["source"], string> = { environment: "KUBE_API_URL", config: "CLUSTERS", api: "PUT /clusters" };
+
+function clusterTable(groups: ClusterGroup[]): Html {
+  return html`<section class="clusters" aria-label="Clusters">
+  <h2>Clusters</h2>
+  <table>
+    <thead><tr><th>Cluster</th><th>API server</th><th>Informers</th><th>Watching</th></tr></thead>
+    <tbody>${groups.map((group) => clusterRow(group))}</tbody>
+  </table>
+</section>`;
+}
+
+function clusterRow({ cluster, informers }: ClusterGroup): Html {
+  const watching = informers.filter((i) => i.metrics.progress.watch.state === "watching").length;
+  const failing = informers.filter((i) => i.metrics.progress.watch.state === "backoff").length;
+  const tone = informers.length === 0 ? "quiet" : failing > 0 ? "bad" : watching === informers.length ? "ok" : "warn";
+  return html`<tr data-cluster="${cluster.name}">
+      <td><a href="#cluster-${cluster.name}">${cluster.name}</a></td>
+      <td><span class="host" data-field="server">${cluster.host || "not configured"}</span> <span class="age">${SOURCE_TEXT[cluster.source]}</span></td>
+      <td data-field="informers">${informers.length}</td>
+      <td data-field="health"><span class="${tone}">${watching} of ${informers.length}</span>${failing > 0 ? html` <span class="bad">(${failing} backing off)</span>` : ""}</td>
+    </tr>`;
+}
+
+function clusterSection({ cluster, informers }: ClusterGroup, now: number): Html {
+  return html`<section class="cluster" id="cluster-${cluster.name}" data-cluster="${cluster.name}">
+  <h2>Cluster ${cluster.name}${cluster.name === DEFAULT_CLUSTER ? html` <span class="resource">KUBE_API_URL</span>` : ""}</h2>
+  ${informers.map((informer) => informerSection(informer, now))}
+</section>`;
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function noticeBox(notice: Notice): Html {
@@ -57,8 +116,9 @@ function informerSection(snapshot: InformerSnapshot, now: number): Html {
   const p = m.progress;
   const series = perMinute(m, now);
   const relistCauses = Object.entries(m.counters.relists).filter(([, n]) => n > 0);
-  return html`<section class="informer" id="informer-${identity.informer}" data-informer="${identity.informer}">
-  <h2>${identity.informer} <span class="resource">${m.resource}</span> ${p.synced ? html`<span class="badge ok" data-field="synced">synced</span>` : html`<span class="badge warn" data-field="synced">not synced</span>`}</h2>
+  const address = { cluster: identity.cluster, name: identity.informer };
+  return html`<section class="informer" id="informer-${informerObjectName(address)}" data-informer="${identity.informer}" data-cluster="${identity.cluster}">
+  <h3><span class="resource">${identity.cluster} /</span> ${identity.informer} <span class="resource">${m.resource}</span> ${p.synced ? html`<span class="badge ok" data-field="synced">synced</span>` : html`<span class="badge warn" data-field="synced">not synced</span>`}</h3>
   <dl class="facts">
     <div><dt>Objects</dt><dd data-field="objects">${p.objects.toLocaleString("en")}</dd></div>
     <div><dt>Queue</dt><dd data-field="queue">${p.queueDepth}</dd></div>
@@ -74,14 +134,14 @@ function informerSection(snapshot: InformerSnapshot, now: number): Html {
 
 function subscriptionTable(subscriptions: SubscriptionSnapshot[], now: number): Html {
   if (subscriptions.length === 0) return html`<p class="quiet">No webhook subscriptions.</p>`;
-  return html`<h3>Subscriptions</h3>
+  return html`<h4>Subscriptions</h4>
   <ul class="subscriptions">${subscriptions.map((s) => subscriptionItem(s, now))}</ul>`;
 }
 
 function subscriptionItem(snapshot: SubscriptionSnapshot, now: number): Html {
   const { metrics: m } = snapshot;
   const tone = m.state === "active" ? "ok" : m.state === "failing" ? "bad" : "warn";
-  return html`<li class="subscription" id="${m.id}" data-subscription="${m.id}">
+  return html`<li class="subscription" id="${m.id}" data-subscription="${m.id}" data-cluster="${snapshot.identity.cluster}">
     <div class="sub-head"><code>${m.id}</code> → <span class="host">${m.host}</span> <span class="badge ${tone}" data-field="state">${m.state}</span></div>
     <dl class="facts small">
       <div><dt>Lag</dt><dd data-field="lag">${snapshot.lagEvents} event${snapshot.lagEvents === 1 ? "" : "s"}${snapshot.lagSeconds ? html` <span class="age">(${age(snapshot.lagSeconds * 1000)})</span>` : ""}${m.marker ? html` <span class="age">+ ${m.marker === "replay" ? "replay" : "resync"} in progress</span>` : ""}</dd></div>
@@ -129,8 +189,13 @@ const STYLE = `
 * { box-sizing: border-box; }
 body { font: 16px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; padding: 12px; max-width: 980px; }
 h1 { font-size: 1.4rem; margin: 0; }
-h2 { font-size: 1.15rem; margin: 0 0 8px; display: flex; flex-wrap: wrap; gap: 6px; align-items: baseline; }
-h3 { font-size: 1rem; margin: 14px 0 6px; }
+h2 { font-size: 1.25rem; margin: 16px 0 8px; }
+h3 { font-size: 1.15rem; margin: 0 0 8px; display: flex; flex-wrap: wrap; gap: 6px; align-items: baseline; }
+h4 { font-size: 1rem; margin: 14px 0 6px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 4px 8px 4px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
+td { overflow-wrap: anywhere; }
+th { font-size: .8rem; color: var(--muted); font-weight: normal; white-space: nowrap; }
 .meta, .age, .quiet, .resource { color: var(--muted); font-size: .85rem; font-weight: normal; }
 section.informer { border: 1px solid var(--line); border-radius: 8px; padding: 12px; margin: 12px 0; }
 .facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px 16px; margin: 0; }

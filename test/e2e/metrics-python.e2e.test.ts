@@ -4,7 +4,8 @@
  * parser follows the text format and OpenMetrics' family rules): every line parses, no two families
  * share a name (a counter `x_total` belongs to family `x`, so a gauge `x` beside it is a clash a
  * strict scraper refuses), counters are `_total`, and every histogram series has its `_sum`,
- * `_count` and a `+Inf` bucket equal to the count. Skipped with the reason in its name when the
+ * `_count` and a `+Inf` bucket equal to the count; every informer and subscription sample names its
+ * cluster (issue 12). Skipped with the reason in its name when the
  * module is missing (.ci/run installs it where it can).
  */
 import { spawnSync } from "node:child_process";
@@ -48,7 +49,15 @@ describe.skipIf(MISSING !== undefined)(suite("/metrics read by the official Prom
     expect(parsed.status, parsed.stderr).toBe(0);
     const { families, duplicates } = JSON.parse(parsed.stdout) as { families: Family[]; duplicates: string[] };
     expect(duplicates).toEqual([]);
-    expect(families.map((f) => f.name)).toEqual(expect.arrayContaining(["edge_informer_synced", "edge_informer_subscription_deliveries"]));
+    expect(families.map((f) => f.name)).toEqual(expect.arrayContaining(["edge_informer_synced", "edge_informer_subscription_deliveries", "edge_informer_cluster_info"]));
+    // Issue 12: every informer and subscription sample names its cluster, the default one too.
+    const named = families.flatMap((f) => f.samples).filter((sample) => sample.labels.informer !== undefined);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((sample) => !sample.labels.cluster)).toEqual([]);
+    expect(families.find((f) => f.name === "edge_informer_cluster_info")!.samples).toContainEqual(
+      expect.objectContaining({ labels: { cluster: "default", source: "environment" }, value: 1 }),
+    );
+    expect(named.find((sample) => sample.name === "edge_informer_synced" && sample.labels.informer === "pods")?.labels.cluster).toBe("default");
     for (const family of families.filter((f) => f.type === "counter")) {
       for (const sample of family.samples) expect(sample.name, family.name).toMatch(/_total$|_created$/);
     }

@@ -3,14 +3,18 @@
  * Worker, whose informers have synced, with a subscription whose endpoint refuses every connection
  * (failing) and one that dead-letters. The page is read with JavaScript off (the basic view needs
  * none), on a phone-sized screen (nothing wider than the screen), and its redeliver button is
- * pressed with the admin token. Screenshots go to test-results/. No secret appears on the page, nor
- * anywhere in the Worker's output (wrangler dev's log), whose JSON lines tell of the failures.
+ * pressed with the admin token. A second cluster (issue 12), added at run time with a token, shows
+ * in the clusters table and in a section of its own. Screenshots go to test-results/. No secret —
+ * nor the cluster's token — appears on the page, nor anywhere in the Worker's output (wrangler
+ * dev's log), whose JSON lines tell of the failures and name each one's cluster.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureChromium, launchChromium } from "./chromium.ts";
+import { FakeCluster } from "../fake-apiserver/client.ts";
+import { pod } from "../fake-apiserver/builders.ts";
 import { e2e } from "./context.ts";
 import { ROOT } from "./worker.ts";
 import { waitFor } from "./wait.ts";
@@ -21,6 +25,9 @@ const suite = (title: string) => (CHROMIUM_MISSING === undefined ? title : `${ti
 const OUTPUT = join(ROOT, "test-results");
 /** Nothing listens here: every delivery fails to connect. */
 const REFUSING_URL = "https://127.0.0.1:9/hook";
+/** The second cluster: a fake cluster of the e2e fake API server, whose API needs this token. */
+const SECOND = "staging";
+const SECOND_TOKEN = `e2e-cluster-token-${crypto.randomUUID()}`;
 
 interface Created {
   id: string;
@@ -43,18 +50,26 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
   let browser: Browser;
   let failing: Created;
   let deadLettering: Created;
+  let eastFailing: Created;
 
   beforeAll(async () => {
     mkdirSync(OUTPUT, { recursive: true });
+    const east = await FakeCluster.create(e2e().clusterUrl.replace(/\/clusters\/[^/]+$/, ""), { token: SECOND_TOKEN });
+    for (const name of ["api-1", "api-2", "worker-1"]) await east.create("pods", pod({ name, namespace: "default" }));
+    await admin("PUT", `/clusters/${SECOND}`, { server: east.url, token: SECOND_TOKEN });
+    await admin("PUT", `/clusters/${SECOND}/informers/pods`, { resource: "pods" });
+    eastFailing = await admin<Created>("POST", `/clusters/${SECOND}/informers/pods/subscriptions`, { url: REFUSING_URL, timeoutSeconds: 2 });
     failing = await admin<Created>("POST", "/informers/pods/subscriptions", { url: REFUSING_URL, timeoutSeconds: 2 });
     deadLettering = await admin<Created>("POST", "/informers/deployments/subscriptions", { url: REFUSING_URL, retryBudgetSeconds: 1, maxBatchSize: 100 });
     await waitFor(
       async () => {
         const a = await admin<{ state: string; consecutiveFailures: number }>("GET", `/subscriptions/${failing.id}`);
         const b = await admin<{ deadLetters: number }>("GET", `/subscriptions/${deadLettering.id}`);
-        return a.state === "failing" && a.consecutiveFailures >= 1 && b.deadLetters > 0;
+        const c = await admin<{ state: string }>("GET", `/subscriptions/${eastFailing.id}`);
+        const east = await admin<{ synced: boolean }>("GET", `/clusters/${SECOND}/informers/pods`);
+        return a.state === "failing" && a.consecutiveFailures >= 1 && b.deadLetters > 0 && c.state === "failing" && east.synced;
       },
-      { timeoutMs: 45_000, intervalMs: 250, what: "one subscription failing and one with dead letters" },
+      { timeoutMs: 45_000, intervalMs: 250, what: "one subscription failing and one with dead letters, and the second cluster synced" },
     );
     browser = await launchChromium();
   });
@@ -62,6 +77,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
   afterAll(async () => {
     await browser?.close();
     for (const sub of [failing, deadLettering]) if (sub) await admin("DELETE", `/subscriptions/${sub.id}`).catch(() => {});
+    await admin("DELETE", `/clusters/${SECOND}?cascade=true`).catch(() => {});
   });
 
   it("shows the informers and the subscriptions' health without JavaScript, and hides every secret", async () => {
@@ -76,13 +92,22 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
     expect(response?.status()).toBe(200);
     expect(await page.title()).toBe("edge-informer status");
 
-    const pods = page.locator('section[data-informer="pods"]');
+    const pods = page.locator('section[data-cluster="default"] section[data-informer="pods"]');
     await expect(pods.locator('[data-field="synced"]').textContent()).resolves.toBe("synced");
     expect(Number((await pods.locator('[data-field="objects"]').textContent())!.replace(/,/g, ""))).toBeGreaterThan(0);
     await expect(pods.locator('[data-field="watch"] .badge').textContent()).resolves.toBe("watching");
     expect(await pods.locator('[data-field="sparkline"] rect').count()).toBe(60);
     expect(Number(await pods.locator('[data-field="sparkline"]').getAttribute("data-max"))).toBeGreaterThan(0);
     await expect(page.locator('section[data-informer="deployments"] [data-field="synced"]').textContent()).resolves.toBe("synced");
+
+    // The clusters table, then each cluster's section: the second one's informer and subscription in it.
+    await expect(page.locator("section.clusters tbody tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-cluster")))).resolves.toEqual(["default", SECOND]);
+    await expect(page.locator(`tr[data-cluster="${SECOND}"] [data-field="informers"]`).textContent()).resolves.toBe("1");
+    await expect(page.locator(`tr[data-cluster="${SECOND}"] [data-field="health"]`).textContent()).resolves.toBe("1 of 1");
+    const east = page.locator(`section.cluster[data-cluster="${SECOND}"]`);
+    await expect(east.locator("h2").textContent()).resolves.toBe(`Cluster ${SECOND}`);
+    await expect(east.locator('section[data-informer="pods"] [data-field="objects"]').textContent()).resolves.toBe("3");
+    await expect(east.locator(`li[data-subscription="${eastFailing.id}"] [data-field="state"]`).textContent()).resolves.toBe("failing");
 
     const sub = page.locator(`li[data-subscription="${failing.id}"]`);
     await expect(sub.locator('[data-field="state"]').textContent()).resolves.toBe("failing");
@@ -94,7 +119,7 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
     await expect(dead.locator("button").textContent()).resolves.toBe("Redeliver dead letters");
 
     const text = (await page.content()) + (await page.locator("body").innerText());
-    for (const secret of [failing.secret, deadLettering.secret, readToken, adminToken, REFUSING_URL]) expect(text).not.toContain(secret);
+    for (const secret of [failing.secret, deadLettering.secret, eastFailing.secret, readToken, adminToken, REFUSING_URL, SECOND_TOKEN]) expect(text).not.toContain(secret);
     await page.screenshot({ path: join(OUTPUT, "status-page.png"), fullPage: true });
     await context.close();
   });
@@ -149,9 +174,10 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
       { timeoutMs: 10_000, intervalMs: 200, what: "the Worker's log lines about the failing subscription" },
     );
     const parsed = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "delivery failed", informer: "pods", subscription: failing.id }));
-    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "dead-lettered", informer: "deployments", subscription: deadLettering.id }));
+    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "delivery failed", cluster: "default", informer: "pods", subscription: failing.id }));
+    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "dead-lettered", cluster: "default", informer: "deployments", subscription: deadLettering.id }));
+    expect(parsed).toContainEqual(expect.objectContaining({ level: "warn", msg: "delivery failed", cluster: SECOND, informer: "pods", subscription: eastFailing.id }));
     const everything = readFileSync(workerLog, "utf8");
-    for (const secret of [failing.secret, deadLettering.secret, readToken, adminToken]) expect(everything).not.toContain(secret);
+    for (const secret of [failing.secret, deadLettering.secret, eastFailing.secret, readToken, adminToken, SECOND_TOKEN]) expect(everything).not.toContain(secret);
   });
 });

@@ -8,6 +8,10 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { credentialToken } from "../../src/http/status-page.ts";
+import { informerStub } from "../../src/clusters/stubs.ts";
+import { parseInformerSpec } from "../../src/config.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
+import { FakeCluster } from "../fake-apiserver/client.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
@@ -43,8 +47,8 @@ describe("status page", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
     const text = await page.text();
-    expect(text).toContain(`data-informer="${name}"`);
-    expect(text).toContain(`data-subscription="${failing.id}"`);
+    expect(text).toContain(`<section class="informer" id="informer-${name}" data-informer="${name}" data-cluster="default">`);
+    expect(text).toContain(`data-subscription="${failing.id}" data-cluster="default"`);
     expect(text).toContain(`action="/status/subscriptions/${failing.id}/redeliver"`);
     expect(text).toContain('<meta http-equiv="refresh"');
     for (const secret of [failing.secret, "reader-secret", "test-admin-token", broken.url]) expect(text).not.toContain(secret);
@@ -63,5 +67,44 @@ describe("status page", () => {
     expect(done.headers.get("location")).toBe(`/?subscription=${failing.id}&redelivered=0&failed=1#${failing.id}`);
     const after = await app.request(`${base}${done.headers.get("location")}`, { headers: { accept: "text/html", authorization: basic("reader-secret") } }, withTokens);
     expect(await after.text()).toMatch(/Redelivered 0 dead letters of <code>sub_[0-9a-f]+<\/code>; 1 failed/);
+  });
+
+  it("shows a table of the clusters and each informer and subscription under its cluster, without a cluster's token or URL", async () => {
+    const token = `tok-${crypto.randomUUID()}`;
+    const fake = await FakeCluster.create(env.FAKE_APISERVER_URL, { token });
+    await fake.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const cluster = `shown-${crypto.randomUUID().slice(0, 6)}`;
+    const factory = env.FACTORY.getByName(FACTORY_NAME);
+    unwrap(await factory.putCluster(cluster, { server: fake.url, token }));
+    unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", cluster)));
+    await waitSynced(informerStub(env, { cluster, name: "pods" }));
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const sub = await subscribe("pods", hook, {}, cluster);
+    const page = await (await createApp().request(`${base}/`, { headers: { accept: "text/html" } }, env)).text();
+    const json = await (await createApp().request(`${base}/`, {}, env)).text();
+    unwrap(await factory.removeCluster(cluster, true));
+
+    // The clusters table: the default cluster first, this one with its API server's host only.
+    expect(page.indexOf('<tr data-cluster="default">')).toBeGreaterThan(-1);
+    expect(page.indexOf(`<tr data-cluster="${cluster}">`)).toBeGreaterThan(page.indexOf('<tr data-cluster="default">'));
+    const row = page.slice(page.indexOf(`<tr data-cluster="${cluster}">`), page.indexOf("</tr>", page.indexOf(`<tr data-cluster="${cluster}">`)));
+    expect(row).toContain(`<span class="host" data-field="server">${new URL(fake.url).host}</span>`);
+    expect(row).toContain('<td data-field="informers">1</td>');
+    expect(row).toMatch(/data-field="health"><span class="ok">1 of 1<\/span>/);
+    // Its own section, holding its informer and the informer's subscription, each naming it.
+    const section = page.slice(page.indexOf(`<section class="cluster" id="cluster-${cluster}" data-cluster="${cluster}">`));
+    expect(section).toMatch(new RegExp(`^<section class="cluster"[^>]*>\\s*<h2>Cluster ${cluster}</h2>`));
+    expect(section).toContain(`<section class="informer" id="informer-${cluster}/pods" data-informer="pods" data-cluster="${cluster}">`);
+    expect(section).toContain(`data-subscription="${sub.id}" data-cluster="${cluster}"`);
+    // The JSON snapshot names the cluster too, with no more than the page shows.
+    const snapshot = JSON.parse(json) as { clusters: object[]; informers: { identity: object; subscriptions: { identity: object }[] }[] };
+    expect(snapshot.clusters).toContainEqual({ name: cluster, source: "api", host: new URL(fake.url).host, informers: 1 });
+    const informer = snapshot.informers.find((i) => JSON.stringify(i.identity) === JSON.stringify({ cluster, informer: "pods" }))!;
+    expect(informer.subscriptions.map((s) => s.identity)).toEqual([{ cluster, informer: "pods", subscription: sub.id }]);
+    for (const text of [page, json]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(fake.url); // its path names the fake cluster: shown by host only
+      expect(text).not.toContain(sub.secret);
+    }
   });
 });
