@@ -8,10 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { unwrap } from "../src/errors.ts";
 import { log, MAX_ERROR_CHARS, setLogLevel } from "../src/log.ts";
 import { FACTORY_NAME } from "../src/objects/informer-factory.ts";
-import { informerStub } from "../src/clusters/stubs.ts";
-import { parseInformerSpec } from "../src/config.ts";
-import { FakeCluster } from "./fake-apiserver/client.ts";
-import { newCluster, startInformer, status, waitFor, waitSynced } from "./helpers/informer.ts";
+import { newCluster, startInCluster, startInformer, status, waitFor, waitSynced } from "./helpers/informer.ts";
 import { subscribe } from "./helpers/webhooks.ts";
 import { ReceiverEndpoint } from "./receiver/client.ts";
 
@@ -86,16 +83,10 @@ describe("log", () => {
 
   it("names another cluster in its informer's and subscription's lines, and never writes the cluster's token", async () => {
     const token = `tok-${crypto.randomUUID()}`;
-    const fake = await FakeCluster.create(env.FAKE_APISERVER_URL, { token });
-    await fake.seed({ namespaces: 1, podsPerNamespace: 2 });
-    const cluster = `logged-${crypto.randomUUID().slice(0, 6)}`;
-    const factory = env.FACTORY.getByName(FACTORY_NAME);
     const out = capture();
     setLogLevel("debug");
-    unwrap(await factory.putCluster(cluster, { server: fake.url, token }));
-    unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", cluster)));
-    const stub = informerStub(env, { cluster, name: "pods" });
-    await waitSynced(stub);
+    const { fake, cluster, stub } = await startInCluster("logged", { token });
+    const factory = env.FACTORY.getByName(FACTORY_NAME);
     await fake.fault({ kind: "errorEvent", code: 410, resource: "pods" });
     await waitFor("the 410 relist", async () => (await status(stub)).relists === 1);
     const broken = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 500 } });

@@ -8,11 +8,7 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { credentialToken } from "../../src/http/status-page.ts";
-import { informerStub } from "../../src/clusters/stubs.ts";
-import { parseInformerSpec } from "../../src/config.ts";
-import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
-import { FakeCluster } from "../fake-apiserver/client.ts";
-import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
@@ -71,18 +67,12 @@ describe("status page", () => {
 
   it("shows a table of the clusters and each informer and subscription under its cluster, without a cluster's token or URL", async () => {
     const token = `tok-${crypto.randomUUID()}`;
-    const fake = await FakeCluster.create(env.FAKE_APISERVER_URL, { token });
-    await fake.seed({ namespaces: 1, podsPerNamespace: 2 });
-    const cluster = `shown-${crypto.randomUUID().slice(0, 6)}`;
-    const factory = env.FACTORY.getByName(FACTORY_NAME);
-    unwrap(await factory.putCluster(cluster, { server: fake.url, token }));
-    unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", cluster)));
-    await waitSynced(informerStub(env, { cluster, name: "pods" }));
+    const { fake, cluster, remove } = await startInCluster("shown", { token });
     const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
     const sub = await subscribe("pods", hook, {}, cluster);
     const page = await (await createApp().request(`${base}/`, { headers: { accept: "text/html" } }, env)).text();
     const json = await (await createApp().request(`${base}/`, {}, env)).text();
-    unwrap(await factory.removeCluster(cluster, true));
+    await remove();
 
     // The clusters table: the default cluster first, this one with its API server's host only.
     expect(page.indexOf('<tr data-cluster="default">')).toBeGreaterThan(-1);

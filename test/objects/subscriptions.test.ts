@@ -9,14 +9,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { FakeCluster, pod } from "../fake-apiserver/client.ts";
-import { informerStub } from "../../src/clusters/stubs.ts";
-import { parseInformerSpec } from "../../src/config.ts";
 import { eventId } from "../../src/delivery/event-id.ts";
-import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
-import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 import { receiverView, subscribe, subscriptionStored, waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
@@ -58,24 +55,15 @@ describe("webhook subscriptions", () => {
   it("names the cluster in every event's body and header, signed, with ids that tell clusters apart and stay the same in the default one", async () => {
     // Two clusters holding the same pods, each mirrored by an informer named "pods", and the default
     // cluster's informer of the same pods: three subscriptions, three receivers.
-    const factory = env.FACTORY.getByName(FACTORY_NAME);
-    const sameObjects = async () => {
-      const cluster = await newCluster();
-      for (const name of ["web-1", "web-2"]) await cluster.create("pods", pod({ name, namespace: "default" }));
-      return cluster;
+    const sameObjects = async (fake: FakeCluster) => {
+      for (const name of ["web-1", "web-2"]) await fake.create("pods", pod({ name, namespace: "default" }));
     };
-    const clusters = [`east-${crypto.randomUUID().slice(0, 6)}`, `west-${crypto.randomUUID().slice(0, 6)}`];
-    const fakes = new Map<string, FakeCluster>();
-    for (const name of clusters) {
-      const fake = await sameObjects();
-      fakes.set(name, fake);
-      unwrap(await factory.putCluster(name, { server: fake.url }));
-      unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", name)));
-      await waitSynced(informerStub(env, { cluster: name, name: "pods" }));
-    }
+    const started = [await startInCluster("east", {}, 0), await startInCluster("west", {}, 0)];
+    const clusters = started.map((s) => s.cluster);
+    const fakes = new Map<string, FakeCluster>(started.map((s) => [s.cluster, s.fake]));
     const home = await syncedInformer(0);
-    for (const name of ["web-1", "web-2"]) await home.cluster.create("pods", pod({ name, namespace: "default" }));
     fakes.set("default", home.cluster);
+    for (const fake of fakes.values()) await sameObjects(fake);
 
     const received = new Map<string, { hook: ReceiverEndpoint; secret: string }>();
     for (const [cluster, informer] of [[clusters[0]!, "pods"], [clusters[1]!, "pods"], ["default", home.name]] as const) {
@@ -114,7 +102,7 @@ describe("webhook subscriptions", () => {
     expect(east!.filter((id) => west!.includes(id))).toEqual([]);
     const sample = { key: "default/web-1", uid: "00000000-0000-0000-0000-000000000001", resourceVersion: "7", type: "add" };
     expect(await eventId({ informer: `${clusters[0]}/pods`, ...sample })).not.toBe(await eventId({ informer: `${clusters[1]}/pods`, ...sample }));
-    for (const cluster of clusters) unwrap(await factory.removeCluster(cluster, true));
+    for (const { remove } of started) await remove();
   });
 
   it("retries through 5xx, 429 with Retry-After, resets and timeouts, losing nothing", async () => {
