@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { unwrap } from "../src/errors.ts";
 import { log, MAX_ERROR_CHARS, setLogLevel } from "../src/log.ts";
 import { FACTORY_NAME } from "../src/objects/informer-factory.ts";
-import { newCluster, startInCluster, startInformer, status, waitFor, waitSynced } from "./helpers/informer.ts";
+import { newCluster, startInformer, status, waitFor, waitSynced } from "./helpers/informer.ts";
+import { startInCluster } from "./helpers/clusters.ts";
 import { subscribe } from "./helpers/webhooks.ts";
 import { ReceiverEndpoint } from "./receiver/client.ts";
 

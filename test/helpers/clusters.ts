@@ -6,8 +6,9 @@
 import { listDurableObjectIds } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { informerStub } from "../../src/clusters/stubs.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
-import { waitFor } from "./informer.ts";
+import { newCluster, waitFor } from "./informer.ts";
 
 export const ADMIN = { authorization: "Bearer test-admin-token" };
 const base = "http://edge.test";
@@ -51,4 +52,19 @@ export async function createSynced(path: string, spec: object = { resource: "pod
   expect([200, 201], await created.clone().text()).toContain(created.status);
   await waitFor(`${path} to sync`, async () => (await json(await call(path))).synced === true);
   return json(created);
+}
+
+/**
+ * A new run-time cluster (`unique(prefix)`) on a fresh fake API server cluster seeded with `pods`
+ * pods (its token, if any, given to both), with a synced informer `pods` in it. `remove` deletes
+ * the cluster with its informer and subscriptions.
+ */
+export async function startInCluster(prefix: string, settings: Parameters<typeof newCluster>[0] = {}, pods = 2) {
+  const fake = await newCluster(settings);
+  if (pods > 0) await fake.seed({ namespaces: 1, podsPerNamespace: pods });
+  const cluster = unique(prefix);
+  await addCluster(cluster, fake, settings.token ?? undefined);
+  await createSynced(`/clusters/${cluster}/informers/pods`);
+  const remove = async () => expect((await send("DELETE", `/clusters/${cluster}?cascade=true`)).status).toBe(204);
+  return { fake, cluster, stub: informerStub(env, { cluster, name: "pods" }), remove };
 }

@@ -10,29 +10,11 @@ import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import type { LogEvent } from "../../src/cache/event-log.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
-import { informerStub } from "../../src/clusters/stubs.ts";
 
 export type InformerStub = DurableObjectStub<import("../../src/objects/informer-object.ts").InformerObject>;
 
 export async function newCluster(settings: Parameters<typeof FakeCluster.create>[1] = {}): Promise<FakeCluster> {
   return FakeCluster.create(env.FAKE_APISERVER_URL, settings);
-}
-
-/**
- * A new cluster of the deployment (issue 12), added at run time as PUT /clusters does, on a fresh
- * fake API server cluster seeded with `pods` pods (its token, if any, given to both), with a synced
- * informer `pods` in it. `remove` deletes the cluster with its informer and subscriptions.
- */
-export async function startInCluster(prefix: string, settings: Parameters<typeof FakeCluster.create>[1] = {}, pods = 2) {
-  const fake = await newCluster(settings);
-  if (pods > 0) await fake.seed({ namespaces: 1, podsPerNamespace: pods });
-  const cluster = `${prefix}-${crypto.randomUUID().slice(0, 6)}`;
-  const factory = env.FACTORY.getByName(FACTORY_NAME);
-  unwrap(await factory.putCluster(cluster, { server: fake.url, ...(settings.token ? { token: settings.token } : {}) }));
-  unwrap(await factory.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, "pods", cluster)));
-  const stub = informerStub(env, { cluster, name: "pods" });
-  await waitSynced(stub);
-  return { fake, cluster, stub, remove: async () => unwrap(await factory.removeCluster(cluster, true)) };
 }
 
 /** Configures a new informer (fresh name) on `cluster`; short watches keep tests quick. */

@@ -12,7 +12,7 @@ import { newCluster, startInformer, status, waitFor, waitSynced } from "../helpe
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 import { histogram, parseMetrics, samples, value } from "../metrics/prometheus-parse.ts";
-import { informerStub } from "../../src/clusters/stubs.ts";
+import { addCluster, createSynced, send, unique } from "../helpers/clusters.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 
 const base = "http://edge.test";
@@ -132,15 +132,10 @@ describe("GET /metrics", () => {
     const west = await newCluster();
     await east.seed({ namespaces: 1, podsPerNamespace: 2 });
     await west.seed({ namespaces: 1, podsPerNamespace: 3 });
-    const [a, b] = [`east-${crypto.randomUUID().slice(0, 6)}`, `west-${crypto.randomUUID().slice(0, 6)}`];
-    const admin = (method: string, path: string, body: unknown) =>
-      exports.default.fetch(new Request(`${base}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) }));
-    expect((await admin("PUT", `/clusters/${a}`, { server: east.url, token })).status).toBe(201);
-    expect((await admin("PUT", `/clusters/${b}`, { server: west.url })).status).toBe(201);
-    for (const cluster of [a, b]) {
-      expect((await admin("PUT", `/clusters/${cluster}/informers/pods`, { resource: "pods", watchTimeoutSeconds: 3 })).status).toBe(201);
-      await waitSynced(informerStub(env, { cluster, name: "pods" }));
-    }
+    const [a, b] = [unique("east"), unique("west")];
+    await addCluster(a, east, token);
+    await addCluster(b, west);
+    for (const cluster of [a, b]) await createSynced(`/clusters/${cluster}/informers/pods`);
     const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 200 } });
     const subscriptions = { [a]: await subscribe("pods", hook, {}, a), [b]: await subscribe("pods", hook, {}, b) };
     const { text, metrics } = await waitFor(
@@ -166,7 +161,7 @@ describe("GET /metrics", () => {
     expect(samples(metrics, "edge_informer_synced", { informer: "pods" }).map((s) => s.labels!.cluster).filter((c) => c === a || c === b).sort()).toEqual([a, b].sort());
     for (const secret of [token, east.url, west.url, subscriptions[a]!.secret]) expect(text).not.toContain(secret);
 
-    for (const cluster of [a, b]) expect((await admin("DELETE", `/clusters/${cluster}?cascade=true`, undefined)).status).toBe(204);
+    for (const cluster of [a, b]) expect((await send("DELETE", `/clusters/${cluster}?cascade=true`)).status).toBe(204);
     const after = (await scrape()).metrics;
     expect(samples(after, "edge_informer_cluster_info", { cluster: a })).toEqual([]);
     expect(samples(after, "edge_informer_synced", { cluster: a })).toEqual([]);

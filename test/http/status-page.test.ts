@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { credentialToken } from "../../src/http/status-page.ts";
-import { newCluster, startInCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { startInCluster } from "../helpers/clusters.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 

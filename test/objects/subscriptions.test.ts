@@ -13,7 +13,8 @@ import { eventId } from "../../src/delivery/event-id.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
-import { newCluster, startInCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { startInCluster } from "../helpers/clusters.ts";
 import { receiverView, subscribe, subscriptionStored, waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
