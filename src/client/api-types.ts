@@ -226,3 +226,19 @@ export interface Cluster {
   informers: number;
   health: { reachable: boolean; version?: string; error?: string };
 }
+
+/** The query of `GET /search/{resource}`. */
+export interface SearchQuery extends ObjectQuery {
+  /** Clusters to search; absent: every cluster with an informer of the resource. */
+  clusters?: string[];
+}
+
+/** `GET /search/{resource}`: one page across clusters, items annotated `edge-informer/cluster`. */
+export interface SearchPage<T = KubernetesObject> {
+  items: T[];
+  /** Per cluster read, the resourceVersion its items were read at (the same on every page of one search). */
+  resourceVersions: Record<string, string>;
+  continue?: string;
+  /** Clusters that did not answer in time (or failed, or are not synced): follow `continue` to try them again. */
+  partial?: string[];
+}

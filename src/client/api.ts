@@ -22,6 +22,8 @@ import type {
   PageQuery,
   PutInformerResult,
   RedeliverResult,
+  SearchPage,
+  SearchQuery,
   SubscriptionSpec,
   SubscriptionStatus,
 } from "./api-types.ts";
@@ -176,11 +178,19 @@ export class EdgeInformerClient {
     await discard(await this.#send("DELETE", `${this.#informers}/${segment(name)}`));
   }
 
+  // ---- Search -----------------------------------------------------------------------------------
+
+  /** `GET /search/{resource}`: one page of a resource across clusters; pass `continue` back for the next. */
+  async search<T = KubernetesObject>(resource: string, query: SearchQuery = {}): Promise<SearchPage<T>> {
+    const { clusters, ...rest } = query;
+    return this.#json("GET", `/search/${segment(resource)}${queryString({ ...rest, ...(clusters ? { clusters: clusters.join(",") } : {}) })}`);
+  }
+
   // ---- Queries ----------------------------------------------------------------------------------
 
   /** `GET /informers/{name}/objects`: one page; pass `continue` back for the next. */
   async listObjects<T = KubernetesObject>(informer: string, query: ObjectQuery = {}): Promise<ObjectList<T>> {
-    return this.#list("GET", `${this.#informers}/${segment(informer)}/objects${search(query)}`);
+    return this.#list("GET", `${this.#informers}/${segment(informer)}/objects${queryString(query)}`);
   }
 
   /** Every object matching `query`, page by page (`limit` sets the page size), following `continue`. */
@@ -207,7 +217,7 @@ export class EdgeInformerClient {
     const values: string[] = [];
     let token: string | undefined;
     do {
-      const path = `${this.#informers}/${segment(informer)}/indexes/${segment(index)}${search(token === undefined ? {} : { continue: token })}`;
+      const path = `${this.#informers}/${segment(informer)}/indexes/${segment(index)}${queryString(token === undefined ? {} : { continue: token })}`;
       const page: { values: string[]; continue?: string } = await this.#json("GET", path);
       values.push(...page.values);
       token = page.continue;
@@ -217,7 +227,7 @@ export class EdgeInformerClient {
 
   /** `GET /informers/{name}/indexes/{index}/{value}`: the objects whose index holds `value` (ByIndex), one page. */
   async byIndex<T = KubernetesObject>(informer: string, index: string, value: string, page: PageQuery = {}): Promise<ObjectList<T>> {
-    return this.#list("GET", `${this.#informers}/${segment(informer)}/indexes/${segment(index)}/${segment(value)}${search(page)}`);
+    return this.#list("GET", `${this.#informers}/${segment(informer)}/indexes/${segment(index)}/${segment(value)}${queryString(page)}`);
   }
 
   // ---- Subscriptions ----------------------------------------------------------------------------
@@ -232,7 +242,7 @@ export class EdgeInformerClient {
     const items: SubscriptionStatus[] = [];
     let token: string | undefined;
     do {
-      const path = `${this.#informers}/${segment(informer)}/subscriptions${search(token === undefined ? {} : { continue: token })}`;
+      const path = `${this.#informers}/${segment(informer)}/subscriptions${queryString(token === undefined ? {} : { continue: token })}`;
       const page: { items: SubscriptionStatus[]; continue?: string } = await this.#json("GET", path);
       items.push(...page.items);
       token = page.continue;
@@ -257,13 +267,13 @@ export class EdgeInformerClient {
 
   /** `GET /subscriptions/{id}/deliveries`: recent delivery attempts. */
   async deliveries(id: string, options: { limit?: number } = {}): Promise<DeliveryAttempt[]> {
-    const path = `/subscriptions/${segment(id)}/deliveries${search(options)}`;
+    const path = `/subscriptions/${segment(id)}/deliveries${queryString(options)}`;
     return (await this.#json<{ items: DeliveryAttempt[] }>("GET", path)).items;
   }
 
   /** `GET /subscriptions/{id}/dead-letters`. */
   async deadLetters<T = KubernetesObject>(id: string, options: { limit?: number } = {}): Promise<DeadLetter<T>[]> {
-    const path = `/subscriptions/${segment(id)}/dead-letters${search(options)}`;
+    const path = `/subscriptions/${segment(id)}/dead-letters${queryString(options)}`;
     return (await this.#json<{ items: DeadLetter<T>[] }>("GET", path)).items;
   }
 
@@ -355,7 +365,7 @@ function segment(value: string): string {
 }
 
 /** `?a=1&b=2` from the defined entries, or "". */
-function search(query: object): string {
+function queryString(query: object): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
     if (value !== undefined && value !== null) params.set(name, String(value));

@@ -14,6 +14,8 @@ export type {
   PageQuery,
   PutInformerResult,
   RedeliverResult,
+  SearchPage,
+  SearchQuery,
   SubscriptionEventType,
   SubscriptionSpec,
   SubscriptionState,

@@ -26,6 +26,7 @@ import type {
   SubscriptionStatus as ServerSubscriptionStatus,
 } from "../../src/delivery/subscription.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
+import { pod } from "../fake-apiserver/builders.ts";
 import { waitFor } from "../helpers/informer.ts";
 
 const ADMIN_TOKEN = "test-admin-token";
@@ -111,6 +112,11 @@ describe("API client against the Worker", () => {
     expect((await inCluster.listInformers()).map((i) => [i.cluster, i.name])).toEqual([[name, "pods"]]);
     expect((await admin.listClusters()).find((c) => c.name === name)).toMatchObject({ informers: 1, health: { reachable: true } });
     expect(await admin.getCluster(name)).toMatchObject({ name, health: { version: expect.any(String) } });
+    await server.create("pods", pod({ name: "searched", namespace: "client" }));
+    await waitFor("the pod to be cached", async () => (await inCluster.listObjects("pods", { namespace: "client" })).items.length === 1);
+    const found = await admin.search("pods", { clusters: [name], namespace: "client", limit: 10 });
+    expect(found.items.map((o) => [o.metadata.name, o.metadata.annotations?.["edge-informer/cluster"]])).toEqual([["searched", name]]);
+    expect(Object.keys(found.resourceVersions)).toEqual([name]);
     expect((await failure(admin.deleteCluster(name))).status).toBe(409);
     await admin.deleteCluster(name, { cascade: true });
     expect(await failure(inCluster.getInformer("pods"))).toMatchObject({ status: 404, path: `/clusters/${name}/informers/pods` });
