@@ -4,6 +4,8 @@
  * and rewrites the next watch's `resourceVersion` to one older than anything the Worker's log holds,
  * so the Worker itself must answer 410 Expired (as an HTTP 410 or an ERROR event), as a real API
  * server does for a client that reconnects after the history it needs was compacted.
+ * `refuse()` makes it an API server that is down: it stops listening (connections are refused) and
+ * cuts the open exchanges; `accept()` listens again on the same port, so the client's URL stays.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { forward, listenOnLoopback } from "./wait.ts";
@@ -25,6 +27,8 @@ export interface WatchProxy {
   url: string;
   requests: ProxiedRequest[];
   expireNextWatch(): void;
+  refuse(): Promise<void>;
+  accept(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -39,7 +43,8 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
   let expireNext = false;
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", targetUrl);
+    // Under the target's own path, if it has one (a fake cluster's API root is /clusters/{id}).
+    const url = new URL(`${targetUrl.pathname.replace(/\/$/, "")}${req.url ?? "/"}`, targetUrl);
     const watch = url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1";
     const record: ProxiedRequest = {
       time: Date.now(),
@@ -75,6 +80,12 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
     });
   });
   const port = await listenOnLoopback(server);
+  const stopListening = () =>
+    new Promise<void>((resolve) => {
+      for (const res of openWatches.keys()) res.destroy();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
@@ -83,11 +94,15 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
       // Ending the streams cleanly makes the client reconnect at once with its last resourceVersion.
       for (const end of [...openWatches.values()]) end();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of openWatches.keys()) res.destroy();
-        server.close(() => resolve());
-        server.closeAllConnections();
+    refuse: stopListening,
+    accept: () =>
+      new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", () => {
+          server.off("error", reject);
+          resolve();
+        });
       }),
+    close: () => (server.listening ? stopListening() : Promise.resolve()),
   };
 }

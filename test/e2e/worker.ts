@@ -4,6 +4,8 @@
  * then served by `wrangler dev --no-bundle` on a free loopback port, with fresh Durable Object storage
  * (a temp `--persist-to`). wrangler runs in its own process group, and `stop()` signals the whole
  * group (wrangler and its two workerd), SIGTERM then SIGKILL, so nothing outlives the run.
+ * `kill9()` is a crash: SIGKILL to the group at once, storage kept; `restart()` then serves the same
+ * bundle and storage again (on a new port: `url` changes), as a runtime that came back would.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -40,6 +42,10 @@ export interface RunningWorker {
   /** wrangler's combined stdout/stderr, for failure messages. */
   logPath: string;
   stop(): Promise<void>;
+  /** SIGKILL to wrangler and both workerd, no grace: the Durable Objects' storage stays as it was. */
+  kill9(): Promise<void>;
+  /** After kill9(): the same bundle on the same storage, on a new port (`url`, `pid`, `logPath` change). */
+  restart(): Promise<void>;
 }
 
 /** Runs a command to completion within `timeoutMs`; rejects with its output on a non-zero exit. */
@@ -81,10 +87,42 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
+interface Launched {
+  url: string;
+  child: ChildProcess;
+  logPath: string;
+  exited: Promise<void>;
+}
+
+/** Runs `wrangler dev` on the bundle and storage; resolves once GET /healthz answers 200. */
+async function launch(bundleDir: string, persist: string, logPath: string, vars: Record<string, string>, track: (child: ChildProcess) => void): Promise<Launched> {
+  const port = await freePort();
+  const inspectorPort = await freePort();
+  const logFd = openSync(logPath, "w");
+  const args = [WRANGLER, ...wranglerDevArgs({ config: join(bundleDir, "wrangler.toml"), port, inspectorPort, persist, vars })];
+  const child = spawn(process.execPath, args, { cwd: bundleDir, env: WRANGLER_ENV, detached: true, stdio: ["ignore", logFd, logFd] });
+  closeSync(logFd);
+  track(child);
+  const exited = new Promise<void>((resolveExit) => child.once("exit", () => resolveExit()));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    async () => {
+      if (gone) throw new Error(`wrangler dev exited early:\n${readFileSync(logPath, "utf8").slice(-4000)}`);
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      return response.ok;
+    },
+    { timeoutMs: START_TIMEOUT_MS, intervalMs: 200, what: `wrangler dev on ${url} (log: ${logPath})`, retryErrors: (e) => !String(e).includes("exited early") },
+  );
+  return { url, child, logPath, exited };
+}
+
 /** Bundles and starts the Worker; resolves once GET /healthz answers 200. */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const dir = mkdtempSync(join(tmpdir(), "edge-informer-e2e-worker-"));
   let child: ChildProcess | undefined;
+  const track = (started: ChildProcess) => (child = started);
   const cleanup = () => {
     if (child) killGroup(child, "SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -94,34 +132,14 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   try {
     const bundleDir = await bundle(dir);
     const persist = join(dir, "state");
-    const port = await freePort();
-    const inspectorPort = await freePort();
-    const logPath = join(dir, "wrangler.log");
-    const logFd = openSync(logPath, "w");
-    const args = [
-      WRANGLER,
-      ...wranglerDevArgs({ config: join(bundleDir, "wrangler.toml"), port, inspectorPort, persist, vars: options.vars }),
-    ];
-    child = spawn(process.execPath, args, { cwd: bundleDir, env: WRANGLER_ENV, detached: true, stdio: ["ignore", logFd, logFd] });
-    closeSync(logFd);
-    const started = child;
-    const exited = new Promise<void>((resolveExit) => started.once("exit", () => resolveExit()));
-    let gone = false;
-    void exited.then(() => (gone = true));
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(
-      async () => {
-        if (gone) throw new Error(`wrangler dev exited early:\n${readFileSync(logPath, "utf8").slice(-4000)}`);
-        const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-        return response.ok;
-      },
-      { timeoutMs: START_TIMEOUT_MS, intervalMs: 200, what: `wrangler dev on ${url} (log: ${logPath})`, retryErrors: (e) => !String(e).includes("exited early") },
-    );
-    return {
-      url,
-      pid: started.pid!,
-      logPath,
+    let current = await launch(bundleDir, persist, join(dir, "wrangler.log"), options.vars, track);
+    let launches = 1;
+    const worker: RunningWorker = {
+      url: current.url,
+      pid: current.child.pid!,
+      logPath: current.logPath,
       async stop() {
+        const { child: started, exited } = current;
         killGroup(started, "SIGTERM");
         if (!(await Promise.race([exited.then(() => true), sleep(STOP_GRACE_MS).then(() => false)]))) {
           killGroup(started, "SIGKILL");
@@ -132,7 +150,17 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
         process.off("exit", cleanup);
         rmSync(dir, { recursive: true, force: true });
       },
+      async kill9() {
+        killGroup(current.child, "SIGKILL");
+        await Promise.race([current.exited, sleep(STOP_GRACE_MS)]);
+      },
+      async restart() {
+        launches++;
+        current = await launch(bundleDir, persist, join(dir, `wrangler-${launches}.log`), options.vars, track);
+        Object.assign(worker, { url: current.url, pid: current.child.pid!, logPath: current.logPath });
+      },
     };
+    return worker;
   } catch (error) {
     cleanup();
     process.off("exit", cleanup);
