@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: runs edge-informer locally with `wrangler dev`. Without KUBE_API_URL it first starts
-// the simulated cluster (test/fake-apiserver: a few namespaces, pods and deployments, light churn);
-// with KUBE_API_URL (e.g. `kubectl proxy` at http://127.0.0.1:8001) it watches that cluster instead.
+// two simulated clusters (test/fake-apiserver: a few namespaces, pods and deployments, light churn),
+// `default` and `staging` (declared in CLUSTERS), with a pods and a deployments informer on each, so
+// a new user sees one deployment mirror several clusters at once; with KUBE_API_URL (e.g. `kubectl
+// proxy` at http://127.0.0.1:8001) it watches that one cluster instead, with wrangler.toml's INFORMERS.
 //
 //   npm start                    http://127.0.0.1:8787
 //   npm start -- --port 8788     another port (or PORT=8788 npm start)
@@ -61,21 +63,45 @@ try {
   );
 }
 
-let cluster;
+/** The second simulated cluster, beside `default`. */
+const SECOND_CLUSTER = "staging";
+/** The demo informers, the same on each simulated cluster (wrangler.toml declares them for `default`). */
+const DEMO_INFORMERS = [
+  { name: "pods", resource: "pods" },
+  { name: "deployments", resource: "deployments.apps" },
+];
+
+let fakeServer;
 let apiUrl = process.env.KUBE_API_URL;
-// The simulated cluster is new on every run, so the Durable Objects' storage must be too: a cache
-// from an earlier run would hold resourceVersions this cluster has not reached yet.
+/** Variables for the simulated clusters; with KUBE_API_URL, wrangler.toml's INFORMERS and no CLUSTERS. */
+const clusterVars = [];
+/** Cluster names, each with the routes of its informers (`/informers` is the default cluster's). */
+const clusters = [{ name: "default", informers: "/informers" }];
+// The simulated clusters are new on every run, so the Durable Objects' storage must be too: a cache
+// from an earlier run would hold resourceVersions these clusters have not reached yet.
 let scratch;
 
 if (!apiUrl) {
   const { startFakeApiServer } = await import("../test/fake-apiserver/server.ts");
   const { seedDemo, startChurn } = await import("../test/fake-apiserver/seed.ts");
-  cluster = await startFakeApiServer({ port: Number(process.env.FAKE_APISERVER_PORT ?? 0) });
-  await seedDemo(cluster);
-  startChurn(cluster, { perSecond: 2 });
-  apiUrl = cluster.url;
+  // One fake server serves both clusters, each under its own API root with its own objects.
+  fakeServer = await startFakeApiServer({ port: Number(process.env.FAKE_APISERVER_PORT ?? 0) });
+  const second = fakeServer.clusters.create(SECOND_CLUSTER);
+  seedDemo(fakeServer);
+  seedDemo(second);
+  // Another churn seed: the two clusters start alike (the same demo app) and drift apart.
+  startChurn(fakeServer, { perSecond: 2 });
+  startChurn(second, { perSecond: 2, seed: 2 });
+  apiUrl = fakeServer.url;
+  const secondUrl = `${fakeServer.url}/clusters/${SECOND_CLUSTER}`;
+  clusters.push({ name: SECOND_CLUSTER, informers: `/clusters/${SECOND_CLUSTER}/informers` });
+  clusterVars.push(
+    "--var", `CLUSTERS:${JSON.stringify({ [SECOND_CLUSTER]: { server: secondUrl } })}`,
+    "--var", `INFORMERS:${JSON.stringify([...DEMO_INFORMERS, ...DEMO_INFORMERS.map((spec) => ({ ...spec, cluster: SECOND_CLUSTER }))])}`,
+  );
   scratch = mkdtempSync(join(tmpdir(), "edge-informer-dev-"));
-  console.log(`simulated cluster: ${apiUrl} (try: kubectl --server ${apiUrl} get pods -A)`);
+  console.log(`simulated cluster 'default': ${apiUrl} (try: kubectl --server ${apiUrl} get pods -A)`);
+  console.log(`simulated cluster '${SECOND_CLUSTER}': ${secondUrl} (try: kubectl --server ${secondUrl} get pods -A)`);
 }
 
 const runId = randomUUID();
@@ -87,6 +113,7 @@ const args = [
   "--var", `KUBE_API_URL:${apiUrl}`,
   "--var", "ALLOW_UNAUTHENTICATED:true",
   "--var", `DEV_RUN_ID:${runId}`,
+  ...clusterVars,
   ...(scratch ? ["--persist-to", scratch] : []),
 ];
 const wrangler = spawn("wrangler", args, {
@@ -100,7 +127,7 @@ const stop = async (code = 0) => {
   if (stopping) return;
   stopping = true;
   wrangler.kill("SIGTERM");
-  await cluster?.close();
+  await fakeServer?.close();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
   process.exit(code);
 };
@@ -114,6 +141,17 @@ wrangler.on("exit", (code, signal) => {
   if (!stopping) console.error(`npm start: wrangler dev exited (${signal ?? `code ${code}`}); edge-informer is not running`);
   stop(code || 1);
 });
+
+/** Whether every cluster has informers and all of them have synced. */
+async function allSynced() {
+  for (const { informers } of clusters) {
+    const response = await fetch(`${base}${informers}`);
+    if (!response.ok) return false;
+    const { items } = await response.json();
+    if (items.length === 0 || !items.every((informer) => informer.synced)) return false;
+  }
+  return true;
+}
 
 /** Whether the Worker answering on `base` is the one this run started. */
 async function ours() {
@@ -135,24 +173,24 @@ for (let i = 0; i < READY_WAIT_S; i++) {
       continue;
     }
     foreign = false;
-    const response = await fetch(`${base}/informers`);
-    if (!response.ok) continue;
-    const { items } = await response.json();
-    if (items.length > 0 && items.every((informer) => informer.synced)) {
-      console.log(`
-edge-informer is running at ${base}
-  informers:      curl ${base}/informers
+    if (!(await allSynced())) continue;
+    const query = "pods/objects?namespace=demo&labelSelector=app%3Dweb";
+    // Each line names the default cluster's route; the other clusters' follow it, aligned.
+    const alsoIn = (route) => clusters.slice(1).map(({ name, informers }) => `\n${" ".repeat(18)}${route(informers)}   (cluster '${name}')`).join("");
+    console.log(`
+edge-informer is running at ${base}, mirroring ${clusters.length === 1 ? "one cluster" : `${clusters.length} clusters: ${clusters.map(({ name }) => name).join(", ")}`}
+  clusters:       curl ${base}/clusters              (each with its health)
+  informers:      curl ${base}/informers${alsoIn((informers) => `curl ${base}${informers}`)}
   one informer:   curl ${base}/informers/pods
-  query:          curl '${base}/informers/pods/objects?namespace=demo&labelSelector=app%3Dweb'
+  query:          curl '${base}/informers/${query}'${alsoIn((informers) => `curl '${base}${informers}/${query}'`)}
   an index:       curl ${base}/informers/pods/indexes/namespace
   a webhook:      curl -X POST ${base}/informers/pods/subscriptions -H 'content-type: application/json' -d '{"url": "http://127.0.0.1:3000/"}'
                   (answers {"id": "sub_…", "secret": "whsec_…", …}; the secret is shown this once), then
                   WEBHOOK_SECRET=<its secret> PORT=3000 npx node examples/receiver.ts
                   curl -X POST ${base}/subscriptions/<its id>/enable    (deliver now, not after the retry backoff)
 `);
-      ready = true;
-      break;
-    }
+    ready = true;
+    break;
   } catch {
     // not up yet
   }

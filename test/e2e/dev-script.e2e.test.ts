@@ -3,6 +3,9 @@
  * only for the Worker it started. A taken port fails at once with the way out; a Worker that does not
  * echo this run's id is not taken for ours; `--port` and `PORT` choose the port; wrangler runs with
  * CLOUDFLARE_CF_FETCH_ENABLED=false (offline, miniflare's Request.cf fetch would print ENOTFOUND).
+ * Without KUBE_API_URL it runs two simulated clusters, `default` and `staging` (declared in CLUSTERS,
+ * demo informers in INFORMERS for both; the stub reads the pods each serves), and reports "running"
+ * only once every cluster's informers have synced; with KUBE_API_URL it passes that one cluster on.
  */
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,20 +15,37 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, listenOnLoopback } from "./wait.ts";
 
-/** Records its arguments and environment, then serves /healthz and /informers as STUB_MODE says. */
+/**
+ * Records its arguments and environment, and the pods each cluster's server (KUBE_API_URL and those
+ * in CLUSTERS) answers, then serves /healthz and the informer lists as STUB_MODE says; the informers
+ * listed at STUB_UNSYNCED (a path) never sync.
+ */
 const STUB = `#!/usr/bin/env node
 const http = require("node:http");
 const fs = require("node:fs");
 const args = process.argv.slice(2);
-fs.writeFileSync(process.env.STUB_RECORD, JSON.stringify({ args, cfFetch: process.env.CLOUDFLARE_CF_FETCH_ENABLED }));
-const port = Number(args[args.indexOf("--port") + 1]);
-const runId = args.find((a) => a.startsWith("DEV_RUN_ID:")).slice("DEV_RUN_ID:".length);
-const server = http.createServer((req, res) => {
-  const headers = process.env.STUB_MODE === "ours" ? { "x-edge-informer-dev-run": runId } : {};
-  if (req.url === "/healthz") return res.writeHead(200, headers).end("ok");
-  res.writeHead(200, { ...headers, "content-type": "application/json" }).end(JSON.stringify({ items: [{ name: "pods", synced: true }] }));
-});
-server.listen(port, "127.0.0.1");
+const vars = Object.fromEntries(args.filter((a, i) => args[i - 1] === "--var").map((a) => [a.slice(0, a.indexOf(":")), a.slice(a.indexOf(":") + 1)]));
+const servers = { default: vars.KUBE_API_URL };
+for (const [name, cluster] of Object.entries(JSON.parse(vars.CLUSTERS ?? "{}"))) servers[name] = cluster.server;
+(async () => {
+  const pods = {};
+  for (const [name, server] of Object.entries(servers)) {
+    try {
+      pods[name] = (await (await fetch(server + "/api/v1/pods")).json()).items.map((p) => p.metadata.namespace + "/" + p.metadata.name);
+    } catch {
+      pods[name] = null;
+    }
+  }
+  fs.writeFileSync(process.env.STUB_RECORD, JSON.stringify({ args, vars, pods, cfFetch: process.env.CLOUDFLARE_CF_FETCH_ENABLED }));
+  const port = Number(args[args.indexOf("--port") + 1]);
+  const server = http.createServer((req, res) => {
+    const headers = process.env.STUB_MODE === "ours" ? { "x-edge-informer-dev-run": vars.DEV_RUN_ID } : {};
+    if (req.url === "/healthz") return res.writeHead(200, headers).end("ok");
+    const synced = req.url !== process.env.STUB_UNSYNCED;
+    res.writeHead(200, { ...headers, "content-type": "application/json" }).end(JSON.stringify({ items: [{ name: "pods", synced }] }));
+  });
+  server.listen(port, "127.0.0.1");
+})();
 process.on("SIGTERM", () => process.exit(0));
 `;
 
@@ -42,15 +62,15 @@ interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
-  /** What the stub wrangler was started with, if it was. */
-  wrangler?: { args: string[]; cfFetch?: string };
+  /** What the stub wrangler was started with, if it was, and the pods each cluster's server answered it. */
+  wrangler?: { args: string[]; vars: Record<string, string>; pods: Record<string, string[] | null>; cfFetch?: string };
 }
 
 /** Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it). */
 function start(args: string[], env: Record<string, string> = {}): Promise<Run> {
   const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
   const child = spawn(process.execPath, ["scripts/dev.mjs", ...args], {
-    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
+    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
   });
   let stdout = "";
   let stderr = "";
@@ -116,6 +136,50 @@ describe("npm start (scripts/dev.mjs)", () => {
     expect(run.stdout).toContain(`/subscriptions/<its id>/enable`);
     expect(run.wrangler?.args).toEqual(expect.arrayContaining(["dev", "--port", String(port), "--ip", "127.0.0.1"]));
     expect(run.wrangler?.cfFetch).toBe("false");
+  }, 30_000);
+
+  it("runs two simulated clusters, default and staging, each with the demo informers, and prints both", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)]);
+    const base = `http://127.0.0.1:${port}`;
+    const stdout = run.stdout;
+    expect(stdout).toMatch(/simulated cluster 'default': http:\/\/127\.0\.0\.1:\d+ /);
+    expect(stdout).toMatch(/simulated cluster 'staging': http:\/\/127\.0\.0\.1:\d+\/clusters\/staging /);
+    expect(stdout).toContain(`edge-informer is running at ${base}, mirroring 2 clusters: default, staging`);
+    expect(stdout).toContain(`curl ${base}/clusters `);
+    expect(stdout).toContain(`curl ${base}/clusters/staging/informers   (cluster 'staging')`);
+    expect(stdout).toContain(`curl '${base}/clusters/staging/informers/pods/objects?namespace=demo&labelSelector=app%3Dweb'`);
+    const { vars, pods } = run.wrangler!;
+    const clusters = JSON.parse(vars.CLUSTERS!) as Record<string, { server: string }>;
+    expect(Object.keys(clusters)).toEqual(["staging"]);
+    expect(clusters.staging!.server).toBe(`${vars.KUBE_API_URL}/clusters/staging`);
+    const informers = (JSON.parse(vars.INFORMERS!) as { name: string; resource: string; cluster?: string }[]).map((i) => `${i.cluster ?? "default"}/${i.name}:${i.resource}`);
+    expect(informers.sort()).toEqual(["default/deployments:deployments.apps", "default/pods:pods", "staging/deployments:deployments.apps", "staging/pods:pods"]);
+    // Both servers were up when wrangler started, each serving the demo app (seeded alike; their churn differs).
+    for (const cluster of ["default", "staging"]) {
+      const keys = pods[cluster] ?? [];
+      expect(keys.length, cluster).toBeGreaterThanOrEqual(9);
+      for (const app of ["demo/web-", "demo/api-", "kube-system/coredns-"]) expect(keys.some((key) => key.startsWith(app)), `${cluster}: ${app}…`).toBe(true);
+    }
+  }, 30_000);
+
+  it("waits for every cluster's informers to sync, not only the default cluster's", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)], { STUB_UNSYNCED: "/clusters/staging/informers" });
+    expect(run.code).toBe(1);
+    expect(run.stdout).not.toContain("is running");
+    expect(run.stderr).toContain("the informers did not sync within 4 s");
+  }, 30_000);
+
+  it("with KUBE_API_URL, watches that one cluster: nothing simulated, INFORMERS and CLUSTERS left to wrangler.toml", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)], { KUBE_API_URL: "http://127.0.0.1:1" });
+    expect(run.stdout).not.toContain("simulated cluster");
+    expect(run.stdout).toContain(`edge-informer is running at http://127.0.0.1:${port}, mirroring one cluster`);
+    expect(run.stdout).not.toContain("/clusters/staging");
+    expect(run.wrangler?.vars.KUBE_API_URL).toBe("http://127.0.0.1:1");
+    expect(run.wrangler?.vars.CLUSTERS).toBeUndefined();
+    expect(run.wrangler?.vars.INFORMERS).toBeUndefined();
   }, 30_000);
 
   it("does not take another Worker on its port for its own", async () => {
