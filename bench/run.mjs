@@ -7,6 +7,8 @@
 //      updates: a list of U pods, then E MODIFIED events over those cached pods (the update path,
 //               with its old object, runs for every event); events/s from the watch's arrival.
 //      Ours vs client-node on the same stream in the same run, ratio reported for each.
+//      With --clusters 1,4 (bench/clusters.mjs) the ingest is instead M adds on each of N clusters at
+//      once in one Worker, for each N: per-cluster and aggregate events/s (no client-node side).
 //   b. relist: a list of N ~3 KB pods; time to synced and peak memory growth, ours vs client-node.
 //   c. fan-out (only with --only fanout; bench/fanout.mjs): S webhook subscriptions on one informer,
 //      E events at a fixed rate, one subscriber down; deliveries/s and lag, ours vs client-node.
@@ -22,6 +24,7 @@
 //
 // Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout|k8s --no-profile --no-heap
 //          --ingest-mode adds|updates|both (both) --update-pods U (10000) --update-events E (100000)
+//          --clusters N[,N…] (ingest with N clusters at once, e.g. 1,4)
 //          --watch-framing buffered|event (buffered: ~64 KB HTTP chunks; event: one chunk per event,
 //          as kube-apiserver writes a watch)
 //          --profile-relist --ingest-timeout S (240) --relist-timeout S (420)
@@ -76,6 +79,7 @@ import { FANOUT_OPTIONS, fanoutDeadlineMs, fanoutRows, runFanout } from "./fanou
 import { K8S_OPTIONS, k8sDeadlineMs, k8sRows, runK8s } from "./k8s.mjs";
 import { SCALE_OPTIONS, runScale, scaleDeadlineMs, scaleRows } from "./scale.mjs";
 import { SEARCH_OPTIONS, runSearch, searchDeadlineMs, searchRows } from "./search.mjs";
+import { CLUSTERS_OPTIONS, clustersRows, parseClusterCounts, runClustersIngest } from "./clusters.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -95,8 +99,16 @@ const { values: opts } = parseArgs({
     ...K8S_OPTIONS,
     ...SCALE_OPTIONS,
     ...SEARCH_OPTIONS,
+    ...CLUSTERS_OPTIONS,
   },
 });
+let CLUSTER_COUNTS;
+try {
+  CLUSTER_COUNTS = parseClusterCounts(opts.clusters);
+} catch (error) {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
 if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search"].includes(opts.only)) {
   process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search or floor (got '${opts.only}')\n`);
   process.exit(1);
@@ -595,14 +607,20 @@ async function main() {
       goalMet: r !== null && r >= TARGETS.ingestRatioGoal,
     };
   };
-  if (RUN_INGEST && RUN_ADDS) {
+  if (RUN_INGEST && CLUSTER_COUNTS) {
+    results.ingestClusters = await safe("ingest with several clusters", () =>
+      runClustersIngest({ counts: CLUSTER_COUNTS, server, bundle, events: M, timeoutSeconds: Number(opts["ingest-timeout"]), watchFraming: opts["watch-framing"] }),
+    );
+    fs.writeFileSync(path.join(RESULTS, "ingest-clusters.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.ingestClusters }, null, 2)}\n`);
+  }
+  if (RUN_INGEST && RUN_ADDS && !CLUSTER_COUNTS) {
     log(`a. watch ingest (adds): ${M} events`);
     results.ingest = await ingestPart(INGEST.adds);
     const ceiling = await safe("server ceiling", () => ingestCeiling(server));
     log(`stream server alone (line-counting consumer): ${ceiling.eventsPerSecond} events/s`);
     results.ingest.serverCeiling = ceiling;
   }
-  if (RUN_INGEST && RUN_UPDATES) {
+  if (RUN_INGEST && RUN_UPDATES && !CLUSTER_COUNTS) {
     log(`a'. watch ingest (updates): ${UPDATE_PODS} pods listed, then ${UPDATE_EVENTS} MODIFIED events`);
     results.ingestUpdates = await ingestPart(INGEST.updates);
     results.parameters.updatePods = UPDATE_PODS;
@@ -672,6 +690,7 @@ async function main() {
     rows.splice(0, 1); // its own header: all clusters vs one
     rows.push(...searchRows(results.search));
   }
+  if (results.ingestClusters?.runs) rows.push(...clustersRows(results.ingestClusters));
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["ingest-updates", results.ingestUpdates?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
