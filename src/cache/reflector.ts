@@ -292,8 +292,18 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
     if (isWatchErrorRetriable(error)) return backoff({ kind: "watching" }, memory, error, ctx);
     return backoff({ kind: "idle" }, memory, error, ctx);
   }
+  // The API server answered and the watch is open: an earlier failure to reach it no longer stands.
+  // (A list clears it too; a watch resumed after an outage must, or it would be reported until the
+  // next relist, which a healthy watch may never need.)
   memory = count(
-    { ...memory, watchSince: started, watchRestarts: memory.watchRestarts + (memory.watchSince === null ? 0 : 1) },
+    {
+      ...memory,
+      watchSince: started,
+      watchRestarts: memory.watchRestarts + (memory.watchSince === null ? 0 : 1),
+      lastError: null,
+      lastErrorReason: null,
+      lastErrorAt: null,
+    },
     (c) => ({ ...c, watchStarts: c.watchStarts + 1 }),
   );
   sink.watchOpened(memory);

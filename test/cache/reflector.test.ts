@@ -233,6 +233,23 @@ describe("Reflector", () => {
     expect(h.results[2]!.wakeAt).toBeGreaterThan(h.clock.now());
   });
 
+  it("clears lastError once a watch is open again after a refused connection: the error no longer stands", async () => {
+    // Without it an informer that resumed its watch (no relist) kept reporting "connection refused",
+    // and /metrics its last_error_info ("while it stands"), until its next relist, maybe never.
+    const lw = new FakeListerWatcher({
+      lists: [{ items: [], resourceVersion: "10" }],
+      watches: [{ error: new KubeApiError(0, "ConnectionFailed", "refused") }, { batches: [[bookmark("11")]], end: "close" }],
+    });
+    const h = harness(lw);
+    await h.run(3, 0);
+    expect(h.memory.lastError).toMatch(/refused/);
+    await h.run(1, 0);
+    expect(lw.lists).toHaveLength(1);
+    expect(h.sink.watchMemory).toMatchObject({ lastError: null, lastErrorReason: null, lastErrorAt: null });
+    expect(h.memory).toMatchObject({ lastError: null, lastErrorReason: null, lastErrorAt: null });
+    expect(h.state.kind).toBe("watching");
+  });
+
   it("re-watches from the last applied RV after backoff when the stream breaks mid-event", async () => {
     const lw = new FakeListerWatcher({
       lists: [{ items: [], resourceVersion: "10" }],
