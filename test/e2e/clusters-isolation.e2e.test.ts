@@ -1,18 +1,19 @@
 /**
  * Two clusters in one deployment (issue 12), end to end: a real `wrangler dev` Worker mirroring two
  * fake API servers, `default` (KUBE_API_URL, reached directly) and `beta` (declared in CLUSTERS,
- * reached through a proxy that can refuse connections), with a pods informer on each.
+ * reached through a proxy that can refuse connections), with a pods and a deployments informer on each.
  *
- * - Each cache equals its own server's state under churn on both at once (distinct object names per
- *   cluster, so equality also rules out leaks from one to the other).
+ * - Each cache equals its own server's state under pod churn on both at once (distinct object names
+ *   per cluster, so equality also rules out leaks from one to the other).
  * - kill -9 of the runtime (wrangler and both workerd), with changes on both servers meanwhile: after
- *   the restart both informers resume on their own from their stored resourceVersion: watches only,
- *   no list request reaches either server, and the caches catch up.
+ *   the restart every informer resumes on its own from its stored resourceVersion: watches only, no
+ *   list request reaches either server, and the caches catch up.
  * - Isolation: `beta` refuses connections, then comes back with a storm of 410 Expired answers
- *   (which make it relist, again and again). Meanwhile `default`'s informer keeps its one watch (no
- *   new list or watch request reaches its server, restarts and relists unchanged), and the p99 of its
- *   event latency (a change on the server → the change in the cache, polled) during the outage and
- *   the storm stays within 2x of the p99 measured before.
+ *   (which make its pods informer relist, again and again). Meanwhile `default`'s informers keep
+ *   their watches (no new list or watch request reaches its server, restarts and relists unchanged),
+ *   and the p99 of its event latency (a change on the server → the change in the cache, polled)
+ *   during the outage and the storm stays within 2x of the p99 measured before. beta's informers
+ *   come back watching, with no error left standing, and mirror their server again.
  *
  * This file runs its own Worker and fake API server (it kills and restarts the runtime, which the
  * shared one of global-setup.ts must survive); the e2e project runs files one at a time.
@@ -31,6 +32,10 @@ import { startWorker, type RunningWorker } from "./worker.ts";
 const ADMIN_TOKEN = "iso-admin-token";
 const CLUSTERS = ["default", "beta"] as const;
 type ClusterName = (typeof CLUSTERS)[number];
+/** Informer name → the fake server's resource, the same on both clusters. */
+const INFORMERS = { pods: "pods", deployments: "deployments" } as const;
+type InformerName = keyof typeof INFORMERS;
+const INFORMER_NAMES = Object.keys(INFORMERS) as InformerName[];
 /** Where each cluster's churn writes; the seed puts 100 pods of ~3 KB in each of ns-0 and ns-1. */
 const CHURN_NAMESPACE = "ns-0";
 const PROBE_NAMESPACE = "ns-1";
@@ -57,37 +62,45 @@ async function api<T>(path: string): Promise<T> {
   return (await response.json()) as T;
 }
 
-const status = (cluster: ClusterName) => api<InformerStatus>(`/clusters/${cluster}/informers/pods`);
+const status = (cluster: ClusterName, informer: InformerName = "pods") => api<InformerStatus>(`/clusters/${cluster}/informers/${informer}`);
 
-async function cached(cluster: ClusterName): Promise<KubeObject[]> {
+/** Every informer's status in the cluster, by informer name. */
+async function statuses(cluster: ClusterName): Promise<Record<InformerName, InformerStatus>> {
+  return Object.fromEntries(await Promise.all(INFORMER_NAMES.map(async (informer) => [informer, await status(cluster, informer)]))) as Record<InformerName, InformerStatus>;
+}
+
+async function cached(cluster: ClusterName, informer: InformerName = "pods"): Promise<KubeObject[]> {
   const items: KubeObject[] = [];
   let token: string | undefined;
   do {
     const query = new URLSearchParams({ limit: "1000", ...(token ? { continue: token } : {}) });
-    const page = await api<{ items: KubeObject[]; continue?: string }>(`/clusters/${cluster}/informers/pods/objects?${query}`);
+    const page = await api<{ items: KubeObject[]; continue?: string }>(`/clusters/${cluster}/informers/${informer}/objects?${query}`);
     items.push(...page.items);
     token = page.continue;
   } while (token);
   return items;
 }
 
-/** Waits until the cluster's cache holds exactly its server's pods (keys and resourceVersions). */
+/** Waits until each of the cluster's caches holds exactly its server's objects (keys and resourceVersions). */
 async function expectMirrored(cluster: ClusterName, timeoutMs = 30_000): Promise<void> {
-  let expected: Record<string, string> = {};
-  let actual: Record<string, string> = {};
-  await waitFor(
-    async () => {
-      expected = versions((await fake[cluster].state("pods")).items as KubeObject[]);
-      actual = versions(await cached(cluster));
-      return JSON.stringify(actual) === JSON.stringify(expected);
-    },
-    { timeoutMs, intervalMs: 250, what: `cluster ${cluster}'s cache to equal its server` },
-  ).catch(() => undefined);
-  expect(actual, cluster).toEqual(expected);
+  for (const informer of INFORMER_NAMES) {
+    let expected: Record<string, string> = {};
+    let actual: Record<string, string> = {};
+    await waitFor(
+      async () => {
+        expected = versions((await fake[cluster].state(INFORMERS[informer])).items as KubeObject[]);
+        actual = versions(await cached(cluster, informer));
+        return JSON.stringify(actual) === JSON.stringify(expected);
+      },
+      { timeoutMs, intervalMs: 250, what: `cluster ${cluster}'s ${informer} cache to equal its server` },
+    ).catch(() => undefined);
+    expect(actual, `${cluster}/${informer}`).toEqual(expected);
+  }
 }
 
-const lists = (requests: RecordedRequest[]) => requests.filter((r) => r.verb === "list" && r.resource === "pods");
-const watches = (requests: RecordedRequest[]) => requests.filter((r) => r.verb === "watch" && r.resource === "pods");
+/** The list (or watch) requests among `requests`, of one resource or of any. */
+const lists = (requests: RecordedRequest[], resource?: string) => requests.filter((r) => r.verb === "list" && (resource === undefined || r.resource === resource));
+const watches = (requests: RecordedRequest[], resource?: string) => requests.filter((r) => r.verb === "watch" && (resource === undefined || r.resource === resource));
 
 function p99(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -141,15 +154,19 @@ beforeAll(async () => {
       KUBE_API_URL: fake.default.url,
       CLUSTERS: JSON.stringify({ beta: { server: proxy.url } }),
       INFORMERS: JSON.stringify([
-        { name: "pods", resource: "pods", watchTimeoutSeconds: 900 },
-        { name: "pods", resource: "pods", cluster: "beta", watchTimeoutSeconds: 900 },
+        ...CLUSTERS.flatMap((cluster) => [
+          { name: "pods", resource: "pods", cluster, watchTimeoutSeconds: 900 },
+          { name: "deployments", resource: "deployments.apps", cluster, watchTimeoutSeconds: 900 },
+        ]),
       ]),
       ADMIN_TOKEN,
       ALLOW_UNAUTHENTICATED: "false",
     },
   });
   for (const cluster of CLUSTERS) {
-    await waitFor(async () => (await status(cluster)).synced, { timeoutMs: 60_000, intervalMs: 200, what: `cluster ${cluster}'s informer to sync` });
+    for (const informer of INFORMER_NAMES) {
+      await waitFor(async () => (await status(cluster, informer)).synced, { timeoutMs: 60_000, intervalMs: 200, what: `cluster ${cluster}'s ${informer} informer to sync` });
+    }
   }
 }, 180_000);
 
@@ -166,12 +183,13 @@ describe("two clusters in one deployment", () => {
     );
     for (const cluster of CLUSTERS) await expectMirrored(cluster);
     const names = await Promise.all(CLUSTERS.map(async (cluster) => new Set((await cached(cluster)).map((o) => o.metadata.name))));
+    expect(names[0]!.size).toBeGreaterThan(200);
     expect([...names[0]!].filter((name) => names[1]!.has(name)), "no object of one cluster in the other's cache").toEqual([]);
   }, 120_000);
 
   it("resumes both clusters after a kill -9 of the runtime from their stored resourceVersions, without a relist", async () => {
     for (const cluster of CLUSTERS) await expectMirrored(cluster);
-    const before = Object.fromEntries(await Promise.all(CLUSTERS.map(async (c) => [c, await status(c)] as const))) as Record<ClusterName, InformerStatus>;
+    const before = Object.fromEntries(await Promise.all(CLUSTERS.map(async (c) => [c, await statuses(c)] as const))) as Record<ClusterName, Record<InformerName, InformerStatus>>;
     for (const cluster of CLUSTERS) await fake[cluster].clearRequests();
 
     await worker.kill9();
@@ -181,20 +199,25 @@ describe("two clusters in one deployment", () => {
 
     // Nothing but /healthz has asked the new runtime anything: the informers' stored alarms resume them.
     for (const cluster of CLUSTERS) {
-      await waitFor(async () => watches(await fake[cluster].requests()).length > 0, {
-        timeoutMs: 30_000,
-        intervalMs: 200,
-        what: `cluster ${cluster}'s informer to watch again after the restart`,
-      });
+      for (const informer of INFORMER_NAMES) {
+        await waitFor(async () => watches(await fake[cluster].requests(), INFORMERS[informer]).length > 0, {
+          timeoutMs: 30_000,
+          intervalMs: 200,
+          what: `cluster ${cluster}'s ${informer} informer to watch again after the restart`,
+        });
+      }
     }
     for (const cluster of CLUSTERS) await expectMirrored(cluster);
     for (const cluster of CLUSTERS) {
       const requests = await fake[cluster].requests();
       expect(lists(requests), `${cluster}: list requests after the restart`).toEqual([]);
-      expect(watches(requests)[0]?.query.resourceVersion, `${cluster}: the first watch resumes where the cache was`).toBe(before[cluster].lastSyncResourceVersion);
-      const after = await status(cluster);
-      expect(after.relists, `${cluster}: relists`).toBe(before[cluster].relists);
-      expect(after.synced, `${cluster}: synced from storage`).toBe(true);
+      const after = await statuses(cluster);
+      for (const informer of INFORMER_NAMES) {
+        const where = `${cluster}/${informer}`;
+        expect(watches(requests, INFORMERS[informer])[0]?.query.resourceVersion, `${where}: the first watch resumes where the cache was`).toBe(before[cluster][informer].lastSyncResourceVersion);
+        expect(after[informer].relists, `${where}: relists`).toBe(before[cluster][informer].relists);
+        expect(after[informer].synced, `${where}: synced from storage`).toBe(true);
+      }
     }
   }, 180_000);
 
@@ -204,7 +227,7 @@ describe("two clusters in one deployment", () => {
     await measureLatency(3);
     const before = await measureLatency(LATENCY_SAMPLES);
 
-    const healthy = await status("default");
+    const healthy = await statuses("default");
     const betaBefore = await status("beta");
     await fake.default.clearRequests();
     await fake.beta.clearRequests();
@@ -227,9 +250,9 @@ describe("two clusters in one deployment", () => {
     const watchStorm = waitFor(
       async () => {
         const pending = await fake.beta.faults();
-        const s = await status("beta");
-        if (pending.length === 0 && s.synced && s.watch.state === "watching" && s.lastError === null) return true;
-        throw new Error(`faults pending: ${JSON.stringify(pending)}, status: ${JSON.stringify({ ...s, name: undefined })}`);
+        const all = Object.values(await statuses("beta"));
+        if (pending.length === 0 && all.every((s) => s.synced && s.watch.state === "watching" && s.lastError === null)) return true;
+        throw new Error(`faults pending: ${JSON.stringify(pending)}, statuses: ${JSON.stringify(all)}`);
       },
       { timeoutMs: 180_000, intervalMs: 250, what: "beta to come through the 410 storm" },
     ).finally(() => (stormOver = true));
@@ -238,14 +261,16 @@ describe("two clusters in one deployment", () => {
 
     // beta went through the storm: every 410 was answered, each one made it relist, and it mirrors again.
     const betaRequests = await fake.beta.requests();
-    expect(watches(betaRequests).filter((r) => r.status === 410 || r.faults?.includes("errorEvent")).length).toBeGreaterThanOrEqual(2 * STORM);
+    expect(watches(betaRequests, "pods").filter((r) => r.status === 410 || r.faults?.includes("errorEvent")).length).toBeGreaterThanOrEqual(2 * STORM);
     expect((await status("beta")).relists).toBeGreaterThanOrEqual(betaBefore.relists + 2 * STORM);
     await expectMirrored("beta", 60_000);
 
-    // default kept its one watch: no request reached its server but the probe changes' own.
-    const after = await status("default");
-    expect(after.watch.restarts, "default: watch restarts").toBe(healthy.watch.restarts);
-    expect(after.relists, "default: relists").toBe(healthy.relists);
+    // default kept its watches: no request reached its server but the probe changes' own.
+    const after = await statuses("default");
+    for (const informer of INFORMER_NAMES) {
+      expect(after[informer].watch.restarts, `default/${informer}: watch restarts`).toBe(healthy[informer].watch.restarts);
+      expect(after[informer].relists, `default/${informer}: relists`).toBe(healthy[informer].relists);
+    }
     const defaultRequests = await fake.default.requests();
     expect([...lists(defaultRequests), ...watches(defaultRequests)], "default: list or watch requests during beta's outage").toEqual([]);
     await expectMirrored("default");
