@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureChromium, launchChromium } from "./chromium.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 import { pod } from "../fake-apiserver/builders.ts";
-import { e2e } from "./context.ts";
+import { e2e, workerAdmin as admin } from "./context.ts";
 import { ROOT } from "./worker.ts";
 import { waitFor } from "./wait.ts";
 
@@ -34,17 +34,6 @@ interface Created {
   secret: string;
 }
 
-async function admin<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const { workerUrl, adminToken } = e2e();
-  const response = await fetch(`${workerUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(15_000),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (response.status === 204 ? undefined : await response.json()) as T;
-}
 
 describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium"), () => {
   let browser: Browser;
