@@ -10,7 +10,7 @@
  * isolate syncs `INFORMERS` on its first request, and the cron may too, so calls arrive together,
  * and a Durable Object interleaves them wherever one awaits an informer object.
  */
-import { logger, setLogLevel } from "../log.ts";
+import { errorText, logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
 import { InformerRegistry, type InformerSource, type RegisteredCluster, type RegisteredInformer } from "../cache/informer-registry.ts";
 import {
@@ -176,7 +176,9 @@ export class InformerFactory extends DurableObject<Env> {
       const full = existing ? undefined : this.#tooManyClusters(name);
       if (full) return fail("Conflict", full);
       this.#registry.putCluster(name, connection, "api", Date.now());
-      if (existing && JSON.stringify(existing.connection) !== JSON.stringify(connection)) await this.#reconnect(name, connection);
+      // Even when the stored connection is unchanged: a retry must reach the informers an earlier
+      // attempt did not (configure is a no-op for the ones that have it).
+      if (existing) await this.#reconnect(name, connection);
       const cluster = (await this.clusters()).find((c) => c.name === name)!;
       return ok({ created: existing === undefined, cluster });
     });
@@ -231,7 +233,10 @@ export class InformerFactory extends DurableObject<Env> {
   /** Gives every informer of `cluster` its new connection. */
   async #reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
     for (const informer of this.#registry.list(cluster)) {
-      const configured = await this.#stub(informer).configure(informer.spec, connection);
+      // One unavailable object must not keep the others on the old connection; the cron retries it.
+      const configured = await this.#stub(informer)
+        .configure(informer.spec, connection)
+        .catch((error: unknown) => fail("Internal", errorText(error)));
       if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(informer), error: configured.error.message });
     }
   }
@@ -334,6 +339,11 @@ export class InformerFactory extends DurableObject<Env> {
 
   /** Re-arms every informer whose alarm is missing; returns the ones it re-armed (`cluster/name` outside the default cluster). */
   async reconcile(): Promise<string[]> {
+    // First the connections, under the change queue so no informer deleted meanwhile is recreated:
+    // one a change did not reach (its object was unavailable then) gets it within a minute.
+    await this.#exclusive(async () => {
+      for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, cluster.connection);
+    });
     const rearmed: string[] = [];
     for (const informer of this.#registry.list()) {
       if (!(await this.#stub(informer).ensureRunning())) continue;

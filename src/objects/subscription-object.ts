@@ -120,6 +120,12 @@ export class SubscriptionObject extends DurableObject<Env> {
       const created = await this.#register(id, informer, spec, secret, true);
       return created.ok ? ok("created") : created;
     }
+    // Declared ids join names with '-', which names may contain: two declarations can meet here.
+    // The first keeps the id; following another informer's log with this one's cursor would be wrong.
+    if (existing.cluster !== informer.cluster || existing.informer !== informer.name) {
+      const holder = addressOf(existing);
+      return fail("Conflict", `subscription '${id}' already follows ${describeInformer(holder)}: rename one of the two declarations`);
+    }
     const registered = await informerStub(this.env, informer).addSubscriber(id);
     if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
     const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);

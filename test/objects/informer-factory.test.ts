@@ -17,6 +17,19 @@ import { ReceiverEndpoint } from "../receiver/client.ts";
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
 const declared = (...specs: object[]) => JSON.stringify(specs);
 
+/** Syncs with extra Worker variables (local development settings, the operator's secrets), for this factory instance only. */
+const syncWith = (vars: Record<string, string>, informers: string, clusters?: string) =>
+  runInDurableObject(factory(), async (instance) => {
+    const instanceEnv = (instance as unknown as { env: Record<string, unknown> }).env;
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, instanceEnv[k]]));
+    Object.assign(instanceEnv, vars);
+    try {
+      return await instance.syncDeclared(informers, clusters);
+    } finally {
+      Object.assign(instanceEnv, saved);
+    }
+  });
+
 describe("InformerFactory", () => {
   it("adds, updates and removes declared informers as INFORMERS changes", async () => {
     expect(await factory().syncDeclared(declared({ name: "decl-a", resource: "pods" }))).toMatchObject({
@@ -72,18 +85,8 @@ describe("InformerFactory", () => {
     const secret = `whsec_${btoa("declared secret of 24 by")}`;
     const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
     const audit = { name: "audit", url: hook.url, secretBinding: "AUDIT_WEBHOOK_SECRET", replayExisting: true };
-    // Local development settings and the operator's secret, for this factory instance only.
     const sync = (text: string, vars: Record<string, string> = { AUDIT_WEBHOOK_SECRET: secret, ALLOW_UNAUTHENTICATED: "true" }) =>
-      runInDurableObject(factory(), async (instance) => {
-        const instanceEnv = (instance as unknown as { env: Record<string, unknown> }).env;
-        const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, instanceEnv[k]]));
-        Object.assign(instanceEnv, vars);
-        try {
-          return await instance.syncDeclared(text);
-        } finally {
-          Object.assign(instanceEnv, saved);
-        }
-      });
+      syncWith(vars, text);
     const id = "sub_decl-s-audit";
     expect(await sync(declared({ name: "decl-s", resource: "pods", subscriptions: [audit] }))).toMatchObject({
       subscriptions: ["decl-s.subscriptions.audit created"],
@@ -248,5 +251,51 @@ describe("InformerFactory", () => {
     expect(await own.hasCluster("one-more")).toBe(false);
     unwrap(await own.removeCluster("c-1", false));
     expect((await own.putCluster("one-more", server)).ok).toBe(true);
+  });
+
+  it("gives informers that missed a connection change the registry's connection on a retry and on the cron", async () => {
+    const [before, after] = [await newCluster(), await newCluster()];
+    await before.create("pods", pod({ name: "old", namespace: "default" }));
+    await after.create("pods", pod({ name: "new", namespace: "default" }));
+    const cluster = `heal-${crypto.randomUUID().slice(0, 6)}`;
+    unwrap(await factory().putCluster(cluster, { server: before.url }));
+    const spec = parseInformerSpec({ resource: "pods", cluster, watchTimeoutSeconds: 3 }, "pods");
+    unwrap(await factory().put(spec));
+    const stub = informerStub(env, { cluster, name: "pods" });
+    const names = async () => unwrap(await stub.listObjects({})).value.items.map((o) => JSON.parse(o).metadata.name).join();
+    await waitFor("the old server's pod", async () => (await names()) === "old");
+    unwrap(await factory().putCluster(cluster, { server: after.url }));
+    await waitFor("the new server's pod", async () => (await names()) === "new");
+
+    // An informer the change did not reach (its object was unavailable), as if left behind:
+    unwrap(await stub.configure(spec, { server: before.url }));
+    await waitFor("the stale informer to mirror the old server", async () => (await names()) === "old");
+    // A retry of the same PUT reaches it …
+    unwrap(await factory().putCluster(cluster, { server: after.url }));
+    await waitFor("the retry to reach it", async () => (await names()) === "new");
+    // … and so does the cron, without any request.
+    unwrap(await stub.configure(spec, { server: before.url }));
+    await waitFor("the stale informer again", async () => (await names()) === "old");
+    await factory().reconcile();
+    await waitFor("the cron to reach it", async () => (await names()) === "new");
+    unwrap(await factory().removeCluster(cluster, true));
+  });
+
+  it("refuses a declared subscription whose id another informer's declared subscription holds", async () => {
+    const receiver = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const hook = (name: string) => ({ name, url: receiver.url, secretBinding: "CLASH_SECRET" });
+    const cluster = await newCluster();
+    const vars = { CLASH_SECRET: `whsec_${btoa("declared secret of 24 by")}`, ALLOW_UNAUTHENTICATED: "true" };
+    const result = await syncWith(
+      vars,
+      declared(
+        { name: "clash--pods", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook("hook")] },
+        { name: "pods", cluster: "clash", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook("hook")] },
+      ),
+      JSON.stringify({ clash: { server: cluster.url } }),
+    );
+    expect(result.errors).toEqual([expect.stringContaining("'sub_clash--pods-hook' already follows informer 'clash--pods'")]);
+    expect(unwrap(await env.SUBSCRIPTION.getByName("sub_clash--pods-hook").status())).toMatchObject({ cluster: "default", informer: "clash--pods" });
+    await syncWith(vars, declared(), JSON.stringify({}));
   });
 });
