@@ -11,17 +11,21 @@ const secretName = z
   .string()
   .check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')"));
 
-/** An API server URL: http(s), and no credentials in it (they would be shown wherever the URL is). */
+/**
+ * An API server URL: http(s), with neither credentials nor a query or fragment in it — `GET /clusters`
+ * shows the URL, so nothing secret may ride in it (a token goes in `token` or a named secret).
+ */
 const serverUrl = z.string().check(
   z.maxLength(2048),
   z.refine((text) => {
     try {
       const url = new URL(text);
-      return (url.protocol === "https:" || url.protocol === "http:") && url.username === "" && url.password === "";
+      const bare = url.username === "" && url.password === "" && url.search === "" && url.hash === "" && !/[?#]/.test(text);
+      return (url.protocol === "https:" || url.protocol === "http:") && bare;
     } catch {
       return false;
     }
-  }, "must be an http(s) URL without credentials in it (give a token instead)"),
+  }, "must be an http(s) URL without credentials, query or fragment in it (give a token instead)"),
 );
 
 const declaredClusterSchema = z

@@ -23,7 +23,13 @@ import { describeInvalid } from "./validate.ts";
 export const clusterParam = z.object({ cluster: paramMatching("a cluster name", CLUSTER_NAME_RULE, isClusterName) });
 
 const registeredInformers = new Set<string>();
-const registeredClusters = new Set<string>([DEFAULT_CLUSTER]);
+/**
+ * Clusters this isolate found registered, until when it trusts that. A cluster deleted through
+ * another isolate is unknown here within this long (an informer's own object answers NotFound at
+ * once, so only a cluster's listing routes could show it meanwhile, empty).
+ */
+const CLUSTER_TRUST_MS = 5_000;
+const registeredClusters = new Map<string, number>();
 
 /** The informer a route addresses: its `{cluster}` (the default cluster under `/informers`) and `{name}`. */
 export function informerAddress(c: Context<AppEnv>): InformerAddress {
@@ -42,9 +48,9 @@ function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
 
 /** Whether `cluster` is registered: this isolate's memory first, then the factory (which never creates one here). */
 export async function isKnownCluster(env: AppEnv["Bindings"], cluster: string): Promise<boolean> {
-  if (registeredClusters.has(cluster)) return true;
+  if (cluster === DEFAULT_CLUSTER || (registeredClusters.get(cluster) ?? 0) > Date.now()) return true;
   if (!(await env.FACTORY.getByName(FACTORY_NAME).hasCluster(cluster))) return false;
-  registeredClusters.add(cluster);
+  registeredClusters.set(cluster, Date.now() + CLUSTER_TRUST_MS);
   return true;
 }
 

@@ -170,6 +170,8 @@ describe("clusters", () => {
       {},
       { server: "ftp://example.com" },
       { server: "https://user:pass@example.com" },
+      { server: "https://example.com/k8s?token=secret" },
+      { server: "https://example.com/#secret" },
       { server: "https://example.com", token: "" },
       { server: "https://example.com", tokenSecret: "KUBE_TOKEN" },
       "not json",
