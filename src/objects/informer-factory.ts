@@ -41,6 +41,24 @@ export const FACTORY_NAME = "factory";
  * configured, bounded set: a new one beyond this is refused (409), whether PUT or declared.
  */
 export const MAX_CLUSTERS = 100;
+/** How long a cluster's probed health stands (GET /clusters). */
+export const HEALTH_TTL_MS = 15_000;
+/** Probes in flight at once. */
+const PROBE_CONCURRENCY = 6;
+
+/** Runs `tasks` with at most `limit` in flight, answering their results in order. */
+async function withConcurrency<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results = new Array<T>(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const i = next++;
+      results[i] = await tasks[i]!();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return results;
+}
 
 export interface DeclaredSync {
   added: string[];
@@ -66,6 +84,8 @@ export interface ClusterView {
 
 export class InformerFactory extends DurableObject<Env> {
   #registry!: InformerRegistry;
+  /** Recent probe answers by cluster and connection (clusterHealth). Memory only. */
+  readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
   /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
   #changes: Promise<unknown> = Promise.resolve();
 
@@ -149,19 +169,35 @@ export class InformerFactory extends DurableObject<Env> {
     ];
   }
 
-  /** Asks each cluster's API server for its version, all at once (clusters/health.ts). */
+  /**
+   * Asks each cluster's API server for its version (clusters/health.ts). An answer stands for
+   * HEALTH_TTL_MS per connection, so polling `GET /clusters` does not poll every API server, and at
+   * most PROBE_CONCURRENCY probes run at once: a Worker invocation holds few connections, and probes
+   * queued behind blackholed ones would time out on timers already running.
+   */
   async clusterHealth(names: string[]): Promise<Record<string, ClusterHealth>> {
-    const entries = await Promise.all(
-      names.map(async (name) => {
-        const connection = this.#connectionOf(name);
-        const health = connection.ok
-          ? await probeCluster(name, connection.value ?? defaultConnection(this.env), this.env)
-          : { reachable: false, error: connection.error.message };
-        return [name, health] as const;
-      }),
-    );
-    return Object.fromEntries(entries);
+    const now = Date.now();
+    for (const [key, entry] of this.#health) if (entry.until <= now) this.#health.delete(key);
+    const probes = names.map((name) => {
+      const connection = this.#connectionOf(name);
+      if (!connection.ok) return { name, run: async (): Promise<ClusterHealth> => ({ reachable: false, error: connection.error.message }) };
+      const resolved = connection.value ?? defaultConnection(this.env);
+      const key = JSON.stringify([name, resolved]);
+      return {
+        name,
+        run: (): Promise<ClusterHealth> => {
+          const cached = this.#health.get(key);
+          if (cached) return cached.value;
+          const value = probeCluster(name, resolved, this.env);
+          this.#health.set(key, { until: Date.now() + HEALTH_TTL_MS, value });
+          return value;
+        },
+      };
+    });
+    const results = await withConcurrency(probes.map((probe) => probe.run), PROBE_CONCURRENCY);
+    return Object.fromEntries(probes.map((probe, i) => [probe.name, results[i]!]));
   }
+
 
   /**
    * Adds or changes a cluster at run time. The default cluster and declared ones change only where

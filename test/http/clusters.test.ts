@@ -93,6 +93,21 @@ describe("clusters", () => {
     expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
   });
 
+  it("probes each cluster's health once per 15 s and connection, however often /clusters is read", async () => {
+    const server = await newCluster();
+    const name = unique("probed");
+    await addCluster(name, server);
+    const versionCalls = async () => (await server.requests()).filter((r) => r.path.endsWith("/version")).length;
+    for (let i = 0; i < 5; i++) expect((await json(await call("/clusters"))).items.find((c: { name: string }) => c.name === name).health.reachable).toBe(true);
+    await json(await call(`/clusters/${name}`));
+    expect(await versionCalls()).toBe(1);
+    // Another connection is another answer: probed afresh.
+    expect((await send("PUT", `/clusters/${name}`, { server: server.url, token: "another" })).status).toBe(200);
+    await json(await call(`/clusters/${name}`));
+    expect(await versionCalls()).toBe(2);
+    expect((await send("DELETE", `/clusters/${name}`)).status).toBe(204);
+  });
+
   it("relists from the new API server when a cluster's URL changes", async () => {
     const [before, after] = [await newCluster(), await newCluster()];
     await before.create("pods", pod({ name: "old", namespace: "default" }));
