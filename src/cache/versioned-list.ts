@@ -30,6 +30,8 @@ const SCAN_BATCH = 500;
 
 export interface VersionedQuery extends Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector"> {
   limit: number;
+  /** Bytes of bodies a page holds at most (at least one item); MAX_PAGE_BYTES when absent. */
+  maxBytes?: number;
 }
 
 export interface Position {
@@ -61,7 +63,7 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   for (const [key, body] of entriesAt(indexer, query.namespace, after, earlier)) {
     if (body !== null && (!filter || filter(JSON.parse(body) as KubeObject))) {
       // A match that does not fit: the page ends before it, and it proves that more follow.
-      if (items.length === query.limit || (items.length > 0 && bytes + body.length > MAX_PAGE_BYTES)) {
+      if (items.length === query.limit || (items.length > 0 && bytes + body.length > (query.maxBytes ?? MAX_PAGE_BYTES))) {
         return { expired: false, items, keys, at, next: { at, after } };
       }
       items.push(body);

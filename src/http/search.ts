@@ -21,8 +21,11 @@
  * - A cluster that does not answer within SEARCH_DEADLINE.ms (or fails, or is not synced yet) is
  *   named in `partial` and keeps its position in the token, so the next page tries it again; the
  *   others answer. `continue` is absent only when every cluster's list is complete.
- * Memory: each cluster's read is one page (at most `limit` items, and about MAX_PAGE_BYTES); the
- * answer holds at most `limit` items.
+ * Memory: about one page whatever the number of clusters — each cluster's read gets an equal share
+ * of `limit` and of MAX_PAGE_BYTES (with a floor, MIN_CLUSTER_ITEMS / MIN_CLUSTER_BYTES); the answer
+ * holds at most `limit` items.
+ * - A cluster whose informer (or the cluster itself) is gone since the first page is named in
+ *   `partial` once and left out of `continue`, so following `continue` always comes to an end.
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
@@ -33,6 +36,7 @@ import { informerStub } from "../clusters/stubs.ts";
 import { checkResourceName } from "../config.ts";
 import { ApiError, ValidationError } from "../errors.ts";
 import { holdsWholeResource } from "../k8s/served.ts";
+import { MAX_PAGE_BYTES } from "../cache/lister.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { errorText, logger } from "../log.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
@@ -49,6 +53,13 @@ import { validate } from "./validate.ts";
 export const SEARCH_DEADLINE = { ms: 2_000 };
 /** Items of a page without `limit`: each cluster reads up to this many, so less than the objects route's 5,000. */
 const DEFAULT_LIMIT = 500;
+/**
+ * One search page holds about one page of memory, however many clusters it reads: each cluster's
+ * read gets an equal share of `limit` and of MAX_PAGE_BYTES, but never less than these (so a page
+ * over many clusters still moves every cluster forward by more than an item or two).
+ */
+const MIN_CLUSTER_ITEMS = 10;
+const MIN_CLUSTER_BYTES = 256 * 1024;
 /** How long an isolate trusts its copy of the registry (as `/k8s` does); a name not found in it is looked up again. */
 const REGISTRY_TTL_MS = 1_000;
 
@@ -158,7 +169,8 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   }
   const limit = query.limit ?? DEFAULT_LIMIT;
   const listing = {
-    limit,
+    limit: Math.max(Math.ceil(limit / scope.size), Math.min(limit, MIN_CLUSTER_ITEMS)),
+    maxBytes: Math.max(Math.floor(MAX_PAGE_BYTES / scope.size), MIN_CLUSTER_BYTES),
     ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
     ...(query.labelSelector === undefined ? {} : { labelSelector: query.labelSelector }),
     ...(query.fieldSelector === undefined ? {} : { fieldSelector: query.fieldSelector }),
@@ -179,6 +191,12 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   const next = new Map<string, ClusterCursor | null>();
   const partial: string[] = [];
   for (const { cluster, cursor, read } of reads) {
+    if (scope.get(cluster) === undefined) {
+      // Its informer (or the cluster) is gone: named this once, then left out of `continue`, so a
+      // client following it comes to an end instead of paging a cluster that cannot answer again.
+      partial.push(cluster);
+      continue;
+    }
     if (!read.ok || read.answer.value.expired) {
       // searchAt never answers expired; kept position either way.
       partial.push(cluster);

@@ -192,11 +192,11 @@ export class InformerObject extends DurableObject<Env> {
    * The page's `at` then differs from `from.at`: a new snapshot, at the answer's resourceVersion.
    */
   async searchAt(
-    query: Omit<ObjectQuery, "continue"> & { limit: number },
+    query: Omit<ObjectQuery, "continue"> & { limit: number; maxBytes?: number },
     from?: Position,
   ): Promise<Result<QueryAnswer<VersionedPage>>> {
     return this.#withInformer((_, informer) => {
-      const parsed = versionedQuery(query);
+      const parsed = { ...versionedQuery(query), ...(query.maxBytes === undefined ? {} : { maxBytes: query.maxBytes }) };
       const tail = informer.log.bounds().tail;
       let page = listAt(informer.indexer, informer.log, parsed, from && from.at > tail ? { at: tail, after: from.after } : from);
       if (page.expired) page = listAt(informer.indexer, informer.log, parsed, { at: tail, after: from?.after ?? "" });

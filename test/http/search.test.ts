@@ -11,6 +11,7 @@ import { SEARCH_DEADLINE } from "../../src/http/search.ts";
 import { informerObjectName } from "../../src/clusters/cluster.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
+import { pod } from "../fake-apiserver/builders.ts";
 import { ADMIN, addCluster, call, createSynced, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
@@ -180,13 +181,43 @@ describe("GET /search/{resource}", () => {
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the isolate's registry copy
     let token = first.continue;
     const seen = entries(first.items);
+    const partials: string[][] = [];
     while (token) {
       const page = await search(`${query}&continue=${encodeURIComponent(token)}`);
-      expect(page.partial).toEqual([gone.name]);
+      partials.push(page.partial ?? []);
       seen.push(...entries(page.items));
-      token = page.items.length === 0 ? undefined : page.continue;
+      token = page.continue; // must come to an end: the gone cluster is not carried on
     }
+    // Named once, on the page that found it gone, then no more.
+    expect(partials[0]).toEqual([gone.name]);
+    expect(partials.slice(1).flat()).toEqual([]);
     expect(seen.filter((e) => e.startsWith(kept.name)).sort()).toEqual(await truth([kept]));
+  });
+
+  it("reads each cluster's share of a page, not a whole page from each, so memory stays about one page", async () => {
+    // Three clusters whose keys do not interleave: namespace a-… sorts before b-… before c-….
+    const clusters: { name: string; server: FakeCluster }[] = [];
+    for (const prefix of ["a", "b", "c"]) {
+      const server = await newCluster();
+      for (let i = 0; i < 20; i++) await server.create("pods", pod({ name: `p-${String(i).padStart(2, "0")}`, namespace: `${prefix}-share` }));
+      const name = unique(`share-${prefix}`);
+      await addCluster(name, server);
+      await createSynced(`/clusters/${name}/informers/pods`);
+      clusters.push({ name, server });
+    }
+    const query = `clusters=${clusters.map((c) => c.name).join(",")}&limit=30`;
+    const first = await search(query);
+    // Each cluster read 10 (30 / 3): the page ends where the first cluster's share does, since its
+    // next object could sort before the others'. Reading 30 from each, it held 30 of the first's.
+    expect(first.items.map((o) => [clusterOf(o), o.metadata.namespace])).toEqual(Array.from({ length: 10 }, () => [clusters[0]!.name, "a-share"]));
+    const seen = entries(first.items);
+    for (let token = first.continue; token; ) {
+      const page = await search(`${query}&continue=${encodeURIComponent(token)}`);
+      expect(page.items.length).toBeLessThanOrEqual(30);
+      seen.push(...entries(page.items));
+      token = page.continue;
+    }
+    expect(seen.sort()).toEqual(await truth(clusters));
   });
 
   it("answers bad input with a 4xx naming the problem, and creates nothing", async () => {
