@@ -25,6 +25,17 @@ export const DEV_RUN_HEADER = "x-edge-informer-dev-run";
 
 let declaredFor: string | undefined;
 let declaring: Promise<void> | undefined;
+let retryAt = 0;
+
+/**
+ * How long a request waits for the sync at most (tests shorten it). A request is held so that a
+ * fresh deployment's first request already sees its declared informers; past this, the sync goes on
+ * in the factory and the request is served: a sync stuck on one cluster's objects must not hold
+ * requests for every other cluster.
+ */
+export const DECLARED_SYNC_WAIT = { ms: 5_000 };
+/** After a failed sync, requests are not held for another one this long (a later request or the cron retries). */
+const DECLARED_SYNC_RETRY_MS = 10_000;
 
 /**
  * Syncs `CLUSTERS` and `INFORMERS` into the factory once per isolate and value (so a redeploy with a
@@ -32,17 +43,26 @@ let declaring: Promise<void> | undefined;
  */
 export async function ensureDeclaredInformers(env: Env): Promise<void> {
   const text = JSON.stringify([env.CLUSTERS ?? "", env.INFORMERS ?? ""]);
-  if (declaredFor === text) return;
+  if (declaredFor === text || (declaring === undefined && Date.now() < retryAt)) return;
   declaring ??= env.FACTORY.getByName(FACTORY_NAME)
     .syncDeclared(env.INFORMERS ?? "", env.CLUSTERS)
     .then(() => {
       declaredFor = text;
     })
-    .catch((error: unknown) => logger.error("syncing INFORMERS failed", { cause: "config", error: errorText(error) }))
+    .catch((error: unknown) => {
+      retryAt = Date.now() + DECLARED_SYNC_RETRY_MS;
+      logger.error("syncing INFORMERS failed", { cause: "config", error: errorText(error) });
+    })
     .finally(() => {
       declaring = undefined;
     });
-  await declaring;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, DECLARED_SYNC_WAIT.ms)));
+  try {
+    await Promise.race([declaring, waited]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
 }
 
 export function createApp(): Hono<AppEnv> {

@@ -1,0 +1,46 @@
+/**
+ * The declared-configuration sync a request waits for (src/http/app.ts ensureDeclaredInformers):
+ * held at most DECLARED_SYNC_WAIT, so a sync stuck on one cluster's objects does not hold requests
+ * for the others, and not retried on every request after a failure.
+ */
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import { DECLARED_SYNC_WAIT, ensureDeclaredInformers } from "../../src/http/app.ts";
+import type { Env } from "../../src/env.ts";
+
+/** An environment whose factory's sync answers only when told to. */
+function stalledFactory(clusters: string) {
+  let release!: (value?: unknown) => void;
+  let calls = 0;
+  const answered = new Promise((resolve) => (release = resolve));
+  const factory = {
+    syncDeclared: async () => {
+      calls++;
+      await answered;
+      throw new Error("the factory could not reach an informer");
+    },
+  };
+  const fake = { ...env, CLUSTERS: clusters, FACTORY: { getByName: () => factory } } as unknown as Env;
+  return { env: fake, release: () => release(), calls: () => calls };
+}
+
+afterEach(() => {
+  DECLARED_SYNC_WAIT.ms = 5_000;
+});
+
+describe("the declared sync a request waits for", () => {
+  it("holds a request at most DECLARED_SYNC_WAIT, then serves it while the sync goes on", async () => {
+    DECLARED_SYNC_WAIT.ms = 50;
+    const stalled = stalledFactory(`{"stalled-${crypto.randomUUID().slice(0, 6)}": {"server": "https://a.example"}}`);
+    const started = Date.now();
+    await ensureDeclaredInformers(stalled.env);
+    await ensureDeclaredInformers(stalled.env); // joins the same sync, does not start another
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(stalled.calls()).toBe(1);
+    stalled.release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Failed: the next requests are not held for a new sync at once.
+    await ensureDeclaredInformers(stalled.env);
+    expect(stalled.calls()).toBe(1);
+  });
+});
