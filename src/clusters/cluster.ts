@@ -31,6 +31,14 @@ export interface InformerAddress {
   name: string;
 }
 
+/**
+ * An address from an RPC caller. During a gradual deployment a Worker isolate of the previous
+ * release may still call with a bare informer name (the default cluster's, as everything was then).
+ */
+export function asAddress(address: InformerAddress | string): InformerAddress {
+  return typeof address === "string" ? { cluster: DEFAULT_CLUSTER, name: address } : address;
+}
+
 export function informerObjectName(address: InformerAddress): string {
   return address.cluster === DEFAULT_CLUSTER ? address.name : `${address.cluster}/${address.name}`;
 }

@@ -14,6 +14,7 @@ import { errorText, logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
 import { InformerRegistry, type InformerSource, type RegisteredCluster, type RegisteredInformer } from "../cache/informer-registry.ts";
 import {
+  asAddress,
   type ClusterConnection,
   DEFAULT_CLUSTER,
   defaultConnection,
@@ -106,7 +107,8 @@ export class InformerFactory extends DurableObject<Env> {
     source: InformerSource = "api",
     apiUrl?: string,
   ): Promise<Result<{ created: boolean; status: InformerStatus }>> {
-    return this.#exclusive(() => this.#put(spec, source, apiUrl));
+    // A caller of the previous release sends specs without `cluster` (asAddress).
+    return this.#exclusive(() => this.#put({ ...spec, cluster: spec.cluster ?? DEFAULT_CLUSTER }, source, apiUrl));
   }
 
   async #put(spec: InformerSpec, source: InformerSource, apiUrl?: string): Promise<Result<{ created: boolean; status: InformerStatus }>> {
@@ -121,8 +123,8 @@ export class InformerFactory extends DurableObject<Env> {
     return configured;
   }
 
-  async get(address: InformerAddress): Promise<RegisteredInformer | undefined> {
-    return this.#registry.get(address);
+  async get(address: InformerAddress | string): Promise<RegisteredInformer | undefined> {
+    return this.#registry.get(asAddress(address));
   }
 
   /** Every informer, or those of one cluster. */
@@ -130,8 +132,8 @@ export class InformerFactory extends DurableObject<Env> {
     return this.#registry.list(cluster);
   }
 
-  async remove(address: InformerAddress, source: InformerSource = "api"): Promise<Result<null>> {
-    return this.#exclusive(() => this.#remove(address, source));
+  async remove(address: InformerAddress | string, source: InformerSource = "api"): Promise<Result<null>> {
+    return this.#exclusive(() => this.#remove(asAddress(address), source));
   }
 
   async #remove(address: InformerAddress, source: InformerSource): Promise<Result<null>> {

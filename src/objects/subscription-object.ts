@@ -14,7 +14,7 @@
  *   arrives meanwhile does nothing. Afterwards the object holds no storage and no alarm.
  */
 import { DurableObject } from "cloudflare:workers";
-import { describeInformer, type InformerAddress } from "../clusters/cluster.ts";
+import { asAddress, describeInformer, type InformerAddress } from "../clusters/cluster.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { httpSender } from "../delivery/sender.ts";
@@ -103,7 +103,8 @@ export class SubscriptionObject extends DurableObject<Env> {
    * Creates this subscription on `informer`: registers with it (which answers the log position to
    * start from), stores the spec and a new secret, and starts delivering.
    */
-  async create(id: string, informer: InformerAddress, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
+  async create(id: string, target: InformerAddress | string, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
+    const informer = asAddress(target);
     if (this.#subscription.store.get()) return fail("Conflict", `subscription '${id}' already exists`);
     const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
     const created = await this.#register(id, informer, spec, secret, false);
@@ -114,7 +115,8 @@ export class SubscriptionObject extends DurableObject<Env> {
    * Brings a subscription declared in INFORMERS in line with its declaration: creates it with the
    * operator's secret, or updates its spec and secret in place (its position stays).
    */
-  async declare(id: string, informer: InformerAddress, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
+  async declare(id: string, target: InformerAddress | string, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
+    const informer = asAddress(target);
     const existing = this.#subscription.store.get();
     if (!existing) {
       const created = await this.#register(id, informer, spec, secret, true);

@@ -298,4 +298,17 @@ describe("InformerFactory", () => {
     expect(unwrap(await env.SUBSCRIPTION.getByName("sub_clash--pods-hook").status())).toMatchObject({ cluster: "default", informer: "clash--pods" });
     await syncWith(vars, declared(), JSON.stringify({}));
   });
+
+  it("answers callers of the previous release, which name informers without a cluster, as the default cluster's", async () => {
+    const { cluster: _, ...oldSpec } = parseInformerSpec({ resource: "pods" }, "old-caller");
+    const legacy = factory() as unknown as {
+      put(spec: object): Promise<{ ok: boolean }>;
+      get(name: string): Promise<{ cluster: string; name: string } | undefined>;
+      remove(name: string): Promise<{ ok: boolean }>;
+    };
+    expect((await legacy.put(oldSpec)).ok).toBe(true);
+    expect(await legacy.get("old-caller")).toMatchObject({ cluster: "default", name: "old-caller" });
+    expect((await legacy.remove("old-caller")).ok).toBe(true);
+    expect(await factory().get({ cluster: "default", name: "old-caller" })).toBeUndefined();
+  });
 });
