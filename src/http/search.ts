@@ -21,9 +21,9 @@
  * - A cluster that does not answer within SEARCH_DEADLINE.ms (or fails, or is not synced yet) is
  *   named in `partial` and keeps its position in the token, so the next page tries it again; the
  *   others answer. `continue` is absent only when every cluster's list is complete.
- * Memory: about one page whatever the number of clusters — each cluster's read gets an equal share
- * of `limit` and of MAX_PAGE_BYTES (with a floor, MIN_CLUSTER_ITEMS / MIN_CLUSTER_BYTES); the answer
- * holds at most `limit` items.
+ * Memory: bounded whatever the number of clusters — each cluster's read gets an equal share of
+ * `limit` and of MAX_PAGE_BYTES, with floors (CLUSTER_SHARE): at most max(4 MiB, clusters × 256 KiB)
+ * of bodies at once (25 MiB at the 100-cluster bound); the answer holds at most `limit` items.
  * - A cluster whose informer (or the cluster itself) is gone since the first page is named in
  *   `partial` once and left out of `continue`, so following `continue` always comes to an end.
  */
@@ -54,12 +54,13 @@ export const SEARCH_DEADLINE = { ms: 2_000 };
 /** Items of a page without `limit`: each cluster reads up to this many, so less than the objects route's 5,000. */
 const DEFAULT_LIMIT = 500;
 /**
- * One search page holds about one page of memory, however many clusters it reads: each cluster's
- * read gets an equal share of `limit` and of MAX_PAGE_BYTES, but never less than these (so a page
- * over many clusters still moves every cluster forward by more than an item or two).
+ * What each cluster's read of one page may hold: an equal share of `limit` and of MAX_PAGE_BYTES,
+ * but never less than these floors. The share bounds a page's memory however many clusters it
+ * reads; the floors keep pages full where clusters' keys do not interleave (a k-way merge can only
+ * emit up to where the first cluster's read ends), so a few clusters read as much as one did.
+ * Tests lower the floors.
  */
-const MIN_CLUSTER_ITEMS = 10;
-const MIN_CLUSTER_BYTES = 256 * 1024;
+export const CLUSTER_SHARE = { minItems: 100, minBytes: 256 * 1024 };
 /** How long an isolate trusts its copy of the registry (as `/k8s` does); a name not found in it is looked up again. */
 const REGISTRY_TTL_MS = 1_000;
 
@@ -169,8 +170,8 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   }
   const limit = query.limit ?? DEFAULT_LIMIT;
   const listing = {
-    limit: Math.max(Math.ceil(limit / scope.size), Math.min(limit, MIN_CLUSTER_ITEMS)),
-    maxBytes: Math.max(Math.floor(MAX_PAGE_BYTES / scope.size), MIN_CLUSTER_BYTES),
+    limit: Math.max(Math.ceil(limit / scope.size), Math.min(limit, CLUSTER_SHARE.minItems)),
+    maxBytes: Math.max(Math.floor(MAX_PAGE_BYTES / scope.size), CLUSTER_SHARE.minBytes),
     ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
     ...(query.labelSelector === undefined ? {} : { labelSelector: query.labelSelector }),
     ...(query.fieldSelector === undefined ? {} : { fieldSelector: query.fieldSelector }),

@@ -7,7 +7,7 @@
 import { listDurableObjectIds, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { SEARCH_DEADLINE } from "../../src/http/search.ts";
+import { CLUSTER_SHARE, SEARCH_DEADLINE } from "../../src/http/search.ts";
 import { informerObjectName } from "../../src/clusters/cluster.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
@@ -75,6 +75,7 @@ async function searchEquals(query: string, clusters: { name: string; server: Fak
 
 afterEach(() => {
   SEARCH_DEADLINE.ms = 2_000;
+  CLUSTER_SHARE.minItems = 100;
 });
 
 describe("GET /search/{resource}", () => {
@@ -206,6 +207,7 @@ describe("GET /search/{resource}", () => {
       clusters.push({ name, server });
     }
     const query = `clusters=${clusters.map((c) => c.name).join(",")}&limit=30`;
+    CLUSTER_SHARE.minItems = 5; // the floor, lowered so 20 pods a cluster show the share
     const first = await search(query);
     // Each cluster read 10 (30 / 3): the page ends where the first cluster's share does, since its
     // next object could sort before the others'. Reading 30 from each, it held 30 of the first's.
