@@ -105,12 +105,19 @@ export function resolveConnection(cluster: string, connection: ClusterConnection
   return { apiUrl: connection.server, ...(token ? { token } : {}), headers };
 }
 
-/** A connection as answers show it: the URL, and which credentials exist, never their values. */
-export function publicConnection(connection: ClusterConnection): { server: string; credentials: string[] } {
+/**
+ * A connection as answers show it: the URL, and which credentials it has, never their values. A
+ * named secret is `secret:NAME`, or `secret:NAME (not set)` when the Worker lacks it (a declared
+ * cluster cannot connect then); the default cluster's secrets are optional, so unset ones are left out.
+ */
+export function publicConnection(cluster: string, connection: ClusterConnection, env: object): { server: string; credentials: string[] } {
   const credentials: string[] = [];
   if (connection.token !== undefined) credentials.push("token");
-  if (connection.tokenSecret !== undefined) credentials.push(`secret:${connection.tokenSecret}`);
-  if (connection.accessClientIdSecret !== undefined) credentials.push(`secret:${connection.accessClientIdSecret}`);
-  if (connection.accessClientSecretSecret !== undefined) credentials.push(`secret:${connection.accessClientSecretSecret}`);
+  for (const name of [connection.tokenSecret, connection.accessClientIdSecret, connection.accessClientSecretSecret]) {
+    if (name === undefined) continue;
+    const value = (env as Record<string, unknown>)[name];
+    if (typeof value === "string" && value !== "") credentials.push(`secret:${name}`);
+    else if (cluster !== DEFAULT_CLUSTER) credentials.push(`secret:${name} (not set)`);
+  }
   return { server: connection.server, credentials };
 }

@@ -162,7 +162,7 @@ export class InformerFactory extends DurableObject<Env> {
       name,
       server: connection.server,
       source,
-      credentials: publicConnection(connection).credentials,
+      credentials: publicConnection(name, connection, this.env).credentials,
       informers: counts.get(name) ?? 0,
     });
     return [

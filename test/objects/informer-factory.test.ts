@@ -232,6 +232,10 @@ describe("InformerFactory", () => {
     expect((await status(stub)).lastError).toBe(
       "cluster 'decl-secret' names the Worker secret 'KUBE_TOKEN_NOT_SET', which is not set (wrangler secret put KUBE_TOKEN_NOT_SET)",
     );
+    // GET /clusters says so too; the default cluster's secrets are optional, and none is set here.
+    const views = await factory().clusters();
+    expect(views.find((c) => c.name === "decl-secret")?.credentials).toEqual(["secret:KUBE_TOKEN_NOT_SET (not set)"]);
+    expect(views.find((c) => c.name === "default")?.credentials).toEqual([]);
     await factory().syncDeclared(declared(), JSON.stringify({}));
   });
 
