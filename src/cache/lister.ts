@@ -9,6 +9,7 @@
  * only when a selector must look inside.
  */
 import { ValidationError } from "../errors.ts";
+import { decodeTokenText, encodeTokenText } from "../net/token-text.ts";
 import {
   type FieldSelector,
   type LabelSelector,
@@ -48,17 +49,12 @@ export const MAX_SCAN = 20_000;
 const SCAN_BATCH = 500;
 
 export function encodeContinue(afterKey: string): string {
-  return btoa(JSON.stringify({ after: afterKey })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return encodeTokenText({ after: afterKey });
 }
 
 export function decodeContinue(token: string): string {
-  try {
-    const json = atob(token.replace(/-/g, "+").replace(/_/g, "/"));
-    const parsed = JSON.parse(json) as { after?: unknown };
-    if (typeof parsed.after === "string") return parsed.after;
-  } catch {
-    // fall through
-  }
+  const parsed = decodeTokenText(token) as { after?: unknown } | null | undefined;
+  if (typeof parsed?.after === "string") return parsed.after;
   throw new ValidationError("continue: not a continue token from this API");
 }
 

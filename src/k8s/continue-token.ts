@@ -4,6 +4,7 @@
  * page of one list reports and holds the same snapshot.
  */
 import type { Position } from "../cache/versioned-list.ts";
+import { decodeTokenText, encodeTokenText } from "../net/token-text.ts";
 
 export interface ListToken {
   rv: string;
@@ -11,22 +12,16 @@ export interface ListToken {
 }
 
 export function encodeListToken(token: ListToken): string {
-  const json = JSON.stringify({ v: "edge-informer/v1", rv: token.rv, at: token.from.at, start: token.from.after });
-  return btoa(String.fromCharCode(...new TextEncoder().encode(json))).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return encodeTokenText({ v: "edge-informer/v1", rv: token.rv, at: token.from.at, start: token.from.after });
 }
 
 /** Throws an Error saying what is wrong with a token that is not ours. */
 export function decodeListToken(text: string): ListToken {
-  let parsed: unknown;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
-  } catch {
-    throw new Error("not a continue token of this server");
-  }
-  const token = parsed as { v?: unknown; rv?: unknown; at?: unknown; start?: unknown } | null;
+  const token = decodeTokenText(text) as { v?: unknown; rv?: unknown; at?: unknown; start?: unknown } | null | undefined;
   if (
     token === null ||
+    token === undefined ||
+    typeof token !== "object" ||
     token.v !== "edge-informer/v1" ||
     typeof token.rv !== "string" ||
     typeof token.start !== "string" ||

@@ -11,6 +11,7 @@
 import { isClusterName } from "../clusters/cluster.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import { ValidationError } from "../errors.ts";
+import { decodeTokenText, encodeTokenText } from "../net/token-text.ts";
 
 const VERSION = "edge-informer/search/v1";
 
@@ -40,21 +41,14 @@ export function searchFingerprint(parts: readonly (string | undefined)[]): strin
 export function encodeSearchToken(token: SearchToken): string {
   const clusters: Record<string, [string, number, string] | 0> = {};
   for (const [name, cursor] of token.clusters) clusters[name] = cursor === null ? 0 : [cursor.rv, cursor.from.at, cursor.from.after];
-  const bytes = new TextEncoder().encode(JSON.stringify({ v: VERSION, s: token.search, c: clusters }));
-  return btoa(String.fromCharCode(...bytes)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return encodeTokenText({ v: VERSION, s: token.search, c: clusters });
 }
 
 /** Throws a ValidationError (400) for anything but a token `encodeSearchToken` wrote for `search`. */
 export function decodeSearchToken(text: string, search: string): SearchToken {
-  let parsed: { v?: unknown; s?: unknown; c?: unknown } | null;
-  try {
-    const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-    parsed = JSON.parse(new TextDecoder().decode(Uint8Array.from(binary, (ch) => ch.charCodeAt(0))));
-  } catch {
-    parsed = null;
-  }
+  const parsed = decodeTokenText(text) as { v?: unknown; s?: unknown; c?: unknown } | null | undefined;
   const invalid = () => new ValidationError("continue: not a continue token of a search of this API");
-  if (parsed === null || typeof parsed !== "object" || parsed.v !== VERSION || typeof parsed.c !== "object" || parsed.c === null) throw invalid();
+  if (parsed === null || parsed === undefined || typeof parsed !== "object" || parsed.v !== VERSION || typeof parsed.c !== "object" || parsed.c === null) throw invalid();
   if (parsed.s !== search) {
     throw new ValidationError("continue: the token belongs to another search: give the same resource, clusters, namespace and selectors as the first page");
   }
