@@ -12,7 +12,7 @@
  */
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
-import { InformerRegistry, type InformerSource, type RegisteredCluster, type RegisteredInformer } from "../cache/informer-registry.ts";
+import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
 import {
   asAddress,
   type ClusterConnection,
@@ -200,7 +200,6 @@ export class InformerFactory extends DurableObject<Env> {
     return Object.fromEntries(probes.map((probe, i) => [probe.name, results[i]!]));
   }
 
-
   /**
    * Adds or changes a cluster at run time. The default cluster and declared ones change only where
    * they are configured. A changed connection reaches every informer of the cluster; another URL
@@ -338,6 +337,7 @@ export class InformerFactory extends DurableObject<Env> {
     }
     return result;
   }
+
   /**
    * Brings an informer's declared subscriptions in line with its spec: creates or updates each
    * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
