@@ -48,6 +48,7 @@ import type { AppEnv } from "./app-env.ts";
 import { requireRead } from "./auth.ts";
 import { listQuery } from "./query.ts";
 import { validate } from "./validate.ts";
+import { isKnownCluster } from "./known-informer.ts";
 
 /** How long a search waits for each cluster's page. Tests shorten it. */
 export const SEARCH_DEADLINE = { ms: 2_000 };
@@ -70,19 +71,14 @@ const searchQuery = z.extend(listQuery, {
 });
 type SearchQuery = z.output<typeof searchQuery>;
 
-interface Registry {
-  at: number;
-  clusters: Set<string>;
-  informers: RegisteredInformer[];
-}
-let registry: Registry | undefined;
+let registry: { at: number; informers: RegisteredInformer[] } | undefined;
 
-async function readRegistry(env: AppEnv["Bindings"], fresh: boolean): Promise<Registry> {
-  if (!fresh && registry && Date.now() - registry.at < REGISTRY_TTL_MS) return registry;
-  const factory = env.FACTORY.getByName(FACTORY_NAME);
-  const [clusters, informers] = await Promise.all([factory.clusters(), factory.list()]);
-  registry = { at: Date.now(), clusters: new Set(clusters.map((c) => c.name)), informers };
-  return registry;
+/** Every cluster's informers, as this isolate last read them from the factory. */
+async function readInformers(env: AppEnv["Bindings"], fresh: boolean): Promise<RegisteredInformer[]> {
+  if (fresh || !registry || Date.now() - registry.at >= REGISTRY_TTL_MS) {
+    registry = { at: Date.now(), informers: await env.FACTORY.getByName(FACTORY_NAME).list() };
+  }
+  return registry.informers;
 }
 
 /** Per cluster, the informer that answers for `resource` (the `/k8s` rule; `list()` is in (cluster, name) order). */
@@ -107,14 +103,13 @@ function namedClusters(text: string | undefined): string[] | undefined {
 /** The clusters a first page reads, each with its informer: 404s for unknown clusters and clusters without one. */
 async function firstScope(env: AppEnv["Bindings"], resource: string, named: string[] | undefined): Promise<Map<string, string>> {
   for (const fresh of [false, true]) {
-    const { clusters, informers } = await readRegistry(env, fresh);
-    const serving = servingInformers(informers, resource);
-    const missing = named?.find((name) => !clusters.has(name) || !serving.has(name));
+    const serving = servingInformers(await readInformers(env, fresh), resource);
+    const missing = named?.find((name) => !serving.has(name));
     if (missing === undefined && serving.size > 0) {
       return named === undefined ? serving : new Map(named.map((name) => [name, serving.get(name)!]));
     }
     if (!fresh) continue;
-    if (missing !== undefined && !clusters.has(missing)) throw new ApiError("NotFound", `cluster '${missing}' not found`);
+    if (missing !== undefined && !(await isKnownCluster(env, missing))) throw new ApiError("NotFound", `cluster '${missing}' not found`);
     const where = missing === undefined ? "any cluster" : `cluster '${missing}'`;
     throw new ApiError("NotFound", `no informer in ${where} holds all of '${resource}' (one without namespace, labelSelector or fieldSelector)`);
   }
@@ -165,7 +160,7 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
     scope = await firstScope(c.env, resource, named);
   } else {
     // A continuation reads the token's clusters; one whose informer is gone since answers nothing (partial).
-    const serving = servingInformers((await readRegistry(c.env, false)).informers, resource);
+    const serving = servingInformers(await readInformers(c.env, false), resource);
     scope = new Map([...token.clusters.keys()].map((cluster) => [cluster, serving.get(cluster)]));
   }
   const limit = query.limit ?? DEFAULT_LIMIT;
