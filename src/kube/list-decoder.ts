@@ -33,7 +33,7 @@ const CLOSE_BRACKET = 93;
  * The index of the quote that closes a string whose contents start at `from`, or, when the text
  * ends first, `-(n + 1)` where n is the number of backslashes it ends with.
  */
-function closingQuote(text: string, from: number): number {
+export function closingQuote(text: string, from: number): number {
   for (let quote = text.indexOf('"', from); quote !== -1; quote = text.indexOf('"', quote + 1)) {
     let backslashes = 0;
     while (quote - backslashes - 1 >= from && text.charCodeAt(quote - backslashes - 1) === BACKSLASH) backslashes++;

@@ -10,6 +10,8 @@
  * (ours replacing any the object had, so a client never sees two values).
  */
 
+import { closingQuote } from "../kube/list-decoder.ts";
+
 export const CLUSTER_ANNOTATION = "edge-informer/cluster";
 const QUOTED = JSON.stringify(CLUSTER_ANNOTATION);
 
@@ -85,17 +87,10 @@ function skipValue(text: string, i: number): number {
   return text.length;
 }
 
-/** Index just past the string whose opening quote is at `i` (an escaped quote does not end it). */
+/** Index just past the string whose opening quote is at `i` (the list decoder's scan; an escaped quote does not end it). */
 function skipString(text: string, i: number): number {
-  let j = i + 1;
-  for (;;) {
-    const quote = text.indexOf('"', j);
-    if (quote === -1) return text.length;
-    let backslashes = 0;
-    while (text[quote - 1 - backslashes] === "\\") backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    j = quote + 1;
-  }
+  const close = closingQuote(text, i + 1);
+  return close < 0 ? text.length : close + 1;
 }
 
 function skipSpace(text: string, i: number): number {
