@@ -21,12 +21,32 @@ export interface Env {
   CLUSTERS?: string;
   /** JSON array of informer specs. */
   INFORMERS?: string;
-  /** Secret: bearer token for mutating endpoints. */
+  /** Secret: shorthand for an admin credential on every cluster (at least 32 characters). */
   ADMIN_TOKEN?: string;
-  /** Secret: when set, read endpoints need it (or ADMIN_TOKEN). */
+  /** Secret: shorthand for a read credential on every cluster (at least 32 characters). */
   READ_TOKEN?: string;
-  /** "true" lets mutating endpoints through without ADMIN_TOKEN: local development only. */
+  /**
+   * Secret: JSON array of named, scoped credentials (src/auth/): `{name, sha256 | identity, role:
+   * "read" | "admin", clusters: ["*"] | [names]}`.
+   */
+  TOKENS?: string;
+  /** Cloudflare Access: the team domain (`myteam.cloudflareaccess.com`) whose keys sign `Cf-Access-Jwt-Assertion`. */
+  ACCESS_TEAM_DOMAIN?: string;
+  /** Cloudflare Access: the application's audience tag, the JWT's `aud`. */
+  ACCESS_AUD?: string;
+  /**
+   * "true": local development. Anonymous requests are served where no credential of their role is
+   * configured, but only when their Host is loopback (DNS rebinding).
+   */
   ALLOW_UNAUTHENTICATED?: string;
+  /** Comma-separated host suffixes that cluster servers must match (unset: any host). */
+  CLUSTER_ALLOWED_HOSTS?: string;
+  /** Comma-separated host suffixes that webhook receiver URLs must match (unset: any host). */
+  WEBHOOK_ALLOWED_HOSTS?: string;
+  /** Secret: the key that encrypts cluster tokens and webhook secrets stored in Durable Object SQLite. */
+  ENCRYPTION_KEY?: string;
+  /** Secret: the previous ENCRYPTION_KEY while rows are re-encrypted with the new one (rotation). */
+  ENCRYPTION_KEY_PREVIOUS?: string;
   /** Set by `npm start` (scripts/dev.mjs): /healthz echoes it, so the script knows it polls the Worker it started. */
   DEV_RUN_ID?: string;
   /** Lowest log level written: debug, info (default), warn or error (src/log.ts). */
