@@ -13,7 +13,9 @@ export type ErrorCode =
   | "PayloadTooLarge"
   | "UnsupportedMediaType"
   | "DeliveryFailed"
-  | "Internal";
+  | "Internal"
+  | "Misconfigured"
+  | "Unavailable";
 
 const STATUS_OF: Record<ErrorCode, number> = {
   BadRequest: 400,
@@ -27,6 +29,10 @@ const STATUS_OF: Record<ErrorCode, number> = {
   /** A webhook redelivery the endpoint did not acknowledge. */
   DeliveryFailed: 502,
   Internal: 500,
+  /** The deployment's settings are wrong (e.g. a token too short): the message says which. */
+  Misconfigured: 500,
+  /** Something the answer depends on cannot be reached now (e.g. Cloudflare Access's keys). */
+  Unavailable: 503,
 };
 
 /** An error a client caused or may act on; carries its HTTP status. */

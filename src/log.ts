@@ -41,9 +41,9 @@ export function setLogLevel(level: string | undefined): void {
   threshold = RANK[(level ?? "info").toLowerCase() as LogLevel] ?? RANK.info;
 }
 
-/** Writes one line at `level` when the level is enabled. */
-export function log(level: LogLevel, msg: string, fields: LogFields = {}): void {
-  if (RANK[level] < threshold) return;
+/** Writes one line at `level` when the level is enabled (audit lines always). */
+export function log(level: LogLevel, msg: string, fields: LogFields = {}, always = false): void {
+  if (RANK[level] < threshold && !always) return;
   const line: Record<string, unknown> = { level, msg };
   for (const [name, value] of Object.entries(fields)) {
     if (value === undefined) continue;
@@ -66,4 +66,6 @@ export const logger = {
   info: (msg: string, fields?: LogFields) => log("info", msg, fields),
   warn: (msg: string, fields?: LogFields) => log("warn", msg, fields),
   error: (msg: string, fields?: LogFields) => log("error", msg, fields),
+  /** Who changed what (credential names, never values): written whatever LOG_LEVEL is. */
+  audit: (msg: string, fields: LogFields) => log("info", msg, { audit: true, ...fields }, true),
 };

@@ -78,7 +78,7 @@ describe("log", () => {
     expect(lines.filter((l) => l.msg === "delivery failed" && l.subscription === failing.id)).toHaveLength(1);
 
     const text = out.raw().join("\n");
-    for (const secret of [failing.secret, failing.secret.slice("whsec_".length), "test-admin-token", broken.url]) expect(text).not.toContain(secret);
+    for (const secret of [failing.secret, failing.secret.slice("whsec_".length), "test-admin-token-0123456789abcdef", broken.url]) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/"kind"\s*:\s*"Pod"|apiVersion|managedFields/); // no object body
   });
 

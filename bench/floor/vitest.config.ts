@@ -13,7 +13,7 @@ export default defineConfig({
       miniflare: {
         // node:zlib (native in workerd) for the compression rows; the Worker itself does not use it.
         compatibilityFlags: ["nodejs_compat"],
-        bindings: { INFORMERS: "[]", ADMIN_TOKEN: "floor-admin-token", ALLOW_UNAUTHENTICATED: "false" },
+        bindings: { INFORMERS: "[]", ADMIN_TOKEN: "floor-admin-token-0123456789abcdef", ALLOW_UNAUTHENTICATED: "false" },
       },
     }),
   ],

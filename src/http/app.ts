@@ -14,6 +14,7 @@ import { k8sRoutes } from "./k8s.ts";
 import { metricsRoutes } from "./metrics.ts";
 import { statusRoutes } from "./status-page.ts";
 import { clusterRoutes } from "./clusters.ts";
+import { auditMutations, requireCredential } from "./auth.ts";
 import { requireKnownCluster, requireKnownInformer } from "./known-informer.ts";
 import { queryRoutes } from "./query.ts";
 import { searchRoutes } from "./search.ts";
@@ -75,10 +76,15 @@ export function createApp(): Hono<AppEnv> {
     await ensureDeclaredInformers(c.env);
     await next();
   });
-  // Before the JSON-body rule: /k8s answers every write verb with its own 405 Status.
+  app.use("*", auditMutations);
+  // Before the JSON-body rule: /k8s answers every write verb with its own 405 Status (and its
+  // refusals as Status objects too, so it checks credentials itself).
   app.route("/k8s", k8sRoutes);
-  // Before the JSON-body rule too: the status page's redeliver button is an HTML form.
+  // Before the JSON-body rule too: the status page's redeliver button is an HTML form (and its 401
+  // asks the browser for credentials).
   app.route("/", statusRoutes);
+  // Everything else needs a credential before its route, or its 404, is even looked up.
+  app.use("*", requireCredential);
   app.use("*", requireJsonBody);
   app.use("*", refuseCrossSiteWrites);
   // hono's `/*` matches `/clusters/:cluster` and `/informers/:name` too.

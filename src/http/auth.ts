@@ -1,60 +1,102 @@
 /**
- * Bearer-token guards (API.md "Configuration"): mutating endpoints need ADMIN_TOKEN and answer 403
- * while it is unset, unless ALLOW_UNAUTHENTICATED is "true" (local development); read endpoints need
- * READ_TOKEN (or ADMIN_TOKEN) only when READ_TOKEN is set. Tokens are compared in constant time and
- * never logged or echoed.
+ * Access for the HTTP API (API.md "Access"; the rules are src/auth/): every route but `/healthz`
+ * authenticates its caller once per request (`principalOf`) and checks the role it needs on the
+ * cluster it addresses (`requireRead`, `requireAdmin`, `permit`); routes that span clusters
+ * (`/search`, `GET /clusters`, `/metrics`, the status page) show only the clusters the caller may
+ * read (`readableClusters`). Every mutation is recorded in one audit line naming the credential.
  */
-import type { MiddlewareHandler } from "hono";
-import { timingSafeEqual } from "hono/utils/buffer";
-import { ApiError } from "../errors.ts";
+import type { Context, MiddlewareHandler } from "hono";
+import { ACCESS_JWT_HEADER } from "../auth/access-jwt.ts";
+import { credentialConfig, type Role } from "../auth/credentials.ts";
+import { authenticate, mayAccess, permission, type Principal, type Refusal } from "../auth/principal.ts";
+import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
+import { ApiError, type ErrorCode } from "../errors.ts";
+import { logger } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 
-function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  return match?.[1];
+const CODE_OF: Record<Refusal["status"], ErrorCode> = { 401: "Unauthorized", 403: "Forbidden", 500: "Misconfigured", 503: "Unavailable" };
+
+function refused(refusal: Refusal): ApiError {
+  return new ApiError(CODE_OF[refusal.status], refusal.message);
 }
 
-async function matchesAny(token: string, accepted: (string | undefined)[]): Promise<boolean> {
-  let matched = false;
-  for (const candidate of accepted) {
-    if (candidate && (await timingSafeEqual(token, candidate))) matched = true;
-  }
-  return matched;
+/** The cluster a route addresses: `{cluster}`, or the default cluster outside `/clusters/…`. */
+export function clusterOf(c: Context<AppEnv>): string {
+  return c.req.param("cluster") ?? DEFAULT_CLUSTER;
 }
 
-function unauthorized(message: string): ApiError {
-  return new ApiError("Unauthorized", message);
+function isRead(c: Context<AppEnv>): boolean {
+  return c.req.method === "GET" || c.req.method === "HEAD";
 }
 
-/** Guards a mutating endpoint. */
-export const requireAdmin: MiddlewareHandler<AppEnv> = async function requireAdmin(c, next) {
-  const { ADMIN_TOKEN, ALLOW_UNAUTHENTICATED } = c.env;
-  if (!ADMIN_TOKEN) {
-    if (ALLOW_UNAUTHENTICATED === "true") return next();
-    throw new ApiError(
-      "Forbidden",
-      "mutating endpoints are disabled: set the ADMIN_TOKEN secret (or ALLOW_UNAUTHENTICATED=true for local development)",
-    );
-  }
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token) throw unauthorized("this endpoint needs 'Authorization: Bearer <ADMIN_TOKEN>'");
-  if (!(await matchesAny(token, [ADMIN_TOKEN]))) throw unauthorized("the bearer token is not the admin token");
+/** Who sent this request: authenticated on first use, then remembered for the request. Throws a refusal. */
+export async function principalOf(c: Context<AppEnv>): Promise<Principal> {
+  const known = c.get("principal");
+  if (known) return known;
+  const outcome = await authenticate(c.env, await credentialConfig(c.env), {
+    authorization: c.req.header("authorization"),
+    accessJwt: c.req.header(ACCESS_JWT_HEADER),
+    hostname: new URL(c.req.url).hostname,
+  });
+  if (!outcome.ok) throw refused(outcome);
+  c.set("principal", outcome.principal);
+  return outcome.principal;
+}
+
+/** The caller, if it may `role` on `cluster`; otherwise throws the refusal (401 or 403). */
+export async function permit(c: Context<AppEnv>, role: Role, cluster: string): Promise<Principal> {
+  const principal = await principalOf(c);
+  const refusal = permission(principal, role, cluster, await credentialConfig(c.env), c.env);
+  if (refusal) throw refused(refusal);
+  return principal;
+}
+
+/**
+ * The caller, if it may `role` on some cluster: for routes that learn their cluster later (a
+ * subscription's) or span clusters. A caller refused here learns nothing about any cluster.
+ */
+export async function permitRole(c: Context<AppEnv>, role: Role): Promise<Principal> {
+  const principal = await principalOf(c);
+  if (principal.via === "anonymous" || (role === "admin" && !principal.admin)) await permit(c, role, DEFAULT_CLUSTER);
+  return principal;
+}
+
+/** Whether the caller may see `cluster` in a listing that spans clusters; throws when it may read nothing. */
+export async function readableClusters(c: Context<AppEnv>): Promise<(cluster: string) => boolean> {
+  const principal = await permitRole(c, "read");
+  return (cluster) => mayAccess(principal, cluster);
+}
+
+/** Guards a read of the route's cluster. */
+export const requireRead: MiddlewareHandler<AppEnv> = async function requireRead(c, next) {
+  await permit(c, "read", clusterOf(c));
   return next();
 };
 
-/** Why a read is refused (no token, or not an accepted one), or undefined when it may proceed. */
-export async function readRefusal(env: AppEnv["Bindings"], authorization: string | undefined): Promise<string | undefined> {
-  const { READ_TOKEN, ADMIN_TOKEN } = env;
-  if (!READ_TOKEN) return undefined;
-  const token = bearerToken(authorization);
-  if (!token) return "this endpoint needs 'Authorization: Bearer <READ_TOKEN>'";
-  if (!(await matchesAny(token, [READ_TOKEN, ADMIN_TOKEN]))) return "the bearer token is not accepted";
-  return undefined;
-}
-
-/** Guards a read endpoint when READ_TOKEN is set. */
-export const requireRead: MiddlewareHandler<AppEnv> = async function requireRead(c, next) {
-  const refusal = await readRefusal(c.env, c.req.header("authorization"));
-  if (refusal !== undefined) throw unauthorized(refusal);
+/** Guards a change to the route's cluster. */
+export const requireAdmin: MiddlewareHandler<AppEnv> = async function requireAdmin(c, next) {
+  await permit(c, "admin", clusterOf(c));
   return next();
+};
+
+/** Every route but `/healthz` needs a caller that may do something: refuses the rest before any route runs. */
+export const requireCredential: MiddlewareHandler<AppEnv> = async function requireCredential(c, next) {
+  const principal = await principalOf(c);
+  if (!principal.read && !principal.admin) await permit(c, isRead(c) ? "read" : "admin", DEFAULT_CLUSTER);
+  return next();
+};
+
+/** One audit line per request that may change something: which credential, what, and how it ended. */
+export const auditMutations: MiddlewareHandler<AppEnv> = async function auditMutations(c, next) {
+  if (isRead(c) || c.req.method === "OPTIONS") return next();
+  try {
+    await next();
+  } finally {
+    logger.audit("mutation", {
+      credential: c.get("principal")?.name ?? null,
+      method: c.req.method,
+      path: new URL(c.req.url).pathname,
+      status: c.res.status,
+    });
+  }
 };

@@ -9,10 +9,10 @@ import { ApiError, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerStatus } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
-import { requireAdmin, requireRead } from "./auth.ts";
+import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { jsonBody, limitBody, validate } from "./validate.ts";
 import { informerStub } from "../clusters/stubs.ts";
-import { clusterOf, informerAddress } from "./known-informer.ts";
+import { informerAddress } from "./known-informer.ts";
 
 export const MAX_SPEC_BYTES = 64 * 1024;
 

@@ -13,7 +13,7 @@
  */
 import { errorText, logger } from "../log.ts";
 import { type Context, Hono } from "hono";
-import { ApiError } from "../errors.ts";
+import { ApiError, type ErrorCode } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
@@ -37,12 +37,15 @@ import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
-import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
+import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
 import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
-import { readRefusal } from "./auth.ts";
-import { clusterOf, isKnownCluster } from "./known-informer.ts";
+import { clusterOf, permit, principalOf } from "./auth.ts";
+import { isKnownCluster } from "./known-informer.ts";
 
 type K8sContext = Context<AppEnv>;
+
+/** The API server's StatusReason for our error codes that are not already one. */
+const K8S_REASON: Partial<Record<ErrorCode, string>> = { Misconfigured: "InternalError", Unavailable: "ServiceUnavailable" };
 
 /** How long an isolate trusts its copy of the registry; a resource not found in it is looked up again. */
 const REGISTRY_TTL_MS = 1_000;
@@ -132,6 +135,7 @@ const apiServerRoutes = new Hono<AppEnv>()
 async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Promise<void> {
   const cluster = c.req.param("cluster") ?? "";
   if (!isClusterName(cluster)) throw statusErrors.badRequest(`invalid cluster name ${JSON.stringify(cluster)}: a cluster name is ${CLUSTER_NAME_RULE}`);
+  await permit(c, "read", cluster);
   if (!(await isKnownCluster(c.env, cluster))) throw statusErrors.unknownCluster(cluster);
   await next();
 }
@@ -139,14 +143,17 @@ async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Prom
 export const k8sRoutes = new Hono<AppEnv>()
   .onError((error) => {
     if (error instanceof StatusError) return statusResponse(error);
-    if (error instanceof ApiError) return statusResponse(new StatusError(error.status, error.code, error.message));
+    if (error instanceof ApiError) return statusResponse(new StatusError(error.status, K8S_REASON[error.code] ?? error.code, error.message));
     logger.error("k8s request failed", { error: errorText(error) });
     return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
   })
-  // Method and token first: an anonymous client cannot tell known clusters from unknown ones.
+  // Method and credential first: an anonymous client cannot tell known clusters from unknown ones.
+  // The default cluster's routes are checked here; a named cluster's in requireK8sCluster, once its
+  // name is known to be one.
   .use("*", async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
-    if ((await readRefusal(c.env, c.req.header("authorization"))) !== undefined) throw statusErrors.unauthorized();
+    const principal = await principalOf(c);
+    if (!principal.read || !/^\/k8s\/clusters\//.test(c.req.path)) await permit(c, "read", DEFAULT_CLUSTER);
     await next();
   })
   .use("/clusters/:cluster/*", requireK8sCluster)

@@ -2,8 +2,7 @@
  * Guards the routes of one cluster (`/clusters/{cluster}/…`) and of one informer (`/informers/{name}`,
  * `/clusters/{cluster}/informers/{name}` and everything below them): a malformed name is a 400 and
  * an unregistered one a 404, both before the informer's Durable Object is touched — reaching an
- * object by name creates it, with its storage, and reads are anonymous unless READ_TOKEN is set
- * (#7.17). Creating routes (`PUT /informers/{name}`, `PUT /clusters/{cluster}`) pass through, and so
+ * object by name creates it, with its storage (#7.17). Creating routes (`PUT /informers/{name}`, `PUT /clusters/{cluster}`) pass through, and so
  * does `DELETE /clusters/{cluster}`, whose own 404 comes from the factory.
  *
  * The registry is the factory's. Each isolate remembers the names it found registered, so queries do
@@ -16,7 +15,7 @@ import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, describeInformer, type InformerAddr
 import { ApiError } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
-import { requireAdmin, requireRead } from "./auth.ts";
+import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
 import { describeInvalid } from "./validate.ts";
 
@@ -34,11 +33,6 @@ const registeredClusters = new Map<string, number>();
 /** The informer a route addresses: its `{cluster}` (the default cluster under `/informers`) and `{name}`. */
 export function informerAddress(c: Context<AppEnv>): InformerAddress {
   return { cluster: clusterOf(c), name: c.req.param("name")! };
-}
-
-/** The cluster a route addresses: `{cluster}`, or the default cluster outside `/clusters/…`. */
-export function clusterOf(c: Context<AppEnv>): string {
-  return c.req.param("cluster") ?? DEFAULT_CLUSTER;
 }
 
 /** Authenticates first, so an anonymous client cannot tell known names from unknown ones. */

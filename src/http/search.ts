@@ -45,7 +45,7 @@ import { withClusterAnnotation } from "../search/annotate.ts";
 import { type ClusterPage, mergePages } from "../search/merge.ts";
 import { type ClusterCursor, decodeSearchToken, encodeSearchToken, searchFingerprint } from "../search/search-token.ts";
 import type { AppEnv } from "./app-env.ts";
-import { requireRead } from "./auth.ts";
+import { readableClusters } from "./auth.ts";
 import { listQuery } from "./query.ts";
 import { validate } from "./validate.ts";
 import { isKnownCluster } from "./known-informer.ts";
@@ -81,11 +81,14 @@ async function readInformers(env: AppEnv["Bindings"], fresh: boolean): Promise<R
   return registry.informers;
 }
 
-/** Per cluster, the informer that answers for `resource` (the `/k8s` rule; `list()` is in (cluster, name) order). */
-function servingInformers(informers: readonly RegisteredInformer[], resource: string): Map<string, string> {
+/**
+ * Per cluster the caller may read, the informer that answers for `resource` (the `/k8s` rule;
+ * `list()` is in (cluster, name) order).
+ */
+function servingInformers(informers: readonly RegisteredInformer[], resource: string, readable: (cluster: string) => boolean): Map<string, string> {
   const serving = new Map<string, string>();
   for (const { cluster, name, spec } of informers) {
-    if (spec.resource === resource && holdsWholeResource(spec) && !serving.has(cluster)) serving.set(cluster, name);
+    if (spec.resource === resource && holdsWholeResource(spec) && !serving.has(cluster) && readable(cluster)) serving.set(cluster, name);
   }
   return serving;
 }
@@ -101,9 +104,9 @@ function namedClusters(text: string | undefined): string[] | undefined {
 }
 
 /** The clusters a first page reads, each with its informer: 404s for unknown clusters and clusters without one. */
-async function firstScope(env: AppEnv["Bindings"], resource: string, named: string[] | undefined): Promise<Map<string, string>> {
+async function firstScope(env: AppEnv["Bindings"], resource: string, named: string[] | undefined, readable: (cluster: string) => boolean): Promise<Map<string, string>> {
   for (const fresh of [false, true]) {
-    const serving = servingInformers(await readInformers(env, fresh), resource);
+    const serving = servingInformers(await readInformers(env, fresh), resource, readable);
     const missing = named?.find((name) => !serving.has(name));
     if (missing === undefined && serving.size > 0) {
       return named === undefined ? serving : new Map(named.map((name) => [name, serving.get(name)!]));
@@ -155,13 +158,19 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   const named = namedClusters(query.clusters);
   const fingerprint = searchFingerprint([resource, query.namespace, query.labelSelector, query.fieldSelector, named?.join(",")]);
   const token = query.continue === undefined ? undefined : decodeSearchToken(query.continue, fingerprint);
+  // Clusters the caller may not read are left out, wherever they are named (not errors: a search
+  // spans what the caller sees).
+  const readable = await readableClusters(c);
+  const readableNamed = named?.filter(readable);
+  if (readableNamed?.length === 0) return c.json({ items: [], resourceVersions: {} });
   let scope: Map<string, string | undefined>;
   if (token === undefined) {
-    scope = await firstScope(c.env, resource, named);
+    scope = await firstScope(c.env, resource, readableNamed, readable);
   } else {
     // A continuation reads the token's clusters; one whose informer is gone since answers nothing (partial).
-    const serving = servingInformers(await readInformers(c.env, false), resource);
-    scope = new Map([...token.clusters.keys()].map((cluster) => [cluster, serving.get(cluster)]));
+    const serving = servingInformers(await readInformers(c.env, false), resource, readable);
+    scope = new Map([...token.clusters.keys()].filter(readable).map((cluster) => [cluster, serving.get(cluster)]));
+    if (scope.size === 0) return c.json({ items: [], resourceVersions: {} });
   }
   const limit = query.limit ?? DEFAULT_LIMIT;
   const listing = {
@@ -216,6 +225,4 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   return c.body(`{"items":[${items}],"resourceVersions":${resourceVersions}${rest}}`, 200, { "content-type": "application/json" });
 }
 
-export const searchRoutes = new Hono<AppEnv>()
-  .use(requireRead)
-  .get("/:resource", validate("query", searchQuery), (c) => search(c, c.req.param("resource"), c.req.valid("query")));
+export const searchRoutes = new Hono<AppEnv>().get("/:resource", validate("query", searchQuery), (c) => search(c, c.req.param("resource"), c.req.valid("query")));

@@ -4,19 +4,22 @@
  * page's one action, redelivering a subscription's dead letters, as a plain form POST.
  *
  * A browser cannot send a bearer token without script, so the page also accepts HTTP Basic
- * credentials whose password is the token (any user name): a 401 asks the browser for them. Reads
- * need READ_TOKEN (or ADMIN_TOKEN) when it is set, as every read route; the redeliver action needs
- * ADMIN_TOKEN, as every mutation, and is refused from another site's pages (validate.ts).
+ * credentials whose password is the token (any user name): a 401 asks the browser for them. The
+ * page shows only the clusters the credential may read; the redeliver action needs an admin
+ * credential on the subscription's cluster, and is refused from another site's pages (validate.ts).
+ * Both answer with a content security policy that allows no script, no framing and no form target
+ * but this origin: the page's one action cannot be clickjacked.
  */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { timingSafeEqual } from "hono/utils/buffer";
+import { secureHeaders } from "hono/secure-headers";
 import * as z from "zod/mini";
-import { unwrap } from "../errors.ts";
+import { ApiError, unwrap } from "../errors.ts";
 import { errorText, logger } from "../log.ts";
 import { collect } from "../metrics/collect.ts";
 import { subscriptionIdentity } from "../metrics/identity.ts";
 import type { AppEnv } from "./app-env.ts";
+import { permit, permitRole, principalOf, readableClusters } from "./auth.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
 
@@ -25,56 +28,60 @@ export const REDELIVER_PER_CLICK = 20;
 
 const idParam = z.object({ id: z.string().check(z.regex(/^sub_[a-z0-9][-a-z0-9]{0,127}$/, "not a subscription id")) });
 
-/** The token of `Authorization: Bearer <token>` or of HTTP Basic credentials (the password). */
-export function credentialToken(header: string | undefined): string | undefined {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  if (bearer) return bearer[1];
-  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? "");
-  if (!basic) return undefined;
+/** A 401 becomes the browser's credentials prompt; any other refusal stays the JSON error it is. */
+async function orChallenge<T>(c: Context<AppEnv>, realm: string, check: () => Promise<T>): Promise<T | Response> {
   try {
-    const decoded = new TextDecoder().decode(Uint8Array.from(atob(basic[1]!), (ch) => ch.charCodeAt(0)));
-    const colon = decoded.indexOf(":");
-    return colon === -1 ? undefined : decoded.slice(colon + 1) || undefined;
-  } catch {
-    return undefined;
+    return await check();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 401) throw error;
+    return c.text(`${error.message} (as the password, any user name, or as a bearer token)`, 401, {
+      "www-authenticate": `Basic realm="${realm}", charset="UTF-8"`,
+      "cache-control": "no-store",
+    });
   }
 }
 
-async function accepted(token: string | undefined, tokens: (string | undefined)[]): Promise<boolean> {
-  let matched = false;
-  for (const candidate of tokens) {
-    if (token && candidate && (await timingSafeEqual(token, candidate))) matched = true;
-  }
-  return matched;
-}
-
-function challenge(c: Context<AppEnv>, realm: string, message: string) {
-  return c.text(message, 401, { "www-authenticate": `Basic realm="${realm}", charset="UTF-8"`, "cache-control": "no-store" });
-}
+const pageHeaders = secureHeaders({
+  contentSecurityPolicy: {
+    defaultSrc: ["'none'"],
+    styleSrc: ["'unsafe-inline'"],
+    imgSrc: ["'self'", "data:"],
+    formAction: ["'self'"],
+    frameAncestors: ["'none'"],
+    baseUri: ["'none'"],
+  },
+  xFrameOptions: "DENY",
+  referrerPolicy: "no-referrer",
+  xContentTypeOptions: "nosniff",
+  strictTransportSecurity: false,
+  crossOriginEmbedderPolicy: false,
+});
 
 export const statusRoutes = new Hono<AppEnv>()
+  .use("/", pageHeaders)
+  .use("/status/*", pageHeaders)
   .get("/", async (c) => {
-    const { READ_TOKEN, ADMIN_TOKEN } = c.env;
-    if (READ_TOKEN && !(await accepted(credentialToken(c.req.header("authorization")), [READ_TOKEN, ADMIN_TOKEN]))) {
-      return challenge(c, "edge-informer", "the status page needs READ_TOKEN (as the password, any user name, or as a bearer token)");
-    }
-    const snapshot = await collect(c.env);
+    const readable = await orChallenge(c, "edge-informer", () => readableClusters(c));
+    if (readable instanceof Response) return readable;
+    const snapshot = await collect(c.env, Date.now, readable);
     if (!(c.req.header("accept") ?? "").includes("text/html")) return c.json(snapshot);
     const page = await renderStatusPage(snapshot, notice(c.req.query()));
     return c.html(page, 200, { "cache-control": "no-store" });
   })
   .post("/status/subscriptions/:id/redeliver", refuseCrossSiteWrites, validate("param", idParam), async (c) => {
-    const { ADMIN_TOKEN, ALLOW_UNAUTHENTICATED } = c.env;
-    if (!ADMIN_TOKEN && ALLOW_UNAUTHENTICATED !== "true") {
-      return c.text("mutating endpoints are disabled: set the ADMIN_TOKEN secret", 403);
-    }
-    if (ADMIN_TOKEN && !(await accepted(credentialToken(c.req.header("authorization")), [ADMIN_TOKEN]))) {
-      return challenge(c, "edge-informer admin", "redelivering needs ADMIN_TOKEN (as the password, any user name, or as a bearer token)");
-    }
+    // Admin somewhere first, else the browser's prompt (a reader signed in for the page is asked for
+    // an admin credential); then admin on the subscription's cluster (403).
+    const allowed = await orChallenge(c, "edge-informer admin", async () => {
+      const principal = await principalOf(c);
+      if (principal.via !== "anonymous" && !principal.admin) throw new ApiError("Unauthorized", `credential '${principal.name}' may not redeliver: an admin credential may`);
+      return permitRole(c, "admin");
+    });
+    if (allowed instanceof Response) return allowed;
     const { id } = c.req.valid("param");
     const stub = c.env.SUBSCRIPTION.getByName(id);
     // An unknown id is a 404. The log lines name the subscription's cluster and informer too.
     const who = subscriptionIdentity(unwrap(await stub.metrics()));
+    await permit(c, "admin", who.cluster);
     // (The RPC type of a dead letter, which carries its event as JSON, resolves to unknown.)
     const page = unwrap(await stub.deadLetters(REDELIVER_PER_CLICK)) as { items: { eventId: string }[] };
     let redelivered = 0;

@@ -7,7 +7,7 @@
  * malformed id is a 400 before any Durable Object is touched; an unknown one a 404 that leaves no
  * storage behind (the object creates its tables only when a subscription is created, #7.17).
  */
-import { Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
@@ -17,9 +17,11 @@ import type { SubscriptionStatus } from "../delivery/subscription.ts";
 import { errorBody } from "./errors.ts";
 import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
-import { requireAdmin, requireRead } from "./auth.ts";
+import type { Role } from "../auth/credentials.ts";
+import type { Principal } from "../auth/principal.ts";
+import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
-import { jsonBody, limitBody, validate } from "./validate.ts";
+import { describeInvalid, jsonBody, limitBody, validate } from "./validate.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { informerAddress } from "./known-informer.ts";
 
@@ -59,6 +61,36 @@ function newSubscriptionId(): string {
   return `sub_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
+/**
+ * A receiver URL as `principal` may see it. The URL is write-only like the secret (a Slack- or
+ * Teams-style URL is itself a credential): admins see it whole, readers its origin and `/…`.
+ */
+export function receiverUrlFor(principal: Principal | undefined, url: string): string {
+  if (principal?.admin) return url;
+  const parsed = new URL(url);
+  return parsed.pathname === "/" && !parsed.search ? parsed.origin : `${parsed.origin}/…`;
+}
+
+function statusFor(c: Context<AppEnv>, status: SubscriptionStatus): SubscriptionStatus {
+  return { ...status, url: receiverUrlFor(c.get("principal"), status.url) };
+}
+
+/**
+ * Guards `/subscriptions/{id}/…`: the caller may `role` on the subscription's cluster. The id is
+ * checked (400) before its object is asked which cluster it follows (404 when there is none), and
+ * a caller who may do nothing of the kind is refused before either.
+ */
+function onSubscription(role: Role): MiddlewareHandler<AppEnv> {
+  return async function onSubscription(c, next) {
+    await permitRole(c, role);
+    const parsed = idParam.safeParse({ id: c.req.param("id") });
+    if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
+    const address = unwrap(await c.env.SUBSCRIPTION.getByName(parsed.data.id).address());
+    await permit(c, role, address.cluster);
+    return next();
+  };
+}
+
 /** Under /informers and /clusters/{cluster}/informers. */
 export const informerSubscriptionRoutes = new Hono<AppEnv>()
   .post(
@@ -87,17 +119,17 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
       if (!status.ok) continue; // deleted since the page was read
       chars += JSON.stringify(status.value).length;
       if (chars > MAX_PAGE_CHARS && items.length > 0) return c.json({ items, continue: encodeCursor(page.items[i - 1]!) });
-      items.push(status.value);
+      items.push(statusFor(c, status.value));
     }
     return c.json(page.more ? { items, continue: encodeCursor(page.items.at(-1)!) } : { items });
   });
 
 /** Under /subscriptions. */
 export const subscriptionRoutes = new Hono<AppEnv>()
-  .get("/:id", requireRead, validate("param", idParam), async (c) => {
-    return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).status()));
+  .get("/:id", onSubscription("read"), validate("param", idParam), async (c) => {
+    return c.json(statusFor(c, unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).status())));
   })
-  .delete("/:id", requireAdmin, validate("param", idParam), async (c) => {
+  .delete("/:id", onSubscription("admin"), validate("param", idParam), async (c) => {
     const outcome = await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).destroy();
     if (outcome === "declared") {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS (wrangler.toml): remove it there");
@@ -106,7 +138,7 @@ export const subscriptionRoutes = new Hono<AppEnv>()
   })
   .post(
     "/:id/secret",
-    requireAdmin,
+    onSubscription("admin"),
     validate("param", idParam),
     limitBody(1024, "a secret rotation"),
     async (c) => {
@@ -116,20 +148,20 @@ export const subscriptionRoutes = new Hono<AppEnv>()
       return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).rotateSecret(parsed.data.graceSeconds)));
     },
   )
-  .post("/:id/enable", requireAdmin, validate("param", idParam), async (c) => {
+  .post("/:id/enable", onSubscription("admin"), validate("param", idParam), async (c) => {
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).enable()));
   })
-  .get("/:id/deliveries", requireRead, validate("param", idParam), validate("query", pageQuery(200)), async (c) => {
+  .get("/:id/deliveries", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(200)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deliveries(limit ?? 50, token)));
   })
-  .get("/:id/dead-letters", requireRead, validate("param", idParam), validate("query", pageQuery(1000)), async (c) => {
+  .get("/:id/dead-letters", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(1000)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");
     return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deadLetters(limit ?? 100, token)));
   })
   .post(
     "/:id/dead-letters/:eventId/redeliver",
-    requireAdmin,
+    onSubscription("admin"),
     validate("param", z.object({ ...idParam.shape, eventId: paramMatching("an event id", "'evt_' and 1-64 letters, digits, '_' and '-'", (id) => EVENT_ID.test(id)) })),
     async (c) => {
       const { id, eventId } = c.req.valid("param");

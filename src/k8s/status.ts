@@ -60,7 +60,6 @@ export const statusErrors = {
       {},
     ),
   badRequest: (message: string) => new StatusError(400, "BadRequest", message),
-  unauthorized: () => new StatusError(401, "Unauthorized", "Unauthorized"),
   expiredContinue: () =>
     new StatusError(
       410,

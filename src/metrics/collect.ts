@@ -54,9 +54,12 @@ export interface MetricsSnapshot {
   errors: number;
 }
 
-export async function collect(env: Env, now: () => number = Date.now): Promise<MetricsSnapshot> {
+/** Every cluster's metrics, or (`visible`) those of the clusters a caller may read: no other object is asked. */
+export async function collect(env: Env, now: () => number = Date.now, visible: (cluster: string) => boolean = () => true): Promise<MetricsSnapshot> {
   const factory = env.FACTORY.getByName(FACTORY_NAME);
-  const [registered, clusters] = await Promise.all([factory.list(), factory.clusters()]);
+  const [allInformers, allClusters] = await Promise.all([factory.list(), factory.clusters()]);
+  const registered = allInformers.filter((informer) => visible(informer.cluster));
+  const clusters = allClusters.filter((cluster) => visible(cluster.name));
   let errors = 0;
   const informers = await Promise.all(
     registered.map(async (address): Promise<InformerSnapshot | undefined> => {

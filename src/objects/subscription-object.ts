@@ -161,6 +161,11 @@ export class SubscriptionObject extends DurableObject<Env> {
     return this.#with((subscription) => subscription.status()!);
   }
 
+  /** The informer, and so the cluster, this subscription follows: what an access check needs, and nothing it writes. */
+  async address(): Promise<Result<InformerAddress>> {
+    return this.#with((subscription) => addressOf(subscription.store.get()!));
+  }
+
   /** The subscription's counters, brought up to date first (metrics/delivery-counters.ts). */
   async metrics(): Promise<Result<SubscriptionMetrics>> {
     return this.#with((subscription) => {

@@ -29,8 +29,8 @@ import { FakeCluster } from "../fake-apiserver/client.ts";
 import { pod } from "../fake-apiserver/builders.ts";
 import { waitFor } from "../helpers/informer.ts";
 
-const ADMIN_TOKEN = "test-admin-token";
-const BASE = "http://edge.test";
+const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+const BASE = "http://localhost";
 const worker: FetchLike = (input, init) => exports.default.fetch(new Request(input, init));
 
 const admin = new EdgeInformerClient({ baseUrl: BASE, token: ADMIN_TOKEN, fetch: worker });
@@ -203,8 +203,8 @@ describe("API client against the Worker", () => {
       fetch: async (input, init) => createApp().request(new Request(input, init), undefined, noAdminToken),
     });
     const forbidden = await failure(locked.deleteInformer(name));
-    expect(forbidden).toMatchObject({ status: 403, code: "Forbidden", method: "DELETE" });
-    expect(forbidden.message).toMatch(/ADMIN_TOKEN/);
+    expect(forbidden).toMatchObject({ status: 401, code: "Unauthorized", method: "DELETE" });
+    expect(forbidden.message).toMatch(/configures none \(ADMIN_TOKEN/);
     expect(rendered(forbidden)).not.toContain(secret);
   });
 });

@@ -10,8 +10,8 @@ import { informerStub } from "../../src/clusters/stubs.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { newCluster, waitFor } from "./informer.ts";
 
-export const ADMIN = { authorization: "Bearer test-admin-token" };
-const base = "http://edge.test";
+export const ADMIN = { authorization: "Bearer test-admin-token-0123456789abcdef" };
+const base = "http://localhost";
 
 export function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(`${base}${path}`, init));

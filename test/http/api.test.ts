@@ -12,8 +12,8 @@ import { FakeCluster } from "../fake-apiserver/client.ts";
 import { configMap } from "../fake-apiserver/builders.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 
-const ADMIN = { authorization: "Bearer test-admin-token" };
-const base = "http://edge.test";
+const ADMIN = { authorization: "Bearer test-admin-token-0123456789abcdef" };
+const base = "http://localhost";
 
 function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(`${base}${path}`, init));
@@ -104,11 +104,12 @@ describe("HTTP API", () => {
 
     it("guards reads with READ_TOKEN when it is set, accepting the admin token too", async () => {
       const app = createApp();
-      const withReadToken = { ...env, READ_TOKEN: "reader" };
+      const reader = "reader-0123456789abcdefghijklmnopqrstuvwxyz";
+      const withReadToken = { ...env, READ_TOKEN: reader };
       const get = (headers: Record<string, string>) => app.request(`${base}/informers`, { headers }, withReadToken);
       expect((await get({})).status).toBe(401);
       expect((await get({ authorization: "Bearer nope" })).status).toBe(401);
-      expect((await get({ authorization: "Bearer reader" })).status).toBe(200);
+      expect((await get({ authorization: `Bearer ${reader}` })).status).toBe(200);
       expect((await get(ADMIN)).status).toBe(200);
     });
   });

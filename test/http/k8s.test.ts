@@ -13,7 +13,7 @@ import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { addCluster, call, createSynced, objectIds, send, unique } from "../helpers/clusters.ts";
 import { newCluster, startInformer, waitConverged, waitSynced } from "../helpers/informer.ts";
 
-const base = "http://edge.test/k8s";
+const base = "http://localhost/k8s";
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
 const AGGREGATED =
   "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";

@@ -15,8 +15,8 @@ import { histogram, parseMetrics, samples, value } from "../metrics/prometheus-p
 import { addCluster, createSynced, send, unique } from "../helpers/clusters.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 
-const base = "http://edge.test";
-const ADMIN_TOKEN = "test-admin-token";
+const base = "http://localhost";
+const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
 
 async function scrape(): Promise<{ text: string; metrics: ReturnType<typeof parseMetrics> }> {
   const response = await exports.default.fetch(new Request(`${base}/metrics`));
@@ -185,15 +185,15 @@ describe("GET /metrics", () => {
 
   it("is guarded by READ_TOKEN when it is set, accepting the admin token too", async () => {
     const app = createApp();
-    const withReadToken = { ...env, READ_TOKEN: "reader-secret" };
+    const withReadToken = { ...env, READ_TOKEN: "reader-secret-0123456789abcdefghijk" };
     const get = (headers: Record<string, string>) => app.request(`${base}/metrics`, { headers }, withReadToken);
     expect((await get({})).status).toBe(401);
     expect((await get({ authorization: "Bearer nope" })).status).toBe(401);
-    const allowed = await get({ authorization: "Bearer reader-secret" });
+    const allowed = await get({ authorization: "Bearer reader-secret-0123456789abcdefghijk" });
     expect(allowed.status).toBe(200);
     const text = await allowed.text();
     expect(parseMetrics(text).has("edge_informer_metrics_read_errors")).toBe(true);
-    expect(text).not.toContain("reader-secret");
+    expect(text).not.toContain("reader-secret-0123456789abcdefghijk");
     expect((await get({ authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
   });
 });

@@ -7,15 +7,15 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
-import { credentialToken } from "../../src/http/status-page.ts";
+import { presentedToken as credentialToken } from "../../src/auth/principal.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 import { startInCluster } from "../helpers/clusters.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
-const base = "http://edge.test";
+const base = "http://localhost";
 const basic = (token: string) => `Basic ${btoa(`anyone:${token}`)}`;
-const withTokens = { ...env, READ_TOKEN: "reader-secret", ADMIN_TOKEN: "test-admin-token" };
+const withTokens = { ...env, READ_TOKEN: "reader-secret-0123456789abcdefghijk", ADMIN_TOKEN: "test-admin-token-0123456789abcdef" };
 
 describe("status page", () => {
   it("reads a token from a bearer header or from Basic credentials' password", () => {
@@ -40,7 +40,7 @@ describe("status page", () => {
     const refused = await get({ accept: "text/html" });
     expect([refused.status, refused.headers.get("www-authenticate")]).toEqual([401, 'Basic realm="edge-informer", charset="UTF-8"']);
 
-    const page = await get({ accept: "text/html", authorization: basic("reader-secret") });
+    const page = await get({ accept: "text/html", authorization: basic("reader-secret-0123456789abcdefghijk") });
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
     const text = await page.text();
@@ -48,21 +48,21 @@ describe("status page", () => {
     expect(text).toContain(`data-subscription="${failing.id}" data-cluster="default"`);
     expect(text).toContain(`action="/status/subscriptions/${failing.id}/redeliver"`);
     expect(text).toContain('<meta http-equiv="refresh"');
-    for (const secret of [failing.secret, "reader-secret", "test-admin-token", broken.url]) expect(text).not.toContain(secret);
+    for (const secret of [failing.secret, "reader-secret-0123456789abcdefghijk", "test-admin-token-0123456789abcdef", broken.url]) expect(text).not.toContain(secret);
 
-    const json = await get({ authorization: "Bearer reader-secret" });
+    const json = await get({ authorization: "Bearer reader-secret-0123456789abcdefghijk" });
     const snapshot = (await json.json()) as { informers: { identity: { informer: string } }[] };
     expect(snapshot.informers.map((i) => i.identity.informer)).toContain(name);
 
     const post = (headers: Record<string, string>) =>
       app.request(`${base}/status/subscriptions/${failing.id}/redeliver`, { method: "POST", headers, redirect: "manual" }, withTokens);
-    expect((await post({ authorization: basic("reader-secret") })).status).toBe(401);
-    expect((await post({ authorization: basic("test-admin-token"), "sec-fetch-site": "cross-site" })).status).toBe(403);
-    const done = await post({ authorization: basic("test-admin-token"), "content-type": "application/x-www-form-urlencoded" });
+    expect((await post({ authorization: basic("reader-secret-0123456789abcdefghijk") })).status).toBe(401);
+    expect((await post({ authorization: basic("test-admin-token-0123456789abcdef"), "sec-fetch-site": "cross-site" })).status).toBe(403);
+    const done = await post({ authorization: basic("test-admin-token-0123456789abcdef"), "content-type": "application/x-www-form-urlencoded" });
     expect(done.status).toBe(303);
     // The endpoint still answers 503: the first redelivery fails and the rest are not tried.
     expect(done.headers.get("location")).toBe(`/?subscription=${failing.id}&redelivered=0&failed=1#${failing.id}`);
-    const after = await app.request(`${base}${done.headers.get("location")}`, { headers: { accept: "text/html", authorization: basic("reader-secret") } }, withTokens);
+    const after = await app.request(`${base}${done.headers.get("location")}`, { headers: { accept: "text/html", authorization: basic("reader-secret-0123456789abcdefghijk") } }, withTokens);
     expect(await after.text()).toMatch(/Redelivered 0 dead letters of <code>sub_[0-9a-f]+<\/code>; 1 failed/);
   });
 

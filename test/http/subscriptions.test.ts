@@ -17,15 +17,16 @@ import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/infor
 import { subscriptionStored } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
-const BASE = "http://edge.test";
+const BASE = "http://localhost";
 const app = createApp();
 // Local development settings (loopback http receivers allowed), with the admin token still required.
 const devWorker: FetchLike = async (input, init) => app.fetch(new Request(input, init), { ...env, ALLOW_UNAUTHENTICATED: "true" });
-const worker: FetchLike = (input, init) => exports.default.fetch(new Request(input, init));
+// A deployment's settings: no local development.
+const worker: FetchLike = async (input, init) => app.fetch(new Request(input, init), { ...env, ALLOW_UNAUTHENTICATED: "false" });
 
-const admin = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token", fetch: devWorker });
+const admin = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token-0123456789abcdef", fetch: devWorker });
 const anonymous = new EdgeInformerClient({ baseUrl: BASE, fetch: devWorker });
-const production = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token", fetch: worker });
+const production = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token-0123456789abcdef", fetch: worker });
 
 async function failure(promise: Promise<unknown>): Promise<EdgeInformerApiError> {
   const error = await promise.then(
@@ -72,13 +73,13 @@ describe("subscription routes", () => {
     expect((await failure(anonymous.createSubscription(name, { url: hook.url }))).status).toBe(401);
     const raw = await devWorker(`${BASE}/informers/${name}/subscriptions`, {
       method: "POST",
-      headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+      headers: { authorization: "Bearer test-admin-token-0123456789abcdef", "content-type": "application/json" },
       body: "{not json",
     });
     expect([raw.status, ((await raw.json()) as { error: { code: string } }).error.code]).toEqual([400, "BadRequest"]);
     const huge = await devWorker(`${BASE}/informers/${name}/subscriptions`, {
       method: "POST",
-      headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+      headers: { authorization: "Bearer test-admin-token-0123456789abcdef", "content-type": "application/json" },
       body: JSON.stringify({ url: hook.url, labelSelector: "a".repeat(20_000) }),
     });
     expect(huge.status).toBe(413);
@@ -116,7 +117,7 @@ describe("subscription routes", () => {
     const call = async (method: string, path: string, body?: unknown) => {
       const response = await devWorker(`${BASE}${path}`, {
         method,
-        headers: { authorization: "Bearer test-admin-token", "content-type": "application/json" },
+        headers: { authorization: "Bearer test-admin-token-0123456789abcdef", "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       return { status: response.status, body: (response.status === 204 ? undefined : await response.json()) as any };
@@ -149,7 +150,7 @@ describe("subscription routes", () => {
     const post = (path: string, init: { body?: unknown; token?: string } = {}) =>
       devWorker(`${BASE}${path}`, {
         method: "POST",
-        headers: { authorization: `Bearer ${init.token ?? "test-admin-token"}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
+        headers: { authorization: `Bearer ${init.token ?? "test-admin-token-0123456789abcdef"}`, ...(init.body === undefined ? {} : { "content-type": "application/json" }) },
         ...(init.body === undefined ? {} : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) }),
       });
     const signaturesOf = async (since: number) => {
@@ -286,7 +287,7 @@ describe("subscription routes", () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await admin.createSubscription(name, { url: hook.url, replayExisting: false })).id);
     const get = async (path: string) => {
-      const response = await devWorker(`${BASE}${path}`, { headers: { authorization: "Bearer test-admin-token" } });
+      const response = await devWorker(`${BASE}${path}`, { headers: { authorization: "Bearer test-admin-token-0123456789abcdef" } });
       return { status: response.status, body: (await response.json()) as { items: { id: string }[]; continue?: string } };
     };
     const first = await get(`/informers/${name}/subscriptions?limit=2`);
