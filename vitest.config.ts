@@ -28,6 +28,9 @@ process.env.FAKE_APISERVER_PORT = String(port);
 let receiverPort = Number(process.env.RECEIVER_PORT ?? (await freePort()));
 while (receiverPort === port) receiverPort = await freePort();
 process.env.RECEIVER_PORT = String(receiverPort);
+let accessKeysPort = Number(process.env.ACCESS_KEYS_PORT ?? (await freePort()));
+while (accessKeysPort === port || accessKeysPort === receiverPort) accessKeysPort = await freePort();
+process.env.ACCESS_KEYS_PORT = String(accessKeysPort);
 
 export default defineConfig({
   test: {
@@ -41,6 +44,7 @@ export default defineConfig({
                 KUBE_API_URL: `http://127.0.0.1:${port}`,
                 FAKE_APISERVER_URL: `http://127.0.0.1:${port}`,
                 RECEIVER_URL: `http://127.0.0.1:${receiverPort}`,
+                ACCESS_KEYS_URL: `http://127.0.0.1:${accessKeysPort}`,
                 INFORMERS: "[]",
                 ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
                 ALLOW_UNAUTHENTICATED: "true",

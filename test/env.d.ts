@@ -8,6 +8,8 @@ declare global {
     interface Env extends WorkerEnv {
       FAKE_APISERVER_URL: string;
       RECEIVER_URL: string;
+      /** test/access/key-server.ts: a Cloudflare Access team's key endpoint on loopback. */
+      ACCESS_KEYS_URL: string;
     }
   }
 }

@@ -1,11 +1,13 @@
 // Starts, once for the whole run and on the ports vitest.config.ts chose, the fake Kubernetes API server
-// (Node), which tests reach at FAKE_APISERVER_URL, and the fake webhook receiver, at RECEIVER_URL.
+// (Node), which tests reach at FAKE_APISERVER_URL, the fake webhook receiver, at RECEIVER_URL, and
+// a Cloudflare Access key endpoint (test/access/key-server.ts), at ACCESS_KEYS_URL.
 // The API server's "default" cluster (root paths) holds the demo data of test/fake-apiserver/seed.ts;
 // tests that change state create their own cluster (FakeCluster.create) and their own receiver
 // endpoints (ReceiverEndpoint.create).
 import { seedDemo } from "./fake-apiserver/seed.ts";
 import { startFakeApiServer } from "./fake-apiserver/server.ts";
 import { startReceiver } from "./receiver/server.ts";
+import { startKeyServer } from "./access/key-server.ts";
 
 function portFrom(name: string): number {
   const port = Number(process.env[name]);
@@ -22,7 +24,11 @@ export default async function setup(): Promise<() => Promise<void>> {
     await server.close();
     throw error;
   });
-  return async () => {
+  const keys = await startKeyServer(portFrom("ACCESS_KEYS_PORT")).catch(async (error: unknown) => {
     await Promise.all([server.close(), receiver.close()]);
+    throw error;
+  });
+  return async () => {
+    await Promise.all([server.close(), receiver.close(), keys.close()]);
   };
 }
