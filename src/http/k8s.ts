@@ -135,7 +135,6 @@ const apiServerRoutes = new Hono<AppEnv>()
 async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Promise<void> {
   const cluster = c.req.param("cluster") ?? "";
   if (!isClusterName(cluster)) throw statusErrors.badRequest(`invalid cluster name ${JSON.stringify(cluster)}: a cluster name is ${CLUSTER_NAME_RULE}`);
-  await permit(c, "read", cluster);
   if (!(await isKnownCluster(c.env, cluster))) throw statusErrors.unknownCluster(cluster);
   await next();
 }
@@ -148,12 +147,12 @@ export const k8sRoutes = new Hono<AppEnv>()
     return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
   })
   // Method and credential first: an anonymous client cannot tell known clusters from unknown ones.
-  // The default cluster's routes are checked here; a named cluster's in requireK8sCluster, once its
-  // name is known to be one.
+  // Discovery then answers any reader, as kube-apiserver's system:discovery role does for every
+  // authenticated user (kubectl discovers before it lists, and would otherwise print the refusal as
+  // "unknown"); objects only readers of their cluster (`resource`).
   .use("*", async (c, next) => {
     if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
-    const principal = await principalOf(c);
-    if (!principal.read || !/^\/k8s\/clusters\//.test(c.req.path)) await permit(c, "read", DEFAULT_CLUSTER);
+    if (!(await principalOf(c)).read) await permit(c, "read", DEFAULT_CLUSTER);
     await next();
   })
   .use("/clusters/:cluster/*", requireK8sCluster)
@@ -164,6 +163,7 @@ export const k8sRoutes = new Hono<AppEnv>()
   .all("*", () => statusResponse(statusErrors.noSuchResource()));
 
 async function resource(c: K8sContext, group: string, version: string, prefix: string): Promise<Response> {
+  await permit(c, "read", clusterOf(c));
   // The first match is the group version's: a cluster name is one segment, and the segment after it
   // is always `api` or `apis`, so `/k8s/clusters/{cluster}/` cannot hold `prefix` itself.
   const path = c.req.path.slice(c.req.path.indexOf(prefix) + prefix.length);

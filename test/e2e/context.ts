@@ -14,6 +14,8 @@ export interface E2eContext {
   clusterUrl: string;
   readToken: string;
   adminToken: string;
+  /** A TOKENS credential that may read only `cluster` (a run-time cluster no test adds but access.e2e.test.ts). */
+  restricted: { cluster: string; readToken: string };
   /** Informer names, as declared in INFORMERS. */
   informers: { pods: string; deployments: string };
   /**

@@ -12,6 +12,7 @@
  * for metadata.name, metadata.namespace and the fields the informer indexes (issue 8), and the tests
  * use `--field-selector status.phase=Running`.
  */
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,8 +28,12 @@ import { waitFor } from "./wait.ts";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.ts";
 import { startWorker, type RunningWorker } from "./worker.ts";
 
-const READ_TOKEN = "e2e-read-token";
-const ADMIN_TOKEN = "e2e-admin-token";
+// Tokens of at least 32 characters, as a deployment's must be.
+const READ_TOKEN = "e2e-read-token-0123456789abcdefghij";
+const ADMIN_TOKEN = "e2e-admin-token-0123456789abcdefghij";
+/** A TOKENS credential that reads only the cluster RESTRICTED_CLUSTER (test/e2e/access.e2e.test.ts adds it). */
+const RESTRICTED_CLUSTER = "restricted";
+const RESTRICTED_READ_TOKEN = "e2e-restricted-reader-0123456789abcdefghij";
 const SYNC_TIMEOUT_MS = 60_000;
 
 const INFORMERS = [
@@ -78,6 +83,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         INFORMERS: JSON.stringify(INFORMERS),
         READ_TOKEN,
         ADMIN_TOKEN,
+        TOKENS: JSON.stringify([{ name: "restricted-reader", sha256: createHash("sha256").update(RESTRICTED_READ_TOKEN).digest("hex"), role: "read", clusters: [RESTRICTED_CLUSTER] }]),
         ALLOW_UNAUTHENTICATED: "false",
       },
     });
@@ -99,6 +105,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       clusterUrl: cluster.url,
       readToken: READ_TOKEN,
       adminToken: ADMIN_TOKEN,
+      restricted: { cluster: RESTRICTED_CLUSTER, readToken: RESTRICTED_READ_TOKEN },
       informers: { pods: "pods", deployments: "deployments" },
       kubeconfigs: {
         edge: writeKubeconfig(join(scratchDir, "edge.kubeconfig"), { server: `${tls?.url ?? workerUrl}/k8s`, token: READ_TOKEN, insecureSkipTlsVerify: tls !== undefined }),

@@ -16,8 +16,7 @@
  * The watch churns its own namespace, PYTHON_WATCH_NAMESPACE, created here (not in fixtures.ts); its
  * pods carry the `churn` label as the other churn namespaces' do.
  */
-import { execFile, spawn, spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { spawn } from "node:child_process";
 import { beforeAll, describe, expect, it } from "vitest";
 import { namespace } from "../fake-apiserver/builders.ts";
 import type { ObjectOp } from "../fake-apiserver/types.ts";
@@ -25,27 +24,12 @@ import { churnNamespace, type WatchedChange } from "./churn.ts";
 import { e2e, fakeCluster } from "./context.ts";
 import { churnSeedPods } from "./fixtures.ts";
 import { versions, withoutManagedFields, type KubeList, type KubeObject } from "./objects.ts";
+import { CLIENT_SCRIPT, PYTHON, PYTHON_ENV, PYTHON_MISSING, pythonSuite, runPython } from "./python.ts";
 import { waitFor } from "./wait.ts";
 
-const PYTHON = process.env.E2E_PYTHON ?? "/usr/bin/python3";
-const SCRIPT = fileURLToPath(new URL("./python/client.py", import.meta.url));
 const PYTHON_WATCH_NAMESPACE = "python-watch";
-const CALL_TIMEOUT_MS = 20_000;
 const WAIT_MS = 20_000;
 const WATCH_TIMEOUT_SECONDS = 45;
-
-/** The Python environment without the caller's PYTHONPATH / PYTHONHOME (a pyenv shim must not leak in). */
-const PYTHON_ENV = Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "PYTHONPATH" && name !== "PYTHONHOME"));
-
-function missingReason(): string | undefined {
-  const probe = spawnSync(PYTHON, ["-c", "import kubernetes"], { env: PYTHON_ENV, encoding: "utf8", timeout: 15_000 });
-  if (probe.error) return `${PYTHON} not runnable: ${probe.error.message}`;
-  if (probe.status !== 0) return `${PYTHON} -c 'import kubernetes' failed (install python3-kubernetes): ${probe.stderr.trim().split("\n").at(-1)}`;
-  return undefined;
-}
-
-const PYTHON_MISSING = missingReason();
-const suite = (title: string) => (PYTHON_MISSING === undefined ? title : `${title} [skipped: ${PYTHON_MISSING}]`);
 
 type Label = "edge" | "fake";
 
@@ -55,19 +39,8 @@ function targets(...labels: Label[]): Record<string, { host: string; token?: str
   return Object.fromEntries(labels.map((label) => [label, all[label]]));
 }
 
-/** Runs client.py to completion and parses its JSON answer; rejects with its stderr (the traceback). */
 function python<T>(command: string, labels: Label[], args: unknown = {}): Promise<T> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      PYTHON,
-      [SCRIPT, command, JSON.stringify(targets(...labels)), JSON.stringify(args)],
-      { env: PYTHON_ENV, timeout: CALL_TIMEOUT_MS, killSignal: "SIGKILL", maxBuffer: 64 << 20 },
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`client.py ${command}: ${error.message}\nstderr: ${stderr.slice(-4000)}`));
-        else resolve(JSON.parse(stdout) as T);
-      },
-    );
-  });
+  return runPython<T>(command, targets(...labels), args);
 }
 
 interface Identity {
@@ -112,7 +85,7 @@ interface PythonWatch {
 
 function pythonWatch(label: Label, ns: string): PythonWatch {
   const args = { namespace: ns, timeoutSeconds: WATCH_TIMEOUT_SECONDS };
-  const child = spawn(PYTHON, ["-u", SCRIPT, "watch", JSON.stringify(targets(label)), JSON.stringify(args)], { env: PYTHON_ENV, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(PYTHON, ["-u", CLIENT_SCRIPT, "watch", JSON.stringify(targets(label)), JSON.stringify(args)], { env: PYTHON_ENV, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -148,7 +121,7 @@ async function k8sList(path: string): Promise<KubeList> {
   return (await response.json()) as KubeList;
 }
 
-describe.skipIf(PYTHON_MISSING !== undefined)(suite("the Python kubernetes client on /k8s"), () => {
+describe.skipIf(PYTHON_MISSING !== undefined)(pythonSuite("the Python kubernetes client on /k8s"), () => {
   let answers: Record<Label, ListsAnswer>;
 
   beforeAll(async () => {

@@ -124,9 +124,13 @@ describe("scoped credentials (TOKENS)", () => {
       expect(response.status, path).toBe(403);
       expect((await json(response)).error.message).toBe(`credential 'staging-reader' may not read cluster 'default'`);
     }
-    const k8s = await get("/k8s/api/v1/pods");
-    expect(k8s.status).toBe(403);
-    expect(await json(k8s)).toMatchObject({ kind: "Status", reason: "Forbidden", code: 403 });
+    for (const path of ["/k8s/api/v1/pods", "/k8s/api/v1/namespaces/default/pods/web-1", "/k8s/apis/apps/v1/deployments"]) {
+      const k8s = await get(path);
+      expect(k8s.status, path).toBe(403);
+      expect(await json(k8s)).toMatchObject({ kind: "Status", reason: "Forbidden", code: 403 });
+    }
+    // Discovery answers any reader, as kube-apiserver's does any authenticated user (kubectl discovers first).
+    for (const path of ["/k8s/api", "/k8s/apis", "/k8s/api/v1", "/k8s/version"]) expect((await get(path)).status, path).toBe(200);
 
     // Listings across clusters leave the others out.
     expect((await json(await get("/clusters"))).items.map((c: { name: string }) => c.name)).toEqual([stg]);

@@ -1,10 +1,11 @@
 """The official Python client (python3-kubernetes) against /k8s and against the fake API server, for
 test/e2e/python-client.e2e.test.ts. Usage:
 
-    client.py lists|not-found|watch '<targets JSON>' ['<arguments JSON>']
+    client.py lists|not-found|access|watch '<targets JSON>' ['<arguments JSON>']
 
 targets: {"edge": {"host": ".../k8s", "token": "..."}, "fake": {"host": "..."}}. `lists` and
-`not-found` print one JSON document with each target's answers; `watch` (one target only) lists the
+`not-found` print one JSON document with each target's answers (`access`: whether listing every
+namespace's pods is allowed, or the typed ApiException's status and the Status it carries); `watch` (one target only) lists the
 namespace, prints {"listResourceVersion": rv}, then watches from that resourceVersion and prints one
 JSON line per event as it arrives, until the server ends the watch (timeout_seconds) or it is killed.
 A failure anywhere leaves a traceback on stderr and a non-zero exit.
@@ -83,6 +84,15 @@ def not_found(target, args):
     return {"raised": None, "pod": identity(pod)}
 
 
+def access(target, args):
+    core = client.CoreV1Api(api_client(target))
+    try:
+        pods = core.list_pod_for_all_namespaces()
+    except ApiException as error:
+        return {"raised": type(error).__name__, "status": error.status, "body": json.loads(error.body)}
+    return {"raised": None, "type": type(pods).__name__, "items": sorted(identity(pod)["name"] for pod in pods.items)}
+
+
 def watch_namespace(target, args):
     core = client.CoreV1Api(api_client(target))
     namespace = args["namespace"]
@@ -108,7 +118,7 @@ def main():
         (target,) = targets.values()
         watch_namespace(target, args)
         return
-    run = {"lists": lists, "not-found": not_found}[command]
+    run = {"lists": lists, "not-found": not_found, "access": access}[command]
     print(json.dumps({label: run(target, args) for label, target in targets.items()}))
 
 
