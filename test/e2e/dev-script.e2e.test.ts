@@ -6,12 +6,15 @@
  * Without KUBE_API_URL it runs two simulated clusters, `default` and `staging` (declared in CLUSTERS,
  * demo informers in INFORMERS for both; the stub reads the pods each serves), and reports "running"
  * only once every cluster's informers have synced; with KUBE_API_URL it passes that one cluster on.
+ * The banner points kubectl at the Worker's /k8s, never at a simulated API server. State is kept
+ * across runs in one directory (.wrangler/state, gitignored; `--persist-to`), emptied by `--fresh`,
+ * and owned by one run at a time. Each test gets a state directory of its own unless it says otherwise.
  */
-import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, listenOnLoopback } from "./wait.ts";
 
@@ -66,10 +69,22 @@ interface Run {
   wrangler?: { args: string[]; vars: Record<string, string>; pods: Record<string, string[] | null>; cfFetch?: string };
 }
 
-/** Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it). */
-function start(args: string[], env: Record<string, string> = {}): Promise<Run> {
+const ROOT = resolve(import.meta.dirname, "../..");
+const LOCK_FILE = "npm-start.lock";
+/** A pid no process has (above Linux's pid_max). */
+const DEAD_PID = 2 ** 31 - 1;
+
+/** A state directory of its own, not yet created. */
+const newStateDir = () => join(dir, `state-${Math.random().toString(36).slice(2)}`);
+
+/**
+ * Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it).
+ * Without `--persist-to` in `args` it gets a new state directory, so tests never touch the project's.
+ */
+function start(args: string[], env: Record<string, string> = {}, { projectState = false } = {}): Promise<Run> {
   const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
-  const child = spawn(process.execPath, ["scripts/dev.mjs", ...args], {
+  const state = projectState || args.includes("--persist-to") ? [] : ["--persist-to", newStateDir()];
+  const child = spawn(process.execPath, ["scripts/dev.mjs", ...state, ...args], {
     env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
   });
   let stdout = "";
@@ -95,13 +110,15 @@ async function occupied(): Promise<{ port: number; server: Server }> {
 describe("npm start (scripts/dev.mjs)", () => {
   it("fails at once, naming the way out, when the port is taken, and starts nothing", async () => {
     const { port, server } = await occupied();
+    const state = newStateDir();
     try {
-      const run = await start(["--port", String(port)]);
+      const run = await start(["--port", String(port), "--persist-to", state]);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`port ${port} is already in use`);
       expect(run.stderr).toContain(`npm start -- --port ${port + 1}`);
       expect(run.stdout).not.toContain("is running");
-      expect(run.stdout).not.toContain("simulated cluster"); // checked before anything starts
+      expect(run.stdout).not.toContain("simulated Kubernetes API servers"); // checked before anything starts
+      expect(existsSync(state)).toBe(false);
       expect(run.wrangler).toBeUndefined();
     } finally {
       server.close();
@@ -121,7 +138,7 @@ describe("npm start (scripts/dev.mjs)", () => {
   it.each([
     ["a port that is not a number", ["--port", "http"], /port 'http' is not a TCP port/],
     ["a port out of range", ["--port", "70000"], /port '70000' is not a TCP port/],
-    ["an unknown option", ["--prot", "8788"], /Unknown option '--prot'[\s\S]*usage: npm start \[-- --port N\]/],
+    ["an unknown option", ["--prot", "8788"], /Unknown option '--prot'[\s\S]*usage: npm start \[-- --port N\] \[--fresh\] \[--persist-to DIR\]/],
   ])("refuses %s", async (_, args, message) => {
     const run = await start(args);
     expect(run.code).toBe(1);
@@ -143,8 +160,7 @@ describe("npm start (scripts/dev.mjs)", () => {
     const run = await start(["--port", String(port)]);
     const base = `http://127.0.0.1:${port}`;
     const stdout = run.stdout;
-    expect(stdout).toMatch(/simulated cluster 'default': http:\/\/127\.0\.0\.1:\d+ /);
-    expect(stdout).toMatch(/simulated cluster 'staging': http:\/\/127\.0\.0\.1:\d+\/clusters\/staging /);
+    expect(stdout).toMatch(/simulated Kubernetes API servers for edge-informer to watch: 'default' at http:\/\/127\.0\.0\.1:\d+, 'staging' at http:\/\/127\.0\.0\.1:\d+\/clusters\/staging\n/);
     expect(stdout).toContain(`edge-informer is running at ${base}, mirroring 2 clusters: default, staging`);
     expect(stdout).toContain(`curl ${base}/clusters `);
     expect(stdout).toContain(`curl ${base}/clusters/staging/informers   (cluster 'staging')`);
@@ -174,8 +190,9 @@ describe("npm start (scripts/dev.mjs)", () => {
   it("with KUBE_API_URL, watches that one cluster: nothing simulated, INFORMERS and CLUSTERS left to wrangler.toml", async () => {
     const port = await freePort();
     const run = await start(["--port", String(port)], { KUBE_API_URL: "http://127.0.0.1:1" });
-    expect(run.stdout).not.toContain("simulated cluster");
+    expect(run.stdout).not.toContain("simulated Kubernetes API servers");
     expect(run.stdout).toContain(`edge-informer is running at http://127.0.0.1:${port}, mirroring one cluster`);
+    expect(run.stdout).toContain(`kubectl --server http://127.0.0.1:${port}/k8s get pods -A\n`);
     expect(run.stdout).not.toContain("/clusters/staging");
     expect(run.wrangler?.vars.KUBE_API_URL).toBe("http://127.0.0.1:1");
     expect(run.wrangler?.vars.CLUSTERS).toBeUndefined();
@@ -189,4 +206,72 @@ describe("npm start (scripts/dev.mjs)", () => {
     expect(run.stdout).not.toContain("is running");
     expect(run.stderr).toContain(`the server at http://127.0.0.1:${port} is not the Worker this run started`);
   }, 30_000);
+  it("points kubectl, the status page and /metrics at the Worker, never at a simulated API server", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)]);
+    const base = `http://127.0.0.1:${port}`;
+    expect(run.stdout).toContain(`status page:    ${base}/ `);
+    expect(run.stdout).toContain(`kubectl:        kubectl --server ${base}/k8s get pods -A\n`);
+    expect(run.stdout).toContain(`kubectl --server ${base}/k8s/clusters/staging get pods -A   (cluster 'staging')`);
+    expect(run.stdout).toContain(`metrics:        curl ${base}/metrics\n`);
+    const servers = [...run.stdout.matchAll(/kubectl --server (\S+)/g)].map((m) => m[1]);
+    expect(servers).toEqual([`${base}/k8s`, `${base}/k8s/clusters/staging`]);
+    expect(run.stdout).not.toContain(`${run.wrangler!.vars.KUBE_API_URL} get`);
+  }, 30_000);
+
+  it("keeps the state in the project's .wrangler/state, which git ignores, and frees it on exit", async () => {
+    const state = join(ROOT, ".wrangler", "state");
+    const runs = [];
+    for (let i = 0; i < 2; i++) runs.push(await start(["--port", String(await freePort())], {}, { projectState: true }));
+    for (const run of runs) {
+      expect(run.wrangler?.args.slice(run.wrangler.args.indexOf("--persist-to"), run.wrangler.args.indexOf("--persist-to") + 2)).toEqual(["--persist-to", state]);
+      expect(run.stdout).toContain("state:          .wrangler/state, kept across runs (npm start -- --fresh starts over)");
+    }
+    // `git check-ignore -q` fails unless the path is ignored: a run leaves `git status` clean.
+    expect(() => execFileSync("git", ["check-ignore", "-q", ".wrangler/state/v3/do/x.sqlite"], { cwd: ROOT })).not.toThrow();
+    expect(existsSync(join(state, LOCK_FILE))).toBe(false);
+  }, 60_000);
+
+  it("keeps what an earlier run stored, unless started with --fresh", async () => {
+    const state = newStateDir();
+    const marker = join(state, "v3", "earlier-run");
+    mkdirSync(join(state, "v3"), { recursive: true });
+    writeFileSync(marker, "");
+    const kept = await start(["--port", String(await freePort()), "--persist-to", state]);
+    expect(kept.stdout).toContain("edge-informer is running");
+    expect(kept.wrangler?.args).toEqual(expect.arrayContaining(["--persist-to", state]));
+    expect(existsSync(marker)).toBe(true);
+    const fresh = await start(["--port", String(await freePort()), "--persist-to", state, "--fresh"]);
+    expect(fresh.stdout).toContain("edge-informer is running");
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(state, LOCK_FILE))).toBe(false);
+  }, 60_000);
+
+  it("refuses a state directory another live run owns, naming the way to run beside it, and takes over a dead run's", async () => {
+    const state = newStateDir();
+    mkdirSync(state);
+    const lock = join(state, LOCK_FILE);
+    const owner = JSON.stringify({ pid: process.pid, port: 8787 });
+    writeFileSync(lock, owner);
+    const port = await freePort();
+    const refused = await start(["--port", String(port), "--persist-to", state, "--fresh"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${state} is in use by another \`npm start\` (pid ${process.pid}, port 8787)`);
+    expect(refused.stderr).toContain(`npm start -- --port ${port + 1} --persist-to ${state}-${port + 1}`);
+    expect(refused.wrangler).toBeUndefined();
+    expect(readFileSync(lock, "utf8")).toBe(owner); // neither emptied (--fresh) nor unlocked
+
+    const { port: taken, server } = await occupied();
+    try {
+      const busy = await start(["--port", String(taken), "--persist-to", state]);
+      expect(busy.stderr).toContain(`the other run owns ${state}): npm start -- --port ${taken + 1} --persist-to ${state}-${taken + 1}`);
+    } finally {
+      server.close();
+    }
+
+    writeFileSync(lock, JSON.stringify({ pid: DEAD_PID, port: 8787 }));
+    const takenOver = await start(["--port", String(port), "--persist-to", state]);
+    expect(takenOver.stdout).toContain("edge-informer is running");
+    expect(existsSync(lock)).toBe(false);
+  }, 60_000);
 });
