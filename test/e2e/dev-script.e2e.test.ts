@@ -9,6 +9,8 @@
  * The banner points kubectl at the Worker's /k8s, never at a simulated API server. State is kept
  * across runs in one directory (.wrangler/state, gitignored; `--persist-to`), emptied by `--fresh`,
  * and owned by one run at a time. Each test gets a state directory of its own unless it says otherwise.
+ * One test runs the real wrangler three times on one state directory: what the first run added is
+ * there in the second (whose new simulated clusters make the kept cache relist), and gone with --fresh.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,7 +18,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, listenOnLoopback } from "./wait.ts";
+import { freePort, listenOnLoopback, waitFor } from "./wait.ts";
 
 /**
  * Records its arguments and environment, and the pods each cluster's server (KUBE_API_URL and those
@@ -77,27 +79,40 @@ const DEAD_PID = 2 ** 31 - 1;
 /** A state directory of its own, not yet created. */
 const newStateDir = () => join(dir, `state-${Math.random().toString(36).slice(2)}`);
 
+interface StartOptions {
+  /** Use the project's state directory (.wrangler/state) instead of a new one. */
+  projectState?: boolean;
+  /** Run the real wrangler (node_modules/.bin) instead of the stub. */
+  realWrangler?: boolean;
+  /** Runs once the Worker is reported running, before it is stopped; its failure fails the run. */
+  whileRunning?: () => Promise<void>;
+}
+
 /**
  * Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it).
  * Without `--persist-to` in `args` it gets a new state directory, so tests never touch the project's.
  */
-function start(args: string[], env: Record<string, string> = {}, { projectState = false } = {}): Promise<Run> {
+function start(args: string[], env: Record<string, string> = {}, { projectState = false, realWrangler = false, whileRunning }: StartOptions = {}): Promise<Run> {
   const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
   const state = projectState || args.includes("--persist-to") ? [] : ["--persist-to", newStateDir()];
+  const path = realWrangler ? `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` : `${dir}:${process.env.PATH}`;
   const child = spawn(process.execPath, ["scripts/dev.mjs", ...state, ...args], {
-    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
+    env: { ...process.env, PATH: path, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: realWrangler ? "120" : "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
   });
   let stdout = "";
   let stderr = "";
+  let running: Promise<void> | undefined;
   child.stdout.on("data", (chunk) => {
     stdout += chunk;
-    if (stdout.includes("edge-informer is running")) child.kill("SIGTERM");
+    if (!running && stdout.includes("edge-informer is running")) {
+      running = (whileRunning?.() ?? Promise.resolve()).finally(() => child.kill("SIGTERM"));
+    }
   });
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     child.on("exit", (code) => {
       const wrangler = existsSync(record) ? JSON.parse(readFileSync(record, "utf8")) : undefined;
-      resolve({ code, stdout, stderr, ...(wrangler ? { wrangler } : {}) });
+      (running ?? Promise.resolve()).then(() => resolve({ code, stdout, stderr, ...(wrangler ? { wrangler } : {}) }), reject);
     });
   });
 }
@@ -274,4 +289,43 @@ describe("npm start (scripts/dev.mjs)", () => {
     expect(takenOver.stdout).toContain("edge-informer is running");
     expect(existsSync(lock)).toBe(false);
   }, 60_000);
+  it("with the real wrangler, keeps what a run stored for the next run, and --fresh forgets it", async () => {
+    const state = newStateDir();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const json = async (path: string, init?: RequestInit) => {
+      const response = await fetch(`${base}${path}`, { ...init, headers: { "content-type": "application/json" } });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const args = ["--port", String(port), "--persist-to", state];
+    let subscription = "";
+    // Run 1 adds a subscription and an informer at run time.
+    await start(args, {}, {
+      realWrangler: true,
+      whileRunning: async () => {
+        const created = await json("/informers/pods/subscriptions", { method: "POST", body: JSON.stringify({ url: "http://127.0.0.1:9/" }) });
+        expect(created.status).toBe(201);
+        subscription = created.body.id as string;
+        expect((await json("/clusters/staging/informers/configmaps", { method: "PUT", body: JSON.stringify({ resource: "configmaps" }) })).status).toBe(201);
+      },
+    });
+    // Run 2 has both; its simulated clusters are new, so the kept pods cache relists once (410) and
+    // then holds this run's objects.
+    await start(args, {}, {
+      realWrangler: true,
+      whileRunning: async () => {
+        expect((await json(`/subscriptions/${subscription}`)).status).toBe(200);
+        expect((await json("/clusters/staging/informers/configmaps")).status).toBe(200);
+        await waitFor(async () => ((await json("/informers/pods")).body.relists as number) >= 1 || undefined, { timeoutMs: 30_000, what: "the kept pods cache to relist" });
+      },
+    });
+    // Run 3 starts fresh.
+    await start([...args, "--fresh"], {}, {
+      realWrangler: true,
+      whileRunning: async () => {
+        expect((await json(`/subscriptions/${subscription}`)).status).toBe(404);
+        expect((await json("/clusters/staging/informers/configmaps")).status).toBe(404);
+      },
+    });
+  }, 300_000);
 });
