@@ -6,38 +6,31 @@
  * IP addresses. A refusal says what to set and starts nothing.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useStubWrangler } from "./stub-wrangler.ts";
 
 /** Records its arguments. */
 const STUB = `#!/usr/bin/env node
 require("node:fs").writeFileSync(process.env.STUB_RECORD, JSON.stringify(process.argv.slice(2)));
 `;
 
-let dir: string;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "deploy-script-test-"));
-  writeFileSync(join(dir, "wrangler"), STUB);
-  chmodSync(join(dir, "wrangler"), 0o755);
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const stubDir = useStubWrangler("deploy-script-test", STUB);
 
 /** A wrangler config in the test's directory with these `[vars]` lines (and more TOML after them). */
 function config(toml: string): string {
-  const path = join(dir, `wrangler-${Math.random().toString(36).slice(2)}.toml`);
+  const path = join(stubDir(), `wrangler-${Math.random().toString(36).slice(2)}.toml`);
   writeFileSync(path, `name = "edge-informer"\nmain = "${join(process.cwd(), "src/index.ts")}"\ncompatibility_date = "2026-11-01"\n${toml}\n`);
   return path;
 }
 
 /** Runs `npm run deploy -- <args>`; answers its exit code, stderr and the stub wrangler's arguments, if it ran. */
 function deploy(args: string[], env: Record<string, string> = {}) {
-  const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
+  const record = join(stubDir(), `record-${Math.random().toString(36).slice(2)}.json`);
   const run = spawnSync(process.execPath, ["scripts/deploy.mjs", ...args], {
     encoding: "utf8",
-    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, KUBE_API_URL: "", CLOUDFLARE_ENV: "", ...env },
+    env: { ...process.env, PATH: `${stubDir()}:${process.env.PATH}`, STUB_RECORD: record, KUBE_API_URL: "", CLOUDFLARE_ENV: "", ...env },
   });
   return { code: run.status, stderr: run.stderr, wrangler: existsSync(record) ? (JSON.parse(readFileSync(record, "utf8")) as string[]) : undefined };
 }

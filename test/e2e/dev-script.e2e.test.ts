@@ -13,11 +13,11 @@
  * there in the second (whose new simulated clusters make the kept cache relist), and gone with --fresh.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useStubWrangler } from "./stub-wrangler.ts";
 import { freePort, listenOnLoopback, waitFor } from "./wait.ts";
 
 /**
@@ -54,14 +54,7 @@ for (const [name, cluster] of Object.entries(JSON.parse(vars.CLUSTERS ?? "{}")))
 process.on("SIGTERM", () => process.exit(0));
 `;
 
-let dir: string;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "dev-script-test-"));
-  writeFileSync(join(dir, "wrangler"), STUB);
-  chmodSync(join(dir, "wrangler"), 0o755);
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const stubDir = useStubWrangler("dev-script-test", STUB);
 
 interface Run {
   code: number | null;
@@ -77,7 +70,7 @@ const LOCK_FILE = "npm-start.lock";
 const DEAD_PID = 2 ** 31 - 1;
 
 /** A state directory of its own, not yet created. */
-const newStateDir = () => join(dir, `state-${Math.random().toString(36).slice(2)}`);
+const newStateDir = () => join(stubDir(), `state-${Math.random().toString(36).slice(2)}`);
 
 interface StartOptions {
   /** Use the project's state directory (.wrangler/state) instead of a new one. */
@@ -93,9 +86,9 @@ interface StartOptions {
  * Without `--persist-to` in `args` it gets a new state directory, so tests never touch the project's.
  */
 function start(args: string[], env: Record<string, string> = {}, { projectState = false, realWrangler = false, whileRunning }: StartOptions = {}): Promise<Run> {
-  const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
+  const record = join(stubDir(), `record-${Math.random().toString(36).slice(2)}.json`);
   const state = projectState || args.includes("--persist-to") ? [] : ["--persist-to", newStateDir()];
-  const path = realWrangler ? `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` : `${dir}:${process.env.PATH}`;
+  const path = realWrangler ? `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` : `${stubDir()}:${process.env.PATH}`;
   const child = spawn(process.execPath, ["scripts/dev.mjs", ...state, ...args], {
     env: { ...process.env, PATH: path, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: realWrangler ? "120" : "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
   });
