@@ -6,14 +6,19 @@
  * Without KUBE_API_URL it runs two simulated clusters, `default` and `staging` (declared in CLUSTERS,
  * demo informers in INFORMERS for both; the stub reads the pods each serves), and reports "running"
  * only once every cluster's informers have synced; with KUBE_API_URL it passes that one cluster on.
+ * The banner points kubectl at the Worker's /k8s, never at a simulated API server. State is kept
+ * across runs in one directory (.wrangler/state, gitignored; `--persist-to`), emptied by `--fresh`,
+ * and owned by one run at a time. Each test gets a state directory of its own unless it says otherwise.
+ * One test runs the real wrangler three times on one state directory: what the first run added is
+ * there in the second (whose new simulated clusters make the kept cache relist), and gone with --fresh.
  */
-import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, listenOnLoopback } from "./wait.ts";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { useStubWrangler } from "./stub-wrangler.ts";
+import { freePort, listenOnLoopback, waitFor } from "./wait.ts";
 
 /**
  * Records its arguments and environment, and the pods each cluster's server (KUBE_API_URL and those
@@ -49,14 +54,7 @@ for (const [name, cluster] of Object.entries(JSON.parse(vars.CLUSTERS ?? "{}")))
 process.on("SIGTERM", () => process.exit(0));
 `;
 
-let dir: string;
-
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "dev-script-test-"));
-  writeFileSync(join(dir, "wrangler"), STUB);
-  chmodSync(join(dir, "wrangler"), 0o755);
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const stubDir = useStubWrangler("dev-script-test", STUB);
 
 interface Run {
   code: number | null;
@@ -66,23 +64,48 @@ interface Run {
   wrangler?: { args: string[]; vars: Record<string, string>; pods: Record<string, string[] | null>; cfFetch?: string };
 }
 
-/** Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it). */
-function start(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const record = join(dir, `record-${Math.random().toString(36).slice(2)}.json`);
-  const child = spawn(process.execPath, ["scripts/dev.mjs", ...args], {
-    env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
+const ROOT = resolve(import.meta.dirname, "../..");
+const LOCK_FILE = "npm-start.lock";
+/** A pid no process has (above Linux's pid_max). */
+const DEAD_PID = 2 ** 31 - 1;
+
+/** A state directory of its own, not yet created. */
+const newStateDir = () => join(stubDir(), `state-${Math.random().toString(36).slice(2)}`);
+
+interface StartOptions {
+  /** Use the project's state directory (.wrangler/state) instead of a new one. */
+  projectState?: boolean;
+  /** Run the real wrangler (node_modules/.bin) instead of the stub. */
+  realWrangler?: boolean;
+  /** Runs once the Worker is reported running, before it is stopped; its failure fails the run. */
+  whileRunning?: () => Promise<void>;
+}
+
+/**
+ * Runs `npm start` with `args` until it exits, or until it printed "is running" (then stops it).
+ * Without `--persist-to` in `args` it gets a new state directory, so tests never touch the project's.
+ */
+function start(args: string[], env: Record<string, string> = {}, { projectState = false, realWrangler = false, whileRunning }: StartOptions = {}): Promise<Run> {
+  const record = join(stubDir(), `record-${Math.random().toString(36).slice(2)}.json`);
+  const state = projectState || args.includes("--persist-to") ? [] : ["--persist-to", newStateDir()];
+  const path = realWrangler ? `${join(ROOT, "node_modules", ".bin")}:${process.env.PATH}` : `${stubDir()}:${process.env.PATH}`;
+  const child = spawn(process.execPath, ["scripts/dev.mjs", ...state, ...args], {
+    env: { ...process.env, PATH: path, STUB_RECORD: record, STUB_MODE: "ours", STUB_UNSYNCED: "", DEV_READY_WAIT_S: realWrangler ? "120" : "4", KUBE_API_URL: "", FAKE_APISERVER_PORT: "0", PORT: "", ...env },
   });
   let stdout = "";
   let stderr = "";
+  let running: Promise<void> | undefined;
   child.stdout.on("data", (chunk) => {
     stdout += chunk;
-    if (stdout.includes("edge-informer is running")) child.kill("SIGTERM");
+    if (!running && stdout.includes("edge-informer is running")) {
+      running = (whileRunning?.() ?? Promise.resolve()).finally(() => child.kill("SIGTERM"));
+    }
   });
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     child.on("exit", (code) => {
       const wrangler = existsSync(record) ? JSON.parse(readFileSync(record, "utf8")) : undefined;
-      resolve({ code, stdout, stderr, ...(wrangler ? { wrangler } : {}) });
+      (running ?? Promise.resolve()).then(() => resolve({ code, stdout, stderr, ...(wrangler ? { wrangler } : {}) }), reject);
     });
   });
 }
@@ -95,13 +118,15 @@ async function occupied(): Promise<{ port: number; server: Server }> {
 describe("npm start (scripts/dev.mjs)", () => {
   it("fails at once, naming the way out, when the port is taken, and starts nothing", async () => {
     const { port, server } = await occupied();
+    const state = newStateDir();
     try {
-      const run = await start(["--port", String(port)]);
+      const run = await start(["--port", String(port), "--persist-to", state]);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`port ${port} is already in use`);
       expect(run.stderr).toContain(`npm start -- --port ${port + 1}`);
       expect(run.stdout).not.toContain("is running");
-      expect(run.stdout).not.toContain("simulated cluster"); // checked before anything starts
+      expect(run.stdout).not.toContain("simulated Kubernetes API servers"); // checked before anything starts
+      expect(existsSync(state)).toBe(false);
       expect(run.wrangler).toBeUndefined();
     } finally {
       server.close();
@@ -121,7 +146,7 @@ describe("npm start (scripts/dev.mjs)", () => {
   it.each([
     ["a port that is not a number", ["--port", "http"], /port 'http' is not a TCP port/],
     ["a port out of range", ["--port", "70000"], /port '70000' is not a TCP port/],
-    ["an unknown option", ["--prot", "8788"], /Unknown option '--prot'[\s\S]*usage: npm start \[-- --port N\]/],
+    ["an unknown option", ["--prot", "8788"], /Unknown option '--prot'[\s\S]*usage: npm start \[-- --port N\] \[--fresh\] \[--persist-to DIR\]/],
   ])("refuses %s", async (_, args, message) => {
     const run = await start(args);
     expect(run.code).toBe(1);
@@ -143,8 +168,7 @@ describe("npm start (scripts/dev.mjs)", () => {
     const run = await start(["--port", String(port)]);
     const base = `http://127.0.0.1:${port}`;
     const stdout = run.stdout;
-    expect(stdout).toMatch(/simulated cluster 'default': http:\/\/127\.0\.0\.1:\d+ /);
-    expect(stdout).toMatch(/simulated cluster 'staging': http:\/\/127\.0\.0\.1:\d+\/clusters\/staging /);
+    expect(stdout).toMatch(/simulated Kubernetes API servers for edge-informer to watch: 'default' at http:\/\/127\.0\.0\.1:\d+, 'staging' at http:\/\/127\.0\.0\.1:\d+\/clusters\/staging\n/);
     expect(stdout).toContain(`edge-informer is running at ${base}, mirroring 2 clusters: default, staging`);
     expect(stdout).toContain(`curl ${base}/clusters `);
     expect(stdout).toContain(`curl ${base}/clusters/staging/informers   (cluster 'staging')`);
@@ -174,8 +198,9 @@ describe("npm start (scripts/dev.mjs)", () => {
   it("with KUBE_API_URL, watches that one cluster: nothing simulated, INFORMERS and CLUSTERS left to wrangler.toml", async () => {
     const port = await freePort();
     const run = await start(["--port", String(port)], { KUBE_API_URL: "http://127.0.0.1:1" });
-    expect(run.stdout).not.toContain("simulated cluster");
+    expect(run.stdout).not.toContain("simulated Kubernetes API servers");
     expect(run.stdout).toContain(`edge-informer is running at http://127.0.0.1:${port}, mirroring one cluster`);
+    expect(run.stdout).toContain(`kubectl --server http://127.0.0.1:${port}/k8s get pods -A\n`);
     expect(run.stdout).not.toContain("/clusters/staging");
     expect(run.wrangler?.vars.KUBE_API_URL).toBe("http://127.0.0.1:1");
     expect(run.wrangler?.vars.CLUSTERS).toBeUndefined();
@@ -189,4 +214,111 @@ describe("npm start (scripts/dev.mjs)", () => {
     expect(run.stdout).not.toContain("is running");
     expect(run.stderr).toContain(`the server at http://127.0.0.1:${port} is not the Worker this run started`);
   }, 30_000);
+  it("points kubectl, the status page and /metrics at the Worker, never at a simulated API server", async () => {
+    const port = await freePort();
+    const run = await start(["--port", String(port)]);
+    const base = `http://127.0.0.1:${port}`;
+    expect(run.stdout).toContain(`status page:    ${base}/ `);
+    expect(run.stdout).toContain(`kubectl:        kubectl --server ${base}/k8s get pods -A\n`);
+    expect(run.stdout).toContain(`kubectl --server ${base}/k8s/clusters/staging get pods -A   (cluster 'staging')`);
+    expect(run.stdout).toContain(`metrics:        curl ${base}/metrics\n`);
+    const servers = [...run.stdout.matchAll(/kubectl --server (\S+)/g)].map((m) => m[1]);
+    expect(servers).toEqual([`${base}/k8s`, `${base}/k8s/clusters/staging`]);
+    expect(run.stdout).not.toContain(`${run.wrangler!.vars.KUBE_API_URL} get`);
+  }, 30_000);
+
+  it("keeps the state in the project's .wrangler/state, which git ignores, and frees it on exit", async () => {
+    const state = join(ROOT, ".wrangler", "state");
+    const runs = [];
+    for (let i = 0; i < 2; i++) runs.push(await start(["--port", String(await freePort())], {}, { projectState: true }));
+    for (const run of runs) {
+      expect(run.wrangler?.args.slice(run.wrangler.args.indexOf("--persist-to"), run.wrangler.args.indexOf("--persist-to") + 2)).toEqual(["--persist-to", state]);
+      expect(run.stdout).toContain("state:          .wrangler/state, kept across runs (npm start -- --fresh starts over)");
+    }
+    // `git check-ignore -q` fails unless the path is ignored: a run leaves `git status` clean.
+    expect(() => execFileSync("git", ["check-ignore", "-q", ".wrangler/state/v3/do/x.sqlite"], { cwd: ROOT })).not.toThrow();
+    expect(existsSync(join(state, LOCK_FILE))).toBe(false);
+  }, 60_000);
+
+  it("keeps what an earlier run stored, unless started with --fresh", async () => {
+    const state = newStateDir();
+    const marker = join(state, "v3", "earlier-run");
+    mkdirSync(join(state, "v3"), { recursive: true });
+    writeFileSync(marker, "");
+    const kept = await start(["--port", String(await freePort()), "--persist-to", state]);
+    expect(kept.stdout).toContain("edge-informer is running");
+    expect(kept.wrangler?.args).toEqual(expect.arrayContaining(["--persist-to", state]));
+    expect(existsSync(marker)).toBe(true);
+    const fresh = await start(["--port", String(await freePort()), "--persist-to", state, "--fresh"]);
+    expect(fresh.stdout).toContain("edge-informer is running");
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(state, LOCK_FILE))).toBe(false);
+  }, 60_000);
+
+  it("refuses a state directory another live run owns, naming the way to run beside it, and takes over a dead run's", async () => {
+    const state = newStateDir();
+    mkdirSync(state);
+    const lock = join(state, LOCK_FILE);
+    const owner = JSON.stringify({ pid: process.pid, port: 8787 });
+    writeFileSync(lock, owner);
+    const port = await freePort();
+    const refused = await start(["--port", String(port), "--persist-to", state, "--fresh"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`${state} is in use by another \`npm start\` (pid ${process.pid}, port 8787)`);
+    expect(refused.stderr).toContain(`npm start -- --port ${port + 1} --persist-to ${state}-${port + 1}`);
+    expect(refused.wrangler).toBeUndefined();
+    expect(readFileSync(lock, "utf8")).toBe(owner); // neither emptied (--fresh) nor unlocked
+
+    const { port: taken, server } = await occupied();
+    try {
+      const busy = await start(["--port", String(taken), "--persist-to", state]);
+      expect(busy.stderr).toContain(`the other run owns ${state}): npm start -- --port ${taken + 1} --persist-to ${state}-${taken + 1}`);
+    } finally {
+      server.close();
+    }
+
+    writeFileSync(lock, JSON.stringify({ pid: DEAD_PID, port: 8787 }));
+    const takenOver = await start(["--port", String(port), "--persist-to", state]);
+    expect(takenOver.stdout).toContain("edge-informer is running");
+    expect(existsSync(lock)).toBe(false);
+  }, 60_000);
+  it("with the real wrangler, keeps what a run stored for the next run, and --fresh forgets it", async () => {
+    const state = newStateDir();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const json = async (path: string, init?: RequestInit) => {
+      const response = await fetch(`${base}${path}`, { ...init, headers: { "content-type": "application/json" } });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const args = ["--port", String(port), "--persist-to", state];
+    let subscription = "";
+    // Run 1 adds a subscription and an informer at run time.
+    await start(args, {}, {
+      realWrangler: true,
+      whileRunning: async () => {
+        const created = await json("/informers/pods/subscriptions", { method: "POST", body: JSON.stringify({ url: "http://127.0.0.1:9/" }) });
+        expect(created.status).toBe(201);
+        subscription = created.body.id as string;
+        expect((await json("/clusters/staging/informers/configmaps", { method: "PUT", body: JSON.stringify({ resource: "configmaps" }) })).status).toBe(201);
+      },
+    });
+    // Run 2 has both; its simulated clusters are new, so the kept pods cache relists once (410) and
+    // then holds this run's objects.
+    await start(args, {}, {
+      realWrangler: true,
+      whileRunning: async () => {
+        expect((await json(`/subscriptions/${subscription}`)).status).toBe(200);
+        expect((await json("/clusters/staging/informers/configmaps")).status).toBe(200);
+        await waitFor(async () => ((await json("/informers/pods")).body.relists as number) >= 1 || undefined, { timeoutMs: 30_000, what: "the kept pods cache to relist" });
+      },
+    });
+    // Run 3 starts fresh.
+    await start([...args, "--fresh"], {}, {
+      realWrangler: true,
+      whileRunning: async () => {
+        expect((await json(`/subscriptions/${subscription}`)).status).toBe(404);
+        expect((await json("/clusters/staging/informers/configmaps")).status).toBe(404);
+      },
+    });
+  }, 300_000);
 });

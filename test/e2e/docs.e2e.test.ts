@@ -1,14 +1,21 @@
 /**
  * The repository's docs stand on their own: every file they point to is in the repository, the
  * invariants they cite are stated in docs/architecture.md, and the README's webhook walkthrough gets
- * the first delivery through without waiting out a backoff.
+ * the first delivery through without waiting out a backoff. The deploy steps stay true: the settings
+ * they name are the Worker's, they set KUBE_API_URL, the secrets and a read credential before
+ * `npm run deploy` (which is the guarded script), the RBAC they give grants only reads on the
+ * resources wrangler.toml mirrors, and the token commands they give produce what the Worker expects.
  */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
+import { unstable_readConfig } from "wrangler";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const DOCS = ["README.md", "docs/api.md", "docs/architecture.md", "examples/README.md"];
+const DOCS = ["README.md", "docs/api.md", "docs/architecture.md", "docs/security.md", "examples/README.md"];
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 
 describe("docs", () => {
@@ -38,7 +45,80 @@ describe("docs", () => {
     expect(enable).toBeGreaterThan(receiver);
   });
 
-  it("documents npm start's port option", () => {
-    expect(read("README.md")).toContain("npm start -- --port 8788");
+  it("documents npm start's port option, its fresh start and the kubectl line its banner prints", () => {
+    const readme = read("README.md");
+    expect(readme).toContain("npm start -- --port 8788");
+    expect(readme).toContain("npm start -- --fresh");
+    expect(readme).toContain("kubectl --server http://127.0.0.1:8787/k8s get pods -A");
+  });
+});
+
+/** The names of the Worker's settings: the keys of `Env` in src/env.ts. */
+const SETTINGS = new Set([...read("src/env.ts").matchAll(/^ {2}([A-Z][A-Z0-9_]*)\??:/gm)].map((m) => m[1]!));
+/** README's "Deploying" section, up to its first subsection. */
+const deploying = () => {
+  const readme = read("README.md");
+  const start = readme.indexOf("\n## Deploying\n");
+  return readme.slice(start, readme.indexOf("\n### ", start));
+};
+
+describe("deploy docs", () => {
+  it.each(["README.md", "docs/security.md"])("%s puts and configures only settings the Worker has", (doc) => {
+    const text = read(doc);
+    // Secrets a spec names ("secretBinding": "AUDIT_WEBHOOK_SECRET") are the user's to choose.
+    const chosen = (name: string) => name === "NAME" || text.includes(`"${name}"`);
+    const secrets = [...text.matchAll(/wrangler secret put ([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!).filter((name) => !chosen(name));
+    const table = [...text.matchAll(/^\| `([A-Z][A-Z0-9_]*)`(?:, `([A-Z][A-Z0-9_]*)`)? \|/gm)].flatMap((m) => m.slice(1).filter(Boolean));
+    expect(secrets.length + table.length).toBeGreaterThan(0);
+    expect([...secrets, ...table].filter((name) => !SETTINGS.has(name))).toEqual([]);
+  });
+
+  it("sets KUBE_API_URL, the cluster token, the encryption key and a read credential before npm run deploy, which is the guarded script", () => {
+    const section = deploying();
+    const deploy = section.indexOf("npm run deploy       ");
+    for (const step of ["`KUBE_API_URL`", "secret put KUBE_TOKEN", "secret put ENCRYPTION_KEY", "secret put READ_TOKEN", "secret put TOKENS"]) {
+      const at = section.indexOf(step);
+      expect(at, step).toBeGreaterThan(0);
+      expect(at, step).toBeLessThan(deploy);
+    }
+    expect(section).toContain("workers_dev = false");
+    expect(section).toContain("ACCESS_TEAM_DOMAIN");
+    expect(JSON.parse(read("package.json")).scripts.deploy).toBe("node scripts/deploy.mjs");
+  });
+
+  it("gives the ServiceAccount get, list and watch on exactly the resources wrangler.toml mirrors, and a token Secret of its own", () => {
+    const yaml = /```yaml\n# edge-informer-rbac\.yaml\n([\s\S]*?)```/.exec(deploying())?.[1];
+    expect(yaml).toBeDefined();
+    type Doc = { kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; type?: string; rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[]; roleRef?: { kind: string; name: string }; subjects?: { kind: string; name: string; namespace: string }[] };
+    const docs = loadAllYaml(yaml!) as Doc[];
+    const of = (kind: string) => docs.find((doc) => doc.kind === kind)!;
+    const account = of("ServiceAccount");
+    const role = of("ClusterRole");
+    const binding = of("ClusterRoleBinding");
+    const secret = of("Secret");
+    expect(role.rules!.every((rule) => [...rule.verbs].sort().join() === "get,list,watch")).toBe(true);
+    const granted = role.rules!.flatMap((rule) => rule.apiGroups.flatMap((group) => rule.resources.map((resource) => (group ? `${resource}.${group}` : resource))));
+    const mirrored = (JSON.parse(unstable_readConfig({ config: join(ROOT, "wrangler.toml") }).vars.INFORMERS as string) as { resource: string }[]).map((spec) => spec.resource);
+    expect(granted.sort()).toEqual([...new Set(mirrored)].sort());
+    expect(binding.roleRef).toMatchObject({ kind: "ClusterRole", name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: "ServiceAccount", name: account.metadata.name, namespace: account.metadata.namespace }]);
+    expect(secret.type).toBe("kubernetes.io/service-account-token");
+    expect(secret.metadata.annotations?.["kubernetes.io/service-account.name"]).toBe(account.metadata.name);
+    expect(secret.metadata.namespace).toBe(account.metadata.namespace);
+    // The commands read that Secret and ask about that ServiceAccount.
+    const section = deploying();
+    expect(section).toContain(`kubectl -n ${secret.metadata.namespace} get secret ${secret.metadata.name} -o jsonpath='{.data.token}' | base64 -d | npx wrangler secret put KUBE_TOKEN`);
+    expect(section).toContain(`--as system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`);
+  });
+
+  it("gives token commands that make what the Worker takes: at least 32 characters, and a TOKENS hash as hex SHA-256", () => {
+    const token = execFileSync("bash", ["-c", "openssl rand -base64 32"], { encoding: "utf8" }).trim();
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    for (const doc of ["README.md", "docs/security.md"]) {
+      const hash = /printf %s "\$TOKEN" \| sha256sum \| cut -d' ' -f1/.exec(read(doc))?.[0];
+      expect(hash, doc).toBeDefined();
+      const printed = execFileSync("bash", ["-c", hash!], { encoding: "utf8", env: { ...process.env, TOKEN: token } }).trim();
+      expect(printed).toBe(createHash("sha256").update(token).digest("hex"));
+    }
   });
 });
