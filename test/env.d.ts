@@ -8,6 +8,8 @@ declare global {
     interface Env extends WorkerEnv {
       FAKE_APISERVER_URL: string;
       RECEIVER_URL: string;
+      /** An HTTPS receiver with a self-signed certificate (test/receiver/self-signed-tls.ts). */
+      TLS_RECEIVER_URL: string;
     }
   }
 }
