@@ -21,15 +21,18 @@ if (process.env.SHOW_RUNTIME_NOISE !== "1" && !(globalThis as Record<symbol, unk
   });
 }
 
-// The fake API server and the fake webhook receiver are started by test/global-setup.ts, but the
+// The fake API server, the fake webhook receiver and the self-signed HTTPS receiver are started by test/global-setup.ts, but the
 // Worker's bindings are fixed before globalSetup runs, so their ports are chosen here and handed to both.
 const port = Number(process.env.FAKE_APISERVER_PORT ?? (await freePort()));
 process.env.FAKE_APISERVER_PORT = String(port);
 let receiverPort = Number(process.env.RECEIVER_PORT ?? (await freePort()));
 while (receiverPort === port) receiverPort = await freePort();
 process.env.RECEIVER_PORT = String(receiverPort);
+let tlsReceiverPort = Number(process.env.TLS_RECEIVER_PORT ?? (await freePort()));
+while (tlsReceiverPort === port || tlsReceiverPort === receiverPort) tlsReceiverPort = await freePort();
+process.env.TLS_RECEIVER_PORT = String(tlsReceiverPort);
 let accessKeysPort = Number(process.env.ACCESS_KEYS_PORT ?? (await freePort()));
-while (accessKeysPort === port || accessKeysPort === receiverPort) accessKeysPort = await freePort();
+while ([port, receiverPort, tlsReceiverPort].includes(accessKeysPort)) accessKeysPort = await freePort();
 process.env.ACCESS_KEYS_PORT = String(accessKeysPort);
 
 export default defineConfig({
@@ -44,6 +47,7 @@ export default defineConfig({
                 KUBE_API_URL: `http://127.0.0.1:${port}`,
                 FAKE_APISERVER_URL: `http://127.0.0.1:${port}`,
                 RECEIVER_URL: `http://127.0.0.1:${receiverPort}`,
+                TLS_RECEIVER_URL: `https://127.0.0.1:${tlsReceiverPort}`,
                 ACCESS_KEYS_URL: `http://127.0.0.1:${accessKeysPort}`,
                 INFORMERS: "[]",
                 ADMIN_TOKEN: "test-admin-token-0123456789abcdef",

@@ -10,6 +10,8 @@ declare global {
       RECEIVER_URL: string;
       /** test/access/key-server.ts: a Cloudflare Access team's key endpoint on loopback. */
       ACCESS_KEYS_URL: string;
+      /** An HTTPS receiver with a self-signed certificate (test/receiver/self-signed-tls.ts). */
+      TLS_RECEIVER_URL: string;
     }
   }
 }

@@ -1,11 +1,14 @@
 // Starts, once for the whole run and on the ports vitest.config.ts chose, the fake Kubernetes API server
 // (Node), which tests reach at FAKE_APISERVER_URL, the fake webhook receiver, at RECEIVER_URL, and
 // a Cloudflare Access key endpoint (test/access/key-server.ts), at ACCESS_KEYS_URL.
+// It also starts an HTTPS receiver with a self-signed certificate, at TLS_RECEIVER_URL, whose handshake
+// every client refuses (the webhook sender's TLS failure tests).
 // The API server's "default" cluster (root paths) holds the demo data of test/fake-apiserver/seed.ts;
 // tests that change state create their own cluster (FakeCluster.create) and their own receiver
 // endpoints (ReceiverEndpoint.create).
 import { seedDemo } from "./fake-apiserver/seed.ts";
 import { startFakeApiServer } from "./fake-apiserver/server.ts";
+import { startSelfSignedReceiver } from "./receiver/self-signed-tls.ts";
 import { startReceiver } from "./receiver/server.ts";
 import { startKeyServer } from "./access/key-server.ts";
 
@@ -24,11 +27,15 @@ export default async function setup(): Promise<() => Promise<void>> {
     await server.close();
     throw error;
   });
-  const keys = await startKeyServer(portFrom("ACCESS_KEYS_PORT")).catch(async (error: unknown) => {
+  const tlsReceiver = await startSelfSignedReceiver({ port: portFrom("TLS_RECEIVER_PORT") }).catch(async (error: unknown) => {
     await Promise.all([server.close(), receiver.close()]);
     throw error;
   });
+  const keys = await startKeyServer(portFrom("ACCESS_KEYS_PORT")).catch(async (error: unknown) => {
+    await Promise.all([server.close(), receiver.close(), tlsReceiver.close()]);
+    throw error;
+  });
   return async () => {
-    await Promise.all([server.close(), receiver.close(), keys.close()]);
+    await Promise.all([server.close(), receiver.close(), tlsReceiver.close(), keys.close()]);
   };
 }

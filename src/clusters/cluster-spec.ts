@@ -1,11 +1,14 @@
 /**
  * Cluster configuration, validated at the edge (DESIGN invariant 8): the `CLUSTERS` variable (named
  * secrets only, never inline credentials) and the body of `PUT /clusters/{name}` (a URL and an
- * optional token, stored write-only). Bad input is a ValidationError naming the field.
+ * optional token, stored write-only). Bad input is a ValidationError naming the field. A server
+ * must also pass the egress rules in force (cluster.ts `clusterServerRefusal`: https unless
+ * loopback, `CLUSTER_ALLOWED_HOSTS`), so a refused URL is never stored.
  */
 import * as z from "zod/mini";
 import { describeIssues, ValidationError } from "../errors.ts";
-import { CLUSTER_NAME_RULE, type ClusterConnection, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
+import type { Env } from "../env.ts";
+import { CLUSTER_NAME_RULE, type ClusterConnection, clusterServerRefusal, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
 
 const secretName = z
   .string()
@@ -52,8 +55,11 @@ export interface DeclaredCluster {
   connection: ClusterConnection;
 }
 
+/** The environment's egress settings for cluster servers. */
+type ClusterEgress = Pick<Env, "CLUSTER_ALLOWED_HOSTS">;
+
 /** Parses `CLUSTERS`: a JSON object of name → connection. Invalid entries are reported, valid ones kept. */
-export function parseDeclaredClusters(text: string | undefined): { clusters: DeclaredCluster[]; errors: string[] } {
+export function parseDeclaredClusters(text: string | undefined, env: ClusterEgress): { clusters: DeclaredCluster[]; errors: string[] } {
   if (text === undefined || text.trim() === "") return { clusters: [], errors: [] };
   let raw: unknown;
   try {
@@ -80,14 +86,21 @@ export function parseDeclaredClusters(text: string | undefined): { clusters: Dec
       errors.push(`CLUSTERS.${name}: ${describeIssues(parsed.error)}`);
       continue;
     }
+    const refusal = clusterServerRefusal(parsed.data.server, env);
+    if (refusal !== undefined) {
+      errors.push(`CLUSTERS.${name}: server: ${refusal}`);
+      continue;
+    }
     clusters.push({ name, connection: parsed.data });
   }
   return { clusters, errors };
 }
 
 /** Validates the body of `PUT /clusters/{name}`. */
-export function parseClusterBody(input: unknown): ClusterConnection {
+export function parseClusterBody(input: unknown, env: ClusterEgress): ClusterConnection {
   const parsed = clusterBodySchema.safeParse(input);
   if (!parsed.success) throw new ValidationError(`invalid cluster: ${describeIssues(parsed.error)}`);
+  const refusal = clusterServerRefusal(parsed.data.server, env);
+  if (refusal !== undefined) throw new ValidationError(`invalid cluster: server: ${refusal}`);
   return parsed.data;
 }

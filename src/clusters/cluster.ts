@@ -14,6 +14,7 @@
  *   stored write-only: `publicConnection` is the only view of a connection that leaves the Worker.
  */
 import type { Env } from "../env.ts";
+import { egressRefusal, httpsRefusal } from "../net/egress.ts";
 
 export const DEFAULT_CLUSTER = "default";
 
@@ -69,6 +70,21 @@ export function defaultConnection(env: Pick<Env, "KUBE_API_URL">): ClusterConnec
   };
 }
 
+/**
+ * Why the Worker may not connect to the API server at `server`, or undefined when it may: https
+ * (plain http carries the bearer token in clear) unless loopback, and a host `CLUSTER_ALLOWED_HOSTS`
+ * admits (net/egress.ts). Checked when a cluster is accepted and again before every connection.
+ */
+export function clusterServerRefusal(server: string, env: Pick<Env, "CLUSTER_ALLOWED_HOSTS">): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    return `'${server}' is not an absolute URL`;
+  }
+  return httpsRefusal(url) ?? egressRefusal(url, { setting: "CLUSTER_ALLOWED_HOSTS", allowedHosts: env.CLUSTER_ALLOWED_HOSTS });
+}
+
 /** A connection made concrete: the URL and the headers of every request to the API server. */
 export interface ResolvedConnection {
   apiUrl: string;
@@ -76,8 +92,13 @@ export interface ResolvedConnection {
   headers: Record<string, string>;
 }
 
-/** Resolves named secrets from the Worker's environment; a missing URL or secret is a configuration error. */
+/**
+ * Resolves named secrets from the Worker's environment. A missing URL or secret, or a server the
+ * egress rules refuse (clusterServerRefusal, read from `env` now: a stored cluster is held to the
+ * current rules), is a configuration error, thrown before anything is sent.
+ */
 export function resolveConnection(cluster: string, connection: ClusterConnection, env: object): ResolvedConnection {
+  const serverName = cluster === DEFAULT_CLUSTER ? "KUBE_API_URL" : `cluster '${cluster}'`;
   if (!connection.server) {
     throw new Error(
       cluster === DEFAULT_CLUSTER
@@ -85,6 +106,8 @@ export function resolveConnection(cluster: string, connection: ClusterConnection
         : `cluster '${cluster}' has no API server URL`,
     );
   }
+  const refusal = clusterServerRefusal(connection.server, env as Pick<Env, "CLUSTER_ALLOWED_HOSTS">);
+  if (refusal !== undefined) throw new Error(`${serverName} is refused, nothing was sent to it: its server ${refusal}`);
   const secret = (name: string | undefined, required: boolean): string | undefined => {
     if (name === undefined) return undefined;
     const value = (env as Record<string, unknown>)[name];

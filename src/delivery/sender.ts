@@ -3,10 +3,14 @@
  * happened in the terms of the retry schedule (status, Retry-After) plus what an operator reads in
  * the delivery log (duration, a short error). Redirects are not followed: a receiver that moved
  * must be re-registered, not silently chased (the signature covers the body, not the URL). Of an
- * error answer only the first few hundred bytes are read.
+ * error answer only the first few hundred bytes are read. A URL the egress rules refuse now
+ * (net/egress.ts, `WEBHOOK_ALLOWED_HOSTS` changed since it was accepted) is not contacted: the
+ * attempt fails with the reason, as an unreachable receiver's does.
  */
 import type { Clock } from "../clock.ts";
+import { readBodyStart } from "../net/bounded-body.ts";
 import { describeConnectionFailure } from "../net/connection-failure.ts";
+import { egressRefusal } from "../net/egress.ts";
 import { type AttemptOutcome, parseRetryAfter } from "./retry-schedule.ts";
 import type { SignedHeaders } from "./sign.ts";
 
@@ -33,9 +37,21 @@ const ERROR_BODY_CHARS = 200;
 const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS; // UTF-8: at most 4 bytes a character
 export const USER_AGENT = "edge-informer-webhooks/1";
 
-export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch): Send {
+/**
+ * Cloudflare's answers when it could not speak TLS with the receiver on the Worker's behalf: the
+ * status alone reads like the receiver's own error.
+ */
+const CLOUDFLARE_TLS_STATUS: Record<number, string> = {
+  525: "Cloudflare: TLS handshake with the receiver failed",
+  526: "Cloudflare: the receiver's TLS certificate is invalid",
+};
+
+/** `allowedHosts`: `WEBHOOK_ALLOWED_HOSTS` as it is now, checked before every attempt. */
+export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch, allowedHosts?: string): Send {
   return async ({ url, headers, body, timeoutMs }) => {
     const started = clock.now();
+    const refusal = egressRefusal(url, { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts });
+    if (refusal !== undefined) return { durationMs: 0, error: `not sent: ${refusal}` };
     try {
       const response = await fetchImpl(url, {
         method: "POST",
@@ -45,13 +61,14 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch): Send 
         signal: AbortSignal.timeout(timeoutMs),
       });
       const ok = response.status >= 200 && response.status < 300;
-      const text = ok ? (await response.body?.cancel(), "") : await bodyStart(response, ERROR_BODY_BYTES);
+      const text = ok ? (await response.body?.cancel(), "") : (await readBodyStart(response, ERROR_BODY_BYTES)).text;
+      const cause = CLOUDFLARE_TLS_STATUS[response.status];
       const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), clock.now());
       return {
         status: response.status,
         durationMs: elapsed(clock, started),
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        ...(ok ? {} : { error: `HTTP ${response.status}${text ? `: ${text.slice(0, ERROR_BODY_CHARS)}` : ""}` }),
+        ...(ok ? {} : { error: `HTTP ${response.status}${cause ? ` (${cause})` : ""}${text ? `: ${text.slice(0, ERROR_BODY_CHARS)}` : ""}` }),
       };
     } catch (error) {
       const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
@@ -67,28 +84,3 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch): Send 
 
 // A module function, not a closure per call: the bundler names every local arrow function at runtime.
 const elapsed = (clock: Clock, started: number) => Math.max(0, clock.now() - started);
-
-/**
- * The first `maxBytes` of a body as text; the rest is cancelled unread. An error page can be large
- * or endless, and the delivery log keeps only its start (#7.13).
- */
-async function bodyStart(response: Response, maxBytes: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const bytes = new Uint8Array(maxBytes);
-  let length = 0;
-  try {
-    while (length < maxBytes) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      const part = value.subarray(0, maxBytes - length);
-      bytes.set(part, length);
-      length += part.length;
-    }
-  } catch {
-    // a body cut short still has its start
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  return new TextDecoder().decode(bytes.subarray(0, length));
-}

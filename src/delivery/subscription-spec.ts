@@ -5,11 +5,15 @@
  * Endpoints must be https. Plain http is accepted only for loopback hosts (`localhost`,
  * 127.0.0.0/8, `[::1]`) and only when the deployment allows unauthenticated development
  * (`ALLOW_UNAUTHENTICATED`): a signed body over plain http to a remote host would expose every
- * object of the cluster on the wire.
+ * object of the cluster on the wire. Hosts follow the egress rules (net/egress.ts: no IP literals
+ * but loopback, `WEBHOOK_ALLOWED_HOSTS`), here when a URL is accepted and in the sender before each
+ * delivery.
  */
 import * as z from "zod/mini";
 import { DEFAULT_CLUSTER, type InformerAddress } from "../clusters/cluster.ts";
+import type { Env } from "../env.ts";
 import { describeIssues, ValidationError } from "../errors.ts";
+import { egressRefusal, isLoopbackHost } from "../net/egress.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
 
@@ -86,6 +90,13 @@ export type SubscriptionSpec = Omit<z.output<typeof subscriptionSpecSchema>, "re
 export interface UrlPolicy {
   /** `ALLOW_UNAUTHENTICATED`: local development, where http://localhost receivers are normal. */
   allowLoopbackHttp: boolean;
+  /** `WEBHOOK_ALLOWED_HOSTS`: host suffixes receivers must match; unset admits any host name. */
+  allowedHosts?: string | undefined;
+}
+
+/** The receiver URL policy the Worker's environment sets. */
+export function webhookUrlPolicy(env: Pick<Env, "ALLOW_UNAUTHENTICATED" | "WEBHOOK_ALLOWED_HOSTS">): UrlPolicy {
+  return { allowLoopbackHttp: env.ALLOW_UNAUTHENTICATED === "true", allowedHosts: env.WEBHOOK_ALLOWED_HOSTS };
 }
 
 /** Validates a subscription body; throws ValidationError naming each bad field. */
@@ -107,16 +118,14 @@ export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
     throw new ValidationError("invalid subscription: url: must not carry credentials (the signature authenticates us)");
   }
   if (url.hash) throw new ValidationError("invalid subscription: url: must not have a #fragment");
+  const refusal = egressRefusal(url, { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts: policy.allowedHosts });
+  if (refusal !== undefined) throw new ValidationError(`invalid subscription: url: ${refusal}`);
   if (url.protocol === "https:") return url;
-  if (url.protocol === "http:" && isLoopback(url.hostname)) {
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) {
     if (policy.allowLoopbackHttp) return url;
     throw new ValidationError(
       "invalid subscription: url: http is accepted only for loopback receivers with ALLOW_UNAUTHENTICATED (local development); use https",
     );
   }
   throw new ValidationError(`invalid subscription: url: must be https (got ${url.protocol.replace(":", "")})`);
-}
-
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
 }

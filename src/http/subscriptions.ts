@@ -11,7 +11,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
-import { parseSubscriptionSpec } from "../delivery/subscription-spec.ts";
+import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { MAX_PAGE_CHARS } from "../delivery/subscription-store.ts";
 import type { SubscriptionStatus } from "../delivery/subscription.ts";
 import { errorBody } from "./errors.ts";
@@ -99,7 +99,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     validate("param", nameParam),
     limitBody(MAX_SUBSCRIPTION_BYTES, "a subscription"),
     async (c) => {
-      const spec = parseSubscriptionSpec(await jsonBody(c), { allowLoopbackHttp: c.env.ALLOW_UNAUTHENTICATED === "true" });
+      const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env));
       const id = newSubscriptionId();
       const created = unwrap(await c.env.SUBSCRIPTION.getByName(id).create(id, informerAddress(c), spec));
       return c.json(created, 201, { location: `/subscriptions/${id}` });

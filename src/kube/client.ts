@@ -3,9 +3,12 @@
  * `ListerWatcher` (client-go listwatch.go). Selectors and namespace are applied identically to every
  * list page and every watch (reference §1.1.3). Lists stream item by item (list-decoder.ts) and
  * hand items over in small batches, so the caller can write each batch before more is read.
- * Errors are always KubeApiError (HTTP status, Status body, or code 0 for no answer).
+ * Errors are always KubeApiError (HTTP status, Status body, or code 0 for no answer). Redirects are
+ * never followed (net/redirect-refusal.ts), and no upstream body is buffered past a bound: a watch
+ * line or list member over MAX_UPSTREAM_ITEM_BYTES, an error body over its own bound (errors.ts).
  */
 import { describeConnectionFailure } from "../net/connection-failure.ts";
+import { redirectRefusal } from "../net/redirect-refusal.ts";
 import { KubeApiError } from "./errors.ts";
 import { ListDecoder, ListDecodeError } from "./list-decoder.ts";
 import { collectionPath, type ResourceRef } from "./resources.ts";
@@ -249,7 +252,7 @@ export class KubeClient implements ListerWatcher {
     const headTimeoutMs = this.#options.headTimeoutMs ?? DEFAULT_HEAD_TIMEOUT_MS;
     let response: Response;
     try {
-      response = await within(this.#fetch(url, { headers, signal: abort.signal }), headTimeoutMs, () => {
+      response = await within(this.#fetch(url, { headers, redirect: "manual", signal: abort.signal }), headTimeoutMs, () => {
         const error = new Error(`no response from the API server within ${headTimeoutMs / 1000} s`);
         abort.abort(error);
         return error;
@@ -257,6 +260,11 @@ export class KubeClient implements ListerWatcher {
     } catch (error) {
       signal?.removeEventListener("abort", forward);
       throw KubeApiError.connectionFailed(error, await describeConnectionFailure(url, error));
+    }
+    const redirect = redirectRefusal(response, url);
+    if (redirect !== undefined) {
+      await response.body?.cancel();
+      throw new KubeApiError(response.status, "Redirect", redirect);
     }
     if (!response.ok) throw await KubeApiError.fromResponse(response);
     if (!response.body) throw new KubeApiError(response.status, "InternalError", "the API server sent no body");

@@ -3,8 +3,16 @@
  * one named predicate whose comment names the behaviour (reference §1.6.5, client-go
  * reflector.go `isExpiredError`, `isTooLargeResourceVersionError`, `isWatchErrorRetriable`).
  */
+import { readBodyStart } from "../net/bounded-body.ts";
 import { isLostConnection, LOST_CONNECTION } from "../net/connection-failure.ts";
 import type { Status, StatusCause } from "./types.ts";
+
+/**
+ * The most of an error answer's body that is read. A Status is a few hundred bytes; a proxy's
+ * error page a few KiB. Past this the body is refused unread (review A9): a hostile or broken
+ * server could otherwise fill the isolate's memory with one "error page".
+ */
+export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 export class KubeApiError extends Error {
   override readonly name = "KubeApiError";
@@ -34,9 +42,19 @@ export class KubeApiError extends Error {
     );
   }
 
-  /** From a non-2xx HTTP response; a body that is not a Status (e.g. from a proxy) maps from the code alone. */
+  /**
+   * From a non-2xx HTTP response; a body that is not a Status (e.g. from a proxy), or one over
+   * MAX_ERROR_BODY_BYTES (not read further), maps from the code alone.
+   */
   static async fromResponse(response: Response): Promise<KubeApiError> {
-    const text = await response.text().catch(() => "");
+    const { text, exceeded } = await readBodyStart(response, MAX_ERROR_BODY_BYTES);
+    if (exceeded) {
+      return new KubeApiError(
+        response.status,
+        "",
+        `${response.status} ${response.statusText || "error"} from the API server, with an error body over ${MAX_ERROR_BODY_BYTES / 1024} KiB (refused, not read)`,
+      );
+    }
     let status: Partial<Status> = {};
     try {
       const parsed = JSON.parse(text) as Partial<Status>;

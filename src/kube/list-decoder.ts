@@ -6,8 +6,12 @@
  *
  * Guarantees: `onItem` receives each element of the top-level `items` array in order, parsed;
  * every other top-level member is parsed and returned by `end()`; `end()` throws ListDecodeError
- * unless the document was one complete JSON object. Members may come in any order.
+ * unless the document was one complete JSON object. Members may come in any order. An item (or
+ * other member) longer than MAX_UPSTREAM_ITEM_BYTES is refused with ListDecodeError once that much
+ * of it arrived, before it is parsed: the capture never grows past the bound plus one chunk. Its
+ * length is counted in UTF-16 code units, each of which took at least one byte on the wire.
  */
+import { MAX_UPSTREAM_ITEM_BYTES, MAX_UPSTREAM_ITEM_TEXT } from "./upstream-limits.ts";
 
 export class ListDecodeError extends Error {
   override readonly name = "ListDecodeError";
@@ -57,6 +61,8 @@ export class ListDecoder {
   #key = "";
   /** Text of the value (or key, or item) being captured, across chunks; undefined when not capturing. */
   #capture: string[] | undefined;
+  /** Length of the text in `#capture`. */
+  #captured = 0;
   /** Depth at which the current capture started: it ends when the scanner is back at this depth. */
   #captureDepth = 0;
   #captureIsKey = false;
@@ -161,7 +167,12 @@ export class ListDecoder {
       }
       i++;
     }
-    if (this.#capture) this.#capture.push(text.slice(segment));
+    if (this.#capture) {
+      const part = text.slice(segment);
+      this.#capture.push(part);
+      this.#captured += part.length;
+      this.#refuseOversized(this.#captured);
+    }
   }
 
   /** The non-item members read so far (Kubernetes writes kind, apiVersion and metadata before items). */
@@ -177,6 +188,7 @@ export class ListDecoder {
 
   #startCapture(depth: number, options: { key?: boolean; primitive?: boolean } = {}): void {
     this.#capture = [];
+    this.#captured = 0;
     this.#captureDepth = depth;
     this.#captureIsKey = options.key ?? false;
     this.#capturePrimitive = options.primitive ?? false;
@@ -196,6 +208,7 @@ export class ListDecoder {
   }
 
   #finishCapture(last: string): void {
+    this.#refuseOversized(this.#captured + last.length);
     const text = this.#capture!.join("") + last;
     this.#capture = undefined;
     let value: unknown;
@@ -217,6 +230,13 @@ export class ListDecoder {
       // the delimiter that ended a primitive is structural: let the caller see it
       this.#capturePrimitive = false;
     }
+  }
+
+  #refuseOversized(length: number): void {
+    if (length <= MAX_UPSTREAM_ITEM_BYTES) return;
+    const what = this.#captureDepth === 2 ? "a list item" : this.#captureIsKey ? "a member name" : `the list's '${this.#key}'`;
+    this.#capture = undefined;
+    throw new ListDecodeError(`${what} exceeds ${MAX_UPSTREAM_ITEM_TEXT}: refused, not buffered (no Kubernetes object is that large)`);
   }
 
   #close(): void {

@@ -5,8 +5,14 @@
  * local development, where a receiver or `kubectl proxy` that is not running is the usual cause —
  * one TCP connect tells the two apart. Elsewhere no probe is made (a Cloudflare-proxied host
  * refuses raw TCP from a Worker, which would read as a refusal), and the message names both causes.
+ *
+ * A failed TLS handshake (an untrusted, expired or mismatched certificate) reaches JavaScript only as
+ * `Error: internal error; reference = …` (workerd logs "TLS handshake failed: invalid peer
+ * certificate"; neither fetch nor a TLS socket says more): on an https URL that is named for what it
+ * almost always is.
  */
 import { connect } from "cloudflare:sockets";
+import { isLoopbackHost } from "./egress.ts";
 
 export const LOST_CONNECTION = "Network connection lost.";
 /** How long the probe waits for a TCP handshake: a loopback answers in microseconds. */
@@ -17,8 +23,9 @@ export function isLostConnection(error: unknown): boolean {
   return error instanceof Error && error.message === LOST_CONNECTION;
 }
 
-function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+/** workerd's message for an exception it keeps to its log: from fetch, a failed TLS handshake among others. */
+function isOpaqueInternalError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("internal error; reference = ");
 }
 
 /** Whether a TCP connection to `host:port` opens: "refused", "open", or "unknown" (timed out, or not allowed). */
@@ -40,20 +47,23 @@ async function probe(hostname: string, port: number): Promise<"refused" | "open"
 /**
  * The cause of a fetch to `url` that threw `error`: for workerd's "Network connection lost." to a
  * loopback address, whether the connection was refused (nothing listens there) or lost before an
- * answer; otherwise the error's own message.
+ * answer; for its opaque internal error on https, the TLS handshake; otherwise the error's own message.
  */
 export async function describeConnectionFailure(url: string, error: unknown): Promise<string> {
   const message = error instanceof Error ? error.message : String(error);
-  if (!isLostConnection(error)) return message;
   let target: URL;
   try {
     target = new URL(url);
   } catch {
     return message;
   }
+  if (isOpaqueInternalError(error) && target.protocol === "https:") {
+    return `TLS handshake with ${target.host} failed (untrusted or invalid certificate?); workerd reports only "${message}"`;
+  }
+  if (!isLostConnection(error)) return message;
   const port = Number(target.port || (target.protocol === "https:" ? 443 : 80));
   const where = `${target.hostname}:${port}`;
-  if (!isLoopback(target.hostname)) return `the connection to ${where} was refused, reset or lost before an answer (${message})`;
+  if (!isLoopbackHost(target.hostname)) return `the connection to ${where} was refused, reset or lost before an answer (${message})`;
   switch (await probe(target.hostname, port)) {
     case "refused":
       return `connection refused: nothing accepts connections at ${where} (is the server running?)`;

@@ -27,7 +27,7 @@ import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../delivery/subscription-spec.ts";
+import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
@@ -284,7 +284,7 @@ export class InformerFactory extends DurableObject<Env> {
   }
 
   async #syncDeclared(informers: string | undefined, clustersText: string | undefined): Promise<DeclaredSync> {
-    const declaredClusters = parseDeclaredClusters(clustersText);
+    const declaredClusters = parseDeclaredClusters(clustersText, this.env);
     const { specs, errors } = parseDeclaredInformers(informers);
     const result: DeclaredSync = { added: [], updated: [], removed: [], subscriptions: [], clusters: [], errors: [...declaredClusters.errors, ...errors] };
     for (const { name, connection } of declaredClusters.clusters) {
@@ -357,7 +357,7 @@ export class InformerFactory extends DurableObject<Env> {
             `the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`,
           );
         }
-        checkEndpointUrl(subscription.url, { allowLoopbackHttp: this.env.ALLOW_UNAUTHENTICATED === "true" });
+        checkEndpointUrl(subscription.url, webhookUrlPolicy(this.env));
         const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
         const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
         if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);

@@ -318,7 +318,7 @@ export class SubscriptionObject extends DurableObject<Env> {
       const record = this.#subscription.store.get();
       return record && { informer: addressOf(record), id: record.id };
     });
-    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock));
+    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock, fetch, this.env.WEBHOOK_ALLOWED_HOSTS));
   }
 
   #with<T>(fn: (subscription: Subscription) => T): Result<T> {

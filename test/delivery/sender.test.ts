@@ -4,7 +4,7 @@
  * delivery log keeps.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { systemClock } from "../../src/clock.ts";
 import { httpSender, USER_AGENT } from "../../src/delivery/sender.ts";
 import { signDelivery } from "../../src/delivery/sign.ts";
@@ -74,5 +74,34 @@ describe("httpSender", () => {
     expect(result.error!.length).toBeLessThan(220);
     expect(pulled).toBeLessThan(4);
     expect(cancelled).toBe(true);
+  });
+
+  it("names a failed TLS handshake instead of workerd's opaque internal error (issue 17)", async () => {
+    // The receiver presents a self-signed certificate: workerd's fetch throws only
+    // "internal error; reference = …" and logs "TLS handshake failed: invalid peer certificate".
+    const result = await send(request(`${env.TLS_RECEIVER_URL}/hooks/x`));
+    expect(result.status).toBeUndefined();
+    expect(result.error).toMatch(
+      new RegExp(`^request failed: TLS handshake with ${new URL(env.TLS_RECEIVER_URL).host.replace(/\./g, "\\.")} failed \\(untrusted or invalid certificate\\?\\); workerd reports only "internal error; reference = \\w+"$`),
+    );
+  });
+
+  it("does not contact a receiver WEBHOOK_ALLOWED_HOSTS no longer admits, and says why (issue 17)", async () => {
+    const fetchImpl = vi.fn<typeof fetch>();
+    const guarded = httpSender(systemClock, fetchImpl, "example.com");
+    expect(await guarded(request("https://hooks.elsewhere.test/x"))).toEqual({
+      durationMs: 0,
+      error: "not sent: hooks.elsewhere.test is not allowed by WEBHOOK_ALLOWED_HOSTS (example.com)",
+    });
+    expect(await guarded(request("https://10.0.0.7/x"))).toMatchObject({ error: expect.stringMatching(/^not sent: 10\.0\.0\.7 is an IP address/) });
+    expect(fetchImpl).not.toHaveBeenCalled();
+    // A loopback receiver is sent as ever: local development keeps the same rules.
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    expect(await httpSender(systemClock, fetch, "example.com")(request(hook.url))).toMatchObject({ status: 204 });
+  });
+
+  it("explains Cloudflare's TLS statuses 525 and 526", async () => {
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 526 } });
+    expect((await send(request(hook.url))).error).toBe("HTTP 526 (Cloudflare: the receiver's TLS certificate is invalid)");
   });
 });

@@ -1,6 +1,6 @@
 /** Subscription bodies: defaults, and which endpoint URLs are accepted under which policy. */
 import { describe, expect, it } from "vitest";
-import { checkEndpointUrl, parseSubscriptionSpec } from "../../src/delivery/subscription-spec.ts";
+import { checkEndpointUrl, parseSubscriptionSpec, webhookUrlPolicy } from "../../src/delivery/subscription-spec.ts";
 
 const dev = { allowLoopbackHttp: true };
 const prod = { allowLoopbackHttp: false };
@@ -34,5 +34,21 @@ describe("subscription spec", () => {
     ["https://hooks.example.com/#x", /fragment/],
   ])("refuses %s", (url, message) => {
     expect(() => checkEndpointUrl(url, dev)).toThrow(message);
+  });
+
+  it("holds receivers to WEBHOOK_ALLOWED_HOSTS and refuses IP literals but loopback (issue 17)", () => {
+    const allowList = { allowLoopbackHttp: true, allowedHosts: "example.com" };
+    expect(checkEndpointUrl("https://hooks.example.com/x", allowList).href).toBe("https://hooks.example.com/x");
+    expect(checkEndpointUrl("http://127.0.0.1:9/x", allowList).href).toBe("http://127.0.0.1:9/x");
+    expect(() => checkEndpointUrl("https://hooks.badexample.com/", allowList)).toThrow(
+      "invalid subscription: url: hooks.badexample.com is not allowed by WEBHOOK_ALLOWED_HOSTS (example.com)",
+    );
+    expect(() => checkEndpointUrl("https://169.254.169.254/", prod)).toThrow(/^invalid subscription: url: 169\.254\.169\.254 is an IP address/);
+    expect(() => checkEndpointUrl("https://[fd00::1]/", prod)).toThrow(/is an IP address/);
+  });
+
+  it("takes its policy from the environment", () => {
+    expect(webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true", WEBHOOK_ALLOWED_HOSTS: "example.com" })).toEqual({ allowLoopbackHttp: true, allowedHosts: "example.com" });
+    expect(webhookUrlPolicy({})).toEqual({ allowLoopbackHttp: false, allowedHosts: undefined });
   });
 });

@@ -6,31 +6,16 @@
  * self-signed certificate (made by `openssl`; kubeconfig `insecure-skip-tls-verify: true`) and passes
  * every request, streaming, to the Worker's plain-HTTP port.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { createServer } from "node:https";
-import { join } from "node:path";
+import { selfSignedCertificate } from "../receiver/self-signed-tls.ts";
 import { forward, listenOnLoopback } from "./wait.ts";
 
-export const OPENSSL = process.env.OPENSSL ?? "openssl";
+export { OPENSSL } from "../receiver/self-signed-tls.ts";
 
 export interface TlsProxy {
   /** e.g. https://127.0.0.1:40124 */
   url: string;
   close(): Promise<void>;
-}
-
-/** A self-signed certificate for 127.0.0.1, valid for a day, written into `dir`. */
-function selfSignedCertificate(dir: string): { key: Buffer; cert: Buffer } {
-  const keyPath = join(dir, "tls.key");
-  const certPath = join(dir, "tls.crt");
-  execFileSync(
-    OPENSSL,
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", keyPath, "-out", certPath],
-    { stdio: "ignore", timeout: 10_000 },
-  );
-  return { key: readFileSync(keyPath), cert: readFileSync(certPath) };
 }
 
 export async function startTlsProxy(target: string, dir: string): Promise<TlsProxy> {

@@ -4,7 +4,7 @@
  * used up; faults are tried in the order they were added. Stream faults (dropStream, malformedLine,
  * errorEvent, closeAfter) are claimed by the next watch request and act inside that one stream.
  */
-import type { Fault } from "./types.ts";
+import type { Fault, ResponseFault, ResponseFaultTarget } from "./types.ts";
 import { resourceByName } from "./resources.ts";
 
 export type StreamFault = Extract<Fault, { kind: "dropStream" | "malformedLine" | "errorEvent" | "closeAfter" }>;
@@ -54,7 +54,22 @@ export function validateFault(input: unknown): Fault {
     if (typeof f[field] !== "string") throw new FaultError(`fault.${field} must be a string`);
     return { [field]: f[field] as string };
   };
+  const target = (required: boolean): { on?: ResponseFaultTarget } => {
+    if (f.on === undefined && !required) return {};
+    if (f.on !== "list" && f.on !== "watch" && f.on !== "version") throw new FaultError('fault.on must be "list", "watch" or "version"');
+    return { on: f.on };
+  };
   switch (f.kind) {
+    case "redirect": {
+      if (typeof f.location !== "string" || f.location === "") throw new FaultError("fault.location must be a URL");
+      const redirectCode = f.code === undefined ? 302 : code();
+      if (redirectCode < 300 || redirectCode > 399) throw new FaultError("fault.code of a redirect must be 3xx");
+      return { kind: "redirect", ...target(false), location: f.location, code: redirectCode, ...base };
+    }
+    case "oversizedBody": {
+      const bytes = nonNegativeInt(f.bytes, "bytes");
+      return { kind: "oversizedBody", on: target(true).on!, bytes, code: f.code === undefined ? 200 : code(), ...base };
+    }
     case "status": {
       const retry = f.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: nonNegativeInt(f.retryAfterSeconds, "retryAfterSeconds") };
       const scope = on();
@@ -96,7 +111,7 @@ export function validateFault(input: unknown): Fault {
     }
     default:
       throw new FaultError(
-        `unknown fault kind ${JSON.stringify(f.kind)}; expected status, dropStream, malformedLine, errorEvent, closeAfter, expireContinue, tooLargeRv, delay or stallList`,
+        `unknown fault kind ${JSON.stringify(f.kind)}; expected redirect, oversizedBody, status, dropStream, malformedLine, errorEvent, closeAfter, expireContinue, tooLargeRv, delay or stallList`,
       );
   }
 }
@@ -149,6 +164,14 @@ export class FaultRegistry {
       resource,
       (f): f is Extract<Fault, { kind: "stallList" }> =>
         f.kind === "stallList" && (f.page === undefined || f.page === (continued ? "continue" : "first")),
+    );
+  }
+
+  /** A redirect or oversizedBody fault for a `verb` request (resource "" for /version). */
+  takeResponse(resource: string, verb: ResponseFaultTarget): ResponseFault | undefined {
+    return this.take(
+      resource,
+      (f): f is ResponseFault => (f.kind === "redirect" || f.kind === "oversizedBody") && (f.on === undefined || f.on === verb),
     );
   }
 

@@ -14,9 +14,10 @@ import { handleClusters, handleControl } from "./control.ts";
 import { apiGroup, apiVersions, groupList, resourceList, versionInfo } from "./discovery.ts";
 import { serveGet } from "./get.ts";
 import { sendJson, sendStatus } from "./http.ts";
-import type { KubeRequest } from "./kube-request.ts";
+import { noteFault, type KubeRequest } from "./kube-request.ts";
 import { serveList } from "./list.ts";
 import { parseListOptions } from "./list-options.ts";
+import { serveResponseFault } from "./response-faults.ts";
 import { routeKubePath } from "./routes.ts";
 import { methodNotAllowed, noSuchResource, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
 import type { RecordedRequest } from "./types.ts";
@@ -140,6 +141,12 @@ async function handleKube(
         sendStatus(res, methodNotAllowed(method));
         return;
       }
+      const versionFault = route.kind === "version" ? cluster.faults.takeResponse("", "version") : undefined;
+      if (versionFault) {
+        noteFault(record, versionFault.kind);
+        await serveResponseFault(res, versionFault);
+        return;
+      }
       const body =
         route.kind === "version"
           ? versionInfo()
@@ -171,6 +178,12 @@ async function handleKube(
           params.set("fieldSelector", `${existing ? `${existing},` : ""}metadata.name=${route.name}`);
         }
         record.verb = isWatch ? "watch" : "list";
+        const responseFault = cluster.faults.takeResponse(def.name, record.verb);
+        if (responseFault) {
+          noteFault(record, responseFault.kind);
+          await serveResponseFault(res, responseFault);
+          return;
+        }
         const options = parseListOptions(params, def, { forceWatch: route.forceWatch, watchListEnabled: cluster.settings.watchList });
         await (options.watch ? serveWatch(ctx, options) : serveList(ctx, options));
         return;

@@ -180,7 +180,38 @@ export interface StallListFault extends FaultBase {
   page?: "first" | "continue";
 }
 
+/** Which request a whole-response fault answers: a list, a watch, or the `/version` probe. */
+export type ResponseFaultTarget = "list" | "watch" | "version";
+
+/**
+ * Answer `code` (default 302) with `location` instead of the request, as a misconfigured ingress,
+ * tunnel or aggregated API server might. `on` omitted: the next list, watch or /version request.
+ */
+export interface RedirectFault extends FaultBase {
+  kind: "redirect";
+  on?: ResponseFaultTarget;
+  location: string;
+  code?: number;
+}
+
+/**
+ * Answer with a body whose one JSON value is `bytes` long, streamed with back-pressure (so an endless
+ * body costs the server nothing once the client stops reading): with `code` 200 (default), a watch
+ * line (`on: "watch"`), a list item (`on: "list"`) or a /version answer (`on: "version"`); with an
+ * error `code`, a Status whose message is that long.
+ */
+export interface OversizedBodyFault extends FaultBase {
+  kind: "oversizedBody";
+  on: ResponseFaultTarget;
+  bytes: number;
+  code?: number;
+}
+
+export type ResponseFault = RedirectFault | OversizedBodyFault;
+
 export type Fault =
+  | RedirectFault
+  | OversizedBodyFault
   | StatusFault
   | DropStreamFault
   | MalformedLineFault

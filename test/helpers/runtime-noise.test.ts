@@ -16,6 +16,21 @@ describe("RuntimeNoiseFilter", () => {
     expect(noise.summary()).toMatch(/silenced 7 expected workerd log lines/);
   });
 
+  it("drops the deliberate TLS failure against the self-signed receiver, reference ids and all", () => {
+    const noise = new RuntimeNoiseFilter();
+    const lines = [
+      "e = rust/worker/ffi.rs:110: failed: TLS handshake failed: invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+      `${STACK}; sentryErrorContext = jsgInternalError; wdErrId = ph2ap7lj7lbbl1385v0uvmn4`,
+      "uncaught exception; source = Uncaught (in promise); stack = Error: internal error; reference = ph2ap7lj7lbbl1385v0uvmn4",
+      "uncaught exception; exception = workerd/jsg/value.h:1535: failed: jsg.Error: internal error; reference = ph2ap7lj7lbbl1385v0uvmn4",
+      STACK,
+    ];
+    expect(noise.filter(`${lines.join("\n")}\n`)).toBe("");
+    expect(Object.fromEntries(noise.dropped)).toEqual({ "untrusted TLS certificate": 5 });
+    // An internal error that follows no TLS failure is kept.
+    expect(new RuntimeNoiseFilter().filter("uncaught exception; source = Uncaught (in promise); stack = Error: internal error; reference = abc\n")).not.toBe("");
+  });
+
   it.each([
     ["a failing test's output", " FAIL  workerd  test/x.test.ts > something\nAssertionError: expected 1 to be 2\n"],
     ["an error of another kind", "exception = workerd/api/unsafe.c++:218: failed: jsg.Error: something else\n"],

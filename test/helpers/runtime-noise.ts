@@ -22,8 +22,14 @@ export const BENIGN_RUNTIME_LINES: { name: string; pattern: RegExp; after?: stri
   { name: "refused or reset connection", pattern: /^exception = rust\/worker\/ffi\.rs:\d+: disconnected: (Connection refused \(os error 111\)|Connection reset by peer \(os error 104\)|client error \(SendRequest\)|HTTP body: error reading a body from connection)$/ },
   { name: "refused or reset connection", after: "refused or reset connection", pattern: /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\.$/ },
   { name: "refused or reset connection", after: "refused or reset connection", pattern: /^uncaught exception; exception = workerd\/jsg\/value\.h:\d+: disconnected: jsg\.Error: Network connection lost\.$/ },
+  // The sender's TLS test fetches from a receiver with a self-signed certificate on purpose; JavaScript
+  // sees only "internal error; reference = <id>", the log says why. The id is the one variable part.
+  { name: "untrusted TLS certificate", pattern: /^(workerd\/jsg\/util\.c\+\+:\d+: error: )?e = rust\/worker\/ffi\.rs:\d+: failed: TLS handshake failed: invalid peer certificate: Other\(OtherError\(CaUsedAsEndEntity\)\)$/ },
+  { name: "untrusted TLS certificate", after: "untrusted TLS certificate", pattern: /^uncaught exception; source = Uncaught \(in promise\); stack = Error: internal error; reference = [0-9a-z]+$/ },
+  { name: "untrusted TLS certificate", after: "untrusted TLS certificate", pattern: /^uncaught exception; exception = workerd\/jsg\/value\.h:\d+: failed: jsg\.Error: internal error; reference = [0-9a-z]+$/ },
 ];
-const NATIVE_STACK = /^stack:( \S+workerd@[0-9a-f]+)+$/;
+/** workerd's native addresses, and for an internal error the reference it was logged under. */
+const NATIVE_STACK = /^stack:( \S+workerd@[0-9a-f]+)+(; sentryErrorContext = jsgInternalError; wdErrId = [0-9a-z]+)?$/;
 
 export class RuntimeNoiseFilter {
   /** Counts by kind; filters of several streams may share one map. */

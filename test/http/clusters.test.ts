@@ -205,6 +205,26 @@ describe("clusters", () => {
     expect(await json(await call("/clusters"))).toEqual(before);
   });
 
+  it("refuses a plain-http, IP-literal or not-allowed server with a 400 that names the rule and changes nothing (issue 17)", async () => {
+    const before = await json(await call("/clusters"));
+    const name = unique("egress");
+    const refused = async (server: string, message: string) => {
+      const response = await send("PUT", `/clusters/${name}`, { server });
+      expect([server, response.status, await json(response)]).toEqual([server, 400, { error: { code: "BadRequest", message } }]);
+    };
+    await refused("http://k8s.example.com", "invalid cluster: server: must be https (got http; plain http only for loopback hosts, in local development)");
+    await refused("https://10.0.0.1:6443", "invalid cluster: server: 10.0.0.1 is an IP address: only host names may be used (loopback excepted, for local development)");
+    // CLUSTER_ALLOWED_HOSTS is read per request; set for this check only.
+    const vars = env as { CLUSTER_ALLOWED_HOSTS?: string };
+    vars.CLUSTER_ALLOWED_HOSTS = "example.com";
+    try {
+      await refused("https://k8s.badexample.com", "invalid cluster: server: k8s.badexample.com is not allowed by CLUSTER_ALLOWED_HOSTS (example.com)");
+    } finally {
+      delete vars.CLUSTER_ALLOWED_HOSTS;
+    }
+    expect(await json(await call("/clusters"))).toEqual(before);
+  });
+
   it("needs the admin token to change clusters and the read token to list them", async () => {
     expect((await call("/clusters/x", { method: "PUT", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
     expect((await call("/clusters/x", { method: "DELETE" })).status).toBe(401);

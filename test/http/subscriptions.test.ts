@@ -52,6 +52,7 @@ describe("subscription routes", () => {
       [{ url: "http://hooks.example.com/x" }, /url: must be https/],
       [{ url: "not a url" }, /url: 'not a url' is not an absolute URL/],
       [{ url: "https://user:pw@hooks.example.com/" }, /must not carry credentials/],
+      [{ url: "https://169.254.169.254/latest" }, /url: 169\.254\.169\.254 is an IP address: only host names may be used/], // issue 17
       [{ url: hook.url, labelSelector: "app in (" }, /labelSelector/],
       [{ url: hook.url, fieldSelector: "spec.nodeName~x" }, /fieldSelector/],
       [{ url: hook.url, events: ["create"] }, /events/],

@@ -3,11 +3,15 @@
  * DESIGN invariant 6 — list items reach the sink in small batches while the response is still
  * arriving, so an unpaginated list of a whole resource is never held at once.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { KubeClient } from "../../src/kube/client.ts";
 import { KubeApiError, isExpired, isTooLargeResourceVersion } from "../../src/kube/errors.ts";
 import { resolveResource } from "../../src/kube/resources.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
+import { WatchDecodeError } from "../../src/kube/watch-decoder.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+import { newCluster } from "../helpers/informer.ts";
 
 /** A response body the test feeds by hand, and the URLs and headers requested. */
 function scriptedFetch(status = 200, contentType = "application/json") {
@@ -207,6 +211,79 @@ describe("KubeClient", () => {
       server.write("]}");
       server.end();
       await expect(listing).resolves.toMatchObject({ items: 5 });
+    });
+  });
+
+  describe("against the fake API server: no redirects, bounded bodies (issue 17, reviews A4, A9, F22)", () => {
+    const clientOf = (apiUrl: string) =>
+      new KubeClient({ apiUrl, resource: pods, token: "secret-token", headers: { "cf-access-client-id": "id", "cf-access-client-secret": "s" } });
+
+    it.each(["list", "watch"] as const)("does not follow a redirect of a %s: an error names the target host, which receives nothing", async (on) => {
+      const fake = await newCluster();
+      const elsewhere = await ReceiverEndpoint.create(env.RECEIVER_URL);
+      await fake.fault({ kind: "redirect", on, code: 302, location: elsewhere.url });
+      const client = clientOf(fake.url);
+      const request = on === "list" ? client.listPage({}, () => {}) : client.watch({ resourceVersion: "1", timeoutSeconds: 5 });
+      const error = await (request as Promise<unknown>).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeApiError);
+      expect(error).toMatchObject({
+        code: 302,
+        reason: "Redirect",
+        message: `the API server answered 302, a redirect to ${new URL(elsewhere.url).host}: not followed (credentials never go to another origin); point the cluster's URL at the API server itself`,
+      });
+      expect(await elsewhere.requests()).toEqual([]);
+    });
+
+    it("asks fetch not to follow redirects", async () => {
+      const server = scriptedFetch();
+      const seen: RequestInit[] = [];
+      const client = new KubeClient({
+        apiUrl: "https://k8s.test",
+        resource: pods,
+        fetch: ((input: RequestInfo | URL, init?: RequestInit) => (seen.push(init!), server.fetch(input, init))) as typeof fetch,
+      });
+      (await client.watch({ resourceVersion: "1", timeoutSeconds: 5 })).cancel();
+      expect(seen[0]!.redirect).toBe("manual");
+    });
+
+    it("refuses a watch line over 3 MiB without reading the endless rest", async () => {
+      const fake = await newCluster();
+      await fake.fault({ kind: "oversizedBody", on: "watch", bytes: 1024 * 1024 * 1024 });
+      const stream = await clientOf(fake.url).watch({ resourceVersion: "1", timeoutSeconds: 60 });
+      const started = Date.now();
+      const error = await (async () => {
+        for (;;) await stream.next();
+      })().catch((e: unknown) => e);
+      stream.cancel();
+      expect(error).toEqual(new WatchDecodeError("a watch event line exceeds 3 MiB: refused, not buffered (no Kubernetes object is that large)"));
+      expect(Date.now() - started).toBeLessThan(5_000); // 1 GiB was not read
+    });
+
+    it("refuses a list item over 3 MiB without reading the endless rest", async () => {
+      const fake = await newCluster();
+      await fake.fault({ kind: "oversizedBody", on: "list", bytes: 1024 * 1024 * 1024 });
+      const started = Date.now();
+      const error = await clientOf(fake.url).listPage({}, () => {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 0, message: "a list item exceeds 3 MiB: refused, not buffered (no Kubernetes object is that large)" });
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+
+    it("refuses an error body over 64 KiB, keeping the HTTP status", async () => {
+      const fake = await newCluster();
+      await fake.fault({ kind: "oversizedBody", on: "list", code: 500, bytes: 1024 * 1024 * 1024 });
+      const error = await clientOf(fake.url).listPage({}, () => {}).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeApiError);
+      expect(error).toMatchObject({
+        code: 500,
+        message: "500 Internal Server Error from the API server, with an error body over 64 KiB (refused, not read)",
+      });
+    });
+
+    it("still reads an error Status under the bound", async () => {
+      const fake = await newCluster();
+      await fake.fault({ kind: "oversizedBody", on: "list", code: 503, bytes: 60 * 1024 });
+      const error = await clientOf(fake.url).listPage({}, () => {}).catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 503, message: expect.stringMatching(/^x{61440}$/) });
     });
   });
 });

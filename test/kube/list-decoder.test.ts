@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ListDecodeError, ListDecoder } from "../../src/kube/list-decoder.ts";
+import { MAX_UPSTREAM_ITEM_BYTES } from "../../src/kube/upstream-limits.ts";
+import { PIECE_UNITS, pushUntilRefused } from "../helpers/push-until-refused.ts";
 
 function decodeInChunks(text: string, size: number) {
   const items: unknown[] = [];
@@ -53,5 +55,30 @@ describe("ListDecoder", () => {
     ["broken item JSON", '{"items":[{"a":tru}]}'],
   ])("rejects %s", (_, text) => {
     expect(() => decodeInChunks(text, 3)).toThrow(ListDecodeError);
+  });
+
+  describe("bounded items (issue 17, review A9)", () => {
+    it("refuses an item over the bound once that much of it arrived, before parsing it", () => {
+      const items: unknown[] = [];
+      const decoder = new ListDecoder((item) => items.push(item));
+      decoder.push('{"kind":"PodList","metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"small"}},{"pad":"');
+      const piece = "y".repeat(PIECE_UNITS);
+      const { error, pushed } = pushUntilRefused(() => decoder.push(piece));
+      expect(error).toEqual(new ListDecodeError("a list item exceeds 3 MiB: refused, not buffered (no Kubernetes object is that large)"));
+      expect(pushed).toBeLessThanOrEqual(MAX_UPSTREAM_ITEM_BYTES);
+      expect(items).toEqual([{ metadata: { name: "small" } }]);
+    });
+
+    it("refuses an oversized item that arrives in one chunk, and any other oversized member", () => {
+      const item = `{"pad":"${"x".repeat(MAX_UPSTREAM_ITEM_BYTES)}"}`;
+      expect(() => decodeInChunks(`{"items":[${item}]}`, 16 * 1024 * 1024)).toThrow(/^a list item exceeds 3 MiB/);
+      expect(() => decodeInChunks(`{"metadata":${item},"items":[]}`, 64 * 1024)).toThrow(/^the list's 'metadata' exceeds 3 MiB/);
+    });
+
+    it("keeps an item just under the bound", () => {
+      const pad = "x".repeat(MAX_UPSTREAM_ITEM_BYTES - 100);
+      const { items } = decodeInChunks(`{"items":[{"pad":"${pad}"},{"n":2}]}`, 64 * 1024);
+      expect(items).toHaveLength(2);
+    });
   });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { MAX_UPSTREAM_ITEM_BYTES } from "../../src/kube/upstream-limits.ts";
 import { WatchDecodeError, WatchDecoder } from "../../src/kube/watch-decoder.ts";
+import { PIECE_UNITS, pushUntilRefused } from "../helpers/push-until-refused.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const line = (type: string, name: string) => `${JSON.stringify({ type, object: { metadata: { name } } })}\n`;
@@ -48,5 +50,32 @@ describe("WatchDecoder", () => {
 
   it("skips blank lines", () => {
     expect(new WatchDecoder().push(encode(`\n\n${line("BOOKMARK", "x")}\n`))).toHaveLength(1);
+  });
+
+  describe("bounded lines (issue 17, review A9)", () => {
+    const padded = (bytes: number) => `{"type":"ADDED","object":{"metadata":{"name":"big"},"pad":"${"x".repeat(bytes)}"}}\n`;
+
+    it("refuses a line over the bound as soon as that much of it arrived, before its newline", () => {
+      const decoder = new WatchDecoder();
+      const piece = encode("y".repeat(PIECE_UNITS));
+      expect(decoder.push(encode('{"type":"ADDED","object":{"pad":"'))).toEqual([]);
+      const { error, pushed } = pushUntilRefused(() => decoder.push(piece));
+      expect(error).toEqual(new WatchDecodeError("a watch event line exceeds 3 MiB: refused, not buffered (no Kubernetes object is that large)"));
+      // Never more than one chunk past the bound was held.
+      expect(pushed).toBeLessThanOrEqual(MAX_UPSTREAM_ITEM_BYTES);
+    });
+
+    it("counts the bound in bytes: a line of multi-byte characters is refused by its encoded length", () => {
+      const decoder = new WatchDecoder();
+      const chars = Math.ceil(MAX_UPSTREAM_ITEM_BYTES / 3) + 10; // fewer characters than the bound, more bytes
+      expect(() => decoder.push(encode(`{"type":"ADDED","object":{"pad":"${"€".repeat(chars)}"}}\n`))).toThrow(WatchDecodeError);
+    });
+
+    it("keeps a line just under the bound, and the lines after it", () => {
+      const decoder = new WatchDecoder();
+      const big = padded(MAX_UPSTREAM_ITEM_BYTES - 200);
+      const events = [...decoder.push(encode(big.slice(0, 100))), ...decoder.push(encode(big.slice(100) + line("DELETED", "after")))];
+      expect(events.map((e) => e.type)).toEqual(["ADDED", "DELETED"]);
+    });
   });
 });

@@ -1,0 +1,71 @@
+/**
+ * Where the Worker may send requests: the one set of host rules for API servers (clusters) and
+ * webhook receivers (issue 17, API.md "Access"). Both kinds of URL are checked when they are
+ * accepted (a 400 that changes nothing) and again before every request, so a URL stored before a
+ * configuration change is refused, never contacted.
+ *
+ * Rules:
+ * - Loopback hosts (`localhost` and its subdomains, RFC 6761; 127.0.0.0/8; `[::1]`) are always allowed: a deployed Worker cannot
+ *   reach them, and local development and the tests use them with the same rules as production.
+ * - Any other IP literal is refused: the allow-lists name hosts, and an address sidesteps them
+ *   (a LAN, or the cloud metadata address `169.254.169.254` under `wrangler dev`).
+ * - With an allow-list (`CLUSTER_ALLOWED_HOSTS` / `WEBHOOK_ALLOWED_HOSTS`, comma-separated host
+ *   suffixes), the host must be one of them or a subdomain of one: `example.com` admits
+ *   `example.com` and `a.example.com`, not `badexample.com`. Unset or empty: any host name.
+ * Ports and schemes are not this module's business, except `requireHttps`, which both callers use.
+ */
+
+/** The settings that hold an allow-list, as messages name them. */
+export type AllowListSetting = "CLUSTER_ALLOWED_HOSTS" | "WEBHOOK_ALLOWED_HOSTS";
+
+export interface EgressRule {
+  setting: AllowListSetting;
+  /** The setting's raw value; undefined or blank admits any host name. */
+  allowedHosts: string | undefined;
+}
+
+const IPV4_LITERAL = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** `localhost` (or `*.localhost`), 127.0.0.0/8 or `[::1]`, as `URL.hostname` spells them (IPv4 forms are normalised by the parser). */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** An address rather than a name: `URL.hostname` turns every IPv4 spelling into dotted decimal and brackets IPv6. */
+export function isIpLiteral(hostname: string): boolean {
+  return IPV4_LITERAL.test(hostname) || hostname.startsWith("[");
+}
+
+/** The suffixes of an allow-list setting, normalised; empty when the setting admits any host. */
+export function parseAllowedHosts(text: string | undefined): string[] {
+  return (text ?? "")
+    .split(",")
+    .map((entry) => entry.trim().toLowerCase().replace(/^\*?\.+/, "").replace(/\.+$/, ""))
+    .filter((entry) => entry !== "");
+}
+
+/** Whether `hostname` is `suffix` or a subdomain of it (a trailing root dot ignored). */
+function matchesSuffix(hostname: string, suffix: string): boolean {
+  const host = hostname.replace(/\.+$/, "");
+  return host === suffix || host.endsWith(`.${suffix}`);
+}
+
+/** Why a request to `url` is not allowed under `rule`, or undefined when it is. */
+export function egressRefusal(url: URL | string, rule: EgressRule): string | undefined {
+  const host = URL.parse(url)?.hostname;
+  if (host === undefined) return `'${String(url)}' is not an absolute URL`;
+  if (isLoopbackHost(host)) return undefined;
+  if (isIpLiteral(host)) {
+    return `${host} is an IP address: only host names may be used (loopback excepted, for local development)`;
+  }
+  const allowed = parseAllowedHosts(rule.allowedHosts);
+  if (allowed.length === 0 || allowed.some((suffix) => matchesSuffix(host, suffix))) return undefined;
+  return `${host} is not allowed by ${rule.setting} (${allowed.join(", ")})`;
+}
+
+/** Why `url` may not carry credentials or signed bodies (plain http off loopback), or undefined when it may. */
+export function httpsRefusal(url: URL): string | undefined {
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
+  return `must be https (got ${url.protocol.replace(/:$/, "")}; plain http only for loopback hosts, in local development)`;
+}
