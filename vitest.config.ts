@@ -43,6 +43,8 @@ export default defineConfig({
                 RECEIVER_URL: `http://127.0.0.1:${receiverPort}`,
                 INFORMERS: "[]",
                 ADMIN_TOKEN: "test-admin-token",
+                // Stored cluster tokens and webhook secrets are sealed with it (src/secrets/secret-sealer.ts).
+                ENCRYPTION_KEY: "test-encryption-key-of-at-least-32-characters",
                 ALLOW_UNAUTHENTICATED: "false",
               },
             },

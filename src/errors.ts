@@ -13,6 +13,7 @@ export type ErrorCode =
   | "PayloadTooLarge"
   | "UnsupportedMediaType"
   | "DeliveryFailed"
+  | "ServiceUnavailable"
   | "Internal";
 
 const STATUS_OF: Record<ErrorCode, number> = {
@@ -26,6 +27,8 @@ const STATUS_OF: Record<ErrorCode, number> = {
   UnsupportedMediaType: 415,
   /** A webhook redelivery the endpoint did not acknowledge. */
   DeliveryFailed: 502,
+  /** The deployment lacks a setting the request needs (e.g. ENCRYPTION_KEY); the message names it. */
+  ServiceUnavailable: 503,
   Internal: 500,
 };
 

@@ -29,6 +29,8 @@ import { startWorker, type RunningWorker } from "./worker.ts";
 
 const READ_TOKEN = "e2e-read-token";
 const ADMIN_TOKEN = "e2e-admin-token";
+/** Encrypts stored cluster tokens and webhook secrets, as a deployment must set it (docs/api.md "Secrets at rest"). */
+const ENCRYPTION_KEY = "e2e-encryption-key-of-at-least-32-characters";
 const SYNC_TIMEOUT_MS = 60_000;
 
 const INFORMERS = [
@@ -78,6 +80,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         INFORMERS: JSON.stringify(INFORMERS),
         READ_TOKEN,
         ADMIN_TOKEN,
+        ENCRYPTION_KEY,
         ALLOW_UNAUTHENTICATED: "false",
       },
     });
