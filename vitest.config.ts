@@ -45,6 +45,8 @@ export default defineConfig({
                 ADMIN_TOKEN: "test-admin-token",
                 // Stored cluster tokens and webhook secrets are sealed with it (src/secrets/secret-sealer.ts).
                 ENCRYPTION_KEY: "test-encryption-key-of-at-least-32-characters",
+                // The key before the last rotation: rows sealed with it still open (and are sealed anew).
+                ENCRYPTION_KEY_PREVIOUS: "test-previous-encryption-key-of-32-characters",
                 ALLOW_UNAUTHENTICATED: "false",
               },
             },

@@ -70,10 +70,24 @@ export function attempt<T>(fn: () => T): Result<T> {
   try {
     return ok(fn());
   } catch (error) {
-    if (error instanceof ApiError) return fail(error.code, error.message);
-    if (error instanceof ValidationError) return fail("BadRequest", error.message);
-    throw error;
+    return failureOf(error);
   }
+}
+
+/** `attempt` for asynchronous work. */
+export async function attemptAsync<T>(fn: () => Promise<T>): Promise<Result<T>> {
+  try {
+    return ok(await fn());
+  } catch (error) {
+    return failureOf(error);
+  }
+}
+
+/** The failed Result of an ApiError or ValidationError; anything else is a bug and is thrown on. */
+function failureOf(error: unknown): Result<never> {
+  if (error instanceof ApiError) return fail(error.code, error.message);
+  if (error instanceof ValidationError) return fail("BadRequest", error.message);
+  throw error;
 }
 
 /** Renders validation issues (zod's) as one message: `field: problem; field: problem`. */

@@ -26,10 +26,12 @@ import {
 import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
+import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
+import { sealingSettings, SecretSealer } from "../secrets/secret-sealer.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
 import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
-import { fail, ok, type Result, unwrap } from "../errors.ts";
+import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
@@ -89,10 +91,13 @@ export class InformerFactory extends DurableObject<Env> {
   readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
   /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
   #changes: Promise<unknown> = Promise.resolve();
+  /** Seals run-time cluster tokens before they are stored (clusters/sealed-connection.ts). */
+  readonly #sealer: SecretSealer;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     setLogLevel(env.LOG_LEVEL);
+    this.#sealer = new SecretSealer(sealingSettings(env));
     ctx.blockConcurrencyWhile(async () => {
       this.#registry = new InformerRegistry(new Db(ctx.storage));
     });
@@ -190,7 +195,10 @@ export class InformerFactory extends DurableObject<Env> {
         run: (): Promise<ClusterHealth> => {
           const cached = this.#health.get(key);
           if (cached) return cached.value;
-          const value = probeCluster(name, resolved, this.env);
+          const value = openConnection(this.#sealer, name, resolved).then(
+            (opened) => probeCluster(name, opened, this.env),
+            (error: unknown): ClusterHealth => ({ reachable: false, error: errorText(error) }),
+          );
           this.#health.set(key, { until: Date.now() + HEALTH_TTL_MS, value });
           return value;
         },
@@ -212,10 +220,13 @@ export class InformerFactory extends DurableObject<Env> {
       const existing = this.#registry.getCluster(name);
       const full = existing ? undefined : this.#tooManyClusters(name);
       if (full) return fail("Conflict", full);
-      this.#registry.putCluster(name, connection, "api", Date.now());
+      // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
+      const sealed = await attemptAsync(() => sealConnection(this.#sealer, name, connection));
+      if (!sealed.ok) return sealed;
+      this.#registry.putCluster(name, sealed.value, "api", Date.now());
       // Even when the stored connection is unchanged: a retry must reach the informers an earlier
       // attempt did not (configure is a no-op for the ones that have it).
-      if (existing) await this.#reconnect(name, connection);
+      if (existing) await this.#reconnect(name, sealed.value);
       const cluster = (await this.clusters()).find((c) => c.name === name)!;
       return ok({ created: existing === undefined, cluster });
     });
@@ -265,6 +276,23 @@ export class InformerFactory extends DurableObject<Env> {
     if (cluster === DEFAULT_CLUSTER) return ok(undefined);
     const registered = this.#registry.getCluster(cluster);
     return registered ? ok(registered.connection) : fail("NotFound", `cluster '${cluster}' not found`);
+  }
+
+  /**
+   * The cron's cheap occasion to seal a stale token (plain text from an earlier release, or sealed
+   * under ENCRYPTION_KEY_PREVIOUS) under the current key; the reconnect that follows hands the new
+   * form to every informer, so their copies follow. A token that cannot be re-sealed stays as it is.
+   */
+  async #resealed(name: string, connection: ClusterConnection): Promise<ClusterConnection> {
+    try {
+      const resealed = await resealConnection(this.#sealer, name, connection);
+      if (resealed === undefined) return connection;
+      this.#registry.setClusterConnection(name, resealed);
+      return resealed;
+    } catch (error) {
+      logger.error("re-encrypting a stored cluster token failed", { cluster: name, cause: "config", error: errorText(error) });
+      return connection;
+    }
   }
 
   /** Gives every informer of `cluster` its new connection. */
@@ -380,7 +408,7 @@ export class InformerFactory extends DurableObject<Env> {
     // First the connections, under the change queue so no informer deleted meanwhile is recreated:
     // one a change did not reach (its object was unavailable then) gets it within a minute.
     await this.#exclusive(async () => {
-      for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, cluster.connection);
+      for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, await this.#resealed(cluster.name, cluster.connection));
     });
     const rearmed: string[] = [];
     for (const informer of this.#registry.list()) {
