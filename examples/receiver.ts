@@ -1,6 +1,8 @@
 /**
- * A tiny edge-informer webhook receiver: it verifies each delivery, drops duplicates, and keeps a
- * mirror of the subscribed objects in memory.
+ * A tiny edge-informer webhook receiver: it verifies each delivery, drops duplicates and events
+ * older than what it holds, and keeps a mirror of the subscribed objects in memory
+ * (receiver-mirror.ts). State is keyed on the signed body's `cluster`, never on the
+ * `x-edge-informer-cluster` header, which the signature does not cover.
  *
  *   WEBHOOK_SECRET=whsec_... PORT=3000 npx node examples/receiver.ts
  *
@@ -62,8 +64,10 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     return reply(response, 500);
   }
   for (const event of events) {
-    if (mirror.receive(event) === "applied") logApplied(event);
-    else console.log(`${new Date().toISOString()} #${event.sequence} duplicate ${event.id}, skipped`);
+    const outcome = mirror.receive(event);
+    if (outcome === "applied") logApplied(event);
+    else if (outcome === "duplicate") console.log(`${new Date().toISOString()} #${event.sequence} duplicate ${event.id}, skipped`);
+    else console.log(`${new Date().toISOString()} #${event.sequence} ${event.key} rv=${event.resourceVersion} is older than the state held, skipped`);
   }
   reply(response, 204); // any 2xx acknowledges; anything else is retried
 }
