@@ -28,11 +28,16 @@ export interface StoredSecrets {
 const MAX_OPENED = 4;
 
 export class SubscriptionSecrets {
-  readonly #sealer: SecretSealer;
+  readonly #sealerNow: () => SecretSealer;
   readonly #opened = new Map<string, string>();
 
-  constructor(sealer: SecretSealer) {
-    this.#sealer = sealer;
+  /** `sealer` is asked at each use: the settings it reflects may change (a test, a new deployment). */
+  constructor(sealer: () => SecretSealer) {
+    this.#sealerNow = sealer;
+  }
+
+  get #sealer(): SecretSealer {
+    return this.#sealerNow();
   }
 
   /** A new secret sealed for the subscription `id`; throws SecretsAtRestError without ENCRYPTION_KEY. */

@@ -87,10 +87,11 @@ const WINDOW_CHARS = 512 * 1024;
 export interface SubscriptionOptions {
   feedTimeoutMs?: number;
   /**
-   * Opens the stored secrets (delivery/stored-secrets.ts). The default has no key: it opens only
-   * plain text, as tests store it; a SubscriptionObject passes the deployment's sealer.
+   * Seals and opens the stored secrets (delivery/stored-secrets.ts), asked at each use. The default
+   * has no key: it opens only plain text, as tests store it; a SubscriptionObject passes the
+   * deployment's sealer.
    */
-  sealer?: SecretSealer;
+  sealer?: () => SecretSealer;
 }
 
 export interface SnapshotObject {
@@ -240,7 +241,8 @@ export class Subscription {
     this.#feed = feed;
     this.#send = send;
     this.#feedTimeoutMs = options.feedTimeoutMs ?? FEED_TIMEOUT_MS;
-    this.secrets = new SubscriptionSecrets(options.sealer ?? new SecretSealer({ allowPlaintext: true }));
+    const plaintextOnly = new SecretSealer({ allowPlaintext: true });
+    this.secrets = new SubscriptionSecrets(options.sealer ?? (() => plaintextOnly));
   }
 
   /**

@@ -27,7 +27,7 @@ import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
-import { sealingSettings, SecretSealer } from "../secrets/secret-sealer.ts";
+import { sealerFor } from "../secrets/secret-sealer.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
 import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
@@ -91,13 +91,10 @@ export class InformerFactory extends DurableObject<Env> {
   readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
   /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
   #changes: Promise<unknown> = Promise.resolve();
-  /** Seals run-time cluster tokens before they are stored (clusters/sealed-connection.ts). */
-  readonly #sealer: SecretSealer;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     setLogLevel(env.LOG_LEVEL);
-    this.#sealer = new SecretSealer(sealingSettings(env));
     ctx.blockConcurrencyWhile(async () => {
       this.#registry = new InformerRegistry(new Db(ctx.storage));
     });
@@ -195,7 +192,7 @@ export class InformerFactory extends DurableObject<Env> {
         run: (): Promise<ClusterHealth> => {
           const cached = this.#health.get(key);
           if (cached) return cached.value;
-          const value = openConnection(this.#sealer, name, resolved).then(
+          const value = openConnection(this.#sealer(), name, resolved).then(
             (opened) => probeCluster(name, opened, this.env),
             (error: unknown): ClusterHealth => ({ reachable: false, error: errorText(error) }),
           );
@@ -221,7 +218,7 @@ export class InformerFactory extends DurableObject<Env> {
       const full = existing ? undefined : this.#tooManyClusters(name);
       if (full) return fail("Conflict", full);
       // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
-      const sealed = await attemptAsync(() => sealConnection(this.#sealer, name, connection));
+      const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
       if (!sealed.ok) return sealed;
       this.#registry.putCluster(name, sealed.value, "api", Date.now());
       // Even when the stored connection is unchanged: a retry must reach the informers an earlier
@@ -285,7 +282,7 @@ export class InformerFactory extends DurableObject<Env> {
    */
   async #resealed(name: string, connection: ClusterConnection): Promise<ClusterConnection> {
     try {
-      const resealed = await resealConnection(this.#sealer, name, connection);
+      const resealed = await resealConnection(this.#sealer(), name, connection);
       if (resealed === undefined) return connection;
       this.#registry.setClusterConnection(name, resealed);
       return resealed;
@@ -429,6 +426,11 @@ export class InformerFactory extends DurableObject<Env> {
     const run = this.#changes.then(change, change);
     this.#changes = run.catch(() => undefined);
     return run;
+  }
+
+  /** Seals and opens run-time cluster tokens (clusters/sealed-connection.ts). */
+  #sealer() {
+    return sealerFor(this.env);
   }
 
   #stub(address: InformerAddress) {

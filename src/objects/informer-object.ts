@@ -18,7 +18,7 @@ import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
 import { type ClusterConnection, defaultConnection, resolveConnection } from "../clusters/cluster.ts";
 import { openConnection, sameConnection } from "../clusters/sealed-connection.ts";
-import { sealingSettings, SecretSealer } from "../secrets/secret-sealer.ts";
+import { sealerFor } from "../secrets/secret-sealer.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
@@ -107,13 +107,10 @@ export class InformerObject extends DurableObject<Env> {
   readonly #watches = new WatchHub(() => this.#watchSource());
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
-  /** Opens the cluster token the factory stored sealed (clusters/sealed-connection.ts). */
-  readonly #sealer: SecretSealer;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#db = new Db(ctx.storage);
-    this.#sealer = new SecretSealer(sealingSettings(env));
     setLogLevel(env.LOG_LEVEL);
     // Tables appear with the first configure(): an object reached through an unknown name (a query,
     // a probe) answers NotFound and stores nothing (#7.17).
@@ -128,7 +125,7 @@ export class InformerObject extends DurableObject<Env> {
     if (!this.#configured) this.#migrate(true);
     const previous = this.#specs.get();
     const stored = connection ?? null;
-    if (previous && sameListing(previous.spec, spec) && (await sameConnection(this.#sealer, spec.cluster, previous.connection, stored))) {
+    if (previous && sameListing(previous.spec, spec) && (await sameConnection(this.#sealer(), spec.cluster, previous.connection, stored))) {
       // Nothing the loop uses changed: leave a live watch alone (an idempotent PUT must not restart
       // it); declared subscriptions are the factory's business. A token sealed anew (a key rotation)
       // is stored in its new form.
@@ -408,7 +405,7 @@ export class InformerObject extends DurableObject<Env> {
     const informer = this.#informer(stored.spec);
     let client: KubeClient;
     try {
-      const connection = stored.connection && (await openConnection(this.#sealer, stored.spec.cluster, stored.connection));
+      const connection = stored.connection && (await openConnection(this.#sealer(), stored.spec.cluster, stored.connection));
       client = this.#client(stored.spec, connection);
     } catch (error) {
       // A configuration problem: say so in the status and retry later, never in a tight loop.
@@ -471,6 +468,11 @@ export class InformerObject extends DurableObject<Env> {
           .catch((error: unknown) => logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) })),
       ),
     );
+  }
+
+  /** Opens the cluster token the factory stored sealed (clusters/sealed-connection.ts). */
+  #sealer() {
+    return sealerFor(this.env);
   }
 
   #client(spec: InformerSpec, connection: ClusterConnection | null): KubeClient {

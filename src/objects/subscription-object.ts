@@ -31,7 +31,7 @@ import type { z } from "zod/mini";
 import type { SubscriptionSpec, subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
-import { sealingSettings, SecretSealer } from "../secrets/secret-sealer.ts";
+import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { countDeliveriesInTx, type DeliveryCounts } from "../metrics/delivery-counters.ts";
@@ -339,7 +339,7 @@ export class SubscriptionObject extends DurableObject<Env> {
       return record && { informer: addressOf(record), id: record.id };
     });
     this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock), {
-      sealer: new SecretSealer(sealingSettings(this.env)),
+      sealer: () => sealerFor(this.env),
     });
   }
 

@@ -49,8 +49,19 @@ export interface SealingSettings {
   allowPlaintext: boolean;
 }
 
-export function sealingSettings(env: Pick<Env, "ENCRYPTION_KEY" | "ENCRYPTION_KEY_PREVIOUS" | "ALLOW_UNAUTHENTICATED">): SealingSettings {
-  return { key: env.ENCRYPTION_KEY, previousKey: env.ENCRYPTION_KEY_PREVIOUS, allowPlaintext: env.ALLOW_UNAUTHENTICATED === "true" };
+type SealingEnv = Pick<Env, "ENCRYPTION_KEY" | "ENCRYPTION_KEY_PREVIOUS" | "ALLOW_UNAUTHENTICATED">;
+
+let lastSealer: { settings: string; sealer: SecretSealer } | undefined;
+
+/**
+ * The sealer for a Worker's settings, read at each use (so a test may change them) and derived
+ * once per isolate while they stay the same: HKDF runs once, not per value.
+ */
+export function sealerFor(env: SealingEnv): SecretSealer {
+  const settings: SealingSettings = { key: env.ENCRYPTION_KEY, previousKey: env.ENCRYPTION_KEY_PREVIOUS, allowPlaintext: env.ALLOW_UNAUTHENTICATED === "true" };
+  const text = JSON.stringify(settings);
+  if (lastSealer?.settings !== text) lastSealer = { settings: text, sealer: new SecretSealer(settings) };
+  return lastSealer.sealer;
 }
 
 /** An opened value, and whether its stored form should be sealed again under the current key. */

@@ -7,11 +7,12 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { clusterTokenBinding, sealConnection } from "../../src/clusters/sealed-connection.ts";
+import { clusterTokenBinding } from "../../src/clusters/sealed-connection.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { SEALED_PREFIX, SecretSealer } from "../../src/secrets/secret-sealer.ts";
 import { pod } from "../fake-apiserver/builders.ts";
-import { call, json, send, startInCluster } from "../helpers/clusters.ts";
+import { call, json, send, startInCluster, unique } from "../helpers/clusters.ts";
+import { withObjectEnv } from "../helpers/object-env.ts";
 import { waitFor } from "../helpers/informer.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
@@ -110,21 +111,27 @@ describe("cluster tokens at rest", () => {
     await other.remove();
   });
 
-  it("refuses to seal a token without ENCRYPTION_KEY (503 naming it); a connection without a token needs no key", async () => {
-    const keyless = new SecretSealer({ allowPlaintext: false });
-    await expect(sealConnection(keyless, "prod", { server: "https://k8s.example.com", token: "t" })).rejects.toMatchObject({
-      status: 503,
-      code: "ServiceUnavailable",
-      message: expect.stringContaining("ENCRYPTION_KEY is not set"),
-    });
-    expect(await sealConnection(keyless, "prod", { server: "https://k8s.example.com", tokenSecret: "KUBE_TOKEN_PROD" })).toEqual({
-      server: "https://k8s.example.com",
-      tokenSecret: "KUBE_TOKEN_PROD",
-    });
-    const plain = new SecretSealer({ allowPlaintext: true });
-    expect(await sealConnection(plain, "prod", { server: "http://127.0.0.1:8001", token: "t" })).toEqual({ server: "http://127.0.0.1:8001", token: "t" });
-    // And over HTTP a run-time cluster without a token is stored as before.
-    expect((await send("PUT", "/clusters/no-token-needed", { server: "https://k8s.example.com" })).status).toBeLessThan(300);
-    expect((await send("DELETE", "/clusters/no-token-needed")).status).toBe(204);
+  it("refuses a PUT /clusters token without ENCRYPTION_KEY with a 503 naming the setting, and stores nothing", async () => {
+    const name = unique("keyless");
+    const connection = { server: "https://k8s.example.com", token: `tok-${crypto.randomUUID()}` };
+    const refused = await withObjectEnv(factory(), { ENCRYPTION_KEY: undefined }, (instance) => instance.putCluster(name, connection));
+    expect(refused).toEqual({ ok: false, error: { code: "ServiceUnavailable", message: expect.stringContaining("ENCRYPTION_KEY is not set") } });
+    expect(await factory().hasCluster(name)).toBe(false);
+    // A cluster without a token holds no secret, and needs no key.
+    const bare = await withObjectEnv(factory(), { ENCRYPTION_KEY: undefined }, (instance) => instance.putCluster(name, { server: connection.server }));
+    expect(bare.ok).toBe(true);
+    expect((await send("DELETE", `/clusters/${name}`)).status).toBe(204);
+  });
+
+  it("stores a token unencrypted without ENCRYPTION_KEY only in local development (ALLOW_UNAUTHENTICATED)", async () => {
+    const name = unique("plain");
+    const connection = { server: "http://127.0.0.1:1", token: `tok-${crypto.randomUUID()}` };
+    const vars = { ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "true" };
+    expect((await withObjectEnv(factory(), vars, (instance) => instance.putCluster(name, connection))).ok).toBe(true);
+    const stored = await runInDurableObject(factory(), (_, state) =>
+      state.storage.sql.exec<{ connection: string }>("SELECT connection FROM clusters WHERE name = ?", name).one(),
+    );
+    expect(JSON.parse(stored.connection).token).toBe(connection.token);
+    expect((await send("DELETE", `/clusters/${name}`)).status).toBe(204);
   });
 });

@@ -13,22 +13,14 @@ import { newCluster, status, waitFor } from "../helpers/informer.ts";
 import { pod } from "../fake-apiserver/builders.ts";
 import { informerStub } from "../../src/clusters/stubs.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
+import { withObjectEnv } from "../helpers/object-env.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
 const declared = (...specs: object[]) => JSON.stringify(specs);
 
 /** Syncs with extra Worker variables (local development settings, the operator's secrets), for this factory instance only. */
 const syncWith = (vars: Record<string, string>, informers: string, clusters?: string) =>
-  runInDurableObject(factory(), async (instance) => {
-    const instanceEnv = (instance as unknown as { env: Record<string, unknown> }).env;
-    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, instanceEnv[k]]));
-    Object.assign(instanceEnv, vars);
-    try {
-      return await instance.syncDeclared(informers, clusters);
-    } finally {
-      Object.assign(instanceEnv, saved);
-    }
-  });
+  withObjectEnv(factory(), vars, (instance) => instance.syncDeclared(informers, clusters));
 
 describe("InformerFactory", () => {
   it("adds, updates and removes declared informers as INFORMERS changes", async () => {

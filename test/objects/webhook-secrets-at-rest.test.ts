@@ -7,13 +7,15 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { SubscriptionSecrets, webhookSecretBinding } from "../../src/delivery/stored-secrets.ts";
+import { webhookSecretBinding } from "../../src/delivery/stored-secrets.ts";
+import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { SEALED_PREFIX, SecretSealer } from "../../src/secrets/secret-sealer.ts";
 import { pod } from "../fake-apiserver/builders.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
-import { receiverView, subscribe } from "../helpers/webhooks.ts";
+import { withObjectEnv } from "../helpers/object-env.ts";
+import { receiverView, subscribe, subscriptionStored } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
 const currentKeyOnly = new SecretSealer({ key: env.ENCRYPTION_KEY, allowPlaintext: false });
@@ -108,12 +110,29 @@ describe("webhook secrets at rest", () => {
     expect((await other.hook.requests()).length).toBe(before);
   });
 
-  it("refuses to store a new secret without ENCRYPTION_KEY, with a 503 naming the setting", async () => {
-    const keyless = new SubscriptionSecrets(new SecretSealer({ allowPlaintext: false }));
-    await expect(keyless.seal("sub_1", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")).rejects.toMatchObject({
-      status: 503,
-      code: "ServiceUnavailable",
-      message: expect.stringContaining("ENCRYPTION_KEY is not set"),
-    });
+  it("refuses a new subscription without ENCRYPTION_KEY with a 503 naming the setting, and stores nothing", async () => {
+    const cluster = await newCluster();
+    const informer = await startInformer(cluster);
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
+    const spec = subscriptionSpecSchema.parse({ url: hook.url });
+    const refused = await withObjectEnv(subscriptionObject(id), { ENCRYPTION_KEY: undefined }, (instance) =>
+      instance.create(id, { cluster: "default", name: informer.name }, spec),
+    );
+    expect(refused).toEqual({ ok: false, error: { code: "ServiceUnavailable", message: expect.stringContaining("ENCRYPTION_KEY is not set") } });
+    expect(await subscriptionStored(id)).toBe(false);
+    expect(unwrap(await informer.stub.subscriberIds())).toEqual([]);
+  });
+
+  it("stores a new secret unencrypted without ENCRYPTION_KEY only in local development (ALLOW_UNAUTHENTICATED)", async () => {
+    const cluster = await newCluster();
+    const informer = await startInformer(cluster);
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
+    const spec = subscriptionSpecSchema.parse({ url: hook.url });
+    const created = await withObjectEnv(subscriptionObject(id), { ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "true" }, (instance) =>
+      instance.create(id, { cluster: "default", name: informer.name }, spec),
+    );
+    expect((await storedSecrets(id)).secret).toBe(unwrap(created).secret);
   });
 });
