@@ -29,7 +29,7 @@ import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN } from "../delivery/subscription-spec.ts";
+import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
@@ -336,7 +336,8 @@ export class InformerFactory extends DurableObject<Env> {
       this.#registry.put(spec, "config", Date.now());
       (existing ? result.updated : result.added).push(informerObjectName(spec));
     }
-    for (const spec of specs) if (this.#registry.get(spec)) await this.#syncDeclaredSubscriptions(spec, result);
+    const shared = sharedSecretBindings(specs);
+    for (const spec of specs) if (this.#registry.get(spec)) await this.#syncDeclaredSubscriptions(spec, result, shared);
     // A broken INFORMERS must not delete data: remove undeclared informers only when it parsed cleanly.
     const declared = new Set(specs.map(informerObjectName));
     for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
@@ -368,7 +369,7 @@ export class InformerFactory extends DurableObject<Env> {
    * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
    * Subscriptions created through the API are left alone.
    */
-  async #syncDeclaredSubscriptions(spec: InformerSpec, result: DeclaredSync): Promise<void> {
+  async #syncDeclaredSubscriptions(spec: InformerSpec, result: DeclaredSync, sharedBindings: Map<string, string[]>): Promise<void> {
     const declared = new Set<string>();
     let complete = true;
     for (const subscription of spec.subscriptions) {
@@ -377,6 +378,13 @@ export class InformerFactory extends DurableObject<Env> {
       const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
       const secret = (this.env as unknown as Record<string, unknown>)[subscription.secretBinding];
       try {
+        const sharers = sharedBindings.get(subscription.secretBinding);
+        if (sharers) {
+          throw new Error(
+            `the Worker secret '${subscription.secretBinding}' is the secretBinding of ${sharers.join(" and ")}: ` +
+              "give each declared subscription its own secret, so a receiver can tell their deliveries apart by their signatures",
+          );
+        }
         if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
           throw new Error(
             `the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`,
