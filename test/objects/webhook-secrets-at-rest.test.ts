@@ -55,6 +55,16 @@ async function deliversSignedWith(cluster: FakeCluster, hook: ReceiverEndpoint, 
   await waitFor(`${name} delivered`, async () => (await receiverView(hook, secret)).state.has(`default/${name}`));
 }
 
+/** Creates a subscription on a new informer through an object whose Worker variables are `vars`. */
+async function createWith(vars: Record<string, string | undefined>) {
+  const informer = await startInformer(await newCluster());
+  const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+  const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
+  const spec = subscriptionSpecSchema.parse({ url: hook.url });
+  const answer = await withObjectEnv(subscriptionObject(id), vars, (instance) => instance.create(id, { cluster: "default", name: informer.name }, spec));
+  return { id, informer, answer };
+}
+
 describe("webhook secrets at rest", () => {
   it("stores the secret sealed, and signs with it after a restart", async () => {
     const { cluster, hook, id, secret } = await subscribedInformer();
@@ -111,28 +121,14 @@ describe("webhook secrets at rest", () => {
   });
 
   it("refuses a new subscription without ENCRYPTION_KEY with a 503 naming the setting, and stores nothing", async () => {
-    const cluster = await newCluster();
-    const informer = await startInformer(cluster);
-    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
-    const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
-    const spec = subscriptionSpecSchema.parse({ url: hook.url });
-    const refused = await withObjectEnv(subscriptionObject(id), { ENCRYPTION_KEY: undefined }, (instance) =>
-      instance.create(id, { cluster: "default", name: informer.name }, spec),
-    );
+    const { id, informer, answer: refused } = await createWith({ ENCRYPTION_KEY: undefined });
     expect(refused).toEqual({ ok: false, error: { code: "ServiceUnavailable", message: expect.stringContaining("ENCRYPTION_KEY is not set") } });
     expect(await subscriptionStored(id)).toBe(false);
     expect(unwrap(await informer.stub.subscriberIds())).toEqual([]);
   });
 
   it("stores a new secret unencrypted without ENCRYPTION_KEY only in local development (ALLOW_UNAUTHENTICATED)", async () => {
-    const cluster = await newCluster();
-    const informer = await startInformer(cluster);
-    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
-    const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
-    const spec = subscriptionSpecSchema.parse({ url: hook.url });
-    const created = await withObjectEnv(subscriptionObject(id), { ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "true" }, (instance) =>
-      instance.create(id, { cluster: "default", name: informer.name }, spec),
-    );
+    const { id, answer: created } = await createWith({ ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "true" });
     expect((await storedSecrets(id)).secret).toBe(unwrap(created).secret);
   });
 });
