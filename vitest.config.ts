@@ -51,6 +51,10 @@ export default defineConfig({
                 ACCESS_KEYS_URL: `http://127.0.0.1:${accessKeysPort}`,
                 INFORMERS: "[]",
                 ADMIN_TOKEN: "test-admin-token-0123456789abcdef",
+                // Stored cluster tokens and webhook secrets are sealed with it (src/secrets/secret-sealer.ts).
+                ENCRYPTION_KEY: "test-encryption-key-of-at-least-32-characters",
+                // The key before the last rotation: rows sealed with it still open (and are sealed anew).
+                ENCRYPTION_KEY_PREVIOUS: "test-previous-encryption-key-of-32-characters",
                 ALLOW_UNAUTHENTICATED: "true",
               },
             },

@@ -1,13 +1,16 @@
 /**
- * A tiny edge-informer webhook receiver: it verifies each delivery, drops duplicates, and keeps a
- * mirror of the subscribed objects in memory.
+ * A tiny edge-informer webhook receiver: it verifies each delivery, drops duplicates and events
+ * older than what it holds, and keeps a mirror of the subscribed objects in memory
+ * (receiver-mirror.ts). State is keyed on the signed body's `cluster`, never on the
+ * `x-edge-informer-cluster` header, which the signature does not cover.
  *
  *   WEBHOOK_SECRET=whsec_... PORT=3000 npx node examples/receiver.ts
  *
  * Node ≥ 22.18 runs this TypeScript file directly (type stripping). See examples/README.md.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { type KubernetesObject, verifyWebhook, type WebhookEvent, WebhookVerificationError } from "../src/client/index.ts";
+import { verifyWebhook, type WebhookEvent, WebhookVerificationError } from "../src/client/index.ts";
+import { ReceiverMirror } from "./receiver-mirror.ts";
 
 const secret = process.env.WEBHOOK_SECRET ?? "";
 const port = Number(process.env.PORT ?? 3000);
@@ -16,32 +19,16 @@ if (!secret.startsWith("whsec_")) {
   process.exit(1);
 }
 
-/** Event ids already applied, oldest first: retries repeat an id, so apply each once. Bounded. */
-const MAX_REMEMBERED_IDS = 10_000;
-const seen = new Set<string>();
-
-/** Informer → key ("namespace/name" or "name") → the object's last known state. */
-const mirror = new Map<string, Map<string, KubernetesObject>>();
+const mirror = new ReceiverMirror();
 
 /** Batches are at most 100 events; Kubernetes objects at most ~1.5 MB each. */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
-function remember(id: string): boolean {
-  if (seen.has(id)) return false;
-  seen.add(id);
-  if (seen.size > MAX_REMEMBERED_IDS) seen.delete(seen.values().next().value!);
-  return true;
-}
-
-function apply(event: WebhookEvent): void {
-  let objects = mirror.get(event.informer);
-  if (!objects) mirror.set(event.informer, (objects = new Map()));
-  if (event.type === "delete") objects.delete(event.key);
-  else objects.set(event.key, event.object); // add, update and sync all carry the current state
+function logApplied(event: WebhookEvent): void {
   const flags = [event.initialList && "initial-list", event.finalStateUnknown && "final-state-unknown"].filter(Boolean);
   console.log(
     `${new Date().toISOString()} #${event.sequence} ${event.type} ${event.informer} ${event.key} rv=${event.resourceVersion}` +
-      `${flags.length > 0 ? ` (${flags.join(", ")})` : ""} → ${objects.size} objects`,
+      `${flags.length > 0 ? ` (${flags.join(", ")})` : ""} → ${mirror.objects(event).size} objects`,
   );
 }
 
@@ -77,8 +64,10 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     return reply(response, 500);
   }
   for (const event of events) {
-    if (remember(event.id)) apply(event);
-    else console.log(`${new Date().toISOString()} #${event.sequence} duplicate ${event.id}, skipped`);
+    const outcome = mirror.receive(event);
+    if (outcome === "applied") logApplied(event);
+    else if (outcome === "duplicate") console.log(`${new Date().toISOString()} #${event.sequence} duplicate ${event.id}, skipped`);
+    else console.log(`${new Date().toISOString()} #${event.sequence} ${event.key} rv=${event.resourceVersion} is older than the state held, skipped`);
   }
   reply(response, 204); // any 2xx acknowledges; anything else is retried
 }

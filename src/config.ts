@@ -14,6 +14,7 @@ import { checkResourcePattern, resolveResource } from "./kube/resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
 import { declaredSubscriptionSchema } from "./delivery/subscription-spec.ts";
 import { DEFAULT_CLUSTER, informerObjectName } from "./clusters/cluster.ts";
+import { isSensitive, sensitiveRefusal } from "./cache/sensitive-resources.ts";
 
 // zod/mini keeps the bundle small by shipping no messages; load the English ones once.
 z.config(en());
@@ -60,6 +61,8 @@ export const informerSpecSchema = z
       z.strictObject({
         dropManagedFields: z._default(z.boolean(), true),
         dropFields: z._default(z.array(str(1, 512)).check(z.maxLength(50)), []),
+        /** Secrets: keep `data` and `stringData` (dropped by default). Optional, so specs of other resources stay as stored. */
+        keepSecretData: z.optional(z.boolean()),
       }),
       {},
     ),
@@ -73,6 +76,8 @@ export const informerSpecSchema = z
     /** Server-side watch timeout; default random in [300, 600) s, like client-go. */
     watchTimeoutSeconds: z.optional(int(1, 1800)),
     pageSize: z._default(int(1, 10_000), DEFAULT_PAGE_SIZE),
+    /** Required (true) to mirror a sensitive resource, `secrets` (cache/sensitive-resources.ts). */
+    allowSensitive: z.optional(z.boolean()),
     /** Webhook subscriptions declared with the informer (INFORMERS only; the API has its own routes). */
     subscriptions: z._default(z.array(declaredSubscriptionSchema).check(z.maxLength(50)), []),
   })
@@ -85,6 +90,11 @@ export const informerSpecSchema = z
           throw new Error(`'${spec.resource}' is cluster-scoped: it has no namespace to watch`);
         }
       });
+      const sensitive = isSensitiveSpec(spec);
+      if (sensitive && spec.allowSensitive !== true) ctx.addIssue({ code: "custom", path: ["allowSensitive"], message: sensitiveRefusal(spec.resource) });
+      if (!sensitive && spec.transform.keepSecretData !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["transform", "keepSecretData"], message: "only informers of secrets have secret data to keep" });
+      }
       if (spec.labelSelector !== undefined) check(ctx, ["labelSelector"], () => parseLabelSelector(spec.labelSelector!));
       if (spec.fieldSelector !== undefined) check(ctx, ["fieldSelector"], () => parseFieldSelector(spec.fieldSelector!));
       for (const [index, path] of Object.entries(spec.indexers)) {
@@ -178,11 +188,22 @@ export function parseDeclaredInformers(text: string | undefined): { specs: Infor
   return { specs, errors };
 }
 
+/** Whether the spec's resource is sensitive (false when it does not resolve: that has its own issue). */
+function isSensitiveSpec(spec: { resource: string; apiVersion?: string | undefined }): boolean {
+  try {
+    return isSensitive(resolveResource(spec.resource, spec.apiVersion));
+  } catch {
+    return false;
+  }
+}
+
 /** What the informer machinery needs of a spec. */
 export function informerSettings(spec: InformerSpec): InformerSettings {
+  const { keepSecretData, ...transform } = spec.transform;
   return {
     indexers: spec.indexers,
-    transform: spec.transform,
+    // Also for a secrets informer stored by an earlier release, without allowSensitive.
+    transform: { ...transform, dropSecretData: isSensitiveSpec(spec) && keepSecretData !== true },
     retention: spec.retention,
     reflector: {
       pageSize: spec.pageSize,

@@ -15,7 +15,7 @@ export type ErrorCode =
   | "DeliveryFailed"
   | "Internal"
   | "Misconfigured"
-  | "Unavailable";
+  | "ServiceUnavailable";
 
 const STATUS_OF: Record<ErrorCode, number> = {
   BadRequest: 400,
@@ -28,11 +28,14 @@ const STATUS_OF: Record<ErrorCode, number> = {
   UnsupportedMediaType: 415,
   /** A webhook redelivery the endpoint did not acknowledge. */
   DeliveryFailed: 502,
+  /**
+   * The deployment lacks a setting the request needs (e.g. ENCRYPTION_KEY), or something the answer
+   * depends on cannot be reached now (Cloudflare Access's keys); the message says which.
+   */
+  ServiceUnavailable: 503,
   Internal: 500,
   /** The deployment's settings are wrong (e.g. a token too short): the message says which. */
   Misconfigured: 500,
-  /** Something the answer depends on cannot be reached now (e.g. Cloudflare Access's keys). */
-  Unavailable: 503,
 };
 
 /** An error a client caused or may act on; carries its HTTP status. */
@@ -73,10 +76,24 @@ export function attempt<T>(fn: () => T): Result<T> {
   try {
     return ok(fn());
   } catch (error) {
-    if (error instanceof ApiError) return fail(error.code, error.message);
-    if (error instanceof ValidationError) return fail("BadRequest", error.message);
-    throw error;
+    return failureOf(error);
   }
+}
+
+/** `attempt` for asynchronous work. */
+export async function attemptAsync<T>(fn: () => Promise<T>): Promise<Result<T>> {
+  try {
+    return ok(await fn());
+  } catch (error) {
+    return failureOf(error);
+  }
+}
+
+/** The failed Result of an ApiError or ValidationError; anything else is a bug and is thrown on. */
+function failureOf(error: unknown): Result<never> {
+  if (error instanceof ApiError) return fail(error.code, error.message);
+  if (error instanceof ValidationError) return fail("BadRequest", error.message);
+  throw error;
 }
 
 /** Renders validation issues (zod's) as one message: `field: problem; field: problem`. */

@@ -66,6 +66,8 @@ const PUT_CLUSTER = stmt(
   `INSERT INTO clusters (${CLUSTER_COLUMNS}) VALUES (?, ?, ?, ?, ?)
    ON CONFLICT (name) DO UPDATE SET connection = excluded.connection, source = excluded.source, updated_at = excluded.updated_at`,
 );
+/** The connection alone, re-sealed: the row's source and times stay. */
+const SET_CLUSTER_CONNECTION = stmt("registry.setClusterConnection", "UPDATE clusters SET connection = ? WHERE name = ?");
 const DELETE_CLUSTER = stmt("registry.deleteCluster", "DELETE FROM clusters WHERE name = ?");
 
 type InformerRow = { cluster: string; name: string; spec: string; source: InformerSource; created_at: number; updated_at: number };
@@ -121,6 +123,11 @@ export class InformerRegistry {
 
   putCluster(name: string, connection: ClusterConnection, source: InformerSource, now: number): void {
     this.#db.run(PUT_CLUSTER, name, JSON.stringify(connection), source, now, now);
+  }
+
+  /** Replaces a cluster's stored connection with the same one sealed anew (secrets/secret-sealer.ts `reseal`). */
+  setClusterConnection(name: string, connection: ClusterConnection): void {
+    this.#db.run(SET_CLUSTER_CONNECTION, JSON.stringify(connection), name);
   }
 
   deleteCluster(name: string): boolean {

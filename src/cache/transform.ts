@@ -1,15 +1,18 @@
 /**
  * The transform applied to every object from the API server before it is queued or stored
  * (client-go `SetTransform`, reference §5.8): drops `metadata.managedFields` by default and any
- * configured field paths. Idempotent, as client-go requires (a watch-list may apply it twice).
+ * configured field paths, and a Secret's values unless its informer keeps them. Idempotent, as client-go requires (a watch-list may apply it twice).
  * Sync deltas and tombstones are never transformed again.
  */
 import type { KubeObject } from "../kube/types.ts";
 import { deleteAtPath, parseFieldPath } from "./field-path.ts";
+import { SECRET_DATA_FIELDS } from "./sensitive-resources.ts";
 
 export interface TransformSpec {
   dropManagedFields?: boolean;
   dropFields?: string[];
+  /** An informer of secrets: drop their values (cache/sensitive-resources.ts). */
+  dropSecretData?: boolean;
 }
 
 export type Transform = (object: KubeObject) => KubeObject;
@@ -17,6 +20,7 @@ export type Transform = (object: KubeObject) => KubeObject;
 export function makeTransform(spec: TransformSpec = {}): Transform {
   const paths = (spec.dropFields ?? []).map(parseFieldPath);
   if (spec.dropManagedFields !== false) paths.unshift(["metadata", "managedFields"]);
+  if (spec.dropSecretData === true) paths.push(...SECRET_DATA_FIELDS.map((field) => [field]));
   if (paths.length === 0) return (object) => object;
   return function transform(object) {
     for (const path of paths) deleteAtPath(object, path);

@@ -33,7 +33,11 @@ export interface InformerSpec {
     dropManagedFields?: boolean;
     /** Field paths removed before storing, e.g. `metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']`. */
     dropFields?: string[];
+    /** Informers of `secrets`: keep their `data` and `stringData` (dropped by default). */
+    keepSecretData?: boolean;
   };
+  /** Required (true) for an informer of `secrets`, whose objects are credentials. */
+  allowSensitive?: boolean;
   /** Bounds of the event log (defaults: 100,000 events, 2 days). */
   retention?: { maxEvents?: number; maxAgeSeconds?: number };
   /** Server-side watch timeout; default random in 300–600 s, like client-go. */

@@ -52,6 +52,7 @@ export type EdgeInformerErrorCode =
   | "Conflict"
   | "Gone"
   | "PayloadTooLarge"
+  | "ServiceUnavailable"
   | "Internal"
   | "InvalidResponse"
   | (string & {});

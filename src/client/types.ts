@@ -11,7 +11,10 @@ export interface WebhookEvent<T = KubernetesObject> {
   /** Stable across retries: deduplicate on it. */
   id: string;
   type: WebhookEventType;
-  /** The cluster the informer watches (`default`: KUBE_API_URL); also in the `x-edge-informer-cluster` header. */
+  /**
+   * The cluster the informer watches (`default`: KUBE_API_URL). Key receiver state on this signed
+   * field: the `x-edge-informer-cluster` header says the same but is not covered by the signature.
+   */
   cluster: string;
   informer: string;
   /** "namespace/name", or "name" for cluster-scoped objects. */

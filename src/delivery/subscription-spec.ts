@@ -10,7 +10,7 @@
  * delivery.
  */
 import * as z from "zod/mini";
-import { DEFAULT_CLUSTER, type InformerAddress } from "../clusters/cluster.ts";
+import { DEFAULT_CLUSTER, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { Env } from "../env.ts";
 import { describeIssues, ValidationError } from "../errors.ts";
 import { egressRefusal, isLoopbackHost } from "../net/egress.ts";
@@ -76,6 +76,24 @@ export type DeclaredSubscription = z.output<typeof declaredSubscriptionSchema>;
 export function declaredSubscriptionId(informer: InformerAddress, name: string): string {
   // The default cluster's ids are as they were before clusters, so declared subscriptions keep their state.
   return informer.cluster === DEFAULT_CLUSTER ? `sub_${informer.name}-${name}` : `sub_${informer.cluster}--${informer.name}-${name}`;
+}
+
+/**
+ * The secretBindings that more than one declared subscription names, each with the subscriptions
+ * (`informer.subscriptions.name`) that name it. Two subscriptions signing with one secret cannot be
+ * told apart by a receiver holding it: one's deliveries verify as the other's (review A10).
+ */
+export function sharedSecretBindings(
+  specs: readonly (InformerAddress & { subscriptions: readonly Pick<DeclaredSubscription, "name" | "secretBinding">[] })[],
+): Map<string, string[]> {
+  const users = new Map<string, string[]>();
+  for (const spec of specs) {
+    for (const subscription of spec.subscriptions) {
+      const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
+      users.set(subscription.secretBinding, [...(users.get(subscription.secretBinding) ?? []), where]);
+    }
+  }
+  return new Map([...users].filter(([, where]) => where.length > 1));
 }
 
 /** A Standard Webhooks secret: `whsec_` + base64 of 24 to 64 bytes. */

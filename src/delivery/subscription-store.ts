@@ -235,6 +235,12 @@ const STALE_KEYS = stmt(
   "SELECT key, uid, rv FROM delivered_keys WHERE gen < ? AND key > ? ORDER BY key LIMIT ?",
 );
 const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
+/** The secret columns sealed anew (delivery/stored-secrets.ts), only if they still hold what was read (?3, ?4). */
+const RESEAL_SECRETS = stmt(
+  "subscription.resealSecrets",
+  `UPDATE subscription SET secret = ?1, previous_secret = ?2, previous_secret_until = CASE WHEN ?2 IS NULL THEN NULL ELSE previous_secret_until END
+   WHERE id = 1 AND secret = ?3 AND previous_secret IS ?4`,
+);
 /** The current secret becomes the previous one, signed with until `?1`; `?2` is the new secret. */
 const ROTATE_SECRET = stmt(
   "subscription.rotateSecret",
@@ -473,6 +479,14 @@ export class SubscriptionStore {
   /** A new secret; the one it replaces is still signed with until `previousUntil` (ms). */
   rotateSecret(secret: string, previousUntil: number): void {
     this.#run(ROTATE_SECRET, previousUntil, secret);
+  }
+
+  /**
+   * Replaces the stored secrets with their re-sealed forms (or drops an expired previous one),
+   * unless a rotation or update changed them since `read`: that one wrote them sealed already.
+   */
+  resealSecrets(read: { secret: string; previousSecret: string | null }, next: { secret: string; previousSecret: string | null }): void {
+    this.#run(RESEAL_SECRETS, next.secret, next.previousSecret, read.secret, read.previousSecret);
   }
 
   setPosition(position: Position): void {

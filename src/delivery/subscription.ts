@@ -44,6 +44,8 @@ import { EventFilter, type Filtered } from "./filter.ts";
 import { decide } from "./retry-schedule.ts";
 import { CLUSTER_HEADER, type Send, type SendResult } from "./sender.ts";
 import { DeliverySigner } from "./sign.ts";
+import { SubscriptionSecrets } from "./stored-secrets.ts";
+import { SecretSealer } from "../secrets/secret-sealer.ts";
 import { logDelivery } from "./log-lines.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
@@ -84,6 +86,12 @@ const WINDOW_CHARS = 512 * 1024;
 
 export interface SubscriptionOptions {
   feedTimeoutMs?: number;
+  /**
+   * Seals and opens the stored secrets (delivery/stored-secrets.ts), asked at each use. The default
+   * has no key: it opens only plain text, as tests store it; a SubscriptionObject passes the
+   * deployment's sealer.
+   */
+  sealer?: () => SecretSealer;
 }
 
 export interface SnapshotObject {
@@ -213,6 +221,8 @@ export class Subscription {
   #outbox: StoredOutbox | null | undefined;
   /** The secret's HMAC key, imported once. */
   readonly #signer = new DeliverySigner();
+  /** Seals and opens the stored secrets. */
+  readonly secrets: SubscriptionSecrets;
   /**
    * Deliveries of `#outbox` acknowledged so far (≥ its stored `acked`; memory only). Those beyond
    * the stored count are pending: `#pending` holds their attempt records, stored by `#settleInTx`.
@@ -231,6 +241,24 @@ export class Subscription {
     this.#feed = feed;
     this.#send = send;
     this.#feedTimeoutMs = options.feedTimeoutMs ?? FEED_TIMEOUT_MS;
+    const plaintextOnly = new SecretSealer({ allowPlaintext: true });
+    this.secrets = new SubscriptionSecrets(options.sealer ?? (() => plaintextOnly));
+  }
+
+  /**
+   * Seals stale stored secrets under the current key, and drops a previous secret whose grace
+   * period ended (delivery/stored-secrets.ts): called as the object wakes, a cheap occasion that
+   * comes after every deployment, so a key rotation reaches idle subscriptions too.
+   */
+  async resealSecrets(): Promise<void> {
+    const record = this.store.get();
+    if (!record) return;
+    const next = await this.secrets.resealed(record, this.#clock.now());
+    if (next === undefined) return;
+    this.store.resealSecrets(
+      { secret: record.secret, previousSecret: record.previousSecret?.secret ?? null },
+      { secret: next.secret, previousSecret: next.previousSecret?.secret ?? null },
+    );
   }
 
   /** Starts following the log at `tail`, with a replay of the cache first if the spec asks for it. */
@@ -542,8 +570,15 @@ export class Subscription {
 
   async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
     const now = this.#clock.now();
-    const previous = record.previousSecret !== null && now < record.previousSecret.until ? record.previousSecret.secret : undefined;
-    const headers = await this.#signer.sign(record.secret, webhookId, Math.floor(now / 1000), body, previous);
+    let secrets: { current: string; previous?: string };
+    try {
+      secrets = await this.secrets.signing(record, now);
+    } catch (error) {
+      // A missing or wrong ENCRYPTION_KEY: retried with backoff like an unreachable endpoint, and
+      // the status's lastError says why, rather than an alarm failing in a tight loop.
+      return { durationMs: 0, error: `cannot sign the delivery: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    const headers = await this.#signer.sign(secrets.current, webhookId, Math.floor(now / 1000), body, secrets.previous);
     return this.#send({ url: record.spec.url, headers: { ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
   }
 

@@ -14,7 +14,7 @@ import { ApiError, type ErrorCode } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 
-const CODE_OF: Record<Refusal["status"], ErrorCode> = { 401: "Unauthorized", 403: "Forbidden", 500: "Misconfigured", 503: "Unavailable" };
+const CODE_OF: Record<Refusal["status"], ErrorCode> = { 401: "Unauthorized", 403: "Forbidden", 500: "Misconfigured", 503: "ServiceUnavailable" };
 
 function refused(refusal: Refusal): ApiError {
   return new ApiError(CODE_OF[refusal.status], refusal.message);

@@ -45,7 +45,7 @@ import { isKnownCluster } from "./known-informer.ts";
 type K8sContext = Context<AppEnv>;
 
 /** The API server's StatusReason for our error codes that are not already one. */
-const K8S_REASON: Partial<Record<ErrorCode, string>> = { Misconfigured: "InternalError", Unavailable: "ServiceUnavailable" };
+const K8S_REASON: Partial<Record<ErrorCode, string>> = { Misconfigured: "InternalError" };
 
 /** How long an isolate trusts its copy of the registry; a resource not found in it is looked up again. */
 const REGISTRY_TTL_MS = 1_000;

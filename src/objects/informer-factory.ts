@@ -26,10 +26,12 @@ import {
 import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
+import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
+import { sealerFor } from "../secrets/secret-sealer.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
-import { fail, ok, type Result, unwrap } from "../errors.ts";
+import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
@@ -190,7 +192,10 @@ export class InformerFactory extends DurableObject<Env> {
         run: (): Promise<ClusterHealth> => {
           const cached = this.#health.get(key);
           if (cached) return cached.value;
-          const value = probeCluster(name, resolved, this.env);
+          const value = openConnection(this.#sealer(), name, resolved).then(
+            (opened) => probeCluster(name, opened, this.env),
+            (error: unknown): ClusterHealth => ({ reachable: false, error: errorText(error) }),
+          );
           this.#health.set(key, { until: Date.now() + HEALTH_TTL_MS, value });
           return value;
         },
@@ -212,10 +217,13 @@ export class InformerFactory extends DurableObject<Env> {
       const existing = this.#registry.getCluster(name);
       const full = existing ? undefined : this.#tooManyClusters(name);
       if (full) return fail("Conflict", full);
-      this.#registry.putCluster(name, connection, "api", Date.now());
+      // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
+      const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
+      if (!sealed.ok) return sealed;
+      this.#registry.putCluster(name, sealed.value, "api", Date.now());
       // Even when the stored connection is unchanged: a retry must reach the informers an earlier
       // attempt did not (configure is a no-op for the ones that have it).
-      if (existing) await this.#reconnect(name, connection);
+      if (existing) await this.#reconnect(name, sealed.value);
       const cluster = (await this.clusters()).find((c) => c.name === name)!;
       return ok({ created: existing === undefined, cluster });
     });
@@ -267,6 +275,23 @@ export class InformerFactory extends DurableObject<Env> {
     return registered ? ok(registered.connection) : fail("NotFound", `cluster '${cluster}' not found`);
   }
 
+  /**
+   * The cron's cheap occasion to seal a stale token (plain text from an earlier release, or sealed
+   * under ENCRYPTION_KEY_PREVIOUS) under the current key; the reconnect that follows hands the new
+   * form to every informer, so their copies follow. A token that cannot be re-sealed stays as it is.
+   */
+  async #resealed(name: string, connection: ClusterConnection): Promise<ClusterConnection> {
+    try {
+      const resealed = await resealConnection(this.#sealer(), name, connection);
+      if (resealed === undefined) return connection;
+      this.#registry.setClusterConnection(name, resealed);
+      return resealed;
+    } catch (error) {
+      logger.error("re-encrypting a stored cluster token failed", { cluster: name, cause: "config", error: errorText(error) });
+      return connection;
+    }
+  }
+
   /** Gives every informer of `cluster` its new connection. */
   async #reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
     for (const informer of this.#registry.list(cluster)) {
@@ -311,7 +336,8 @@ export class InformerFactory extends DurableObject<Env> {
       this.#registry.put(spec, "config", Date.now());
       (existing ? result.updated : result.added).push(informerObjectName(spec));
     }
-    for (const spec of specs) if (this.#registry.get(spec)) await this.#syncDeclaredSubscriptions(spec, result);
+    const shared = sharedSecretBindings(specs);
+    for (const spec of specs) if (this.#registry.get(spec)) await this.#syncDeclaredSubscriptions(spec, result, shared);
     // A broken INFORMERS must not delete data: remove undeclared informers only when it parsed cleanly.
     const declared = new Set(specs.map(informerObjectName));
     for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
@@ -343,7 +369,7 @@ export class InformerFactory extends DurableObject<Env> {
    * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
    * Subscriptions created through the API are left alone.
    */
-  async #syncDeclaredSubscriptions(spec: InformerSpec, result: DeclaredSync): Promise<void> {
+  async #syncDeclaredSubscriptions(spec: InformerSpec, result: DeclaredSync, sharedBindings: Map<string, string[]>): Promise<void> {
     const declared = new Set<string>();
     let complete = true;
     for (const subscription of spec.subscriptions) {
@@ -352,6 +378,13 @@ export class InformerFactory extends DurableObject<Env> {
       const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
       const secret = (this.env as unknown as Record<string, unknown>)[subscription.secretBinding];
       try {
+        const sharers = sharedBindings.get(subscription.secretBinding);
+        if (sharers) {
+          throw new Error(
+            `the Worker secret '${subscription.secretBinding}' is the secretBinding of ${sharers.join(" and ")}: ` +
+              "give each declared subscription its own secret, so a receiver can tell their deliveries apart by their signatures",
+          );
+        }
         if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
           throw new Error(
             `the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`,
@@ -380,7 +413,7 @@ export class InformerFactory extends DurableObject<Env> {
     // First the connections, under the change queue so no informer deleted meanwhile is recreated:
     // one a change did not reach (its object was unavailable then) gets it within a minute.
     await this.#exclusive(async () => {
-      for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, cluster.connection);
+      for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, await this.#resealed(cluster.name, cluster.connection));
     });
     const rearmed: string[] = [];
     for (const informer of this.#registry.list()) {
@@ -401,6 +434,11 @@ export class InformerFactory extends DurableObject<Env> {
     const run = this.#changes.then(change, change);
     this.#changes = run.catch(() => undefined);
     return run;
+  }
+
+  /** Seals and opens run-time cluster tokens (clusters/sealed-connection.ts). */
+  #sealer() {
+    return sealerFor(this.env);
   }
 
   #stub(address: InformerAddress) {

@@ -17,6 +17,8 @@ import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-li
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
 import { type ClusterConnection, defaultConnection, resolveConnection } from "../clusters/cluster.ts";
+import { openConnection, sameConnection } from "../clusters/sealed-connection.ts";
+import { sealerFor } from "../secrets/secret-sealer.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
@@ -123,10 +125,11 @@ export class InformerObject extends DurableObject<Env> {
     if (!this.#configured) this.#migrate(true);
     const previous = this.#specs.get();
     const stored = connection ?? null;
-    if (previous && sameListing(previous.spec, spec) && JSON.stringify(previous.connection) === JSON.stringify(stored)) {
+    if (previous && sameListing(previous.spec, spec) && (await sameConnection(this.#sealer(), spec.cluster, previous.connection, stored))) {
       // Nothing the loop uses changed: leave a live watch alone (an idempotent PUT must not restart
-      // it); declared subscriptions are the factory's business.
-      if (!sameSpec(previous.spec, spec)) this.#putSpec(spec, previous.connection);
+      // it); declared subscriptions are the factory's business. A token sealed anew (a key rotation)
+      // is stored in its new form.
+      if (!sameSpec(previous.spec, spec) || JSON.stringify(previous.connection) !== JSON.stringify(stored)) this.#putSpec(spec, stored);
       return ok({ created: false, status: this.#status(spec, this.#informer(spec)) });
     }
     await this.#slice.stop();
@@ -402,7 +405,8 @@ export class InformerObject extends DurableObject<Env> {
     const informer = this.#informer(stored.spec);
     let client: KubeClient;
     try {
-      client = this.#client(stored.spec, stored.connection);
+      const connection = stored.connection && (await openConnection(this.#sealer(), stored.spec.cluster, stored.connection));
+      client = this.#client(stored.spec, connection);
     } catch (error) {
       // A configuration problem: say so in the status and retry later, never in a tight loop.
       const retryAt = Date.now() + FALLBACK_REARM_MS;
@@ -464,6 +468,11 @@ export class InformerObject extends DurableObject<Env> {
           .catch((error: unknown) => logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) })),
       ),
     );
+  }
+
+  /** Opens the cluster token the factory stored sealed (clusters/sealed-connection.ts). */
+  #sealer() {
+    return sealerFor(this.env);
   }
 
   #client(spec: InformerSpec, connection: ClusterConnection | null): KubeClient {

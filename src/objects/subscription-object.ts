@@ -30,11 +30,12 @@ import {
 import type { z } from "zod/mini";
 import type { SubscriptionSpec, subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
-import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
+import { ApiError, attempt, attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
+import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { countDeliveriesInTx, type DeliveryCounts } from "../metrics/delivery-counters.ts";
-import { setLogLevel } from "../log.ts";
+import { errorText, logger, setLogLevel } from "../log.ts";
 import { subscriptionIdentity } from "../metrics/identity.ts";
 
 /** What /metrics and the status page read of a subscription (src/metrics); never its secret or URL. */
@@ -96,7 +97,14 @@ export class SubscriptionObject extends DurableObject<Env> {
     super(ctx, env);
     this.#db = new Db(ctx.storage);
     setLogLevel(env.LOG_LEVEL);
-    ctx.blockConcurrencyWhile(async () => this.#migrate());
+    ctx.blockConcurrencyWhile(async () => {
+      this.#migrate();
+      // Waking is the cheap occasion to seal what an earlier release or key left (stored-secrets.ts).
+      await this.#subscription.resealSecrets().catch((error: unknown) => {
+        const record = this.#subscription.store.get();
+        logger.error("re-encrypting a stored webhook secret failed", { ...(record && subscriptionIdentity(record)), cause: "config", error: errorText(error) });
+      });
+    });
   }
 
   /**
@@ -107,7 +115,10 @@ export class SubscriptionObject extends DurableObject<Env> {
     const informer = asAddress(target);
     if (this.#subscription.store.get()) return fail("Conflict", `subscription '${id}' already exists`);
     const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
-    const created = await this.#register(id, informer, spec, secret, false);
+    // Sealed before anything is registered: without ENCRYPTION_KEY the request changes nothing.
+    const sealed = await this.#seal(id, secret);
+    if (!sealed.ok) return sealed;
+    const created = await this.#register(id, informer, spec, sealed.value, false);
     return created.ok ? ok({ ...created.value, secret }) : created;
   }
 
@@ -119,7 +130,9 @@ export class SubscriptionObject extends DurableObject<Env> {
     const informer = asAddress(target);
     const existing = this.#subscription.store.get();
     if (!existing) {
-      const created = await this.#register(id, informer, spec, secret, true);
+      const sealed = await this.#seal(id, secret);
+      if (!sealed.ok) return sealed;
+      const created = await this.#register(id, informer, spec, sealed.value, true);
       return created.ok ? ok("created") : created;
     }
     // Declared ids join names with '-', which names may contain: two declarations can meet here.
@@ -131,10 +144,18 @@ export class SubscriptionObject extends DurableObject<Env> {
     const registered = await informerStub(this.env, informer).addSubscriber(id);
     if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
     const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);
-    if (JSON.stringify(resolved) === JSON.stringify(existing.spec) && secret === existing.secret) return ok("unchanged");
-    this.#subscription.updateSpec(resolved, secret);
+    const sameSecret = await this.#subscription.secrets.open(id, existing.secret).then((held) => held === secret, () => false);
+    if (JSON.stringify(resolved) === JSON.stringify(existing.spec) && sameSecret) return ok("unchanged");
+    const sealed = sameSecret ? ok(existing.secret) : await this.#seal(id, secret);
+    if (!sealed.ok) return sealed;
+    this.#subscription.updateSpec(resolved, sealed.value);
     await this.#wake();
     return ok("updated");
+  }
+
+  /** `secret` sealed for storage, or the 503 that names ENCRYPTION_KEY. */
+  #seal(id: string, secret: string): Promise<Result<string>> {
+    return attemptAsync(() => this.#subscription.secrets.seal(id, secret));
   }
 
   async #register(id: string, informer: InformerAddress, spec: ParsedSpec, secret: string, declared: boolean): Promise<Result<SubscriptionStatus>> {
@@ -211,8 +232,12 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   /** A new secret (answered this once); the old one is still signed with for `graceSeconds`. */
   async rotateSecret(graceSeconds: number): Promise<Result<{ id: string; secret: string; previousSecretExpiresAt: string }>> {
+    const record = this.#subscription.store.get();
+    if (!record || this.#destroying) return fail("NotFound", "subscription not found");
     const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
-    const rotated = this.#with((subscription) => ({ id: subscription.store.get()!.id, ...subscription.rotateSecret(secret, graceSeconds * 1000) }));
+    const sealed = await this.#seal(record.id, secret);
+    if (!sealed.ok) return sealed;
+    const rotated = this.#with((subscription) => ({ id: subscription.store.get()!.id, ...subscription.rotateSecret(sealed.value, graceSeconds * 1000) }));
     if (!rotated.ok) return rotated;
     return ok({ id: rotated.value.id, secret, previousSecretExpiresAt: new Date(rotated.value.previousSecretExpiresAt).toISOString() });
   }
@@ -318,7 +343,9 @@ export class SubscriptionObject extends DurableObject<Env> {
       const record = this.#subscription.store.get();
       return record && { informer: addressOf(record), id: record.id };
     });
-    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock, fetch, this.env.WEBHOOK_ALLOWED_HOSTS));
+    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock, fetch, this.env.WEBHOOK_ALLOWED_HOSTS), {
+      sealer: () => sealerFor(this.env),
+    });
   }
 
   #with<T>(fn: (subscription: Subscription) => T): Result<T> {

@@ -1,6 +1,6 @@
 /** Subscription bodies: defaults, and which endpoint URLs are accepted under which policy. */
 import { describe, expect, it } from "vitest";
-import { checkEndpointUrl, parseSubscriptionSpec, webhookUrlPolicy } from "../../src/delivery/subscription-spec.ts";
+import { checkEndpointUrl, parseSubscriptionSpec, sharedSecretBindings, webhookUrlPolicy } from "../../src/delivery/subscription-spec.ts";
 
 const dev = { allowLoopbackHttp: true };
 const prod = { allowLoopbackHttp: false };
@@ -50,5 +50,16 @@ describe("subscription spec", () => {
   it("takes its policy from the environment", () => {
     expect(webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true", WEBHOOK_ALLOWED_HOSTS: "example.com" })).toEqual({ allowLoopbackHttp: true, allowedHosts: "example.com" });
     expect(webhookUrlPolicy({})).toEqual({ allowLoopbackHttp: false, allowedHosts: undefined });
+  });
+
+  it("finds declared subscriptions that share a secretBinding, across informers and clusters", () => {
+    const hook = (name: string, secretBinding: string) => ({ name, secretBinding });
+    const specs = [
+      { cluster: "default", name: "pods", subscriptions: [hook("audit", "AUDIT_SECRET"), hook("ops", "OPS_SECRET")] },
+      { cluster: "prod", name: "pods", subscriptions: [hook("audit", "AUDIT_SECRET")] },
+      { cluster: "default", name: "nodes", subscriptions: [hook("ops", "NODES_SECRET")] },
+    ];
+    expect(sharedSecretBindings(specs)).toEqual(new Map([["AUDIT_SECRET", ["pods.subscriptions.audit", "prod/pods.subscriptions.audit"]]]));
+    expect(sharedSecretBindings(specs.slice(2))).toEqual(new Map());
   });
 });

@@ -34,6 +34,8 @@ const ADMIN_TOKEN = "e2e-admin-token-0123456789abcdefghij";
 /** A TOKENS credential that reads only the cluster RESTRICTED_CLUSTER (test/e2e/access.e2e.test.ts adds it). */
 const RESTRICTED_CLUSTER = "restricted";
 const RESTRICTED_READ_TOKEN = "e2e-restricted-reader-0123456789abcdefghij";
+/** Encrypts stored cluster tokens and webhook secrets, as a deployment must set it (docs/api.md "Secrets at rest"). */
+const ENCRYPTION_KEY = "e2e-encryption-key-of-at-least-32-characters";
 const SYNC_TIMEOUT_MS = 60_000;
 
 const INFORMERS = [
@@ -84,6 +86,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
         READ_TOKEN,
         ADMIN_TOKEN,
         TOKENS: JSON.stringify([{ name: "restricted-reader", sha256: createHash("sha256").update(RESTRICTED_READ_TOKEN).digest("hex"), role: "read", clusters: [RESTRICTED_CLUSTER] }]),
+        ENCRYPTION_KEY,
         ALLOW_UNAUTHENTICATED: "false",
       },
     });

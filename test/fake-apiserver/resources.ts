@@ -64,6 +64,20 @@ export const RESOURCES: readonly ResourceDef[] = [
     fieldLabels: NAMESPACED_META,
   },
   {
+    // Served so informers of secrets can be tested (issue 17 item 8: allowSensitive, keepSecretData).
+    name: "secrets",
+    singularName: "secret",
+    kind: "Secret",
+    listKind: "SecretList",
+    group: "",
+    version: "v1",
+    namespaced: true,
+    shortNames: [],
+    categories: [],
+    builtIn: true,
+    fieldLabels: [...NAMESPACED_META, "type"],
+  },
+  {
     name: "namespaces",
     singularName: "namespace",
     kind: "Namespace",

@@ -13,22 +13,14 @@ import { newCluster, status, waitFor } from "../helpers/informer.ts";
 import { pod } from "../fake-apiserver/builders.ts";
 import { informerStub } from "../../src/clusters/stubs.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
+import { withObjectEnv } from "../helpers/object-env.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
 const declared = (...specs: object[]) => JSON.stringify(specs);
 
 /** Syncs with extra Worker variables (local development settings, the operator's secrets), for this factory instance only. */
 const syncWith = (vars: Record<string, string>, informers: string, clusters?: string) =>
-  runInDurableObject(factory(), async (instance) => {
-    const instanceEnv = (instance as unknown as { env: Record<string, unknown> }).env;
-    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, instanceEnv[k]]));
-    Object.assign(instanceEnv, vars);
-    try {
-      return await instance.syncDeclared(informers, clusters);
-    } finally {
-      Object.assign(instanceEnv, saved);
-    }
-  });
+  withObjectEnv(factory(), vars, (instance) => instance.syncDeclared(informers, clusters));
 
 describe("InformerFactory", () => {
   it("adds, updates and removes declared informers as INFORMERS changes", async () => {
@@ -287,20 +279,40 @@ describe("InformerFactory", () => {
 
   it("refuses a declared subscription whose id another informer's declared subscription holds", async () => {
     const receiver = await ReceiverEndpoint.create(env.RECEIVER_URL);
-    const hook = (name: string) => ({ name, url: receiver.url, secretBinding: "CLASH_SECRET" });
+    const hook = (name: string, secretBinding: string) => ({ name, url: receiver.url, secretBinding });
     const cluster = await newCluster();
-    const vars = { CLASH_SECRET: `whsec_${btoa("declared secret of 24 by")}`, ALLOW_UNAUTHENTICATED: "true" };
+    const secret = `whsec_${btoa("declared secret of 24 by")}`;
+    const vars = { CLASH_SECRET: secret, CLASH_SECRET_TOO: secret, ALLOW_UNAUTHENTICATED: "true" };
     const result = await syncWith(
       vars,
       declared(
-        { name: "clash--pods", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook("hook")] },
-        { name: "pods", cluster: "clash", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook("hook")] },
+        { name: "clash--pods", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook("hook", "CLASH_SECRET")] },
+        { name: "pods", cluster: "clash", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook("hook", "CLASH_SECRET_TOO")] },
       ),
       JSON.stringify({ clash: { server: cluster.url } }),
     );
     expect(result.errors).toEqual([expect.stringContaining("'sub_clash--pods-hook' already follows informer 'clash--pods'")]);
     expect(unwrap(await env.SUBSCRIPTION.getByName("sub_clash--pods-hook").status())).toMatchObject({ cluster: "default", informer: "clash--pods" });
     await syncWith(vars, declared(), JSON.stringify({}));
+  });
+
+  it("refuses declared subscriptions that share a secretBinding: a receiver could not tell their deliveries apart", async () => {
+    const receiver = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const vars = { SHARED_SECRET: `whsec_${btoa("declared secret of 24 by")}`, ALLOW_UNAUTHENTICATED: "true" };
+    const hook = { name: "hook", url: receiver.url, secretBinding: "SHARED_SECRET" };
+    const result = await syncWith(
+      vars,
+      declared(
+        { name: "shared-a", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook] },
+        { name: "shared-b", resource: "pods", watchTimeoutSeconds: 3, subscriptions: [hook] },
+      ),
+    );
+    const why = "the Worker secret 'SHARED_SECRET' is the secretBinding of shared-a.subscriptions.hook and shared-b.subscriptions.hook";
+    expect(result.errors).toEqual([expect.stringContaining(why), expect.stringContaining(why)]);
+    expect(result.errors[0]).toMatch(/give each declared subscription its own secret/);
+    expect(result.subscriptions).toEqual([]);
+    for (const id of ["sub_shared-a-hook", "sub_shared-b-hook"]) expect((await env.SUBSCRIPTION.getByName(id).status()).ok).toBe(false);
+    await syncWith(vars, declared());
   });
 
   it("answers callers of the previous release, which name informers without a cluster, as the default cluster's", async () => {

@@ -1,0 +1,74 @@
+/**
+ * Sensitive resources (issue 17 item 8): an informer of core `secrets` must say `"allowSensitive":
+ * true`, and its cache holds no `data` or `stringData` unless `transform.keepSecretData` is true.
+ */
+import { describe, expect, it } from "vitest";
+import { informerSettings, parseDeclaredInformers, parseInformerSpec } from "../../src/config.ts";
+import { makeTransform } from "../../src/cache/transform.ts";
+import type { KubeObject } from "../../src/kube/types.ts";
+import { unwrap } from "../../src/errors.ts";
+import { newCluster, startInformer, waitSynced } from "../helpers/informer.ts";
+import { json, send, unique } from "../helpers/clusters.ts";
+
+const secret = (): KubeObject => ({
+  metadata: { name: "token", namespace: "default", resourceVersion: "7", managedFields: [] },
+  type: "kubernetes.io/service-account-token",
+  data: { token: "c2VjcmV0" },
+  stringData: { extra: "plain" },
+});
+
+const SENSITIVE = /'secrets' holds credentials .* set "allowSensitive": true/;
+
+describe("sensitive resources", () => {
+  it.each([
+    ["secrets", {}],
+    ["secrets in core v1", { apiVersion: "v1" }],
+  ])("refuses an informer of %s without allowSensitive, saying why", (_, extra) => {
+    expect(() => parseInformerSpec({ resource: "secrets", ...extra })).toThrow(SENSITIVE);
+    expect(() => parseInformerSpec({ resource: "secrets", allowSensitive: false, ...extra })).toThrow(SENSITIVE);
+  });
+
+  it("answers PUT /informers/{name} for secrets without allowSensitive with a 400 that says why", async () => {
+    const response = await send("PUT", `/informers/${unique("secrets")}`, { resource: "secrets" });
+    expect(response.status).toBe(400);
+    expect((await json(response)).error).toMatchObject({ code: "BadRequest", message: expect.stringMatching(SENSITIVE) });
+  });
+
+  it("refuses one declared in INFORMERS too", () => {
+    const { specs, errors } = parseDeclaredInformers(JSON.stringify([{ resource: "secrets" }, { resource: "pods" }]));
+    expect(specs.map((s) => s.name)).toEqual(["pods"]);
+    expect(errors).toEqual([expect.stringMatching(/^INFORMERS\[0\]: invalid informer spec: allowSensitive: 'secrets' holds credentials/)]);
+  });
+
+  it("accepts other resources without it, and refuses keepSecretData where there is no secret data", () => {
+    expect(parseInformerSpec({ resource: "configmaps" }).allowSensitive).toBeUndefined();
+    expect(() => parseInformerSpec({ resource: "configmaps", transform: { keepSecretData: true } })).toThrow(
+      /transform\.keepSecretData: only informers of secrets have secret data to keep/,
+    );
+  });
+
+  it("leaves the spec of other resources as it was, so stored specs compare equal after an upgrade", () => {
+    expect(parseInformerSpec({ resource: "pods" }).transform).toEqual({ dropManagedFields: true, dropFields: [] });
+  });
+
+  it("drops data and stringData from secrets unless keepSecretData is true", () => {
+    const dropping = makeTransform(informerSettings(parseInformerSpec({ resource: "secrets", allowSensitive: true })).transform);
+    expect(dropping(secret())).toEqual({ metadata: { name: "token", namespace: "default", resourceVersion: "7" }, type: "kubernetes.io/service-account-token" });
+    const keeping = makeTransform(
+      informerSettings(parseInformerSpec({ resource: "secrets", allowSensitive: true, transform: { keepSecretData: true } })).transform,
+    );
+    expect(keeping(secret())).toMatchObject({ data: { token: "c2VjcmV0" }, stringData: { extra: "plain" } });
+  });
+
+  it("keeps no secret data in the cache of a live informer", async () => {
+    const cluster = await newCluster();
+    await cluster.create("secrets", secret());
+    const { stub } = await startInformer(cluster, { resource: "secrets", allowSensitive: true });
+    await waitSynced(stub);
+    const cached = unwrap(await stub.listObjects({ limit: 10 })).value.items.map((text) => JSON.parse(text) as KubeObject);
+    expect(cached).toHaveLength(1);
+    expect(cached[0]).not.toHaveProperty("data");
+    expect(cached[0]).not.toHaveProperty("stringData");
+    expect(cached[0]).toMatchObject({ type: "kubernetes.io/service-account-token" });
+  });
+});
