@@ -16,7 +16,7 @@ import * as z from "zod/mini";
 import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
 import type { Env } from "../env.ts";
 import { describeIssues } from "../errors.ts";
-import { isLoopbackHostname } from "../net/loopback.ts";
+import { httpsRefusal } from "../net/egress.ts";
 
 export type Role = "read" | "admin";
 
@@ -133,9 +133,8 @@ function accessSettings(env: Env): AccessSettings | undefined {
     throw new Misconfigured("ACCESS_TEAM_DOMAIN is not a host name such as myteam.cloudflareaccess.com");
   }
   // Plain http only on loopback: where tests serve a key set of their own.
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHostname(url.hostname))) {
-    throw new Misconfigured("ACCESS_TEAM_DOMAIN must be https (e.g. myteam.cloudflareaccess.com)");
-  }
+  const insecure = httpsRefusal(url);
+  if (insecure) throw new Misconfigured(`ACCESS_TEAM_DOMAIN ${insecure} (e.g. myteam.cloudflareaccess.com)`);
   if (url.pathname !== "/" || url.search || url.hash || url.username) {
     throw new Misconfigured("ACCESS_TEAM_DOMAIN is a host name such as myteam.cloudflareaccess.com, without a path");
   }

@@ -13,7 +13,8 @@ import * as z from "zod/mini";
 import { DEFAULT_CLUSTER, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { Env } from "../env.ts";
 import { describeIssues, ValidationError } from "../errors.ts";
-import { egressRefusal, isLoopbackHost } from "../net/egress.ts";
+import { egressRefusal } from "../net/egress.ts";
+import { isLoopbackHostname } from "../net/loopback.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
 
@@ -139,7 +140,7 @@ export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
   const refusal = egressRefusal(url, { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts: policy.allowedHosts });
   if (refusal !== undefined) throw new ValidationError(`invalid subscription: url: ${refusal}`);
   if (url.protocol === "https:") return url;
-  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) {
+  if (url.protocol === "http:" && isLoopbackHostname(url.hostname)) {
     if (policy.allowLoopbackHttp) return url;
     throw new ValidationError(
       "invalid subscription: url: http is accepted only for loopback receivers with ALLOW_UNAUTHENTICATED (local development); use https",

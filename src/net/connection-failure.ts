@@ -12,7 +12,7 @@
  * almost always is.
  */
 import { connect } from "cloudflare:sockets";
-import { isLoopbackHost } from "./egress.ts";
+import { isLoopbackHostname } from "./loopback.ts";
 
 export const LOST_CONNECTION = "Network connection lost.";
 /** How long the probe waits for a TCP handshake: a loopback answers in microseconds. */
@@ -63,7 +63,7 @@ export async function describeConnectionFailure(url: string, error: unknown): Pr
   if (!isLostConnection(error)) return message;
   const port = Number(target.port || (target.protocol === "https:" ? 443 : 80));
   const where = `${target.hostname}:${port}`;
-  if (!isLoopbackHost(target.hostname)) return `the connection to ${where} was refused, reset or lost before an answer (${message})`;
+  if (!isLoopbackHostname(target.hostname)) return `the connection to ${where} was refused, reset or lost before an answer (${message})`;
   switch (await probe(target.hostname, port)) {
     case "refused":
       return `connection refused: nothing accepts connections at ${where} (is the server running?)`;

@@ -14,6 +14,7 @@
  *   `example.com` and `a.example.com`, not `badexample.com`. Unset or empty: any host name.
  * Ports and schemes are not this module's business, except `requireHttps`, which both callers use.
  */
+import { isLoopbackHostname } from "./loopback.ts";
 
 /** The settings that hold an allow-list, as messages name them. */
 export type AllowListSetting = "CLUSTER_ALLOWED_HOSTS" | "WEBHOOK_ALLOWED_HOSTS";
@@ -25,11 +26,6 @@ export interface EgressRule {
 }
 
 const IPV4_LITERAL = /^\d{1,3}(\.\d{1,3}){3}$/;
-
-/** `localhost` (or `*.localhost`), 127.0.0.0/8 or `[::1]`, as `URL.hostname` spells them (IPv4 forms are normalised by the parser). */
-export function isLoopbackHost(hostname: string): boolean {
-  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
-}
 
 /** An address rather than a name: `URL.hostname` turns every IPv4 spelling into dotted decimal and brackets IPv6. */
 export function isIpLiteral(hostname: string): boolean {
@@ -54,7 +50,7 @@ function matchesSuffix(hostname: string, suffix: string): boolean {
 export function egressRefusal(url: URL | string, rule: EgressRule): string | undefined {
   const host = URL.parse(url)?.hostname;
   if (host === undefined) return `'${String(url)}' is not an absolute URL`;
-  if (isLoopbackHost(host)) return undefined;
+  if (isLoopbackHostname(host)) return undefined;
   if (isIpLiteral(host)) {
     return `${host} is an IP address: only host names may be used (loopback excepted, for local development)`;
   }
@@ -66,6 +62,6 @@ export function egressRefusal(url: URL | string, rule: EgressRule): string | und
 /** Why `url` may not carry credentials or signed bodies (plain http off loopback), or undefined when it may. */
 export function httpsRefusal(url: URL): string | undefined {
   if (url.protocol === "https:") return undefined;
-  if (url.protocol === "http:" && isLoopbackHost(url.hostname)) return undefined;
+  if (url.protocol === "http:" && isLoopbackHostname(url.hostname)) return undefined;
   return `must be https (got ${url.protocol.replace(/:$/, "")}; plain http only for loopback hosts, in local development)`;
 }

@@ -1,6 +1,7 @@
 /** The host rules shared by cluster servers and webhook receivers (src/net/egress.ts, issue 17). */
 import { describe, expect, it } from "vitest";
-import { egressRefusal, httpsRefusal, isLoopbackHost, parseAllowedHosts } from "../../src/net/egress.ts";
+import { egressRefusal, httpsRefusal, parseAllowedHosts } from "../../src/net/egress.ts";
+import { isLoopbackHostname } from "../../src/net/loopback.ts";
 
 const webhooks = (allowedHosts?: string) => ({ setting: "WEBHOOK_ALLOWED_HOSTS" as const, allowedHosts });
 
@@ -36,7 +37,7 @@ describe("egress rules", () => {
   it.each(["http://localhost:8080/", "http://127.0.0.1/", "http://127.9.8.7:1/", "http://[::1]:3000/", "http://api.localhost/"])(
     "always allows the loopback host of %s: a deployed Worker cannot reach it, and local development keeps the same rules",
     (url) => {
-      expect(isLoopbackHost(new URL(url).hostname)).toBe(true);
+      expect(isLoopbackHostname(new URL(url).hostname)).toBe(true);
       expect(egressRefusal(url, webhooks("example.com"))).toBeUndefined();
       expect(httpsRefusal(new URL(url))).toBeUndefined();
     },
