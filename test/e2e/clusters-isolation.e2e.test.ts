@@ -29,7 +29,7 @@ import { waitFor } from "./wait.ts";
 import { startWatchProxy, type WatchProxy } from "./watch-proxy.ts";
 import { startWorker, type RunningWorker } from "./worker.ts";
 
-const ADMIN_TOKEN = "iso-admin-token";
+const ADMIN_TOKEN = "iso-admin-token-0123456789abcdefghij";
 const CLUSTERS = ["default", "beta"] as const;
 type ClusterName = (typeof CLUSTERS)[number];
 /** Informer name → the fake server's resource, the same on both clusters. */

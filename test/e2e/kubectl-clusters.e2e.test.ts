@@ -143,7 +143,7 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
   it.each(["README.md", "docs/api.md"])("works with the example kubeconfig of %s", async (doc) => {
     const { kubeconfigs, scratchDir, readToken } = e2e();
     const text = readFileSync(join(ROOT, doc), "utf8");
-    const example = /kubectl with many clusters|Many clusters: `\/k8s\/clusters\/\{cluster\}`/.exec(text);
+    const example = /^### (kubectl with many clusters|Many clusters: `\/k8s\/clusters\/\{cluster\}`)$/m.exec(text);
     expect(example, `${doc} has the section`).not.toBeNull();
     const yaml = /```yaml\n([\s\S]*?)```/.exec(text.slice(example!.index))![1]!;
     // Only the Worker's address and the token are the reader's to fill in.

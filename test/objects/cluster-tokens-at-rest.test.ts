@@ -114,11 +114,11 @@ describe("cluster tokens at rest", () => {
   it("refuses a PUT /clusters token without ENCRYPTION_KEY with a 503 naming the setting, and stores nothing", async () => {
     const name = unique("keyless");
     const connection = { server: "https://k8s.example.com", token: `tok-${crypto.randomUUID()}` };
-    const refused = await withObjectEnv(factory(), { ENCRYPTION_KEY: undefined }, (instance) => instance.putCluster(name, connection));
+    const refused = await withObjectEnv(factory(), { ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "false" }, (instance) => instance.putCluster(name, connection));
     expect(refused).toEqual({ ok: false, error: { code: "ServiceUnavailable", message: expect.stringContaining("ENCRYPTION_KEY is not set") } });
     expect(await factory().hasCluster(name)).toBe(false);
     // A cluster without a token holds no secret, and needs no key.
-    const bare = await withObjectEnv(factory(), { ENCRYPTION_KEY: undefined }, (instance) => instance.putCluster(name, { server: connection.server }));
+    const bare = await withObjectEnv(factory(), { ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "false" }, (instance) => instance.putCluster(name, { server: connection.server }));
     expect(bare.ok).toBe(true);
     expect((await send("DELETE", `/clusters/${name}`)).status).toBe(204);
   });

@@ -121,7 +121,7 @@ describe("webhook secrets at rest", () => {
   });
 
   it("refuses a new subscription without ENCRYPTION_KEY with a 503 naming the setting, and stores nothing", async () => {
-    const { id, informer, answer: refused } = await createWith({ ENCRYPTION_KEY: undefined });
+    const { id, informer, answer: refused } = await createWith({ ENCRYPTION_KEY: undefined, ALLOW_UNAUTHENTICATED: "false" });
     expect(refused).toEqual({ ok: false, error: { code: "ServiceUnavailable", message: expect.stringContaining("ENCRYPTION_KEY is not set") } });
     expect(await subscriptionStored(id)).toBe(false);
     expect(unwrap(await informer.stub.subscriberIds())).toEqual([]);
