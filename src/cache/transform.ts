@@ -17,6 +17,13 @@ export interface TransformSpec {
 
 export type Transform = (object: KubeObject) => KubeObject;
 
+/**
+ * Bumped when this code comes to drop something it kept before, for specs that did not change:
+ * cached objects made by an older version are made again (InformerObject re-transforms them).
+ * 1: a Secret's `data` and `stringData` are dropped unless `keepSecretData` (issue 17).
+ */
+export const TRANSFORM_VERSION = 1;
+
 export function makeTransform(spec: TransformSpec = {}): Transform {
   const paths = (spec.dropFields ?? []).map(parseFieldPath);
   if (spec.dropManagedFields !== false) paths.unshift(["metadata", "managedFields"]);

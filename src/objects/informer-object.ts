@@ -20,6 +20,7 @@ import { type ClusterConnection, defaultConnection, resolveConnection } from "..
 import { openConnection, sameConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { systemClock, systemRandom } from "../clock.ts";
+import { TRANSFORM_VERSION } from "../cache/transform.ts";
 import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
@@ -114,7 +115,10 @@ export class InformerObject extends DurableObject<Env> {
     setLogLevel(env.LOG_LEVEL);
     // Tables appear with the first configure(): an object reached through an unknown name (a query,
     // a probe) answers NotFound and stores nothing (#7.17).
-    ctx.blockConcurrencyWhile(async () => this.#migrate(false));
+    ctx.blockConcurrencyWhile(async () => {
+      this.#migrate(false);
+      await this.#retransformOutdated();
+    });
   }
 
   /**
@@ -441,6 +445,22 @@ export class InformerObject extends DurableObject<Env> {
     migrateInformer(this.#db);
     this.#specs = new SpecStore(this.#db);
     this.#subscribers = new SubscriberList(this.#db);
+  }
+
+  /**
+   * A cache made by an older transform that kept what today's drops (a Secret's data, cached before
+   * issue 17) is made again: the relist of a transform change, which rewrites every body. Once per
+   * object and upgrade; an informer whose transform drops nothing new only records the version.
+   */
+  async #retransformOutdated(): Promise<void> {
+    const stored = this.#stored();
+    if (!stored || stored.transformVersion >= TRANSFORM_VERSION) return;
+    if (informerSettings(stored.spec).transform.dropSecretData) {
+      this.#informer(stored.spec).restart({ transformChanged: true });
+      await this.ctx.storage.setAlarm(Date.now());
+      logger.info("relist", { ...informerIdentity(stored.spec), cause: "retransform", reason: "the cache holds secret data an earlier release kept" });
+    }
+    this.#specs.markTransformCurrent();
   }
 
   #informer(spec: InformerSpec): Informer {

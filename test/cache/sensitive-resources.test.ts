@@ -2,12 +2,14 @@
  * Sensitive resources (issue 17 item 8): an informer of core `secrets` must say `"allowSensitive":
  * true`, and its cache holds no `data` or `stringData` unless `transform.keepSecretData` is true.
  */
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { informerSettings, parseDeclaredInformers, parseInformerSpec } from "../../src/config.ts";
 import { makeTransform } from "../../src/cache/transform.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { unwrap } from "../../src/errors.ts";
-import { newCluster, startInformer, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
 import { json, send, unique } from "../helpers/clusters.ts";
 
 const secret = (): KubeObject => ({
@@ -70,5 +72,27 @@ describe("sensitive resources", () => {
     expect(cached[0]).not.toHaveProperty("data");
     expect(cached[0]).not.toHaveProperty("stringData");
     expect(cached[0]).toMatchObject({ type: "kubernetes.io/service-account-token" });
+  });
+
+  it("re-transforms, at its next start, a secrets cache an earlier release filled with data", async () => {
+    const cluster = await newCluster();
+    await cluster.create("secrets", secret());
+    const { name, stub } = await startInformer(cluster, { resource: "secrets", allowSensitive: true });
+    await waitSynced(stub);
+    const cached = async () => unwrap(await stub.listObjects({ limit: 10 })).value.items.map((text) => JSON.parse(text) as KubeObject);
+    // As an earlier release left it: bodies with their data, and no transform version recorded.
+    await runInDurableObject(stub, (_, state) => {
+      // A cached object's body is that of the log event that last changed it.
+      state.storage.sql.exec(`UPDATE event_log SET body = json_set(body, '$.data', json('{"token":"c2VjcmV0"}')) WHERE seq IN (SELECT seq FROM objects)`);
+      state.storage.sql.exec("UPDATE informer_spec SET transform_version = 0");
+    });
+    expect((await cached())[0]).toHaveProperty("data");
+
+    await evictDurableObject(stub);
+    await env.INFORMER.getByName(name).ensureRunning();
+    await waitFor("the cache to be made again without secret data", async () => (await cached()).every((object) => !("data" in object)));
+    expect(await cached()).toHaveLength(1);
+    const version = await runInDurableObject(stub, (_, state) => state.storage.sql.exec("SELECT transform_version AS v FROM informer_spec").one().v);
+    expect(version).toBe(1);
   });
 });
