@@ -16,6 +16,7 @@ import * as z from "zod/mini";
 import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
 import type { Env } from "../env.ts";
 import { describeIssues } from "../errors.ts";
+import { toHex } from "../net/byte-encoding.ts";
 import { httpsRefusal } from "../net/egress.ts";
 
 export type Role = "read" | "admin";
@@ -82,7 +83,7 @@ const tokensSchema = z.array(tokensEntry).check(z.maxLength(1000));
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(new Uint8Array(digest));
 }
 
 function scopeOf(clusters: readonly string[]): ClusterScope {

@@ -18,6 +18,7 @@ import { errorBody } from "./errors.ts";
 import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import type { Role } from "../auth/credentials.ts";
+import { toHex } from "../net/byte-encoding.ts";
 import type { Principal } from "../auth/principal.ts";
 import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
@@ -58,7 +59,7 @@ function decodeCursor(token: string): SubscriberCursor {
 /** `sub_` + 128 random bits in lower-case hex. */
 function newSubscriptionId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `sub_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `sub_${toHex(bytes)}`;
 }
 
 /**

@@ -23,6 +23,7 @@
 import type { Env } from "../env.ts";
 import { ApiError } from "../errors.ts";
 import { logger } from "../log.ts";
+import { fromBase64url, toBase64url } from "../net/byte-encoding.ts";
 
 export const SEALED_PREFIX = "enc:v1:";
 /** Shorter keys are refused: HKDF stretches a key, it cannot add the entropy a short one lacks. */
@@ -105,7 +106,7 @@ export class SecretSealer {
     }
     const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
     const ciphertext = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(binding) }, current.key, utf8(value));
-    return `${SEALED_PREFIX}${current.id}:${base64url(iv)}:${base64url(new Uint8Array(ciphertext))}`;
+    return `${SEALED_PREFIX}${current.id}:${toBase64url(iv)}:${toBase64url(new Uint8Array(ciphertext))}`;
   }
 
   /** Opens a stored value: sealed (under either key) or plain text written by an earlier release. */
@@ -160,17 +161,8 @@ async function deriveKey(material: string | undefined, setting: string): Promise
   const base = await crypto.subtle.importKey("raw", utf8(material), "HKDF", false, ["deriveKey", "deriveBits"]);
   const params = (info: string) => ({ name: "HKDF", hash: "SHA-256", salt: utf8(HKDF_SALT), info: utf8(info) });
   const key = await crypto.subtle.deriveKey(params(AES_INFO), base, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
-  const id = base64url(new Uint8Array(await crypto.subtle.deriveBits(params(KEY_ID_INFO), base, KEY_ID_BYTES * 8)));
+  const id = toBase64url(new Uint8Array(await crypto.subtle.deriveBits(params(KEY_ID_INFO), base, KEY_ID_BYTES * 8)));
   return { id, key };
 }
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
-
-function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function fromBase64url(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
-}
