@@ -12,7 +12,6 @@
  * - An admin credential may also read. A credential scoped to clusters may do nothing elsewhere.
  * - Refusals name what to set or which credential was refused, never a token's value.
  */
-import { timingSafeEqual } from "hono/utils/buffer";
 import type { Env } from "../env.ts";
 import { isLoopbackHostname } from "../net/loopback.ts";
 import { verifyAccessJwt } from "./access-jwt.ts";
@@ -59,6 +58,17 @@ export function presentedToken(header: string | undefined): string | undefined {
   }
 }
 
+/**
+ * Whether two hex digests of one length are equal, in time that depends on their length only: every
+ * character is compared, whatever differs first. (They are hashes already, so no hashing again.)
+ */
+function sameDigest(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
+
 function granted(name: string, via: Principal["via"], role: Role, clusters: ClusterScope): Principal {
   return { name, via, read: true, admin: role === "admin", clusters };
 }
@@ -78,7 +88,7 @@ export async function authenticate(env: Env, config: CredentialConfig, presented
     const hash = await sha256Hex(token);
     let match: Principal | undefined;
     for (const credential of config.tokens) {
-      if ((await timingSafeEqual(hash, credential.sha256)) && !match) match = granted(credential.name, "token", credential.role, credential.clusters);
+      if (sameDigest(hash, credential.sha256) && !match) match = granted(credential.name, "token", credential.role, credential.clusters);
     }
     if (match) return { ok: true, principal: match };
     return {
