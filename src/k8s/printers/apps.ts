@@ -13,12 +13,11 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, containerCells, formatLabels, formatLabelSelector, nameCell, templatePodSpec } from "./cells.ts";
-import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldDoc, IMAGES_COLUMN, NAME_COLUMN, READY_OF_DESIRED_COLUMN, wide } from "./columns.ts";
-import { at, int, records, replicasOrDefault, text } from "./json.ts";
+import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldColumns, fieldDoc, IMAGES_COLUMN, NAME_COLUMN, READY_OF_DESIRED_COLUMN, TEMPLATE_WIDE_COLUMNS, wide } from "./columns.ts";
+import { at, int, records, replicasOrDefault, specAndStatus, text } from "./json.ts";
 import { labelSelectorString } from "./label-selector.ts";
+import { nameAgePrinter, type NameAgeCells } from "./name-age-printer.ts";
 import { cellPrinter, type Printer, type TableCell } from "./printer.ts";
-
-const SELECTOR_COLUMN = wide("Selector", "string", fieldDoc);
 
 /** The wide cells Containers, Images and Selector of a workload whose pod template is `spec.template`. */
 function templateWideCells(spec: Record<string, unknown>, selector: string): TableCell[] {
@@ -38,8 +37,7 @@ export const DEPLOYMENT_PRINTER: Printer = cellPrinter(
     wide("Selector", "string", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."),
   ],
   (deployment, now) => {
-    const spec = at(deployment, "spec");
-    const status = at(deployment, "status");
+    const [spec, status] = specAndStatus(deployment);
     return [
       nameCell(deployment),
       `${int(status.readyReplicas)}/${replicasOrDefault(spec.replicas)}`,
@@ -52,38 +50,21 @@ export const DEPLOYMENT_PRINTER: Printer = cellPrinter(
   },
 );
 
-const REPLICA_COUNT_COLUMNS = [
-  NAME_COLUMN,
-  column("Desired", "integer", fieldDoc),
-  column("Current", "integer", fieldDoc),
-  column("Ready", "integer", fieldDoc),
-  AGE_COLUMN,
-  CONTAINERS_COLUMN,
-  IMAGES_COLUMN,
-  SELECTOR_COLUMN,
-] as const;
+const REPLICA_COUNT_COLUMNS = fieldColumns("integer", "Desired", "Current", "Ready");
 
-/** Desired, current and ready replicas, age, then the template's wide cells with `selector`. */
-function replicaCountCells(object: KubeObject, now: number, selector: string): TableCell[] {
-  const spec = at(object, "spec");
-  const status = at(object, "status");
-  return [
-    nameCell(object),
-    replicasOrDefault(spec.replicas),
-    int(status.replicas),
-    int(status.readyReplicas),
-    ageCell(object, now),
-    ...templateWideCells(spec, selector),
-  ];
+/** Desired, current and ready replicas, then the template's wide cells with `selector`. */
+function replicaCountCells(object: KubeObject, selector: string): NameAgeCells {
+  const [spec, status] = specAndStatus(object);
+  return { own: [replicasOrDefault(spec.replicas), int(status.replicas), int(status.readyReplicas)], wide: templateWideCells(spec, selector) };
 }
 
-export const REPLICA_SET_PRINTER: Printer = cellPrinter(REPLICA_COUNT_COLUMNS, (rs, now) =>
-  replicaCountCells(rs, now, formatLabelSelector(at(rs, "spec").selector)),
+export const REPLICA_SET_PRINTER: Printer = nameAgePrinter(REPLICA_COUNT_COLUMNS, TEMPLATE_WIDE_COLUMNS, (rs) =>
+  replicaCountCells(rs, formatLabelSelector(at(rs, "spec").selector)),
 );
 
 /** ReplicationController: a map selector (labels.FormatLabels); a nil template gives empty containers. */
-export const REPLICATION_CONTROLLER_PRINTER: Printer = cellPrinter(REPLICA_COUNT_COLUMNS, (rc, now) =>
-  replicaCountCells(rc, now, formatLabels(at(rc, "spec").selector)),
+export const REPLICATION_CONTROLLER_PRINTER: Printer = nameAgePrinter(REPLICA_COUNT_COLUMNS, TEMPLATE_WIDE_COLUMNS, (rc) =>
+  replicaCountCells(rc, formatLabels(at(rc, "spec").selector)),
 );
 
 export const STATEFUL_SET_PRINTER: Printer = cellPrinter(
@@ -99,34 +80,16 @@ export const STATEFUL_SET_PRINTER: Printer = cellPrinter(
   },
 );
 
-export const DAEMON_SET_PRINTER: Printer = cellPrinter(
-  [
-    NAME_COLUMN,
-    column("Desired", "integer", fieldDoc),
-    column("Current", "integer", fieldDoc),
-    column("Ready", "integer", fieldDoc),
-    column("Up-to-date", "integer", fieldDoc),
-    column("Available", "integer", fieldDoc),
-    column("Node Selector", "string", fieldDoc),
-    AGE_COLUMN,
-    CONTAINERS_COLUMN,
-    IMAGES_COLUMN,
-    SELECTOR_COLUMN,
-  ],
-  (ds, now) => {
-    const spec = at(ds, "spec");
-    const status = at(ds, "status");
-    return [
-      nameCell(ds),
-      int(status.desiredNumberScheduled),
-      int(status.currentNumberScheduled),
-      int(status.numberReady),
-      int(status.updatedNumberScheduled),
-      int(status.numberAvailable),
-      formatLabels(templatePodSpec(spec).nodeSelector),
-      ageCell(ds, now),
-      ...templateWideCells(spec, formatLabelSelector(spec.selector)),
-    ];
+export const DAEMON_SET_PRINTER: Printer = nameAgePrinter(
+  [...fieldColumns("integer", "Desired", "Current", "Ready", "Up-to-date", "Available"), column("Node Selector", "string", fieldDoc)],
+  TEMPLATE_WIDE_COLUMNS,
+  (ds) => {
+    const [spec, status] = specAndStatus(ds);
+    const counts = [status.desiredNumberScheduled, status.currentNumberScheduled, status.numberReady, status.updatedNumberScheduled, status.numberAvailable];
+    return {
+      own: [...counts.map(int), formatLabels(templatePodSpec(spec).nodeSelector)],
+      wide: templateWideCells(spec, formatLabelSelector(spec.selector)),
+    };
   },
 );
 

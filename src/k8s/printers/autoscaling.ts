@@ -8,8 +8,8 @@
  * the server's v1→internal conversion does.
  */
 import { ageCell, listWithMore, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN } from "./columns.ts";
-import { at, int, record, records, text, type JsonRecord } from "./json.ts";
+import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN } from "./columns.ts";
+import { at, int, record, records, specAndStatus, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
 const MAX_LISTED_METRICS = 2;
@@ -73,16 +73,11 @@ function targetsCell(spec: JsonRecord, status: JsonRecord): string {
 export const HORIZONTAL_POD_AUTOSCALER_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    column("Reference", "string", fieldDoc),
-    column("Targets", "string", fieldDoc),
-    column("MinPods", "string", fieldDoc),
-    column("MaxPods", "string", fieldDoc),
-    column("Replicas", "string", fieldDoc),
+    ...fieldColumns("string", "Reference", "Targets", "MinPods", "MaxPods", "Replicas"),
     AGE_COLUMN,
   ],
   (hpa, now) => {
-    const spec = at(hpa, "spec");
-    const status = at(hpa, "status");
+    const [spec, status] = specAndStatus(hpa);
     const target = at(spec, "scaleTargetRef");
     return [
       nameCell(hpa),

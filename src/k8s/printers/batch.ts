@@ -8,12 +8,11 @@
  * empty before `status.startTime`, then runs until `status.completionTime`.
  */
 import type { KubeObject } from "../../kube/types.ts";
-import { ageCell, boolPointerCell, containerCells, durationBetween, formatLabelSelector, nameCell, sinceCell, templatePodSpec } from "./cells.ts";
-import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldDoc, IMAGES_COLUMN, NAME_COLUMN, wide } from "./columns.ts";
-import { at, int, records, text, type JsonRecord } from "./json.ts";
-import { cellPrinter, type Printer, type TableCell } from "./printer.ts";
-
-const SELECTOR_COLUMN = wide("Selector", "string", fieldDoc);
+import { boolPointerCell, containerCells, durationBetween, formatLabelSelector, sinceCell, templatePodSpec } from "./cells.ts";
+import { column, fieldColumns, fieldDoc, TEMPLATE_WIDE_COLUMNS } from "./columns.ts";
+import { at, int, records, specAndStatus, text, type JsonRecord } from "./json.ts";
+import { nameAgePrinter } from "./name-age-printer.ts";
+import type { Printer, TableCell } from "./printer.ts";
 
 /** hasJobCondition: the first condition of `type` decides, and it holds when its status is "True". */
 function hasJobCondition(status: JsonRecord, type: string): boolean {
@@ -41,56 +40,27 @@ function jobWideCells(jobSpec: JsonRecord): TableCell[] {
   return [...containerCells(templatePodSpec(jobSpec)), formatLabelSelector(jobSpec.selector)];
 }
 
-export const JOB_PRINTER: Printer = cellPrinter(
-  [
-    NAME_COLUMN,
-    column("Status", "string", "Status of the job."),
-    column("Completions", "string", fieldDoc),
-    column("Duration", "string", "Time required to complete the job."),
-    AGE_COLUMN,
-    CONTAINERS_COLUMN,
-    IMAGES_COLUMN,
-    SELECTOR_COLUMN,
-  ],
+export const JOB_PRINTER: Printer = nameAgePrinter(
+  [column("Status", "string", "Status of the job."), column("Completions", "string", fieldDoc), column("Duration", "string", "Time required to complete the job.")],
+  TEMPLATE_WIDE_COLUMNS,
   (job, now) => {
-    const spec = at(job, "spec");
-    const status = at(job, "status");
-    return [
-      nameCell(job),
-      jobStatus(job, status),
-      completionsCell(spec, status),
-      durationBetween(status.startTime, status.completionTime, now),
-      ageCell(job, now),
-      ...jobWideCells(spec),
-    ];
+    const [spec, status] = specAndStatus(job);
+    return {
+      own: [jobStatus(job, status), completionsCell(spec, status), durationBetween(status.startTime, status.completionTime, now)],
+      wide: jobWideCells(spec),
+    };
   },
 );
 
-export const CRON_JOB_PRINTER: Printer = cellPrinter(
-  [
-    NAME_COLUMN,
-    column("Schedule", "string", fieldDoc),
-    column("Timezone", "string", fieldDoc),
-    column("Suspend", "boolean", fieldDoc),
-    column("Active", "integer", fieldDoc),
-    column("Last Schedule", "string", fieldDoc),
-    AGE_COLUMN,
-    CONTAINERS_COLUMN,
-    IMAGES_COLUMN,
-    SELECTOR_COLUMN,
-  ],
+export const CRON_JOB_PRINTER: Printer = nameAgePrinter(
+  [...fieldColumns("string", "Schedule", "Timezone"), column("Suspend", "boolean", fieldDoc), column("Active", "integer", fieldDoc), column("Last Schedule", "string", fieldDoc)],
+  TEMPLATE_WIDE_COLUMNS,
   (cronJob, now) => {
-    const spec = at(cronJob, "spec");
-    const status = at(cronJob, "status");
-    return [
-      nameCell(cronJob),
-      text(spec.schedule),
-      typeof spec.timeZone === "string" ? spec.timeZone : "<none>",
-      boolPointerCell(spec.suspend),
-      records(status.active).length,
-      status.lastScheduleTime === undefined || status.lastScheduleTime === null ? "<none>" : sinceCell(status.lastScheduleTime, now),
-      ageCell(cronJob, now),
-      ...jobWideCells(at(spec, "jobTemplate", "spec")),
-    ];
+    const [spec, status] = specAndStatus(cronJob);
+    const lastSchedule = status.lastScheduleTime === undefined || status.lastScheduleTime === null ? "<none>" : sinceCell(status.lastScheduleTime, now);
+    return {
+      own: [text(spec.schedule), typeof spec.timeZone === "string" ? spec.timeZone : "<none>", boolPointerCell(spec.suspend), records(status.active).length, lastSchedule],
+      wide: jobWideCells(at(spec, "jobTemplate", "spec")),
+    };
   },
 );

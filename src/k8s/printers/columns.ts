@@ -36,3 +36,18 @@ export const CRD_AGE_COLUMN = column("Age", "date", CREATION_TIMESTAMP_DESCRIPTI
 export const CONTAINERS_COLUMN = wide("Containers", "string", "Names of each container in the template.");
 export const IMAGES_COLUMN = wide("Images", "string", "Images referenced by each container in the template.");
 export const READY_OF_DESIRED_COLUMN = column("Ready", "string", "Number of the pod with ready state");
+
+/** Columns of one type whose descriptions printers.go quotes from k8s.io/api swagger docs (see fieldDoc). */
+export function fieldColumns(type: string, ...names: string[]): ColumnDefinition[] {
+  return names.map((name) => column(name, type, fieldDoc));
+}
+
+/** Wide (priority 1) columns of one type, described as fieldColumns are. */
+export function wideFieldColumns(type: string, ...names: string[]): ColumnDefinition[] {
+  return names.map((name) => wide(name, type, fieldDoc));
+}
+
+/** The wide Selector column of workloads (its description is a swagger doc, see fieldDoc). */
+export const SELECTOR_COLUMN = wide("Selector", "string", fieldDoc);
+/** The wide columns of a workload with a pod template and a selector: Containers, Images, Selector. */
+export const TEMPLATE_WIDE_COLUMNS: readonly ColumnDefinition[] = [CONTAINERS_COLUMN, IMAGES_COLUMN, SELECTOR_COLUMN];

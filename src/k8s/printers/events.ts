@@ -10,7 +10,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { nameCell, sinceCell } from "./cells.ts";
-import { column, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { column, fieldColumns, fieldDoc, NAME_COLUMN, wide, wideFieldColumns } from "./columns.ts";
 import { int, record, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -25,15 +25,10 @@ function isSet(timestamp: unknown): boolean {
 
 export const EVENT_PRINTER: Printer = cellPrinter(
   [
-    column("Last Seen", "string", fieldDoc),
-    column("Type", "string", fieldDoc),
-    column("Reason", "string", fieldDoc),
-    column("Object", "string", fieldDoc),
-    wide("Subobject", "string", fieldDoc),
-    wide("Source", "string", fieldDoc),
+    ...fieldColumns("string", "Last Seen", "Type", "Reason", "Object"),
+    ...wideFieldColumns("string", "Subobject", "Source"),
     column("Message", "string", fieldDoc),
-    wide("First Seen", "string", fieldDoc),
-    wide("Count", "string", fieldDoc),
+    ...wideFieldColumns("string", "First Seen", "Count"),
     { ...NAME_COLUMN, priority: 1 },
   ],
   (event, now) => {

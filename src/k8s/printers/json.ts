@@ -46,3 +46,8 @@ export function replicasOrDefault(value: unknown): number {
 export function entryCount(value: unknown): number {
   return Object.keys(record(value) ?? {}).length;
 }
+
+/** An object's `spec` and `status`, each {} when absent. */
+export function specAndStatus(object: unknown): [spec: JsonRecord, status: JsonRecord] {
+  return [at(object, "spec"), at(object, "status")];
+}

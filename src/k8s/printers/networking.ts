@@ -12,6 +12,7 @@
 import { ageCell, formatLabelSelector, listWithMore, loadBalancerIngress, nameCell } from "./cells.ts";
 import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN } from "./columns.ts";
 import { at, record, records, strings, text } from "./json.ts";
+import { nameAgePrinter } from "./name-age-printer.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
 const MAX_LISTED = 3;
@@ -28,27 +29,19 @@ function hostsCell(rules: Record<string, unknown>[]): string {
   return more ? `${hosts.join(",")} + ${rules.length - MAX_LISTED} more...` : hosts.join(",");
 }
 
-export const INGRESS_PRINTER: Printer = cellPrinter(
-  [
-    NAME_COLUMN,
-    column("Class", "string", "The name of the IngressClass resource that should be used for additional configuration"),
-    column("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule"),
-    column("Address", "string", "Address is a list containing ingress points for the load-balancer"),
-    column("Ports", "string", "Ports of TLS configurations that open"),
-    AGE_COLUMN,
-  ],
-  (ingress, now) => {
-    const spec = at(ingress, "spec");
-    return [
-      nameCell(ingress),
-      typeof spec.ingressClassName === "string" ? spec.ingressClassName : "<none>",
-      hostsCell(records(spec.rules)),
-      loadBalancerIngress(at(ingress, "status", "loadBalancer")),
-      records(spec.tls).length > 0 ? "80, 443" : "80",
-      ageCell(ingress, now),
-    ];
-  },
-);
+const INGRESS_COLUMNS = [
+  column("Class", "string", "The name of the IngressClass resource that should be used for additional configuration"),
+  column("Hosts", "string", "Hosts that incoming requests are matched against before the ingress rule"),
+  column("Address", "string", "Address is a list containing ingress points for the load-balancer"),
+  column("Ports", "string", "Ports of TLS configurations that open"),
+];
+
+export const INGRESS_PRINTER: Printer = nameAgePrinter(INGRESS_COLUMNS, [], (ingress) => {
+  const spec = at(ingress, "spec");
+  const className = typeof spec.ingressClassName === "string" ? spec.ingressClassName : "<none>";
+  const ports = records(spec.tls).length > 0 ? "80, 443" : "80";
+  return { own: [className, hostsCell(records(spec.rules)), loadBalancerIngress(at(ingress, "status", "loadBalancer")), ports] };
+});
 
 export const INGRESS_CLASS_PRINTER: Printer = cellPrinter(
   [

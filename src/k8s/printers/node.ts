@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN, wide, wideFieldColumns } from "./columns.ts";
 import { at, record, records, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -45,11 +45,7 @@ export const NODE_PRINTER: Printer = cellPrinter(
     column("Roles", "string", "The roles of the node"),
     AGE_COLUMN,
     column("Version", "string", fieldDoc),
-    wide("Internal-IP", "string", fieldDoc),
-    wide("External-IP", "string", fieldDoc),
-    wide("OS-Image", "string", fieldDoc),
-    wide("Kernel-Version", "string", fieldDoc),
-    wide("Container-Runtime", "string", fieldDoc),
+    ...wideFieldColumns("string", "Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"),
   ],
   (node, now) => {
     const info = at(node, "status", "nodeInfo");

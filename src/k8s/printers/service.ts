@@ -8,7 +8,7 @@
  * ` + N more...`, `<none>` without subsets.
  */
 import { ageCell, formatLabels, listWithMore, loadBalancerIngress, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
 import { at, int, records, strings, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -43,10 +43,7 @@ function portsCell(spec: JsonRecord): string {
 export const SERVICE_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    column("Type", "string", fieldDoc),
-    column("Cluster-IP", "string", fieldDoc),
-    column("External-IP", "string", fieldDoc),
-    column("Port(s)", "string", fieldDoc),
+    ...fieldColumns("string", "Type", "Cluster-IP", "External-IP", "Port(s)"),
     AGE_COLUMN,
     wide("Selector", "string", fieldDoc),
   ],

@@ -12,8 +12,8 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
-import { at, record, strings, text, type JsonRecord } from "./json.ts";
+import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { at, record, specAndStatus, strings, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
 const BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class";
@@ -58,11 +58,7 @@ const VOLUME_ATTRIBUTES_CLASS_COLUMN = (of: string) => column("VolumeAttributesC
 export const PERSISTENT_VOLUME_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    column("Capacity", "string", fieldDoc),
-    column("Access Modes", "string", fieldDoc),
-    column("Reclaim Policy", "string", fieldDoc),
-    column("Status", "string", fieldDoc),
-    column("Claim", "string", fieldDoc),
+    ...fieldColumns("string", "Capacity", "Access Modes", "Reclaim Policy", "Status", "Claim"),
     column("StorageClass", "string", "StorageClass of the pv"),
     VOLUME_ATTRIBUTES_CLASS_COLUMN("pv"),
     column("Reason", "string", fieldDoc),
@@ -91,18 +87,14 @@ export const PERSISTENT_VOLUME_PRINTER: Printer = cellPrinter(
 export const PERSISTENT_VOLUME_CLAIM_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    column("Status", "string", fieldDoc),
-    column("Volume", "string", fieldDoc),
-    column("Capacity", "string", fieldDoc),
-    column("Access Modes", "string", fieldDoc),
+    ...fieldColumns("string", "Status", "Volume", "Capacity", "Access Modes"),
     column("StorageClass", "string", "StorageClass of the pvc"),
     VOLUME_ATTRIBUTES_CLASS_COLUMN("pvc"),
     AGE_COLUMN,
     wide("VolumeMode", "string", fieldDoc),
   ],
   (pvc, now) => {
-    const spec = at(pvc, "spec");
-    const status = at(pvc, "status");
+    const [spec, status] = specAndStatus(pvc);
     const bound = text(spec.volumeName) !== "";
     return [
       nameCell(pvc),
@@ -121,10 +113,7 @@ export const PERSISTENT_VOLUME_CLAIM_PRINTER: Printer = cellPrinter(
 export const STORAGE_CLASS_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    column("Provisioner", "string", fieldDoc),
-    column("ReclaimPolicy", "string", fieldDoc),
-    column("VolumeBindingMode", "string", fieldDoc),
-    column("AllowVolumeExpansion", "string", fieldDoc),
+    ...fieldColumns("string", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion"),
     AGE_COLUMN,
   ],
   (sc, now) => {
