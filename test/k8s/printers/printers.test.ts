@@ -216,3 +216,23 @@ describe("custom resources", () => {
     expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", 3, "True", null, "120m"]);
   });
 });
+
+describe("the other cataloged kinds", () => {
+  it.each([
+    ["ReplicationController: a map selector, no template", "ReplicationController", { spec: { replicas: 2, selector: { app: "web" } }, status: { replicas: 2 } }, ["x", 2, 2, 0, "120m", "", "", "app=web"]],
+    ["ResourceQuota: sorted names, limits.* in LIMIT", "ResourceQuota", { status: { hard: { "limits.cpu": "2", pods: "10", "requests.cpu": "1" }, used: { pods: "3", "requests.cpu": "500m" } } }, ["x", "pods: 3/10, requests.cpu: 500m/1", "limits.cpu: 0/2", "120m"]],
+    ["PodTemplate: no Age", "PodTemplate", { template: { metadata: { labels: { app: "web" } }, ...template } }, ["x", "app,log", "app:1,log:2", "app=web"]],
+    ["PodDisruptionBudget", "PodDisruptionBudget", { spec: { minAvailable: "50%" }, status: { disruptionsAllowed: 1 } }, ["x", "50%", "N/A", 1, "120m"]],
+    ["Lease", "Lease", { spec: { holderIdentity: "node-1" } }, ["x", "node-1", "120m"]],
+    ["EndpointSlice", "EndpointSlice", { addressType: "IPv4", ports: [{ port: 80 }, { name: "dns" }, {}], endpoints: [{ addresses: ["10.0.0.1"] }] }, ["x", "IPv4", "80,dns,*", "10.0.0.1", "120m"]],
+    ["EndpointSlice without ports or endpoints", "EndpointSlice", { addressType: "IPv6" }, ["x", "IPv6", "<unset>", "<unset>", "120m"]],
+    ["NetworkPolicy selecting every pod", "NetworkPolicy", { spec: { podSelector: {} } }, ["x", "<none>", "120m"]],
+    ["IngressClass with parameters", "IngressClass", { spec: { controller: "k8s.io/ingress-nginx", parameters: { apiGroup: "k8s.example.com", kind: "IngressParameters", name: "p" } } }, ["x", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/p", "120m"]],
+    ["StorageClass marked default, with the defaults", "StorageClass", { metadata: meta("std", { annotations: { "storageclass.kubernetes.io/is-default-class": "true" } }), provisioner: "csi.example.com" }, ["std (default)", "csi.example.com", "Delete", "Immediate", false, "120m"]],
+    ["ControllerRevision of a StatefulSet", "ControllerRevision", { metadata: meta("web-7d", { ownerReferences: [{ apiVersion: "apps/v1", kind: "StatefulSet", name: "web", controller: true }] }), revision: 3 }, ["web-7d", "statefulset.apps/web", 3, "120m"]],
+    ["ClusterRoleBinding to groups", "ClusterRoleBinding", { roleRef: { kind: "ClusterRole", name: "admin" }, subjects: [{ kind: "Group", name: "ops" }] }, ["x", "ClusterRole/admin", "120m", "", "ops", ""]],
+    ["LimitRange (default convertor)", "LimitRange", {}, ["x", "2025-06-01T10:00:00Z"]],
+  ])("%s", (_what, kind, object, expected) => {
+    expect(cells(kind, object)).toEqual(expected);
+  });
+});
