@@ -224,3 +224,35 @@ export function churnSeedPods(namespace: string): FakeObject[] {
     }),
   );
 }
+
+/**
+ * Nodes and config maps for the Table comparisons of kubectl-table.e2e.test.ts: a ready control-plane
+ * node with addresses and node info, a NotReady one, and a cordoned one without info (`<unknown>`
+ * wide cells); config maps with data, binary data and none. Their rows are whatever both printers
+ * agree on: the test compares /k8s with the fake API server, command for command.
+ */
+export const NODES: FakeObject[] = [
+  {
+    apiVersion: "v1", kind: "Node",
+    metadata: { name: "node-a", labels: { "node-role.kubernetes.io/control-plane": "", "kubernetes.io/hostname": "node-a" } },
+    spec: {},
+    status: {
+      conditions: [{ type: "MemoryPressure", status: "False" }, { type: "Ready", status: "True" }],
+      addresses: [{ type: "InternalIP", address: "10.0.0.10" }, { type: "ExternalIP", address: "203.0.113.10" }, { type: "Hostname", address: "node-a" }],
+      nodeInfo: { kubeletVersion: "v1.32.2", osImage: "Debian GNU/Linux 12 (bookworm)", kernelVersion: "6.1.0-28-amd64", containerRuntimeVersion: "containerd://1.7.24" },
+    },
+  },
+  {
+    apiVersion: "v1", kind: "Node",
+    metadata: { name: "node-b", labels: { "kubernetes.io/role": "worker" } },
+    spec: {},
+    status: { conditions: [{ type: "Ready", status: "False" }], addresses: [{ type: "InternalIP", address: "10.0.0.11" }], nodeInfo: { kubeletVersion: "v1.31.5" } },
+  },
+  { apiVersion: "v1", kind: "Node", metadata: { name: "node-c" }, spec: { unschedulable: true }, status: {} },
+];
+
+export const CONFIG_MAPS: FakeObject[] = [
+  { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "settings", namespace: "shop" }, data: { a: "1", b: "2" } } as FakeObject,
+  { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "certs", namespace: "ops" }, data: { "ca.crt": "x" }, binaryData: { "ca.der": "AAE=" } } as FakeObject,
+  { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "empty", namespace: "batch" } },
+];

@@ -1,8 +1,9 @@
 /**
  * globalSetup of the `e2e` vitest project (Node, not workerd): a fake API server on its own loopback
  * port with one cluster seeded from fixtures.ts, and our Worker under `wrangler dev` mirroring it with
- * two informers, `pods` and `deployments` (deployments.apps), fresh Durable Object storage, and
- * READ_TOKEN / ADMIN_TOKEN set. Resolves once both informers report synced, and hands the tests an
+ * informers for `pods`, `deployments` (deployments.apps), and `configmaps`, `namespaces` and `nodes` (for
+ * the Table comparisons), fresh Durable Object storage, and
+ * READ_TOKEN / ADMIN_TOKEN set. Resolves once every informer reports synced, and hands the tests an
  * E2eContext (context.ts). The teardown stops the Worker's process group and the fake server.
  *
  * kubectl reaches /k8s through an HTTPS front (tls-proxy.ts), because it sends a kubeconfig token only
@@ -22,7 +23,7 @@ import { namespace } from "../fake-apiserver/builders.ts";
 import { startFakeApiServer, type FakeApiServer } from "../fake-apiserver/server.ts";
 import type { ObjectOp } from "../fake-apiserver/types.ts";
 import type { E2eContext } from "./context.ts";
-import { CHURN_INFORMER_NAMESPACE, CHURN_WATCH_NAMESPACE, DEPLOYMENTS, NAMESPACES, PODS, churnSeedPods, deploymentObject, podObject } from "./fixtures.ts";
+import { CHURN_INFORMER_NAMESPACE, CHURN_WATCH_NAMESPACE, CONFIG_MAPS, DEPLOYMENTS, NAMESPACES, NODES, PODS, churnSeedPods, deploymentObject, podObject } from "./fixtures.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
 import { waitFor } from "./wait.ts";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.ts";
@@ -41,6 +42,10 @@ const SYNC_TIMEOUT_MS = 60_000;
 const INFORMERS = [
   { name: "pods", resource: "pods", indexers: { phase: "status.phase", node: "spec.nodeName" } },
   { name: "deployments", resource: "deployments.apps" },
+  // For the Table comparisons of kubectl-table.e2e.test.ts.
+  { name: "configmaps", resource: "configmaps" },
+  { name: "namespaces", resource: "namespaces" },
+  { name: "nodes", resource: "nodes" },
 ];
 
 function seedOps(): ObjectOp[] {
@@ -49,6 +54,8 @@ function seedOps(): ObjectOp[] {
     ...PODS.map((seed): ObjectOp => ({ op: "create", resource: "pods", object: podObject(seed) })),
     ...[CHURN_WATCH_NAMESPACE, CHURN_INFORMER_NAMESPACE].flatMap((ns) => churnSeedPods(ns).map((object): ObjectOp => ({ op: "create", resource: "pods", object }))),
     ...DEPLOYMENTS.map((seed): ObjectOp => ({ op: "create", resource: "deployments", object: deploymentObject(seed) })),
+    ...NODES.map((object): ObjectOp => ({ op: "create", resource: "nodes", object })),
+    ...CONFIG_MAPS.map((object): ObjectOp => ({ op: "create", resource: "configmaps", object })),
   ];
 }
 

@@ -1,11 +1,12 @@
 /**
  * GET of one object by name: the current state WITH kind/apiVersion (as a real GET returns it), or
- * a 404 NotFound Status naming the resource and object.
+ * a 404 NotFound Status naming the resource and object; a one-row Table when the Accept header asks for one.
  */
 import { sendJson, sendStatus } from "./http.ts";
 import type { KubeRequest } from "./kube-request.ts";
 import { withTypeMeta } from "./resources.ts";
 import { objectKey } from "./store.ts";
+import { requestedTable, tableOf } from "./table.ts";
 import { notFound } from "./status.ts";
 
 export function serveGet(ctx: KubeRequest, name: string): void {
@@ -15,5 +16,9 @@ export function serveGet(ctx: KubeRequest, name: string): void {
     sendStatus(res, notFound(def.name, def.group, name));
     return;
   }
-  sendJson(res, 200, withTypeMeta(def, obj));
+  const typed = withTypeMeta(def, obj);
+  const tableFormat = requestedTable(ctx.req, ctx.params, def);
+  // A Table of one object carries that object's resourceVersion as its ListMeta.
+  const body = tableFormat ? tableOf(tableFormat, [{ typed, obj }], { resourceVersion: obj.metadata.resourceVersion }) : typed;
+  sendJson(res, 200, body);
 }

@@ -12,10 +12,10 @@
  */
 import { matchesFields, matchesLabels } from "../../src/kube/selectors.ts";
 import { decodeContinue, encodeContinue } from "./continue-token.ts";
-import { ChunkedWriter, sendStatus, sleep } from "./http.ts";
+import { ChunkedWriter, sendJson, sendStatus, sleep } from "./http.ts";
 import { noteFault, type KubeRequest } from "./kube-request.ts";
 import type { ListOptions } from "./list-options.ts";
-import { apiVersionOf, asListItem } from "./resources.ts";
+import { apiVersionOf, asListItem, withTypeMeta } from "./resources.ts";
 import {
   badRequest,
   expired,
@@ -27,6 +27,7 @@ import {
   type KubeStatus,
 } from "./status.ts";
 import { lowerBound } from "./store.ts";
+import { requestedTable, tableOf } from "./table.ts";
 import type { FakeObject, Fault } from "./types.ts";
 
 interface Page {
@@ -142,6 +143,12 @@ async function writeList(ctx: KubeRequest, page: Page, stall?: Extract<Fault, { 
   const metadata: Record<string, unknown> = { resourceVersion: String(page.snapshot) };
   if (page.continue !== undefined) metadata.continue = page.continue;
   if (page.remainingItemCount !== undefined) metadata.remainingItemCount = page.remainingItemCount;
+  const tableFormat = requestedTable(ctx.req, ctx.params, def);
+  if (tableFormat) {
+    const objects = page.items.map((obj) => ({ typed: withTypeMeta(def, obj), obj }));
+    sendJson(res, 200, tableOf(tableFormat, objects, metadata), { "cache-control": "no-cache, private" });
+    return;
+  }
   res.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache, private" });
   const out = new ChunkedWriter(res);
   const head = JSON.stringify({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata });

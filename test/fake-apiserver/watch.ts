@@ -21,6 +21,7 @@ import type { ListOptions } from "./list-options.ts";
 import { apiVersionOf, withTypeMeta, type ResourceDef } from "./resources.ts";
 import { statusForCode, tooLargeResourceVersion, watchTooOld, type KubeStatus } from "./status.ts";
 import type { Change } from "./store.ts";
+import { requestedTable, tableOf, type TableFormat } from "./table.ts";
 import type { FakeObject } from "./types.ts";
 
 const DEFAULT_TIMEOUT_SECONDS = 1800;
@@ -41,7 +42,9 @@ export async function serveWatch(ctx: KubeRequest, o: ListOptions): Promise<void
     sendStatus(res, statusForCode(injected.code, { ...injected, ...watchWording }));
     return;
   }
-  new WatchStream(cluster, def, ctx.namespace, o, res, streamFault).start();
+  // A watch-list request never gets a Table (the API server's watchListEndpointRestrictions).
+  const tableFormat = o.sendInitialEvents ? undefined : requestedTable(ctx.req, ctx.params, def);
+  new WatchStream(cluster, def, ctx.namespace, o, res, streamFault, tableFormat).start();
 }
 
 type EventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -61,6 +64,9 @@ class WatchStream implements OpenWatch {
   private after = 0n;
   private readonly timers: ReturnType<typeof setTimeout>[] = [];
   private unsubscribe: (() => void) | undefined;
+  private readonly tableFormat: TableFormat | undefined;
+  /** Only the first Table event carries columnDefinitions. */
+  private tableColumnsSent = false;
 
   constructor(
     cluster: Cluster,
@@ -69,7 +75,9 @@ class WatchStream implements OpenWatch {
     o: ListOptions,
     res: ServerResponse,
     fault: StreamFault | undefined,
+    tableFormat?: TableFormat,
   ) {
+    this.tableFormat = tableFormat;
     this.cluster = cluster;
     this.def = def;
     this.namespace = namespace;
@@ -189,7 +197,14 @@ class WatchStream implements OpenWatch {
   }
 
   private send(type: EventType, obj: FakeObject): void {
-    this.writeEvent(type, withTypeMeta(this.def, obj));
+    const typed = withTypeMeta(this.def, obj);
+    if (!this.tableFormat) {
+      this.writeEvent(type, typed);
+      return;
+    }
+    const withColumns = !this.tableColumnsSent;
+    this.tableColumnsSent = true;
+    this.writeEvent(type, tableOf(this.tableFormat, [{ typed, obj }], { resourceVersion: obj.metadata.resourceVersion }, withColumns));
   }
 
   /** One ERROR event, then the end of the stream. */

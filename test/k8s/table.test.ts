@@ -6,12 +6,12 @@ import { ValidationError } from "../../src/errors.ts";
 import { humanDuration, timestampAge } from "../../src/k8s/duration.ts";
 import {
   columnDefinitions,
-  labelSelectorString,
   parseIncludeObject,
   table,
   tableRow,
   type TableOptions,
 } from "../../src/k8s/table.ts";
+import { labelSelectorString } from "../../src/k8s/printers/label-selector.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 
 const SECOND = 1000;
@@ -419,13 +419,13 @@ describe("columnDefinitions", () => {
     expect(columnDefinitions("Deployment")[1]?.description).toBe("Number of the pod with ready state");
   });
 
-  it("gives any other kind Name and Age, as a custom resource without printer columns", () => {
-    expect(columnDefinitions("ConfigMap")).toEqual([
+  it("gives a kind that is not built in Name and Age, as a custom resource without printer columns", () => {
+    expect(columnDefinitions("Widget")).toEqual([
       { name: "Name", type: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 },
       { name: "Age", type: "date", format: "", description: AGE_DESCRIPTION, priority: 0 },
     ]);
     const cm: KubeObject = { metadata: { name: "settings", creationTimestamp: ago(3 * HOUR + 5 * MINUTE) }, data: { a: "1" } };
-    expect(tableRow("ConfigMap", cm, options).cells).toEqual(["settings", "3h5m"]);
+    expect(tableRow("Widget", cm, options).cells).toEqual(["settings", "3h5m"]);
   });
 
   it("returns a fresh copy each call", () => {
