@@ -34,6 +34,7 @@ import { compareResourceVersions } from "../kube/resource-version.ts";
 import { parseResourcePath, type ResourceRequest, type ServedResource, servedResources } from "../k8s/served.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
+import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -199,18 +200,15 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   if (timeoutSeconds !== undefined && (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0)) {
     throw statusErrors.badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutText)}`);
   }
-  const resourceVersion = q("resourceVersion");
-  const sendInitialEvents = c.req.query("sendInitialEvents");
-  if (isTrue(sendInitialEvents) && q("resourceVersionMatch") !== "NotOlderThan") {
-    throw statusErrors.invalidListOptions("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
-  }
+  const options = listOptionsQuery(c, true);
+  checkListOptions(options);
+  const resourceVersion = options.resourceVersion;
   const params: WatchParams = {
     info: served.info,
     format,
     includeObject,
     bookmarks: isTrue(c.req.query("allowWatchBookmarks")),
-    // Unset or "0" means initial events unless the client says otherwise (the WatchList default).
-    initialEvents: sendInitialEvents === undefined || isTrue(sendInitialEvents),
+    initialEvents: sendsInitialEvents(options),
     ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
@@ -220,6 +218,18 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   const opened = await informerStub(c, served).watch(params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   return new Response(opened.value, { headers: STREAM_HEADERS });
+}
+
+/** The ListOptions the server's validation reads (list-options.ts), empty values read as absent. */
+function listOptionsQuery(c: K8sContext, watch: boolean): ListOptionsQuery {
+  const sendInitialEvents = c.req.query("sendInitialEvents");
+  return {
+    watch,
+    resourceVersion: queryParam(c, "resourceVersion"),
+    resourceVersionMatch: queryParam(c, "resourceVersionMatch"),
+    continue: queryParam(c, "continue"),
+    sendInitialEvents: sendInitialEvents === undefined ? undefined : isTrue(sendInitialEvents),
+  };
 }
 
 /**
@@ -314,22 +324,11 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
   const limitText = q("limit");
   const limit = limitText === undefined ? undefined : Number(limitText);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
-  const token = q("continue");
-  const resourceVersion = q("resourceVersion");
-  const match = q("resourceVersionMatch");
+  const options = listOptionsQuery(c, false);
+  checkListOptions(options);
+  const { continue: token, resourceVersion, resourceVersionMatch: match } = options;
   if (token !== undefined && resourceVersion !== undefined) {
     throw statusErrors.badRequest("specifying resource version is not allowed when using continue");
-  }
-  if (match !== undefined) {
-    if (resourceVersion === undefined) {
-      throw statusErrors.invalidListOptions("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided");
-    }
-    if (match !== "NotOlderThan" && match !== "Exact") {
-      throw statusErrors.invalidListOptions("resourceVersionMatch", `Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
-    }
-    if (match === "Exact" && resourceVersion === "0") {
-      throw statusErrors.invalidListOptions("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
-    }
   }
   const fieldSelector = q("fieldSelector");
   if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);

@@ -72,12 +72,6 @@ export const statusErrors = {
       causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
       retryAfterSeconds: 1,
     }),
-  invalidListOptions: (field: string, message: string) =>
-    new StatusError(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: ${field}: ${message}`, {
-      group: "meta.k8s.io",
-      kind: "ListOptions",
-      causes: [{ reason: "FieldValueForbidden", message, field }],
-    }),
   notAcceptable: (types: string) => new StatusError(406, "NotAcceptable", `only the following media types are accepted: ${types}`),
   unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),
 };

@@ -4,9 +4,11 @@
  *
  * Guarantees:
  * - Each watcher gets the log's changes in resourceVersion order, translated by its selectors' enter/leave rule
- *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, for RV ""/"0",
- *   with a synthetic ADDED for every object of one consistent list (versioned-list.ts) and the
- *   changes after it, closed by the `k8s.io/initial-events-end` bookmark when bookmarks were asked.
+ *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, when it asks for
+ *   initial events (a watch-list, list-options.ts), with a synthetic ADDED for every object of one
+ *   consistent list (versioned-list.ts) at a state at least as new as its resourceVersion and the
+ *   changes after it, closed by the `k8s.io/initial-events-end` bookmark at the list's RV when
+ *   bookmarks were asked.
  * - One read of the log per appended batch serves every watcher at the tail: new events are read
  *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
  *   Plain-JSON frames are encoded once per event and shared.
@@ -46,8 +48,9 @@ export interface WatchRequest {
   namespace?: string;
   labelSelector?: LabelSelector;
   fieldSelector?: FieldSelector;
-  /** Absent, "" or "0": start now, with the current objects as ADDED events if `initialEvents`. */
+  /** Absent, "" or "0": any start. Otherwise the changes after it, or initial events at least as new. */
   resourceVersion?: string;
+  /** Start with ADDED for every object (a watch-list), then the changes. */
   initialEvents: boolean;
   bookmarks: boolean;
   timeoutSeconds?: number;
@@ -63,6 +66,8 @@ const RANGES_KEPT = 4;
 const CHUNK_CHARS = 256 * 1024;
 const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
 export const BOOKMARK_INTERVAL_MS = 60_000;
+/** How long a watch-list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
+const FRESHNESS_WAIT_MS = 3_000;
 /** Bytes queued for a watcher before we wait for its client to read. */
 const HIGH_WATER_BYTES = 64 * 1024;
 /** A client that reads nothing for this long is closed, as the API server closes unresponsive watchers. */
@@ -225,24 +230,49 @@ export class WatchHub {
   }
 
   /**
-   * Where a watcher's changes start: after its resourceVersion, or — from ""/"0" — after the
-   * synthetic ADDED events of one consistent list (sent here, with the initial-events-end bookmark
-   * when asked). Undefined when the stream already ended (an ERROR event, or the client left).
+   * Where a watcher's changes start: after its resourceVersion, or — for initial events — after the
+   * synthetic ADDED events of one consistent list at least as new as its resourceVersion (sent here,
+   * with the initial-events-end bookmark at the list's RV when asked). Undefined when the stream
+   * already ended (an ERROR event, or the client left).
    */
   async #start(
     request: WatchRequest,
     framer: WatchFramer,
     send: (frames: string) => Promise<boolean>,
   ): Promise<{ next: number; skipUpTo?: string } | undefined> {
+    const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
+    if (request.initialEvents && rv !== undefined && !(await this.#reaches(rv))) {
+      // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
+      return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, this.#source()?.cacheResourceVersion() ?? "").status)));
+    }
     const source = this.#source();
     if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-    const rv = request.resourceVersion;
-    if (rv !== undefined && rv !== "" && rv !== "0") {
-      const position = source.positionOf(rv);
-      if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
-      return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+    if (request.initialEvents) return this.#sendInitialEvents(source, request, framer, send);
+    if (rv === undefined) return { next: source.bounds().tail };
+    const position = source.positionOf(rv);
+    if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
+    return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+  }
+
+  /** Whether the cache reaches `rv` within FRESHNESS_WAIT_MS (the log's growth wakes the wait). */
+  async #reaches(rv: string): Promise<boolean> {
+    const until = this.#now() + FRESHNESS_WAIT_MS;
+    for (;;) {
+      const current = this.#source()?.cacheResourceVersion();
+      if (current !== undefined && compareResourceVersions(current, rv) >= 0) return true;
+      const left = until - this.#now();
+      if (left <= 0) return false;
+      await within(this.#changed, left, undefined);
     }
-    if (!request.initialEvents) return { next: source.bounds().tail };
+  }
+
+  /** ADDED for every object of one consistent list, then the initial-events-end bookmark when asked. */
+  async #sendInitialEvents(
+    source: WatchSource,
+    request: WatchRequest,
+    framer: WatchFramer,
+    send: (frames: string) => Promise<boolean>,
+  ): Promise<{ next: number } | undefined> {
     const query: VersionedQuery = {
       ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
       ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
@@ -253,7 +283,7 @@ export class WatchHub {
     let page = source.listAt(query);
     const at = page.expired ? 0 : page.at;
     for (;;) {
-      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
+      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(request.resourceVersion ?? "", "").status)));
       const frames = page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("");
       if (frames !== "" && !(await send(frames))) return undefined;
       if (!page.next) break;

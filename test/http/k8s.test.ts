@@ -351,6 +351,44 @@ describe("/k8s", () => {
       for (const events of all) expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`)).toEqual(first);
     });
   });
+
+  describe("watch-list (client-go's WatchListClient) and the ListOptions the server refuses", () => {
+    const WATCH_LIST = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true";
+
+    it("resumes a watch-list at a resourceVersion with every object ADDED, the initial-events-end bookmark, then changes, as the API server does", async () => {
+      const { cluster, name } = await mirrored();
+      for (const p of ["x", "y"]) await cluster.create("pods", pod({ name: p, namespace: "resume" }));
+      await waitConverged(env.INFORMER.getByName(name), cluster);
+      const rv = (await body(await k8s("/api/v1/namespaces/resume/pods"))).metadata.resourceVersion;
+      const path = `/api/v1/namespaces/resume/pods?${WATCH_LIST}&resourceVersion=${rv}`;
+      const ours = collect(await k8s(path), (e) => e.some((x) => x.type === "MODIFIED"));
+      const theirs = collect(await fetch(`${cluster.url}${path}`), (e) => e.some((x) => x.type === "MODIFIED"));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await cluster.update("pods", { ...pod({ name: "y", namespace: "resume" }), status: { phase: "Running" } });
+      const shape = (events: any[]) => events.map((e) => [e.type, e.object.metadata.name ?? e.object.metadata.annotations]);
+      const [seen, reference] = [await ours, await theirs];
+      expect(shape(seen)).toEqual([["ADDED", "x"], ["ADDED", "y"], ["BOOKMARK", { "k8s.io/initial-events-end": "true" }], ["MODIFIED", "y"]]);
+      expect(shape(seen)).toEqual(shape(reference));
+      // The bookmark is at the list's RV: at least the one asked for.
+      expect(BigInt(seen[2].object.metadata.resourceVersion)).toBeGreaterThanOrEqual(BigInt(rv));
+    });
+
+    it.each([
+      ["sendInitialEvents without resourceVersionMatch", "watch=1&sendInitialEvents=true"],
+      ["sendInitialEvents=false without resourceVersionMatch", "watch=1&sendInitialEvents=false&resourceVersion=5"],
+      ["resourceVersionMatch on a watch without sendInitialEvents", "watch=1&resourceVersion=1&resourceVersionMatch=NotOlderThan"],
+      ["a watch-list with an Exact match (two causes)", "watch=1&sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1"],
+      ["sendInitialEvents on a list", "sendInitialEvents=true"],
+      ["resourceVersionMatch without resourceVersion on a list", "resourceVersionMatch=NotOlderThan"],
+      ["a malformed resourceVersion on a watch", "watch=1&resourceVersion=abc"],
+      ["a malformed resourceVersion on a list", "resourceVersion=12a"],
+    ])("refuses %s with the API server's Status", async (_, query) => {
+      const { cluster } = await mirrored();
+      const [ours, theirs] = [await k8s(`/api/v1/pods?${query}`), await fetch(`${cluster.url}/api/v1/pods?${query}`)];
+      expect([ours.status, await body(ours)]).toEqual([theirs.status, await theirs.json()]);
+      expect([400, 422]).toContain(ours.status);
+    });
+  });
 });
 
 describe("/k8s/clusters/{cluster}", () => {

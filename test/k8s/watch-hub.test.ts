@@ -1,6 +1,7 @@
 /**
  * WatchHub over a scripted log: many watchers at the tail cost one log read per appended batch
- * (not one per watcher), a slow reader does not hold the others back, and a closed client is dropped.
+ * (not one per watcher), a slow reader does not hold the others back, and a closed client is dropped;
+ * a watch-list at a resourceVersion gets the initial events and the initial-events-end bookmark (F6).
  */
 import { describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/cache/event-log.ts";
@@ -119,5 +120,39 @@ describe("WatchHub", () => {
     hub.notify();
     const names = (await received).map((l) => JSON.parse(l).object.metadata.name);
     expect(names).toEqual(["e3", "e4", "e5"]);
+  });
+
+  it("answers a watch-list at a resourceVersion with every object as ADDED, then the initial-events-end bookmark at the list's RV, then changes", async () => {
+    const log = scriptedLog();
+    for (let i = 0; i < 3; i++) log.append(`w${i}`); // 101..103
+    const items = ["w0", "w1", "w2"].map((name, i) => JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: String(101 + i) } }));
+    const source: WatchSource = { ...log.source, listAt: () => ({ expired: false, items, keys: [], at: 3 }) };
+    const hub = new WatchHub(() => source);
+    // client-go's reflector in watch-list mode resumes at its last RV and waits for the bookmark.
+    const received = readLines(hub.open({ ...request, resourceVersion: "102", initialEvents: true, bookmarks: true }), 5);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    log.append("w3"); // 104
+    hub.notify();
+    const events = (await received).map((l) => JSON.parse(l));
+    expect(events.map((e) => [e.type, e.object.metadata.name ?? e.object.metadata.resourceVersion])).toEqual([
+      ["ADDED", "w0"],
+      ["ADDED", "w1"],
+      ["ADDED", "w2"],
+      ["BOOKMARK", "103"],
+      ["ADDED", "w3"],
+    ]);
+    expect(events[3].object.metadata.annotations).toEqual({ "k8s.io/initial-events-end": "true" });
+  });
+
+  it("answers a watch-list at a resourceVersion the cache does not reach with an ERROR 504 event", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const received = readLines(hub.open({ ...request, resourceVersion: "999", initialEvents: true, bookmarks: true }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    now += 3_000; // the watch cache waits 3 s for its RV to be reached
+    hub.notify();
+    const [error] = (await received).map((l) => JSON.parse(l));
+    expect(error).toMatchObject({ type: "ERROR", object: { code: 504, reason: "Timeout", message: "Timeout: Too large resource version: 999, current: 100" } });
   });
 });
