@@ -35,6 +35,7 @@ import { parseResourcePath, type ResourceRequest, type ServedResource, servedRes
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
+import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -217,7 +218,8 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   };
   const opened = await informerStub(c, served).watch(params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
-  return new Response(opened.value, { headers: STREAM_HEADERS });
+  if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
+  return new Response(opened.value.stream, { headers: STREAM_HEADERS });
 }
 
 /** The ListOptions the server's validation reads (list-options.ts), empty values read as absent. */
@@ -282,15 +284,6 @@ function informerStub(c: K8sContext, served: ServedResource) {
   return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer });
 }
 
-function requireSynced(served: ServedResource, synced: boolean): void {
-  // A cache that has not listed everything yet would tell clients that objects do not exist.
-  if (!synced) {
-    const error = statusErrors.unavailable(`the cache of ${served.info.plural} is not synced yet; try again shortly`);
-    error.status.details = { retryAfterSeconds: 1 };
-    throw error;
-  }
-}
-
 async function getObject(
   c: K8sContext,
   served: ServedResource,
@@ -299,12 +292,10 @@ async function getObject(
   includeObject: IncludeObject,
 ): Promise<Response> {
   const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
-  const answer = await informerStub(c, served).getObject(key);
-  if (!answer.ok) {
-    if (answer.error.code === "NotFound") throw statusErrors.notFound(served.info, request.name);
-    throw new ApiError(answer.error.code, answer.error.message);
-  }
-  requireSynced(served, answer.value.synced);
+  const answer = await informerStub(c, served).findObject(key);
+  if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
+  requireReady(served.info, answer.value);
+  if (answer.value.value === null) throw statusErrors.notFound(served.info, request.name);
   return new Response(objectBody(served.info, answer.value.value, format, includeObject, Date.now()), {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
@@ -397,7 +388,7 @@ async function listObjects(
     return answer.value;
   };
   const first = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
-  requireSynced(served, first.synced);
+  requireReady(served.info, first);
   if (first.value.expired) throw statusErrors.expiredContinue();
   const resourceVersion = params.continue?.rv ?? first.resourceVersion;
   if (params.resourceVersion !== undefined && params.resourceVersion !== "0") {

@@ -36,7 +36,7 @@ export class StatusError extends Error {
 }
 
 /** `pods` or `deployments.apps`, as the server names a resource in messages. */
-function qualified(info: Pick<ResourceInfo, "plural" | "group">): string {
+export function qualified(info: Pick<ResourceInfo, "plural" | "group">): string {
   return info.group === "" ? info.plural : `${info.plural}.${info.group}`;
 }
 

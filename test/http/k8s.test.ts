@@ -11,7 +11,7 @@ import type { KubeObject } from "../../src/kube/types.ts";
 import { configMap, deployment, pod, widget } from "../fake-apiserver/builders.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { addCluster, call, createSynced, objectIds, send, unique } from "../helpers/clusters.ts";
-import { newCluster, startInformer, waitConverged, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitConverged, waitFor, waitSynced } from "../helpers/informer.ts";
 
 const base = "http://localhost/k8s";
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
@@ -388,6 +388,48 @@ describe("/k8s", () => {
       expect([ours.status, await body(ours)]).toEqual([theirs.status, await theirs.json()]);
       expect([400, 422]).toContain(ours.status);
     });
+  });
+});
+
+describe("/k8s over a cache that is not synced", () => {
+  /** A run-time cluster whose informer `pods` cannot list: the fake API server answers `code` to every list. */
+  async function unsyncable(code: number) {
+    const fake = await newCluster();
+    await fake.create("pods", pod({ name: "web-1", namespace: "shop" }));
+    await fake.fault({ kind: "status", on: "list", code, count: 1_000, resource: "pods" });
+    const cluster = unique("unsynced");
+    await addCluster(cluster, fake);
+    expect((await send("PUT", `/clusters/${cluster}/informers/pods`, { resource: "pods" })).status).toBe(201);
+    await waitFor("the informer's first failed list", async () => (await (await call(`/clusters/${cluster}/informers/pods`)).json() as any).lastError !== null);
+    return cluster;
+  }
+  const requests = [
+    ["a get", "/api/v1/namespaces/shop/pods/web-1"],
+    ["a list", "/api/v1/namespaces/shop/pods"],
+    ["a watch", "/api/v1/namespaces/shop/pods?watch=1&allowWatchBookmarks=true"],
+    ["a watch-list", "/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=1"],
+  ] as const;
+
+  it("answers a get, list or watch while the cache initialises as the API server does: 429 with Retry-After, never NotFound or a partial list", async () => {
+    const cluster = await unsyncable(500);
+    for (const [what, path] of requests) {
+      const response = await k8s(`/clusters/${cluster}${path}`);
+      expect([response.status, response.headers.get("retry-after"), await body(response)], what).toEqual([
+        429,
+        "1",
+        { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "storage is (re)initializing", reason: "TooManyRequests", details: { retryAfterSeconds: 1 }, code: 429 },
+      ]);
+    }
+  });
+
+  it("passes on why a cache will never sync (the API server does not serve the resource), so kubectl shows it", async () => {
+    const cluster = await unsyncable(404);
+    for (const [what, path] of requests) {
+      const response = await k8s(`/clusters/${cluster}${path}`);
+      expect(response.status, what).toBe(503);
+      expect(response.headers.get("retry-after"), what).toBeNull();
+      expect(await body(response), what).toMatchObject({ reason: "ServiceUnavailable", message: expect.stringMatching(/^the cache of pods cannot sync: 404 NotFound: /) });
+    }
   });
 });
 
