@@ -15,7 +15,9 @@
  * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
  *   event, as the watch cache does; the client relists.
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
- *   Bookmarks, when asked for, come about once a minute while nothing else is sent.
+ *   Bookmarks, when asked for, come to each watcher about once a minute while nothing was sent to
+ *   it (whatever its selectors filtered out), and once about 2 s before its deadline, as the watch
+ *   cache's per-watcher schedule sends them (cache_watcher.go nextBookmarkTime).
  * - Each watcher holds at most about HIGH_WATER_BYTES queued: sending waits for its client to read.
  *   One that reads nothing for UNRESPONSIVE_MS is closed, as the API server closes unresponsive
  *   watchers; its client re-watches from its last resourceVersion. Others are not held back.
@@ -66,6 +68,8 @@ const RANGES_KEPT = 4;
 const CHUNK_CHARS = 256 * 1024;
 const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
 export const BOOKMARK_INTERVAL_MS = 60_000;
+/** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
+export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
 /** How long a watch-list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
 const FRESHNESS_WAIT_MS = 3_000;
 /** Bytes queued for a watcher before we wait for its client to read. */
@@ -147,6 +151,10 @@ export class WatchHub {
     const filter = makeFilter(request); // log events are not scoped: the namespace is checked here
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
+    /** When a frame was last queued for this watcher: bookmarks come after a quiet minute. */
+    let lastSent = this.#now();
+    /** The bookmark before the deadline, if the deadline leaves room for one and it is still to come. */
+    let lastBookmarkAt = request.bookmarks && deadline - BOOKMARK_BEFORE_DEADLINE_MS > lastSent ? deadline - BOOKMARK_BEFORE_DEADLINE_MS : undefined;
     /** Queues frames once the stream has room; false when the watcher is gone or unresponsive. */
     const send = async (frames: string | Uint8Array): Promise<boolean> => {
       if (watcher.closed) return false;
@@ -158,26 +166,28 @@ export class WatchHub {
         }
       }
       writer.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
+      lastSent = this.#now();
       return true;
     };
     const start = await this.#start(request, framer, send);
     if (start === undefined) return;
     let { next, skipUpTo } = start;
 
-    let lastSent = this.#now();
     while (!watcher.closed) {
       const now = this.#now();
       if (now >= deadline) return;
       const events = this.#eventsAfter(next);
       if (events === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
       if (events.length === 0) {
-        if (request.bookmarks && now - lastSent >= BOOKMARK_INTERVAL_MS) {
+        // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
+        const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
+        if (request.bookmarks && (now - lastSent >= BOOKMARK_INTERVAL_MS || lastBookmarkDue)) {
+          if (lastBookmarkDue) lastBookmarkAt = undefined;
           const current = this.#source();
           if (current && !(await send(framer.bookmark(current.cacheResourceVersion())))) return;
-          lastSent = now;
         }
-        const wait = Math.min(deadline, request.bookmarks ? lastSent + BOOKMARK_INTERVAL_MS : deadline) - now;
-        await within(this.#changed, Math.max(1, wait), undefined);
+        const nextBookmark = request.bookmarks ? Math.min(lastSent + BOOKMARK_INTERVAL_MS, lastBookmarkAt ?? deadline) : deadline;
+        await within(this.#changed, Math.max(1, Math.min(deadline, nextBookmark) - now), undefined);
         continue;
       }
       const after = next;
@@ -204,7 +214,6 @@ export class WatchHub {
       if (skipUpTo !== undefined && range.ordered.some((e) => !e.finalStateUnknown && compareResourceVersions(e.resourceVersion, skipUpTo!) > 0)) {
         skipUpTo = undefined;
       }
-      lastSent = now;
     }
   }
 

@@ -1,12 +1,14 @@
 /**
  * WatchHub over a scripted log: many watchers at the tail cost one log read per appended batch
  * (not one per watcher), a slow reader does not hold the others back, and a closed client is dropped;
- * a watch-list at a resourceVersion gets the initial events and the initial-events-end bookmark (F6).
+ * a watch-list at a resourceVersion gets the initial events and the initial-events-end bookmark (F6);
+ * bookmarks come per watcher whatever its selectors filtered out, and before the deadline (F9).
  */
 import { describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
-import { WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { BOOKMARK_INTERVAL_MS, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { parseLabelSelector } from "../../src/kube/selectors.ts";
 
 function scriptedLog() {
   const events: LogEvent[] = [];
@@ -154,5 +156,37 @@ describe("WatchHub", () => {
     hub.notify();
     const [error] = (await received).map((l) => JSON.parse(l));
     expect(error).toMatchObject({ type: "ERROR", object: { code: 504, reason: "Timeout", message: "Timeout: Too large resource version: 999, current: 100" } });
+  });
+
+  it("sends a filtered watcher a bookmark once a minute although every change was filtered out", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const rare = { ...request, bookmarks: true, labelSelector: parseLabelSelector("app=rare"), timeoutSeconds: 3_600 };
+    const received = readLines(hub.open(rare), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // One change every 20 s that the selector filters out: the watcher is never idle for a minute.
+    for (let i = 0; i < 4; i++) {
+      now += 20_000;
+      log.append(`busy${i}`);
+      hub.notify();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const [bookmark] = (await received).map((l) => JSON.parse(l));
+    // Due at 60 s, after the third filtered change (RV 103): the watcher stands there.
+    expect(3 * 20_000).toBe(BOOKMARK_INTERVAL_MS);
+    expect(bookmark).toEqual({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "103" } } });
+  });
+
+  it("sends a bookmark about 2 s before the watch's deadline", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const received = readLines(hub.open({ ...request, bookmarks: true, timeoutSeconds: 30 }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    now = 28_500;
+    hub.notify();
+    const [bookmark] = (await received).map((l) => JSON.parse(l));
+    expect(bookmark).toMatchObject({ type: "BOOKMARK", object: { metadata: { resourceVersion: "100" } } });
   });
 });
