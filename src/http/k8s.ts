@@ -332,7 +332,8 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
     }
   }
   return {
-    limit: limit === 0 ? undefined : limit,
+    // At RV "0" the watch cache answers the whole list, whatever the limit (facts §4; review F14).
+    limit: limit === 0 || resourceVersion === "0" ? undefined : limit,
     ...(decoded ? { continue: decoded } : {}),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),

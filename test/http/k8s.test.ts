@@ -147,6 +147,16 @@ describe("/k8s", () => {
     await waitConverged(stub, cluster);
   });
 
+  it("answers a list at resourceVersion 0 whole, ignoring limit, as the watch cache does", async () => {
+    const { cluster } = await mirrored();
+    // client-go's reflector lists RV=0&limit=500 first; a paginated answer would make its relists Exact.
+    const path = "/api/v1/pods?resourceVersion=0&limit=2";
+    const [ours, theirs] = [await body(await k8s(path)), await fromCluster(cluster, path)];
+    expect(theirs.metadata.continue).toBeUndefined();
+    expect(ours.metadata.continue).toBeUndefined();
+    expect(ours.items).toEqual(theirs.items);
+  });
+
   it("answers a bad continue token with 400 and a bad selector with the API server's 400s", async () => {
     await mirrored();
     const token = await k8s("/api/v1/pods?limit=2&continue=garbage");
