@@ -41,7 +41,7 @@ import { nextBackoff } from "./backoff.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { countLogInTx, type InformerMetrics, lastEventAt, LOG_COUNTER_MIGRATIONS, logBytes } from "../metrics/log-counters.ts";
 import type { InformerIdentity } from "../metrics/identity.ts";
-import { countersOf } from "./reflector-counters.ts";
+import { countersOf, type ErrorReason } from "./reflector-counters.ts";
 import { logStep } from "./reflector-log.ts";
 import { logger } from "../log.ts";
 
@@ -417,6 +417,12 @@ export class Informer implements ReflectorSink {
   /** What a query reads (X-Resource-Version, X-Synced): never ahead of what the indexer holds. */
   queryView(): QueryView {
     return { resourceVersion: this.#db.first<{ cache_rv: string }>(QUERY_VIEW)!.cache_rv, synced: this.fifo.hasSynced() };
+  }
+
+  /** The reflector's last error and its kind, or null after a success (what `/k8s` passes on, k8s/cache-readiness.ts). */
+  lastFailure(): { message: string; reason: ErrorReason } | null {
+    const { memory } = this.#load();
+    return memory.lastError === null ? null : { message: memory.lastError, reason: memory.lastErrorReason ?? "Internal" };
   }
 
   #recordSkipInTx(reason: string): void {

@@ -34,6 +34,8 @@ import { compareResourceVersions } from "../kube/resource-version.ts";
 import { parseResourcePath, type ResourceRequest, type ServedResource, servedResources } from "../k8s/served.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
+import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
+import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -199,18 +201,15 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   if (timeoutSeconds !== undefined && (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0)) {
     throw statusErrors.badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutText)}`);
   }
-  const resourceVersion = q("resourceVersion");
-  const sendInitialEvents = c.req.query("sendInitialEvents");
-  if (isTrue(sendInitialEvents) && q("resourceVersionMatch") !== "NotOlderThan") {
-    throw statusErrors.invalidListOptions("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
-  }
+  const options = listOptionsQuery(c, true);
+  checkListOptions(options);
+  const resourceVersion = options.resourceVersion;
   const params: WatchParams = {
     info: served.info,
     format,
     includeObject,
     bookmarks: isTrue(c.req.query("allowWatchBookmarks")),
-    // Unset or "0" means initial events unless the client says otherwise (the WatchList default).
-    initialEvents: sendInitialEvents === undefined || isTrue(sendInitialEvents),
+    initialEvents: sendsInitialEvents(options),
     ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
@@ -219,7 +218,20 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   };
   const opened = await informerStub(c, served).watch(params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
-  return new Response(opened.value, { headers: STREAM_HEADERS });
+  if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
+  return new Response(opened.value.stream, { headers: STREAM_HEADERS });
+}
+
+/** The ListOptions the server's validation reads (list-options.ts), empty values read as absent. */
+function listOptionsQuery(c: K8sContext, watch: boolean): ListOptionsQuery {
+  const sendInitialEvents = c.req.query("sendInitialEvents");
+  return {
+    watch,
+    resourceVersion: queryParam(c, "resourceVersion"),
+    resourceVersionMatch: queryParam(c, "resourceVersionMatch"),
+    continue: queryParam(c, "continue"),
+    sendInitialEvents: sendInitialEvents === undefined ? undefined : isTrue(sendInitialEvents),
+  };
 }
 
 /**
@@ -272,15 +284,6 @@ function informerStub(c: K8sContext, served: ServedResource) {
   return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer });
 }
 
-function requireSynced(served: ServedResource, synced: boolean): void {
-  // A cache that has not listed everything yet would tell clients that objects do not exist.
-  if (!synced) {
-    const error = statusErrors.unavailable(`the cache of ${served.info.plural} is not synced yet; try again shortly`);
-    error.status.details = { retryAfterSeconds: 1 };
-    throw error;
-  }
-}
-
 async function getObject(
   c: K8sContext,
   served: ServedResource,
@@ -289,12 +292,10 @@ async function getObject(
   includeObject: IncludeObject,
 ): Promise<Response> {
   const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
-  const answer = await informerStub(c, served).getObject(key);
-  if (!answer.ok) {
-    if (answer.error.code === "NotFound") throw statusErrors.notFound(served.info, request.name);
-    throw new ApiError(answer.error.code, answer.error.message);
-  }
-  requireSynced(served, answer.value.synced);
+  const answer = await informerStub(c, served).findObject(key);
+  if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
+  requireReady(served.info, answer.value);
+  if (answer.value.value === null) throw statusErrors.notFound(served.info, request.name);
   return new Response(objectBody(served.info, answer.value.value, format, includeObject, Date.now()), {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
@@ -314,22 +315,11 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
   const limitText = q("limit");
   const limit = limitText === undefined ? undefined : Number(limitText);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
-  const token = q("continue");
-  const resourceVersion = q("resourceVersion");
-  const match = q("resourceVersionMatch");
+  const options = listOptionsQuery(c, false);
+  checkListOptions(options);
+  const { continue: token, resourceVersion, resourceVersionMatch: match } = options;
   if (token !== undefined && resourceVersion !== undefined) {
     throw statusErrors.badRequest("specifying resource version is not allowed when using continue");
-  }
-  if (match !== undefined) {
-    if (resourceVersion === undefined) {
-      throw statusErrors.invalidListOptions("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided");
-    }
-    if (match !== "NotOlderThan" && match !== "Exact") {
-      throw statusErrors.invalidListOptions("resourceVersionMatch", `Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`);
-    }
-    if (match === "Exact" && resourceVersion === "0") {
-      throw statusErrors.invalidListOptions("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
-    }
   }
   const fieldSelector = q("fieldSelector");
   if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
@@ -342,7 +332,8 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
     }
   }
   return {
-    limit: limit === 0 ? undefined : limit,
+    // At RV "0" the watch cache answers the whole list, whatever the limit (facts §4; review F14).
+    limit: limit === 0 || resourceVersion === "0" ? undefined : limit,
     ...(decoded ? { continue: decoded } : {}),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
@@ -398,7 +389,7 @@ async function listObjects(
     return answer.value;
   };
   const first = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
-  requireSynced(served, first.synced);
+  requireReady(served.info, first);
   if (first.value.expired) throw statusErrors.expiredContinue();
   const resourceVersion = params.continue?.rv ?? first.resourceVersion;
   if (params.resourceVersion !== undefined && params.resourceVersion !== "0") {

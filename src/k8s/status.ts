@@ -36,7 +36,7 @@ export class StatusError extends Error {
 }
 
 /** `pods` or `deployments.apps`, as the server names a resource in messages. */
-function qualified(info: Pick<ResourceInfo, "plural" | "group">): string {
+export function qualified(info: Pick<ResourceInfo, "plural" | "group">): string {
   return info.group === "" ? info.plural : `${info.plural}.${info.group}`;
 }
 
@@ -71,12 +71,6 @@ export const statusErrors = {
     new StatusError(504, "Timeout", `Timeout: Too large resource version: ${rv}, current: ${current}`, {
       causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
       retryAfterSeconds: 1,
-    }),
-  invalidListOptions: (field: string, message: string) =>
-    new StatusError(422, "Invalid", `ListOptions.meta.k8s.io "" is invalid: ${field}: ${message}`, {
-      group: "meta.k8s.io",
-      kind: "ListOptions",
-      causes: [{ reason: "FieldValueForbidden", message, field }],
     }),
   notAcceptable: (types: string) => new StatusError(406, "NotAcceptable", `only the following media types are accepted: ${types}`),
   unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),

@@ -4,16 +4,20 @@
  *
  * Guarantees:
  * - Each watcher gets the log's changes in resourceVersion order, translated by its selectors' enter/leave rule
- *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, for RV ""/"0",
- *   with a synthetic ADDED for every object of one consistent list (versioned-list.ts) and the
- *   changes after it, closed by the `k8s.io/initial-events-end` bookmark when bookmarks were asked.
+ *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, when it asks for
+ *   initial events (a watch-list, list-options.ts), with a synthetic ADDED for every object of one
+ *   consistent list (versioned-list.ts) at a state at least as new as its resourceVersion and the
+ *   changes after it, closed by the `k8s.io/initial-events-end` bookmark at the list's RV when
+ *   bookmarks were asked.
  * - One read of the log per appended batch serves every watcher at the tail: new events are read
  *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
  *   Plain-JSON frames are encoded once per event and shared.
  * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
  *   event, as the watch cache does; the client relists.
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
- *   Bookmarks, when asked for, come about once a minute while nothing else is sent.
+ *   Bookmarks, when asked for, come to each watcher about once a minute while nothing was sent to
+ *   it (whatever its selectors filtered out), and once about 2 s before its deadline, as the watch
+ *   cache's per-watcher schedule sends them (cache_watcher.go nextBookmarkTime).
  * - Each watcher holds at most about HIGH_WATER_BYTES queued: sending waits for its client to read.
  *   One that reads nothing for UNRESPONSIVE_MS is closed, as the API server closes unresponsive
  *   watchers; its client re-watches from its last resourceVersion. Others are not held back.
@@ -46,8 +50,9 @@ export interface WatchRequest {
   namespace?: string;
   labelSelector?: LabelSelector;
   fieldSelector?: FieldSelector;
-  /** Absent, "" or "0": start now, with the current objects as ADDED events if `initialEvents`. */
+  /** Absent, "" or "0": any start. Otherwise the changes after it, or initial events at least as new. */
   resourceVersion?: string;
+  /** Start with ADDED for every object (a watch-list), then the changes. */
   initialEvents: boolean;
   bookmarks: boolean;
   timeoutSeconds?: number;
@@ -63,6 +68,10 @@ const RANGES_KEPT = 4;
 const CHUNK_CHARS = 256 * 1024;
 const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
 export const BOOKMARK_INTERVAL_MS = 60_000;
+/** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
+export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
+/** How long a watch-list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
+const FRESHNESS_WAIT_MS = 3_000;
 /** Bytes queued for a watcher before we wait for its client to read. */
 const HIGH_WATER_BYTES = 64 * 1024;
 /** A client that reads nothing for this long is closed, as the API server closes unresponsive watchers. */
@@ -142,6 +151,10 @@ export class WatchHub {
     const filter = makeFilter(request); // log events are not scoped: the namespace is checked here
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
+    /** When a frame was last queued for this watcher: bookmarks come after a quiet minute. */
+    let lastSent = this.#now();
+    /** The bookmark before the deadline, if the deadline leaves room for one and it is still to come. */
+    let lastBookmarkAt = request.bookmarks && deadline - BOOKMARK_BEFORE_DEADLINE_MS > lastSent ? deadline - BOOKMARK_BEFORE_DEADLINE_MS : undefined;
     /** Queues frames once the stream has room; false when the watcher is gone or unresponsive. */
     const send = async (frames: string | Uint8Array): Promise<boolean> => {
       if (watcher.closed) return false;
@@ -153,26 +166,28 @@ export class WatchHub {
         }
       }
       writer.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
+      lastSent = this.#now();
       return true;
     };
     const start = await this.#start(request, framer, send);
     if (start === undefined) return;
     let { next, skipUpTo } = start;
 
-    let lastSent = this.#now();
     while (!watcher.closed) {
       const now = this.#now();
       if (now >= deadline) return;
       const events = this.#eventsAfter(next);
       if (events === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
       if (events.length === 0) {
-        if (request.bookmarks && now - lastSent >= BOOKMARK_INTERVAL_MS) {
+        // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
+        const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
+        if (request.bookmarks && (now - lastSent >= BOOKMARK_INTERVAL_MS || lastBookmarkDue)) {
+          if (lastBookmarkDue) lastBookmarkAt = undefined;
           const current = this.#source();
           if (current && !(await send(framer.bookmark(current.cacheResourceVersion())))) return;
-          lastSent = now;
         }
-        const wait = Math.min(deadline, request.bookmarks ? lastSent + BOOKMARK_INTERVAL_MS : deadline) - now;
-        await within(this.#changed, Math.max(1, wait), undefined);
+        const nextBookmark = request.bookmarks ? Math.min(lastSent + BOOKMARK_INTERVAL_MS, lastBookmarkAt ?? deadline) : deadline;
+        await within(this.#changed, Math.max(1, Math.min(deadline, nextBookmark) - now), undefined);
         continue;
       }
       const after = next;
@@ -199,7 +214,6 @@ export class WatchHub {
       if (skipUpTo !== undefined && range.ordered.some((e) => !e.finalStateUnknown && compareResourceVersions(e.resourceVersion, skipUpTo!) > 0)) {
         skipUpTo = undefined;
       }
-      lastSent = now;
     }
   }
 
@@ -225,24 +239,49 @@ export class WatchHub {
   }
 
   /**
-   * Where a watcher's changes start: after its resourceVersion, or — from ""/"0" — after the
-   * synthetic ADDED events of one consistent list (sent here, with the initial-events-end bookmark
-   * when asked). Undefined when the stream already ended (an ERROR event, or the client left).
+   * Where a watcher's changes start: after its resourceVersion, or — for initial events — after the
+   * synthetic ADDED events of one consistent list at least as new as its resourceVersion (sent here,
+   * with the initial-events-end bookmark at the list's RV when asked). Undefined when the stream
+   * already ended (an ERROR event, or the client left).
    */
   async #start(
     request: WatchRequest,
     framer: WatchFramer,
     send: (frames: string) => Promise<boolean>,
   ): Promise<{ next: number; skipUpTo?: string } | undefined> {
+    const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
+    if (request.initialEvents && rv !== undefined && !(await this.#reaches(rv))) {
+      // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
+      return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, this.#source()?.cacheResourceVersion() ?? "").status)));
+    }
     const source = this.#source();
     if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-    const rv = request.resourceVersion;
-    if (rv !== undefined && rv !== "" && rv !== "0") {
-      const position = source.positionOf(rv);
-      if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
-      return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+    if (request.initialEvents) return this.#sendInitialEvents(source, request, framer, send);
+    if (rv === undefined) return { next: source.bounds().tail };
+    const position = source.positionOf(rv);
+    if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
+    return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+  }
+
+  /** Whether the cache reaches `rv` within FRESHNESS_WAIT_MS (the log's growth wakes the wait). */
+  async #reaches(rv: string): Promise<boolean> {
+    const until = this.#now() + FRESHNESS_WAIT_MS;
+    for (;;) {
+      const current = this.#source()?.cacheResourceVersion();
+      if (current !== undefined && compareResourceVersions(current, rv) >= 0) return true;
+      const left = until - this.#now();
+      if (left <= 0) return false;
+      await within(this.#changed, left, undefined);
     }
-    if (!request.initialEvents) return { next: source.bounds().tail };
+  }
+
+  /** ADDED for every object of one consistent list, then the initial-events-end bookmark when asked. */
+  async #sendInitialEvents(
+    source: WatchSource,
+    request: WatchRequest,
+    framer: WatchFramer,
+    send: (frames: string) => Promise<boolean>,
+  ): Promise<{ next: number } | undefined> {
     const query: VersionedQuery = {
       ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
       ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
@@ -253,7 +292,7 @@ export class WatchHub {
     let page = source.listAt(query);
     const at = page.expired ? 0 : page.at;
     for (;;) {
-      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(rv ?? "", "").status)));
+      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(request.resourceVersion ?? "", "").status)));
       const frames = page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("");
       if (frames !== "" && !(await send(frames))) return undefined;
       if (!page.next) break;

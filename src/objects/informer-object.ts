@@ -11,6 +11,7 @@ import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
@@ -82,11 +83,13 @@ export interface WatchParams extends Omit<WatchRequest, "labelSelector" | "field
 }
 
 /** A query answer: items as JSON text plus the headers API.md promises. */
-export interface QueryAnswer<T> {
+export interface QueryAnswer<T> extends CacheReadiness {
   value: T;
   resourceVersion: string;
-  synced: boolean;
 }
+
+/** A `/k8s` watch as opened: its stream, or — the cache not synced — why it was not opened. */
+export type WatchOpening = { stream: ReadableStream<Uint8Array> } | { notReady: CacheReadiness };
 
 export class InformerObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -181,6 +184,11 @@ export class InformerObject extends DurableObject<Env> {
     });
   }
 
+  /** One object or null, with the cache's readiness: `/k8s` tells "not synced" before "not found" (review F4). */
+  async findObject(key: string): Promise<Result<QueryAnswer<string | null>>> {
+    return this.#withInformer((_, informer) => this.#answer(informer, informer.indexer.get(key)?.body ?? null));
+  }
+
   /**
    * A page of the cache as it was at a log position (versioned-list.ts): page 1 as it is now, later
    * pages at the first page's position, so that one list is one snapshot (the `/k8s` API).
@@ -214,10 +222,13 @@ export class InformerObject extends DurableObject<Env> {
   /**
    * Opens a `/k8s` watch (k8s/watch-hub.ts): a stream of NDJSON watch events. Bad selectors are a
    * BadRequest; a start the log no longer covers is an ERROR event in the stream, as the server's.
+   * An unsynced cache opens nothing (review F5): its partial or stale objects are no initial state.
    */
-  async watch(request: WatchParams): Promise<Result<ReadableStream<Uint8Array>>> {
-    return this.#withInformer(() =>
-      this.#watches.open({
+  async watch(request: WatchParams): Promise<Result<WatchOpening>> {
+    return this.#withInformer((_, informer): WatchOpening => {
+      const readiness = this.#readiness(informer);
+      if (!readiness.synced) return { notReady: readiness };
+      const stream = this.#watches.open({
         info: request.info,
         format: request.format,
         includeObject: request.includeObject,
@@ -227,8 +238,9 @@ export class InformerObject extends DurableObject<Env> {
         ...parseSelectors(request),
         ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
         ...(request.timeoutSeconds === undefined ? {} : { timeoutSeconds: request.timeoutSeconds }),
-      }),
-    );
+      });
+      return { stream };
+    });
   }
 
   /**
@@ -532,7 +544,13 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #answer<T>(informer: Informer, value: T): QueryAnswer<T> {
-    return { value, ...informer.queryView() };
+    const { resourceVersion, synced } = informer.queryView();
+    return { value, resourceVersion, ...this.#readiness(informer, synced) };
+  }
+
+  /** Synced, or why not: the reflector's state is read only while the cache is not synced. */
+  #readiness(informer: Informer, synced = informer.queryView().synced): CacheReadiness {
+    return readinessOf(synced, synced ? null : informer.lastFailure());
   }
 
   #status(spec: InformerSpec, informer: Informer): InformerStatus {

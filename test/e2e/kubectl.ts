@@ -55,6 +55,8 @@ export interface KubectlOptions {
    */
   config: Target | { kubeconfig: string };
   timeoutMs?: number;
+  /** Added to kubectl's environment, e.g. a client-go feature gate (`KUBE_FEATURE_WatchListClient`). */
+  env?: Record<string, string>;
 }
 
 const label = (config: KubectlOptions["config"]) => (typeof config === "string" ? config : basename(config.kubeconfig));
@@ -70,9 +72,9 @@ function baseArgs(config: KubectlOptions["config"]): string[] {
 const KUBECTL_ENV = { ...process.env, KUBECONFIG: "", NO_COLOR: "1", KUBECTL_INTERACTIVE_DELETE: "false" };
 
 /** Runs kubectl to completion; a kubectl still running after `timeoutMs` is killed and the call rejects. */
-export function kubectl(args: string[], { config, timeoutMs = 20_000 }: KubectlOptions): Promise<KubectlResult> {
+export function kubectl(args: string[], { config, timeoutMs = 20_000, env }: KubectlOptions): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(KUBECTL, [...baseArgs(config), ...args], { env: KUBECTL_ENV, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(KUBECTL, [...baseArgs(config), ...args], { env: { ...KUBECTL_ENV, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d));
@@ -108,8 +110,8 @@ export interface KubectlStream {
 }
 
 /** Starts kubectl and returns at once; it is killed after `timeoutMs` at the latest. */
-export function kubectlStream(args: string[], { config, timeoutMs = 60_000 }: KubectlOptions): KubectlStream {
-  const child: ChildProcess = spawn(KUBECTL, [...baseArgs(config), ...args], { env: KUBECTL_ENV, stdio: ["ignore", "pipe", "pipe"] });
+export function kubectlStream(args: string[], { config, timeoutMs = 60_000, env }: KubectlOptions): KubectlStream {
+  const child: ChildProcess = spawn(KUBECTL, [...baseArgs(config), ...args], { env: { ...KUBECTL_ENV, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d));

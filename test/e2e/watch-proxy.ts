@@ -6,6 +6,8 @@
  * server does for a client that reconnects after the history it needs was compacted.
  * `refuse()` makes it an API server that is down: it stops listening (connections are refused) and
  * cuts the open exchanges; `accept()` listens again on the same port, so the client's URL stays.
+ * `retarget(url)` sends later requests to another address (a restarted Worker listens on a new
+ * port), so that to the client the server is the same one that was down for a while.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { forward, listenOnLoopback } from "./wait.ts";
@@ -27,6 +29,7 @@ export interface WatchProxy {
   url: string;
   requests: ProxiedRequest[];
   expireNextWatch(): void;
+  retarget(target: string): void;
   refuse(): Promise<void>;
   accept(): Promise<void>;
   close(): Promise<void>;
@@ -36,7 +39,7 @@ export interface WatchProxy {
 const EXPIRED_RV = "1";
 
 export async function startWatchProxy(target: string): Promise<WatchProxy> {
-  const targetUrl = new URL(target);
+  let targetUrl = new URL(target);
   /** Open watch responses, each with how to end it cleanly. */
   const openWatches = new Map<ServerResponse, () => void>();
   const requests: ProxiedRequest[] = [];
@@ -93,6 +96,9 @@ export async function startWatchProxy(target: string): Promise<WatchProxy> {
       expireNext = true;
       // Ending the streams cleanly makes the client reconnect at once with its last resourceVersion.
       for (const end of [...openWatches.values()]) end();
+    },
+    retarget(next: string) {
+      targetUrl = new URL(next);
     },
     refuse: stopListening,
     accept: () =>

@@ -92,7 +92,9 @@ export function parseListOptions(
   const errors = watch ? validateWatch(options, opts.watchListEnabled) : validateList(options);
   if (errors.length > 0) throw new StatusError(invalidListOptions(errors));
   if (options.resourceVersion !== "" && !/^[0-9]+$/.test(options.resourceVersion)) {
-    throw new StatusError(badRequest(`invalid resource version: "${options.resourceVersion}" is not a decimal number`));
+    // etcd3 ValidateListOptions: NewBadRequest("invalid resource version: " + the versioner's field error).
+    const rv = options.resourceVersion;
+    throw new StatusError(badRequest(`invalid resource version: resourceVersion: Invalid value: "${rv}": strconv.ParseUint: parsing "${rv}": invalid syntax`));
   }
   // SetListOptionsDefaults: with the WatchList gate on, a legacy "get state" watch becomes a watch-list.
   if (

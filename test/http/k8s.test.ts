@@ -11,7 +11,7 @@ import type { KubeObject } from "../../src/kube/types.ts";
 import { configMap, deployment, pod, widget } from "../fake-apiserver/builders.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { addCluster, call, createSynced, objectIds, send, unique } from "../helpers/clusters.ts";
-import { newCluster, startInformer, waitConverged, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitConverged, waitFor, waitSynced } from "../helpers/informer.ts";
 
 const base = "http://localhost/k8s";
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
@@ -145,6 +145,16 @@ describe("/k8s", () => {
     await cluster.create("pods", pod({ name: "p4", namespace: "b", labels: { app: "db", tier: "t1" } }));
     await cluster.delete("pods", { metadata: { namespace: "a", name: "p9" } });
     await waitConverged(stub, cluster);
+  });
+
+  it("answers a list at resourceVersion 0 whole, ignoring limit, as the watch cache does", async () => {
+    const { cluster } = await mirrored();
+    // client-go's reflector lists RV=0&limit=500 first; a paginated answer would make its relists Exact.
+    const path = "/api/v1/pods?resourceVersion=0&limit=2";
+    const [ours, theirs] = [await body(await k8s(path)), await fromCluster(cluster, path)];
+    expect(theirs.metadata.continue).toBeUndefined();
+    expect(ours.metadata.continue).toBeUndefined();
+    expect(ours.items).toEqual(theirs.items);
   });
 
   it("answers a bad continue token with 400 and a bad selector with the API server's 400s", async () => {
@@ -350,6 +360,86 @@ describe("/k8s", () => {
       const first = all[0]!.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`);
       for (const events of all) expect(events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`)).toEqual(first);
     });
+  });
+
+  describe("watch-list (client-go's WatchListClient) and the ListOptions the server refuses", () => {
+    const WATCH_LIST = "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true";
+
+    it("resumes a watch-list at a resourceVersion with every object ADDED, the initial-events-end bookmark, then changes, as the API server does", async () => {
+      const { cluster, name } = await mirrored();
+      for (const p of ["x", "y"]) await cluster.create("pods", pod({ name: p, namespace: "resume" }));
+      await waitConverged(env.INFORMER.getByName(name), cluster);
+      const rv = (await body(await k8s("/api/v1/namespaces/resume/pods"))).metadata.resourceVersion;
+      const path = `/api/v1/namespaces/resume/pods?${WATCH_LIST}&resourceVersion=${rv}`;
+      const ours = collect(await k8s(path), (e) => e.some((x) => x.type === "MODIFIED"));
+      const theirs = collect(await fetch(`${cluster.url}${path}`), (e) => e.some((x) => x.type === "MODIFIED"));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await cluster.update("pods", { ...pod({ name: "y", namespace: "resume" }), status: { phase: "Running" } });
+      const shape = (events: any[]) => events.map((e) => [e.type, e.object.metadata.name ?? e.object.metadata.annotations]);
+      const [seen, reference] = [await ours, await theirs];
+      expect(shape(seen)).toEqual([["ADDED", "x"], ["ADDED", "y"], ["BOOKMARK", { "k8s.io/initial-events-end": "true" }], ["MODIFIED", "y"]]);
+      expect(shape(seen)).toEqual(shape(reference));
+      // The bookmark is at the list's RV: at least the one asked for.
+      expect(BigInt(seen[2].object.metadata.resourceVersion)).toBeGreaterThanOrEqual(BigInt(rv));
+    });
+
+    it.each([
+      ["sendInitialEvents without resourceVersionMatch", "watch=1&sendInitialEvents=true"],
+      ["sendInitialEvents=false without resourceVersionMatch", "watch=1&sendInitialEvents=false&resourceVersion=5"],
+      ["resourceVersionMatch on a watch without sendInitialEvents", "watch=1&resourceVersion=1&resourceVersionMatch=NotOlderThan"],
+      ["a watch-list with an Exact match (two causes)", "watch=1&sendInitialEvents=true&resourceVersionMatch=Exact&resourceVersion=1"],
+      ["sendInitialEvents on a list", "sendInitialEvents=true"],
+      ["resourceVersionMatch without resourceVersion on a list", "resourceVersionMatch=NotOlderThan"],
+      ["a malformed resourceVersion on a watch", "watch=1&resourceVersion=abc"],
+      ["a malformed resourceVersion on a list", "resourceVersion=12a"],
+    ])("refuses %s with the API server's Status", async (_, query) => {
+      const { cluster } = await mirrored();
+      const [ours, theirs] = [await k8s(`/api/v1/pods?${query}`), await fetch(`${cluster.url}/api/v1/pods?${query}`)];
+      expect([ours.status, await body(ours)]).toEqual([theirs.status, await theirs.json()]);
+      expect([400, 422]).toContain(ours.status);
+    });
+  });
+});
+
+describe("/k8s over a cache that is not synced", () => {
+  /** A run-time cluster whose informer `pods` cannot list: the fake API server answers `code` to every list. */
+  async function unsyncable(code: number) {
+    const fake = await newCluster();
+    await fake.create("pods", pod({ name: "web-1", namespace: "shop" }));
+    await fake.fault({ kind: "status", on: "list", code, count: 1_000, resource: "pods" });
+    const cluster = unique("unsynced");
+    await addCluster(cluster, fake);
+    expect((await send("PUT", `/clusters/${cluster}/informers/pods`, { resource: "pods" })).status).toBe(201);
+    await waitFor("the informer's first failed list", async () => (await (await call(`/clusters/${cluster}/informers/pods`)).json() as any).lastError !== null);
+    return cluster;
+  }
+  const requests = [
+    ["a get", "/api/v1/namespaces/shop/pods/web-1"],
+    ["a list", "/api/v1/namespaces/shop/pods"],
+    ["a watch", "/api/v1/namespaces/shop/pods?watch=1&allowWatchBookmarks=true"],
+    ["a watch-list", "/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=1"],
+  ] as const;
+
+  it("answers a get, list or watch while the cache initialises as the API server does: 429 with Retry-After, never NotFound or a partial list", async () => {
+    const cluster = await unsyncable(500);
+    for (const [what, path] of requests) {
+      const response = await k8s(`/clusters/${cluster}${path}`);
+      expect([response.status, response.headers.get("retry-after"), await body(response)], what).toEqual([
+        429,
+        "1",
+        { kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "storage is (re)initializing", reason: "TooManyRequests", details: { retryAfterSeconds: 1 }, code: 429 },
+      ]);
+    }
+  });
+
+  it("passes on why a cache will never sync (the API server does not serve the resource), so kubectl shows it", async () => {
+    const cluster = await unsyncable(404);
+    for (const [what, path] of requests) {
+      const response = await k8s(`/clusters/${cluster}${path}`);
+      expect(response.status, what).toBe(503);
+      expect(response.headers.get("retry-after"), what).toBeNull();
+      expect(await body(response), what).toMatchObject({ reason: "ServiceUnavailable", message: expect.stringMatching(/^the cache of pods cannot sync: 404 NotFound: /) });
+    }
   });
 });
 

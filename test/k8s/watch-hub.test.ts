@@ -1,11 +1,14 @@
 /**
  * WatchHub over a scripted log: many watchers at the tail cost one log read per appended batch
- * (not one per watcher), a slow reader does not hold the others back, and a closed client is dropped.
+ * (not one per watcher), a slow reader does not hold the others back, and a closed client is dropped;
+ * a watch-list at a resourceVersion gets the initial events and the initial-events-end bookmark (F6);
+ * bookmarks come per watcher whatever its selectors filtered out, and before the deadline (F9).
  */
 import { describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
-import { WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { BOOKMARK_INTERVAL_MS, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { parseLabelSelector } from "../../src/kube/selectors.ts";
 
 function scriptedLog() {
   const events: LogEvent[] = [];
@@ -119,5 +122,71 @@ describe("WatchHub", () => {
     hub.notify();
     const names = (await received).map((l) => JSON.parse(l).object.metadata.name);
     expect(names).toEqual(["e3", "e4", "e5"]);
+  });
+
+  it("answers a watch-list at a resourceVersion with every object as ADDED, then the initial-events-end bookmark at the list's RV, then changes", async () => {
+    const log = scriptedLog();
+    for (let i = 0; i < 3; i++) log.append(`w${i}`); // 101..103
+    const items = ["w0", "w1", "w2"].map((name, i) => JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: String(101 + i) } }));
+    const source: WatchSource = { ...log.source, listAt: () => ({ expired: false, items, keys: [], at: 3 }) };
+    const hub = new WatchHub(() => source);
+    // client-go's reflector in watch-list mode resumes at its last RV and waits for the bookmark.
+    const received = readLines(hub.open({ ...request, resourceVersion: "102", initialEvents: true, bookmarks: true }), 5);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    log.append("w3"); // 104
+    hub.notify();
+    const events = (await received).map((l) => JSON.parse(l));
+    expect(events.map((e) => [e.type, e.object.metadata.name ?? e.object.metadata.resourceVersion])).toEqual([
+      ["ADDED", "w0"],
+      ["ADDED", "w1"],
+      ["ADDED", "w2"],
+      ["BOOKMARK", "103"],
+      ["ADDED", "w3"],
+    ]);
+    expect(events[3].object.metadata.annotations).toEqual({ "k8s.io/initial-events-end": "true" });
+  });
+
+  it("answers a watch-list at a resourceVersion the cache does not reach with an ERROR 504 event", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const received = readLines(hub.open({ ...request, resourceVersion: "999", initialEvents: true, bookmarks: true }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    now += 3_000; // the watch cache waits 3 s for its RV to be reached
+    hub.notify();
+    const [error] = (await received).map((l) => JSON.parse(l));
+    expect(error).toMatchObject({ type: "ERROR", object: { code: 504, reason: "Timeout", message: "Timeout: Too large resource version: 999, current: 100" } });
+  });
+
+  it("sends a filtered watcher a bookmark once a minute although every change was filtered out", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const rare = { ...request, bookmarks: true, labelSelector: parseLabelSelector("app=rare"), timeoutSeconds: 3_600 };
+    const received = readLines(hub.open(rare), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // One change every 20 s that the selector filters out: the watcher is never idle for a minute.
+    for (let i = 0; i < 4; i++) {
+      now += 20_000;
+      log.append(`busy${i}`);
+      hub.notify();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const [bookmark] = (await received).map((l) => JSON.parse(l));
+    // Due at 60 s, after the third filtered change (RV 103): the watcher stands there.
+    expect(3 * 20_000).toBe(BOOKMARK_INTERVAL_MS);
+    expect(bookmark).toEqual({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "103" } } });
+  });
+
+  it("sends a bookmark about 2 s before the watch's deadline", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const received = readLines(hub.open({ ...request, bookmarks: true, timeoutSeconds: 30 }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    now = 28_500;
+    hub.notify();
+    const [bookmark] = (await received).map((l) => JSON.parse(l));
+    expect(bookmark).toMatchObject({ type: "BOOKMARK", object: { metadata: { resourceVersion: "100" } } });
   });
 });
