@@ -12,6 +12,8 @@
  *   Plain-JSON frames are encoded once per event and shared.
  * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
  *   event, as the watch cache does; the client relists.
+ * - A failure inside a watcher's loop ends its stream with an ERROR event carrying a 500
+ *   InternalError Status, never a clean end.
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
  *   Bookmarks, when asked for, come about once a minute while nothing else is sent.
  * - Each watcher holds at most about HIGH_WATER_BYTES queued: sending waits for its client to read.
@@ -28,6 +30,7 @@ import type { ResourceInfo } from "./catalog.ts";
 import { statusErrors } from "./status.ts";
 import type { IncludeObject } from "./table.ts";
 import { errorFrame, jsonFrame, translate, WatchFramer } from "./watch-events.ts";
+import { errorText, logger } from "../log.ts";
 
 /** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
 export interface WatchSource {
@@ -125,10 +128,18 @@ export class WatchHub {
       watcher.closed = true; // the client went away
       this.notify();
     });
-    void this.#run(watcher, request, writer).finally(() => {
-      this.#watchers.delete(watcher);
-      writer.close().catch(() => {});
-    });
+    void this.#run(watcher, request, writer)
+      // After the 200 an error can only be told in the stream: one ERROR event with a 500 Status, as
+      // the API server ends a watch that fails (a clean end would have the client re-watch into the
+      // same failure, unaware).
+      .catch((error: unknown) => {
+        logger.error("watch failed", { resource: request.info.plural, error: errorText(error) });
+        if (!watcher.closed) writer.write(new TextEncoder().encode(errorFrame(statusErrors.internal(errorText(error)).status))).catch(() => {});
+      })
+      .finally(() => {
+        this.#watchers.delete(watcher);
+        writer.close().catch(() => {});
+      });
     return readable;
   }
 

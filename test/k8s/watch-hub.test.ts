@@ -121,3 +121,28 @@ describe("WatchHub", () => {
     expect(names).toEqual(["e3", "e4", "e5"]);
   });
 });
+
+describe("WatchHub failures", () => {
+  it("ends a watcher whose loop throws with an ERROR event carrying a 500 InternalError Status", async () => {
+    const log = scriptedLog();
+    const failing: WatchSource = {
+      ...log.source,
+      read: () => {
+        throw new Error("disk on fire");
+      },
+    };
+    const hub = new WatchHub(() => failing);
+    const received = readLines(hub.open(request), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    log.append("boom");
+    hub.notify();
+    const lines = await received;
+    expect(lines).toHaveLength(1);
+    const event = JSON.parse(lines[0]!);
+    expect(event.type).toBe("ERROR");
+    expect(event.object).toMatchObject({ kind: "Status", status: "Failure", code: 500, reason: "InternalError" });
+    expect(event.object.message).toContain("disk on fire");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(hub.watchers).toBe(0);
+  });
+});
