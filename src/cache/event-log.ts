@@ -3,7 +3,8 @@
  * would have been told (add / update / delete / sync), the feed webhook subscriptions read.
  *
  * Guarantees:
- * - Sequence numbers only grow and are never reused, even after retention (`next_seq` is durable).
+ * - Sequence numbers only grow and are never reused, even after retention (`next_seq` is durable);
+ *   a log made anew (its tables deleted and created again) has a new `incarnation()`.
  * - Appends are multi-row statements with sequence numbers assigned up front (`nextSeq`), so a
  *   batch that refers to its own earlier events (an add then an update of one key) needs no reads.
  * - An event is appended in the same transaction that updates the indexer (DESIGN invariant 2),
@@ -86,6 +87,9 @@ export const EVENT_LOG_MIGRATIONS = [
    CREATE INDEX event_log_by_prev ON event_log (prev_seq) WHERE prev_seq IS NOT NULL;
    CREATE TABLE event_log_state (id INTEGER PRIMARY KEY CHECK (id = 1), head INTEGER NOT NULL, next_seq INTEGER NOT NULL);
    INSERT INTO event_log_state (id, head, next_seq) VALUES (1, 1, 1)`,
+  // incarnation: see EventLog.incarnation.
+  `ALTER TABLE event_log_state ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
+   UPDATE event_log_state SET incarnation = lower(hex(randomblob(8)))`,
 ] as const;
 
 const COLUMNS_PER_EVENT = 9;
@@ -98,6 +102,7 @@ const appendRows = (rows: number) =>
 const NEXT_SEQ = stmt("eventLog.nextSeq", "SELECT next_seq FROM event_log_state WHERE id = 1");
 const SET_NEXT_SEQ = stmt("eventLog.setNextSeq", "UPDATE event_log_state SET next_seq = ? WHERE id = 1");
 const BOUNDS = stmt("eventLog.bounds", "SELECT head, next_seq FROM event_log_state WHERE id = 1");
+const INCARNATION = stmt("eventLog.incarnation", "SELECT incarnation FROM event_log_state WHERE id = 1");
 const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
 /** The bounds and the events after `?1` from the head on, in one statement: one row with no event when none follows. */
 const READ = stmt(
@@ -142,6 +147,7 @@ function eventValues(event: NewLogEvent): unknown[] {
 export class EventLog {
   readonly #db: Db;
   readonly #compact;
+  #incarnation: string | undefined;
 
   /**
    * @param pinnedSql a correlated `SELECT 1 …` that is non-empty when row `e` (its `e.key`, `e.seq`)
@@ -169,6 +175,16 @@ export class EventLog {
       this.#db.run(appendRows(chunk.length), ...chunk.flatMap(eventValues));
     }
     this.#db.run(SET_NEXT_SEQ, first + events.length);
+  }
+
+  /**
+   * Which log this is: made at random with the log's tables, so a log deleted and created again
+   * (an informer deleted and re-created under the same object name) has another. Sequence numbers
+   * only mean something within one incarnation: whatever holds one across requests (a watcher, a
+   * continue token) holds the incarnation too.
+   */
+  incarnation(): string {
+    return (this.#incarnation ??= this.#db.first<{ incarnation: string }>(INCARNATION)!.incarnation);
   }
 
   /** The stored body of event `seq` (the indexer reads object states through this). */

@@ -11,7 +11,8 @@
  *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
  *   Plain-JSON frames are encoded once per event and shared.
  * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
- *   event, as the watch cache does; the client relists.
+ *   event, as the watch cache does; the client relists. So does a log made anew under the watcher
+ *   (the informer deleted and re-created): what the hub holds is bound to one log incarnation.
  * - A failure inside a watcher's loop ends its stream with an ERROR event carrying a 500
  *   InternalError Status, never a clean end.
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
@@ -34,6 +35,8 @@ import { errorText, logger } from "../log.ts";
 
 /** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
 export interface WatchSource {
+  /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
+  incarnation: string;
   read(after: number, limit: number): ReadResult;
   bounds(): LogBounds;
   /** The RV the cache is complete up to. */
@@ -80,6 +83,8 @@ export class WatchHub {
   readonly #source: () => WatchSource | undefined;
   readonly #now: () => number;
   readonly #random: () => number;
+  /** The log incarnation the buffer and ranges below were read from. */
+  #incarnation: string | undefined;
   /** Recent events, consecutive in seq; `#bufferEnd` is the last seq read into it. */
   #buffer: LogEvent[] = [];
   #bufferEnd = -1;
@@ -166,6 +171,7 @@ export class WatchHub {
       writer.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
       return true;
     };
+    const incarnation = this.#source()?.incarnation;
     const start = await this.#start(request, framer, send);
     if (start === undefined) return;
     let { next, skipUpTo } = start;
@@ -174,6 +180,10 @@ export class WatchHub {
     while (!watcher.closed) {
       const now = this.#now();
       if (now >= deadline) return;
+      // The informer was deleted and re-created under this name: this watcher's position is in a log
+      // that is gone. Expired, so its client relists from the new one.
+      const current = this.#source();
+      if (current?.incarnation !== incarnation) return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((current?.bounds().head ?? 1) - 1)).status)));
       const events = this.#eventsAfter(next);
       if (events === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
       if (events.length === 0) {
@@ -292,6 +302,14 @@ export class WatchHub {
   #refresh(): void {
     const source = this.#source();
     if (!source) return;
+    if (source.incarnation !== this.#incarnation) {
+      // A new log (the informer was re-created): nothing read from the old one may be served.
+      this.#incarnation = source.incarnation;
+      this.#buffer = [];
+      this.#bufferBytes = 0;
+      this.#bufferEnd = -1;
+      this.#ranges.clear();
+    }
     const { tail } = source.bounds();
     if (this.#bufferEnd === -1) this.#bufferEnd = tail; // nothing older is buffered: watchers behind read for themselves
     while (this.#bufferEnd < tail) {

@@ -249,6 +249,7 @@ export class InformerObject extends DurableObject<Env> {
     if (!current.ok) return undefined;
     const informer = current.value;
     return {
+      incarnation: informer.log.incarnation(),
       read: (after, limit) => informer.log.read(after, limit),
       bounds: () => informer.log.bounds(),
       cacheResourceVersion: () => informer.queryView().resourceVersion,

@@ -7,10 +7,11 @@ import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
 
-function scriptedLog() {
+function scriptedLog(incarnation = "log-1", kind = "Pod") {
   const events: LogEvent[] = [];
   let reads = 0;
   const source: WatchSource = {
+    incarnation,
     read(after, limit) {
       reads++;
       return { events: events.filter((e) => e.seq > after).slice(0, limit), expired: false, bounds: { head: 1, tail: events.length } };
@@ -28,7 +29,7 @@ function scriptedLog() {
     append(name: string, padding = 0) {
       const seq = events.length + 1;
       const rv = String(100 + seq);
-      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
+      const object = JSON.stringify({ kind, apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
       events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
     },
   };
@@ -144,5 +145,29 @@ describe("WatchHub failures", () => {
     expect(event.object.message).toContain("disk on fire");
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(hub.watchers).toBe(0);
+  });
+});
+
+describe("WatchHub across informer incarnations", () => {
+  it("never serves a deleted informer's buffered events to the watchers of its re-created successor", async () => {
+    let log = scriptedLog("deleted", "Secret");
+    const hub = new WatchHub(() => log.source);
+    const old = readLines(hub.open(request), 3_000);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 3_000; i++) log.append(`secret${i}`);
+    hub.notify();
+    expect(await old).toHaveLength(3_000); // the hub's buffer now holds the old log's 1..3000
+    hub.closeAll();
+    // Deleted and re-created under the same object name: a new log, at seq 2500.
+    const successor = scriptedLog("recreated", "ConfigMap");
+    for (let i = 0; i < 2_500; i++) successor.append(`cm${i}`);
+    log = successor;
+    const fresh = readLines(hub.open({ ...request, resourceVersion: "0", initialEvents: true }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    successor.append("cm2500");
+    hub.notify();
+    const lines = await fresh;
+    expect(lines.map((l) => JSON.parse(l).object.kind)).toEqual(["ConfigMap"]);
+    expect(JSON.parse(lines[0]!).object.metadata.name).toBe("cm2500");
   });
 });
