@@ -114,6 +114,20 @@ const READ = stmt(
    LEFT JOIN event_log p ON p.seq = e.prev_seq
    WHERE s.id = 1 ORDER BY e.seq LIMIT ?2`,
 );
+/**
+ * The events of (?1, ?2] from the head on, in resourceVersion order (length, then text: how
+ * resourceVersions compare, resource-version.ts; ties in log order), skipping ?4, at most ?3.
+ * Sorted by SQLite over that range only, so a caller pages through a large one without holding it.
+ */
+const READ_IN_ORDER = stmt(
+  "eventLog.readInOrder",
+  `SELECT s.head AS head, s.next_seq AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
+          COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
+   FROM event_log_state s
+   JOIN event_log e ON e.seq > ?1 AND e.seq <= ?2 AND e.seq >= s.head
+   LEFT JOIN event_log p ON p.seq = e.prev_seq
+   WHERE s.id = 1 ORDER BY length(e.rv), e.rv, e.seq LIMIT ?3 OFFSET ?4`,
+);
 const FIRST_RECENT = stmt(
   "eventLog.firstRecent",
   "SELECT seq FROM event_log WHERE seq >= ? AND at >= ? ORDER BY seq LIMIT 1",
@@ -135,6 +149,36 @@ const compactBelowHead = (pinnedSql: string) =>
          AND NOT EXISTS (SELECT 1 FROM event_log r WHERE r.prev_seq = e.seq AND r.seq >= ?1)
        ORDER BY e.seq LIMIT ?2)`,
   );
+
+/** A row of READ or READ_IN_ORDER: the log's bounds, and an event (all null when none follows). */
+type EventRow = {
+  head: number;
+  next_seq: number;
+  seq: number | null;
+  type: LogEventType;
+  key: string;
+  uid: string;
+  rv: string;
+  body: string | null;
+  old_body: string | null;
+  flags: number;
+  at: number;
+};
+
+function toLogEvent(row: EventRow & { seq: number }): LogEvent {
+  return {
+    seq: row.seq,
+    type: row.type,
+    key: row.key,
+    uid: row.uid,
+    resourceVersion: row.rv,
+    object: row.body,
+    oldObject: row.type === "add" || row.type === "delete" ? null : row.old_body,
+    initialList: (row.flags & FLAG_INITIAL_LIST) !== 0,
+    finalStateUnknown: (row.flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
+    at: row.at,
+  };
+}
 
 /** `head` is at most the tail + 1 (an empty log's head is where its next event goes). */
 const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.min(head, nextSeq), tail: nextSeq - 1 });
@@ -206,37 +250,21 @@ export class EventLog {
 
   /** Events after `after`, oldest first, at most `limit`. */
   read(after: number, limit: number): ReadResult {
-    const all = this.#db.all<{
-      head: number;
-      next_seq: number;
-      seq: number | null;
-      type: LogEventType;
-      key: string;
-      uid: string;
-      rv: string;
-      body: string | null;
-      old_body: string | null;
-      flags: number;
-      at: number;
-    }>(READ, after, limit);
+    const all = this.#db.all<EventRow>(READ, after, limit);
     const bounds = logBounds(all[0]!.head, all[0]!.next_seq);
-    const rows = all[0]!.seq === null ? [] : (all as (typeof all[number] & { seq: number })[]);
-    return {
-      expired: after + 1 < bounds.head,
-      bounds,
-      events: rows.map((row) => ({
-        seq: row.seq,
-        type: row.type,
-        key: row.key,
-        uid: row.uid,
-        resourceVersion: row.rv,
-        object: row.body,
-        oldObject: row.type === "add" || row.type === "delete" ? null : row.old_body,
-        initialList: (row.flags & FLAG_INITIAL_LIST) !== 0,
-        finalStateUnknown: (row.flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
-        at: row.at,
-      })),
-    };
+    const rows = all[0]!.seq === null ? [] : (all as (EventRow & { seq: number })[]);
+    return { expired: after + 1 < bounds.head, bounds, events: rows.map(toLogEvent) };
+  }
+
+  /**
+   * The events of (after, end] in resourceVersion order, skipping the first `skip` of that order, at
+   * most `limit`: one page of a span a watch delivers sorted (the log is not in resourceVersion
+   * order within a transaction, k8s/watch-hub.ts).
+   */
+  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult {
+    const rows = this.#db.all<EventRow & { seq: number }>(READ_IN_ORDER, after, end, limit, skip);
+    const bounds = rows[0] === undefined ? this.bounds() : logBounds(rows[0].head, rows[0].next_seq);
+    return { expired: after + 1 < bounds.head, bounds, events: rows.map(toLogEvent) };
   }
 
   /**

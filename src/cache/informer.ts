@@ -116,6 +116,16 @@ const RV_MARK = stmt(
    SELECT l.next_seq - 1, i.cache_rv FROM event_log_state l, informer_state i
    WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)`,
 );
+/**
+ * Where whole transaction runs end (see boundaryAfter): the last mark within ?2 events after ?1,
+ * else the first mark after ?1; NULL when no mark follows ?1 yet.
+ */
+const BOUNDARY_AFTER = stmt(
+  "informer.boundaryAfter",
+  `SELECT COALESCE((SELECT MAX(seq) FROM rv_marks WHERE seq > ?1 AND seq <= ?1 + ?2),
+                   (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1)) AS seq`,
+);
+const LAST_MARK = stmt("informer.lastMark", "SELECT MAX(seq) AS seq FROM rv_marks");
 const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
 const QUERY_VIEW = stmt("informer.queryView", "SELECT cache_rv FROM informer_state WHERE id = 1");
@@ -179,8 +189,9 @@ export class Informer implements ReflectorSink {
   readonly #random: Random;
   readonly #settings: InformerSettings;
   readonly #onAppended: ((tail: number) => void) | undefined;
-  /** The log's tail as last announced through `onAppended`. */
+  /** The log's tail and its last mark as last announced through `onAppended`. */
   #announced = 0;
+  #announcedMark = 0;
   /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
   readonly #identity: InformerIdentity | undefined;
 
@@ -276,6 +287,7 @@ export class Informer implements ReflectorSink {
           this.#db.run(CACHE_COMPLETE);
           this.#db.run(RV_MARK);
         });
+        this.#announce();
         return true;
       }
       if (this.#clock.now() >= deadline) return this.fifo.isEmpty();
@@ -294,11 +306,17 @@ export class Informer implements ReflectorSink {
     return total;
   }
 
+  /**
+   * Announces a grown log, and a new mark at an unchanged tail too: `/k8s` watchers deliver only
+   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction.
+   */
   #announce(): void {
     if (!this.#onAppended) return;
     const tail = this.log.nextSeq() - 1;
-    if (tail <= this.#announced) return;
+    const mark = this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq ?? 0;
+    if (tail <= this.#announced && mark <= this.#announcedMark) return;
     this.#announced = tail;
+    this.#announcedMark = mark;
     this.#onAppended(tail);
   }
 
@@ -330,6 +348,18 @@ export class Informer implements ReflectorSink {
     if (found === undefined) return "expired";
     // At a mark (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
     return found.rv === resourceVersion ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
+  }
+
+  /**
+   * The end of the next whole transaction runs after log position `after`: a mark, so every event
+   * up to it was applied and the cache was complete there. The last mark within `span` events,
+   * else the first one after `after` (one run longer than `span`); undefined while the events after
+   * `after` (a Replace still being popped) are not complete. Within such a run the log is not in
+   * resourceVersion order (the DeltaFIFO pops key by key, a Replace in key order), so a watch sorts
+   * a whole run before it delivers any of it (k8s/watch-hub.ts).
+   */
+  boundaryAfter(after: number, span: number): number | undefined {
+    return this.#db.first<{ seq: number | null }>(BOUNDARY_AFTER, after, span)!.seq ?? undefined;
   }
 
   // --- ReflectorSink -------------------------------------------------------------------------
@@ -371,6 +401,7 @@ export class Informer implements ReflectorSink {
       this.#db.run(RETRANSFORM_COMMITTED);
       this.#saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
+    this.#announce();
   }
 
   applyWatch(events: WatchEvent[], resourceVersion: string): void {

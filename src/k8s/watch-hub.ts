@@ -3,7 +3,10 @@
  * them from etcd's history (kubernetes-api-server-facts.md §4, §6).
  *
  * Guarantees:
- * - Each watcher gets the log's changes in resourceVersion order, translated by its selectors' enter/leave rule
+ * - Each watcher gets the log's changes in resourceVersion order, whatever the log's batching: only
+ *   whole runs of transactions up to a mark, each sorted as a whole (#nextBatch), so a stream that
+ *   ends anywhere and resumes from its last resourceVersion misses nothing and repeats nothing.
+ *   Changes are translated by its selectors' enter/leave rule
  *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, for RV ""/"0",
  *   with a synthetic ADDED for every object of one consistent list (versioned-list.ts) and the
  *   changes after it, closed by the `k8s.io/initial-events-end` bookmark when bookmarks were asked.
@@ -43,6 +46,10 @@ export interface WatchSource {
   cacheResourceVersion(): string;
   listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
   positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
+  /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
+  boundaryAfter(after: number, span: number): number | undefined;
+  /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
+  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult;
 }
 
 export interface WatchRequest {
@@ -79,6 +86,22 @@ interface Watcher {
   closed: boolean;
 }
 
+/**
+ * A watcher's place in the log: everything up to position `after` was delivered (or precedes its
+ * start); of the run (after, end] being read a page at a time, sorted, the first `skip` were too.
+ */
+interface Cursor {
+  after: number;
+  end?: number;
+  skip: number;
+}
+
+/** Events in resourceVersion order, and their plain frames encoded once for every watcher. */
+interface Range {
+  ordered: LogEvent[];
+  shared(): Uint8Array[];
+}
+
 export class WatchHub {
   readonly #source: () => WatchSource | undefined;
   readonly #now: () => number;
@@ -89,8 +112,8 @@ export class WatchHub {
   #buffer: LogEvent[] = [];
   #bufferEnd = -1;
   #bufferBytes = 0;
-  /** Recent ranges of events with their shared frames (#range). */
-  #ranges = new Map<string, { ordered: LogEvent[]; shared(): Uint8Array[] }>();
+  /** Recent ranges of events with their shared frames (#keep). */
+  #ranges = new Map<string, Range>();
   #watchers = new Set<Watcher>();
   #changed!: Promise<void>;
   #wake!: () => void;
@@ -174,7 +197,8 @@ export class WatchHub {
     const incarnation = this.#source()?.incarnation;
     const start = await this.#start(request, framer, send);
     if (start === undefined) return;
-    let { next, skipUpTo } = start;
+    let { skipUpTo } = start;
+    let cursor: Cursor = { after: start.next, skip: 0 };
 
     let lastSent = this.#now();
     while (!watcher.closed) {
@@ -183,10 +207,11 @@ export class WatchHub {
       // The informer was deleted and re-created under this name: this watcher's position is in a log
       // that is gone. Expired, so its client relists from the new one.
       const current = this.#source();
-      if (current?.incarnation !== incarnation) return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((current?.bounds().head ?? 1) - 1)).status)));
-      const events = this.#eventsAfter(next);
-      if (events === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
-      if (events.length === 0) {
+      if (current?.incarnation !== incarnation) return void (await send(errorFrame(statusErrors.expiredWatch(String(cursor.after), String((current?.bounds().head ?? 1) - 1)).status)));
+      // While skipping, the first run alone: the client may have seen part of it, never of a later one.
+      const batch = this.#nextBatch(cursor, skipUpTo !== undefined);
+      if (batch === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(cursor.after), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
+      if (batch === undefined) {
         if (request.bookmarks && now - lastSent >= BOOKMARK_INTERVAL_MS) {
           const current = this.#source();
           if (current && !(await send(framer.bookmark(current.cacheResourceVersion())))) return;
@@ -196,9 +221,8 @@ export class WatchHub {
         await within(this.#changed, Math.max(1, wait), undefined);
         continue;
       }
-      const after = next;
-      next = events.at(-1)!.seq;
-      const range = this.#range(after, events);
+      const { range } = batch;
+      cursor = batch.next;
       if (framer.plain && !filter && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
         for (const chunk of range.shared()) if (!(await send(chunk))) return;
@@ -216,32 +240,25 @@ export class WatchHub {
         }
         if (frames !== "" && !(await send(frames))) return;
       }
-      // Once past the start RV, later events are newer: the skip (and its per-watcher path) ends.
-      if (skipUpTo !== undefined && range.ordered.some((e) => !e.finalStateUnknown && compareResourceVersions(e.resourceVersion, skipUpTo!) > 0)) {
-        skipUpTo = undefined;
-      }
+      // Past the run the start RV fell in, the client saw nothing: the skip (and its per-watcher path)
+      // ends, whatever resourceVersions follow (a relist may add objects last changed long ago).
+      if (cursor.end === undefined) skipUpTo = undefined;
       lastSent = now;
     }
   }
 
   /**
-   * The events (after, …] in resourceVersion order, and their plain frames encoded once, shared by
-   * every watcher that asks for the same range (watchers at the tail all do). A few recent ranges
-   * are kept.
+   * Keeps a range under `key` with its plain frames encoded once, shared by every watcher that
+   * reaches the same range (watchers at the tail all do); a few recent ranges are kept.
    */
-  #range(after: number, events: LogEvent[]): { ordered: LogEvent[]; shared(): Uint8Array[] } {
-    const key = `${after}:${events.at(-1)!.seq}`;
-    let range = this.#ranges.get(key);
-    if (!range) {
-      const ordered = inResourceVersionOrder(events);
-      let chunks: Uint8Array[] | undefined;
-      range = {
-        ordered,
-        shared: () => (chunks ??= encodeChunks(ordered.flatMap((e) => (e.type === "sync" || e.object === null ? [] : [jsonFrame(WATCH_TYPES[e.type], e.object)])))),
-      };
-      this.#ranges.set(key, range);
-      if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
-    }
+  #keep(key: string, ordered: LogEvent[]): Range {
+    let chunks: Uint8Array[] | undefined;
+    const range: Range = {
+      ordered,
+      shared: () => (chunks ??= encodeChunks(ordered.flatMap((e) => (e.type === "sync" || e.object === null ? [] : [jsonFrame(WATCH_TYPES[e.type], e.object)])))),
+    };
+    this.#ranges.set(key, range);
+    if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
     return range;
   }
 
@@ -284,18 +301,39 @@ export class WatchHub {
     return { next: at };
   }
 
-  /** Events after `after`: from the shared buffer when it covers them, else read for this watcher. */
-  #eventsAfter(after: number): LogEvent[] | "expired" {
+  /**
+   * A watcher's next events, in resourceVersion order, and where it is after them. The log is in
+   * that order only between runs of transactions that end at a mark (WatchSource.boundaryAfter), so
+   * only whole runs are delivered, each sorted as a whole: from the shared buffer when it holds
+   * them (up to READ_BATCH events of whole runs), else read for this watcher, a longer run a sorted
+   * page at a time. A stream that ends anywhere has then delivered every event up to the client's
+   * last resourceVersion, and none after it, of the run it ended in. Undefined while no complete
+   * run follows (a Replace still being popped); `firstRunOnly` keeps to the run the cursor is in.
+   */
+  #nextBatch(cursor: Cursor, firstRunOnly: boolean): { range: Range; next: Cursor } | "expired" | undefined {
     this.#refresh();
-    const first = this.#buffer[0];
-    if (first !== undefined && after >= first.seq - 1) {
-      const from = after - first.seq + 1;
-      return this.#buffer.slice(from, from + READ_BATCH); // a bounded batch: its shared frames stay small
-    }
     const source = this.#source();
-    if (!source) return [];
-    const read = source.read(after, READ_BATCH);
-    return read.expired ? "expired" : read.events;
+    if (!source) return undefined;
+    const { after, skip } = cursor;
+    const end = cursor.end ?? source.boundaryAfter(after, firstRunOnly ? 0 : READ_BATCH);
+    if (end === undefined) return undefined;
+    const first = this.#buffer[0];
+    if (skip === 0 && end - after <= READ_BATCH && first !== undefined && after >= first.seq - 1 && end <= this.#bufferEnd) {
+      const key = `${after}:${end}`;
+      const from = after - first.seq + 1;
+      const range = this.#ranges.get(key) ?? this.#keep(key, inResourceVersionOrder(this.#buffer.slice(from, from + end - after)));
+      return { range, next: { after: end, skip: 0 } };
+    }
+    const key = `${after}:${end}:${skip}`;
+    let range = this.#ranges.get(key);
+    if (!range) {
+      const read = source.readInOrder(after, end, skip, READ_BATCH);
+      if (read.expired) return "expired";
+      range = this.#keep(key, read.events);
+    }
+    const delivered = skip + range.ordered.length;
+    const runDone = range.ordered.length < READ_BATCH || delivered >= end - after;
+    return { range, next: runDone ? { after: end, skip: 0 } : { after, end, skip: delivered } };
   }
 
   /** Reads what the log gained since the last refresh into the buffer (once for all watchers). */
@@ -337,10 +375,10 @@ export class WatchHub {
 }
 
 /**
- * The DeltaFIFO pops a batch key by key (each key's deltas together), so across keys the log's
- * order within one applied batch is not the order of the changes; a watch promises resourceVersion
- * order. Every read ends at a transaction boundary, and one key's events keep their order (their
- * RVs grow), so a stable sort of what was read restores it.
+ * The DeltaFIFO pops a batch key by key (each key's deltas together), and a Replace in key order,
+ * so within a run of transactions the log's order is not the order of the changes; a watch
+ * promises resourceVersion order. What is sorted here is whole runs (#nextBatch), and one key's
+ * events keep their order (their RVs grow), so a stable sort restores it.
  */
 function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
   return [...events].sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion));

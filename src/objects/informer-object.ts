@@ -11,6 +11,7 @@ import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import { watchSourceOf } from "./informer-watch-source.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
@@ -247,15 +248,7 @@ export class InformerObject extends DurableObject<Env> {
   #watchSource(): WatchSource | undefined {
     const current = this.#withInformer((_, informer) => informer);
     if (!current.ok) return undefined;
-    const informer = current.value;
-    return {
-      incarnation: informer.log.incarnation(),
-      read: (after, limit) => informer.log.read(after, limit),
-      bounds: () => informer.log.bounds(),
-      cacheResourceVersion: () => informer.queryView().resourceVersion,
-      listAt: (query, from) => listAt(informer.indexer, informer.log, query, from),
-      positionOf: (rv) => informer.positionOf(rv),
-    };
+    return watchSourceOf(current.value);
   }
 
   async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {

@@ -7,14 +7,28 @@ import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
 
-function scriptedLog(incarnation = "log-1", kind = "Pod") {
+/**
+ * A log whose events are all in resourceVersion order; every event is a mark (the end of a run of
+ * transactions) unless `marked` says where the marks are.
+ */
+function scriptedLog(incarnation = "log-1", kind = "Pod", marked?: number[]) {
   const events: LogEvent[] = [];
   let reads = 0;
+  const marks = () => marked ?? events.map((e) => e.seq);
   const source: WatchSource = {
     incarnation,
     read(after, limit) {
       reads++;
       return { events: events.filter((e) => e.seq > after).slice(0, limit), expired: false, bounds: { head: 1, tail: events.length } };
+    },
+    boundaryAfter(after, span) {
+      const following = marks().filter((seq) => seq > after);
+      return following.filter((seq) => seq <= after + span).at(-1) ?? following[0];
+    },
+    readInOrder(after, end, skip, limit) {
+      reads++;
+      const run = events.filter((e) => e.seq > after && e.seq <= end).slice(skip, skip + limit);
+      return { events: run, expired: false, bounds: { head: 1, tail: events.length } };
     },
     bounds: () => ({ head: 1, tail: events.length }),
     cacheResourceVersion: () => String(100 + events.length),
@@ -109,7 +123,8 @@ describe("WatchHub", () => {
   });
 
   it("starting from an event's resourceVersion between two marks, skips the events the client saw", async () => {
-    const log = scriptedLog();
+    const marks = [5];
+    const log = scriptedLog("log-1", "Pod", marks);
     for (let i = 0; i < 5; i++) log.append(`e${i}`); // resourceVersions 101..105
     // the last mark at or below RV 103 is the start of the log: 101..103 follow it but were seen
     const source = { ...log.source, positionOf: () => ({ after: 0, skipUpTo: "103" }) };
@@ -117,6 +132,7 @@ describe("WatchHub", () => {
     const received = readLines(hub.open({ ...request, resourceVersion: "103" }), 3);
     await new Promise((resolve) => setTimeout(resolve, 20));
     log.append("e5"); // 106
+    marks.push(6);
     hub.notify();
     const names = (await received).map((l) => JSON.parse(l).object.metadata.name);
     expect(names).toEqual(["e3", "e4", "e5"]);
