@@ -86,6 +86,9 @@ export const INFORMER_MIGRATIONS = [
    UPDATE informer_state SET cache_rv = last_sync_rv`,
   // rv_marks: where in the log the cache was complete at a resourceVersion (see RV_MARK).
   `CREATE TABLE rv_marks (seq INTEGER PRIMARY KEY, rv TEXT NOT NULL)`,
+  // earlier_server_rv: the highest resourceVersion handed out before the cluster last moved to
+  // another API server (see positionOf).
+  `ALTER TABLE informer_state ADD COLUMN earlier_server_rv TEXT NOT NULL DEFAULT ''`,
 ] as const;
 
 /**
@@ -128,6 +131,10 @@ const BOUNDARY_AFTER = stmt(
 const LAST_MARK = stmt("informer.lastMark", "SELECT MAX(seq) AS seq FROM rv_marks");
 const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
+const HIGHEST_MARK = stmt("informer.highestMark", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
+const EARLIER_SERVER_RV = stmt("informer.earlierServerRv", "SELECT earlier_server_rv FROM informer_state WHERE id = 1");
+const SET_EARLIER_SERVER_RV = stmt("informer.setEarlierServerRv", "UPDATE informer_state SET earlier_server_rv = ? WHERE id = 1");
+const FORGET_MARKS = stmt("informer.forgetMarks", "DELETE FROM rv_marks");
 const QUERY_VIEW = stmt("informer.queryView", "SELECT cache_rv FROM informer_state WHERE id = 1");
 const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
 const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
@@ -345,7 +352,7 @@ export class Informer implements ReflectorSink {
       if (compareResourceVersions(mark.rv, resourceVersion) > 0) break;
       found = mark;
     }
-    if (found === undefined) return "expired";
+    if (found === undefined || this.#fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
     // At a mark (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
     return found.rv === resourceVersion ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
   }
@@ -360,6 +367,20 @@ export class Informer implements ReflectorSink {
    */
   boundaryAfter(after: number, span: number): number | undefined {
     return this.#db.first<{ seq: number | null }>(BOUNDARY_AFTER, after, span)!.seq ?? undefined;
+  }
+
+  /**
+   * Whether `resourceVersion`, beyond every mark of the current server, is one we handed out
+   * before the cluster moved to another API server (restart's `serverMoved`). Two etcds' revisions
+   * do not compare: served as a future RV, it would skip the new server's events until its RVs
+   * passed it. An API server never changes etcd, so it has no such case; expired makes the client
+   * relist, which is always right. (An old RV that happens to fall among the new server's cannot be
+   * told from a new one; the marks before the move are gone, so below them it is expired too.)
+   */
+  #fromEarlierServer(resourceVersion: string, newestMark: string): boolean {
+    if (compareResourceVersions(resourceVersion, newestMark) <= 0) return false;
+    const earlier = this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv;
+    return earlier !== "" && compareResourceVersions(resourceVersion, earlier) <= 0;
   }
 
   // --- ReflectorSink -------------------------------------------------------------------------
@@ -433,16 +454,35 @@ export class Informer implements ReflectorSink {
    * Forgets the reflector's position so the next tick relists from scratch. Used when what is
    * listed changed (resource, namespace, selectors): the relist's Replace turns the difference
    * into events — objects no longer selected are deleted (finalStateUnknown), new ones added.
+   * `serverMoved`: the cluster is now served by another API server, whose resourceVersions do not
+   * compare with the old one's (#forgetServerInTx).
    */
-  restart(options: { transformChanged?: boolean } = {}): void {
+  restart(options: { transformChanged?: boolean; serverMoved?: boolean } = {}): void {
     // Until the relist is applied the cache holds what the old spec selected: not synced, no RV.
     this.#db.transaction(() => {
+      if (options.serverMoved === true) this.#forgetServerInTx();
       // The operators' counters go on (Prometheus counters); a relist over a synced cache is counted.
       const counters = countersOf(this.#load().memory);
       if (this.lastSyncResourceVersion() !== "") counters.relists = { ...counters.relists, config: counters.relists.config + 1 };
       this.#db.run(RESTART, JSON.stringify({ ...initialMemory, counters }), options.transformChanged === true ? 1 : 0);
       this.fifo.resetSyncedInTx();
     });
+  }
+
+  /**
+   * The cluster moved to another API server: its resourceVersions are another etcd's. The marks
+   * (positions of the old server's RVs) are dropped, and the highest RV handed out before is kept
+   * so that a watch from one of them is expired (#fromEarlierServer) rather than served.
+   */
+  #forgetServerInTx(): void {
+    const candidates = [
+      this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv,
+      this.#db.first<{ rv: string }>(HIGHEST_MARK)?.rv ?? "",
+      this.lastSyncResourceVersion(),
+    ];
+    const highest = candidates.reduce((a, b) => (compareResourceVersions(a, b) >= 0 ? a : b));
+    this.#db.run(SET_EARLIER_SERVER_RV, highest);
+    this.#db.run(FORGET_MARKS);
   }
 
   /** What a query reads (X-Resource-Version, X-Synced): never ahead of what the indexer holds. */

@@ -147,7 +147,7 @@ export class InformerObject extends DurableObject<Env> {
     // (A new token for the same server only reconnects.)
     const moved = previous !== undefined && (previous.connection?.server ?? null) !== (stored?.server ?? null);
     // A transform change relists too: a field the old transform dropped can only come from the server.
-    if (previous && (listingChanged(previous.spec, spec) || retransform || moved)) informer.restart({ transformChanged: retransform });
+    if (previous && (listingChanged(previous.spec, spec) || retransform || moved)) informer.restart({ transformChanged: retransform, serverMoved: moved });
     else informer.wakeNow();
     if (previous && indexersChanged(previous.spec, spec)) informer.rebuildIndexes();
     await this.ctx.storage.setAlarm(Date.now());
