@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { exports } from "cloudflare:workers";
-import { json, send, startInCluster } from "../helpers/clusters.ts";
+import { createSynced, json, send, startInCluster } from "../helpers/clusters.ts";
+import { pod } from "../fake-apiserver/client.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
 function k8s(path: string): Promise<Response> {
@@ -46,5 +47,25 @@ describe("/k8s positions across an informer's lifecycle", () => {
     const event = await firstEvent(await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${before.metadata.resourceVersion}`));
     expect(event).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
     await remove();
+  });
+
+  it("expires a continue token of a deleted and re-created informer, and one of another informer (F17)", async () => {
+    const { cluster, fake } = await startInCluster("recreated", {}, 6);
+    const page = await json(await k8s(`/clusters/${cluster}/api/v1/pods?limit=2`));
+    expect(page.metadata.continue).toBeTruthy();
+    // Deleted and re-created: a new log, whose positions the old token's mean nothing in.
+    expect((await send("DELETE", `/clusters/${cluster}/informers/pods`)).status).toBe(204);
+    await createSynced(`/clusters/${cluster}/informers/pods`);
+    await fake.create("pods", pod({ name: "later", namespace: "ns-0" })); // the new log moves on
+    await waitFor("the new object", async () => (await json(await k8s(`/clusters/${cluster}/api/v1/pods`))).items.length === 7);
+    const stale = await k8s(`/clusters/${cluster}/api/v1/pods?limit=2&continue=${encodeURIComponent(page.metadata.continue)}`);
+    expect([stale.status, (await json(stale)).reason]).toEqual([410, "Expired"]);
+
+    // Another informer starts serving the resource (a whole one that sorts first by name).
+    const fresh = await json(await k8s(`/clusters/${cluster}/api/v1/pods?limit=2`));
+    await createSynced(`/clusters/${cluster}/informers/a-first-pods`);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the Worker's registry of served resources is kept a second
+    const other = await k8s(`/clusters/${cluster}/api/v1/pods?limit=2&continue=${encodeURIComponent(fresh.metadata.continue)}`);
+    expect([other.status, (await json(other)).reason]).toEqual([410, "Expired"]);
   });
 });
