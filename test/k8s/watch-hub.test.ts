@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { readLines } from "../helpers/watch-lines.ts";
 
 /**
  * A log whose events are all in resourceVersion order; every event is a mark (the end of a run of
@@ -47,19 +48,6 @@ function scriptedLog(incarnation = "log-1", kind = "Pod", marked?: number[]) {
       events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
     },
   };
-}
-
-async function readLines(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  while (text.split("\n").length - 1 < count) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    text += decoder.decode(chunk.value, { stream: true });
-  }
-  await reader.cancel();
-  return text.split("\n").filter(Boolean);
 }
 
 const pods = describeResource("pods", undefined)!;

@@ -13,6 +13,7 @@ import { WatchHub } from "../../src/k8s/watch-hub.ts";
 import type { WatchEvent } from "../../src/kube/types.ts";
 import { watchSourceOf } from "../../src/objects/informer-watch-source.ts";
 import { withDb } from "../helpers/db.ts";
+import { readLines } from "../helpers/watch-lines.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 
 const pods = describeResource("pods", undefined)!;
@@ -22,18 +23,7 @@ const KEYS = 700;
 
 /** RVs of the events in a watch stream, read until it ends or has `count` events. */
 async function streamedVersions(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  while (text.split("\n").length - 1 < count) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    text += decoder.decode(chunk.value, { stream: true });
-  }
-  await reader.cancel();
-  return text
-    .split("\n")
-    .filter(Boolean)
+  return (await readLines(stream, count))
     .slice(0, count)
     .map((line) => (JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
 }
