@@ -72,6 +72,8 @@ const BUFFER_EVENTS = 10_000;
 const BUFFER_BYTES = 16 * 1024 * 1024;
 /** Ranges of events whose shared frames are kept (watchers at the tail ask for the same few). */
 const RANGES_KEPT = 4;
+/** Run ends kept (#boundaryAfter): watchers cluster at a few positions. */
+const BOUNDARIES_KEPT = 64;
 /** Characters of frames written to a watcher at once. */
 const CHUNK_CHARS = 256 * 1024;
 const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
@@ -112,6 +114,8 @@ export class WatchHub {
   #buffer: LogEvent[] = [];
   #bufferEnd = -1;
   #bufferBytes = 0;
+  /** Run ends found after a position (#boundaryAfter), by position and span. */
+  #boundaries = new Map<string, number>();
   /** Recent ranges of events with their shared frames (#keep). */
   #ranges = new Map<string, Range>();
   #watchers = new Set<Watcher>();
@@ -315,7 +319,7 @@ export class WatchHub {
     const source = this.#source();
     if (!source) return undefined;
     const { after, skip } = cursor;
-    const end = cursor.end ?? source.boundaryAfter(after, firstRunOnly ? 0 : READ_BATCH);
+    const end = cursor.end ?? this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH);
     if (end === undefined) return undefined;
     const first = this.#buffer[0];
     if (skip === 0 && end - after <= READ_BATCH && first !== undefined && after >= first.seq - 1 && end <= this.#bufferEnd) {
@@ -336,6 +340,23 @@ export class WatchHub {
     return { range, next: runDone ? { after: end, skip: 0 } : { after, end, skip: delivered } };
   }
 
+  /**
+   * WatchSource.boundaryAfter, asked once for all the watchers at one position. A run end once
+   * found stays one (the log up to it was complete; retention or a server move drops marks, never
+   * events within retention), so it is kept; a later answer could reach further, and the watchers
+   * at the tail, all given the same end, share that range's frames.
+   */
+  #boundaryAfter(source: WatchSource, after: number, span: number): number | undefined {
+    const key = `${after}:${span}`;
+    const known = this.#boundaries.get(key);
+    if (known !== undefined) return known;
+    const end = source.boundaryAfter(after, span);
+    if (end === undefined) return undefined;
+    this.#boundaries.set(key, end);
+    if (this.#boundaries.size > BOUNDARIES_KEPT) this.#boundaries.delete(this.#boundaries.keys().next().value!);
+    return end;
+  }
+
   /** Reads what the log gained since the last refresh into the buffer (once for all watchers). */
   #refresh(): void {
     const source = this.#source();
@@ -347,6 +368,7 @@ export class WatchHub {
       this.#bufferBytes = 0;
       this.#bufferEnd = -1;
       this.#ranges.clear();
+      this.#boundaries.clear();
     }
     const { tail } = source.bounds();
     if (this.#bufferEnd === -1) this.#bufferEnd = tail; // nothing older is buffered: watchers behind read for themselves
