@@ -3,7 +3,8 @@
  * would have been told (add / update / delete / sync), the feed webhook subscriptions read.
  *
  * Guarantees:
- * - Sequence numbers only grow and are never reused, even after retention (`next_seq` is durable).
+ * - Sequence numbers only grow and are never reused, even after retention (`next_seq` is durable);
+ *   a log made anew (its tables deleted and created again) has a new `incarnation()`.
  * - Appends are multi-row statements with sequence numbers assigned up front (`nextSeq`), so a
  *   batch that refers to its own earlier events (an add then an update of one key) needs no reads.
  * - An event is appended in the same transaction that updates the indexer (DESIGN invariant 2),
@@ -86,6 +87,9 @@ export const EVENT_LOG_MIGRATIONS = [
    CREATE INDEX event_log_by_prev ON event_log (prev_seq) WHERE prev_seq IS NOT NULL;
    CREATE TABLE event_log_state (id INTEGER PRIMARY KEY CHECK (id = 1), head INTEGER NOT NULL, next_seq INTEGER NOT NULL);
    INSERT INTO event_log_state (id, head, next_seq) VALUES (1, 1, 1)`,
+  // incarnation: see EventLog.incarnation.
+  `ALTER TABLE event_log_state ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
+   UPDATE event_log_state SET incarnation = lower(hex(randomblob(8)))`,
 ] as const;
 
 const COLUMNS_PER_EVENT = 9;
@@ -98,6 +102,7 @@ const appendRows = (rows: number) =>
 const NEXT_SEQ = stmt("eventLog.nextSeq", "SELECT next_seq FROM event_log_state WHERE id = 1");
 const SET_NEXT_SEQ = stmt("eventLog.setNextSeq", "UPDATE event_log_state SET next_seq = ? WHERE id = 1");
 const BOUNDS = stmt("eventLog.bounds", "SELECT head, next_seq FROM event_log_state WHERE id = 1");
+const INCARNATION = stmt("eventLog.incarnation", "SELECT incarnation FROM event_log_state WHERE id = 1");
 const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
 /** The bounds and the events after `?1` from the head on, in one statement: one row with no event when none follows. */
 const READ = stmt(
@@ -108,6 +113,20 @@ const READ = stmt(
    LEFT JOIN event_log e ON e.seq > ?1 AND e.seq >= s.head
    LEFT JOIN event_log p ON p.seq = e.prev_seq
    WHERE s.id = 1 ORDER BY e.seq LIMIT ?2`,
+);
+/**
+ * The events of (?1, ?2] from the head on, in resourceVersion order (length, then text: how
+ * resourceVersions compare, resource-version.ts; ties in log order), skipping ?4, at most ?3.
+ * Sorted by SQLite over that range only, so a caller pages through a large one without holding it.
+ */
+const READ_IN_ORDER = stmt(
+  "eventLog.readInOrder",
+  `SELECT s.head AS head, s.next_seq AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
+          COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
+   FROM event_log_state s
+   JOIN event_log e ON e.seq > ?1 AND e.seq <= ?2 AND e.seq >= s.head
+   LEFT JOIN event_log p ON p.seq = e.prev_seq
+   WHERE s.id = 1 ORDER BY length(e.rv), e.rv, e.seq LIMIT ?3 OFFSET ?4`,
 );
 const FIRST_RECENT = stmt(
   "eventLog.firstRecent",
@@ -131,6 +150,36 @@ const compactBelowHead = (pinnedSql: string) =>
        ORDER BY e.seq LIMIT ?2)`,
   );
 
+/** A row of READ or READ_IN_ORDER: the log's bounds, and an event (all null when none follows). */
+type EventRow = {
+  head: number;
+  next_seq: number;
+  seq: number | null;
+  type: LogEventType;
+  key: string;
+  uid: string;
+  rv: string;
+  body: string | null;
+  old_body: string | null;
+  flags: number;
+  at: number;
+};
+
+function toLogEvent(row: EventRow & { seq: number }): LogEvent {
+  return {
+    seq: row.seq,
+    type: row.type,
+    key: row.key,
+    uid: row.uid,
+    resourceVersion: row.rv,
+    object: row.body,
+    oldObject: row.type === "add" || row.type === "delete" ? null : row.old_body,
+    initialList: (row.flags & FLAG_INITIAL_LIST) !== 0,
+    finalStateUnknown: (row.flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
+    at: row.at,
+  };
+}
+
 /** `head` is at most the tail + 1 (an empty log's head is where its next event goes). */
 const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.min(head, nextSeq), tail: nextSeq - 1 });
 
@@ -142,6 +191,7 @@ function eventValues(event: NewLogEvent): unknown[] {
 export class EventLog {
   readonly #db: Db;
   readonly #compact;
+  #incarnation: string | undefined;
 
   /**
    * @param pinnedSql a correlated `SELECT 1 …` that is non-empty when row `e` (its `e.key`, `e.seq`)
@@ -171,6 +221,16 @@ export class EventLog {
     this.#db.run(SET_NEXT_SEQ, first + events.length);
   }
 
+  /**
+   * Which log this is: made at random with the log's tables, so a log deleted and created again
+   * (an informer deleted and re-created under the same object name) has another. Sequence numbers
+   * only mean something within one incarnation: whatever holds one across requests (a watcher, a
+   * continue token) holds the incarnation too.
+   */
+  incarnation(): string {
+    return (this.#incarnation ??= this.#db.first<{ incarnation: string }>(INCARNATION)!.incarnation);
+  }
+
   /** The stored body of event `seq` (the indexer reads object states through this). */
   body(seq: number): string | null {
     return this.#db.first<{ body: string | null }>(BODY, seq)?.body ?? null;
@@ -190,37 +250,21 @@ export class EventLog {
 
   /** Events after `after`, oldest first, at most `limit`. */
   read(after: number, limit: number): ReadResult {
-    const all = this.#db.all<{
-      head: number;
-      next_seq: number;
-      seq: number | null;
-      type: LogEventType;
-      key: string;
-      uid: string;
-      rv: string;
-      body: string | null;
-      old_body: string | null;
-      flags: number;
-      at: number;
-    }>(READ, after, limit);
+    const all = this.#db.all<EventRow>(READ, after, limit);
     const bounds = logBounds(all[0]!.head, all[0]!.next_seq);
-    const rows = all[0]!.seq === null ? [] : (all as (typeof all[number] & { seq: number })[]);
-    return {
-      expired: after + 1 < bounds.head,
-      bounds,
-      events: rows.map((row) => ({
-        seq: row.seq,
-        type: row.type,
-        key: row.key,
-        uid: row.uid,
-        resourceVersion: row.rv,
-        object: row.body,
-        oldObject: row.type === "add" || row.type === "delete" ? null : row.old_body,
-        initialList: (row.flags & FLAG_INITIAL_LIST) !== 0,
-        finalStateUnknown: (row.flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
-        at: row.at,
-      })),
-    };
+    const rows = all[0]!.seq === null ? [] : (all as (EventRow & { seq: number })[]);
+    return { expired: after + 1 < bounds.head, bounds, events: rows.map(toLogEvent) };
+  }
+
+  /**
+   * The events of (after, end] in resourceVersion order, skipping the first `skip` of that order, at
+   * most `limit`: one page of a span a watch delivers sorted (the log is not in resourceVersion
+   * order within a transaction, k8s/watch-hub.ts).
+   */
+  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult {
+    const rows = this.#db.all<EventRow & { seq: number }>(READ_IN_ORDER, after, end, limit, skip);
+    const bounds = rows[0] === undefined ? this.bounds() : logBounds(rows[0].head, rows[0].next_seq);
+    return { expired: after + 1 < bounds.head, bounds, events: rows.map(toLogEvent) };
   }
 
   /**

@@ -86,6 +86,9 @@ export const INFORMER_MIGRATIONS = [
    UPDATE informer_state SET cache_rv = last_sync_rv`,
   // rv_marks: where in the log the cache was complete at a resourceVersion (see RV_MARK).
   `CREATE TABLE rv_marks (seq INTEGER PRIMARY KEY, rv TEXT NOT NULL)`,
+  // earlier_server_rv: the highest resourceVersion handed out before the cluster last moved to
+  // another API server (see positionOf).
+  `ALTER TABLE informer_state ADD COLUMN earlier_server_rv TEXT NOT NULL DEFAULT ''`,
 ] as const;
 
 /**
@@ -116,8 +119,22 @@ const RV_MARK = stmt(
    SELECT l.next_seq - 1, i.cache_rv FROM event_log_state l, informer_state i
    WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)`,
 );
+/**
+ * Where whole transaction runs end (see boundaryAfter): the last mark within ?2 events after ?1,
+ * else the first mark after ?1; NULL when no mark follows ?1 yet.
+ */
+const BOUNDARY_AFTER = stmt(
+  "informer.boundaryAfter",
+  `SELECT COALESCE((SELECT MAX(seq) FROM rv_marks WHERE seq > ?1 AND seq <= ?1 + ?2),
+                   (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1)) AS seq`,
+);
+const LAST_MARK = stmt("informer.lastMark", "SELECT MAX(seq) AS seq FROM rv_marks");
 const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
+const HIGHEST_MARK = stmt("informer.highestMark", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
+const EARLIER_SERVER_RV = stmt("informer.earlierServerRv", "SELECT earlier_server_rv FROM informer_state WHERE id = 1");
+const SET_EARLIER_SERVER_RV = stmt("informer.setEarlierServerRv", "UPDATE informer_state SET earlier_server_rv = ? WHERE id = 1");
+const FORGET_MARKS = stmt("informer.forgetMarks", "DELETE FROM rv_marks");
 const QUERY_VIEW = stmt("informer.queryView", "SELECT cache_rv FROM informer_state WHERE id = 1");
 const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
 const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
@@ -179,8 +196,9 @@ export class Informer implements ReflectorSink {
   readonly #random: Random;
   readonly #settings: InformerSettings;
   readonly #onAppended: ((tail: number) => void) | undefined;
-  /** The log's tail as last announced through `onAppended`. */
+  /** The log's tail and its last mark as last announced through `onAppended`. */
   #announced = 0;
+  #announcedMark = 0;
   /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
   readonly #identity: InformerIdentity | undefined;
 
@@ -276,6 +294,7 @@ export class Informer implements ReflectorSink {
           this.#db.run(CACHE_COMPLETE);
           this.#db.run(RV_MARK);
         });
+        this.#announce();
         return true;
       }
       if (this.#clock.now() >= deadline) return this.fifo.isEmpty();
@@ -294,11 +313,17 @@ export class Informer implements ReflectorSink {
     return total;
   }
 
+  /**
+   * Announces a grown log, and a new mark at an unchanged tail too: `/k8s` watchers deliver only
+   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction.
+   */
   #announce(): void {
     if (!this.#onAppended) return;
     const tail = this.log.nextSeq() - 1;
-    if (tail <= this.#announced) return;
+    const mark = this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq ?? 0;
+    if (tail <= this.#announced && mark <= this.#announcedMark) return;
     this.#announced = tail;
+    this.#announcedMark = mark;
     this.#onAppended(tail);
   }
 
@@ -327,9 +352,35 @@ export class Informer implements ReflectorSink {
       if (compareResourceVersions(mark.rv, resourceVersion) > 0) break;
       found = mark;
     }
-    if (found === undefined) return "expired";
+    if (found === undefined || this.#fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
     // At a mark (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
     return found.rv === resourceVersion ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
+  }
+
+  /**
+   * The end of the next whole transaction runs after log position `after`: a mark, so every event
+   * up to it was applied and the cache was complete there. The last mark within `span` events,
+   * else the first one after `after` (one run longer than `span`); undefined while the events after
+   * `after` (a Replace still being popped) are not complete. Within such a run the log is not in
+   * resourceVersion order (the DeltaFIFO pops key by key, a Replace in key order), so a watch sorts
+   * a whole run before it delivers any of it (k8s/watch-hub.ts).
+   */
+  boundaryAfter(after: number, span: number): number | undefined {
+    return this.#db.first<{ seq: number | null }>(BOUNDARY_AFTER, after, span)!.seq ?? undefined;
+  }
+
+  /**
+   * Whether `resourceVersion`, beyond every mark of the current server, is one we handed out
+   * before the cluster moved to another API server (restart's `serverMoved`). Two etcds' revisions
+   * do not compare: served as a future RV, it would skip the new server's events until its RVs
+   * passed it. An API server never changes etcd, so it has no such case; expired makes the client
+   * relist, which is always right. (An old RV that happens to fall among the new server's cannot be
+   * told from a new one; the marks before the move are gone, so below them it is expired too.)
+   */
+  #fromEarlierServer(resourceVersion: string, newestMark: string): boolean {
+    if (compareResourceVersions(resourceVersion, newestMark) <= 0) return false;
+    const earlier = this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv;
+    return earlier !== "" && compareResourceVersions(resourceVersion, earlier) <= 0;
   }
 
   // --- ReflectorSink -------------------------------------------------------------------------
@@ -371,6 +422,7 @@ export class Informer implements ReflectorSink {
       this.#db.run(RETRANSFORM_COMMITTED);
       this.#saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
+    this.#announce();
   }
 
   applyWatch(events: WatchEvent[], resourceVersion: string): void {
@@ -402,16 +454,35 @@ export class Informer implements ReflectorSink {
    * Forgets the reflector's position so the next tick relists from scratch. Used when what is
    * listed changed (resource, namespace, selectors): the relist's Replace turns the difference
    * into events — objects no longer selected are deleted (finalStateUnknown), new ones added.
+   * `serverMoved`: the cluster is now served by another API server, whose resourceVersions do not
+   * compare with the old one's (#forgetServerInTx).
    */
-  restart(options: { transformChanged?: boolean } = {}): void {
+  restart(options: { transformChanged?: boolean; serverMoved?: boolean } = {}): void {
     // Until the relist is applied the cache holds what the old spec selected: not synced, no RV.
     this.#db.transaction(() => {
+      if (options.serverMoved === true) this.#forgetServerInTx();
       // The operators' counters go on (Prometheus counters); a relist over a synced cache is counted.
       const counters = countersOf(this.#load().memory);
       if (this.lastSyncResourceVersion() !== "") counters.relists = { ...counters.relists, config: counters.relists.config + 1 };
       this.#db.run(RESTART, JSON.stringify({ ...initialMemory, counters }), options.transformChanged === true ? 1 : 0);
       this.fifo.resetSyncedInTx();
     });
+  }
+
+  /**
+   * The cluster moved to another API server: its resourceVersions are another etcd's. The marks
+   * (positions of the old server's RVs) are dropped, and the highest RV handed out before is kept
+   * so that a watch from one of them is expired (#fromEarlierServer) rather than served.
+   */
+  #forgetServerInTx(): void {
+    const candidates = [
+      this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv,
+      this.#db.first<{ rv: string }>(HIGHEST_MARK)?.rv ?? "",
+      this.lastSyncResourceVersion(),
+    ];
+    const highest = candidates.reduce((a, b) => (compareResourceVersions(a, b) >= 0 ? a : b));
+    this.#db.run(SET_EARLIER_SERVER_RV, highest);
+    this.#db.run(FORGET_MARKS);
   }
 
   /** What a query reads (X-Resource-Version, X-Synced): never ahead of what the indexer holds. */

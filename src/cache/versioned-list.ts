@@ -10,15 +10,14 @@
  *   event after `at` tells its state then (an `add`: absent; an `update`, `sync` or `delete`: the
  *   state it replaced, `prev_seq`). Objects deleted since are therefore still listed,
  *   objects added since are not, and nothing appears twice or in two versions.
- * - A token whose events are no longer all retained (retention passed `at`), or that lags the log by
- *   more than MAX_CONTINUE_LAG events, is expired: the caller answers 410 Expired, and the client
+ * - A token whose events are no longer all retained (retention passed `at`), that lags the log by
+ *   more than MAX_CONTINUE_LAG events, or that is of another log incarnation, is expired: the caller answers 410 Expired, and the client
  *   starts a new list, as with an API server's compacted continue token.
  * - Pages are bounded by count and by bytes (MAX_PAGE_BYTES, at least one item); items stay JSON text.
  *
  * Cost: the changes after `at` (without bodies) are read once per page; a state replaced since `at`
  * costs one body read. Bounded by MAX_CONTINUE_LAG.
  */
-import { ValidationError } from "../errors.ts";
 import type { KubeObject } from "../kube/types.ts";
 import type { EventLog } from "./event-log.ts";
 import type { Indexer } from "./indexer.ts";
@@ -37,6 +36,11 @@ export interface VersionedQuery extends Pick<ListQuery, "namespace" | "labelSele
 export interface Position {
   /** The log position the list is served at. */
   at: number;
+  /**
+   * The log incarnation `at` is in (EventLog.incarnation); absent: this log's. A position of a log
+   * made anew since (the informer deleted and re-created) is expired.
+   */
+  log?: string;
   /** The last key listed (exclusive cursor). */
   after: string;
 }
@@ -50,8 +54,11 @@ export type VersionedPage =
 export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, from?: Position): VersionedPage {
   const { head, tail } = log.bounds();
   const at = from?.at ?? tail;
-  if (at > tail) throw new ValidationError("continue: the token is from a newer log than this cache's (was the informer recreated?)");
-  if (at + 1 < head || tail - at > MAX_CONTINUE_LAG) return { expired: true };
+  const incarnation = log.incarnation();
+  // Beyond the tail, the position is another log's too (an informer re-created before the log
+  // carried its incarnation): expired as well, as the API server expires a continue it cannot use.
+  if (from?.log !== undefined && from.log !== incarnation) return { expired: true };
+  if (at > tail || at + 1 < head || tail - at > MAX_CONTINUE_LAG) return { expired: true };
   const earlier = from === undefined ? new Map<string, string | null>() : statesAt(log, at, from.after, query.namespace);
   // The namespace is already scoped: by the SQL for cached rows, by key prefix in statesAt.
   const filter = makeFilter({ ...query, namespace: undefined });
@@ -64,14 +71,14 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
     if (body !== null && (!filter || filter(JSON.parse(body) as KubeObject))) {
       // A match that does not fit: the page ends before it, and it proves that more follow.
       if (items.length === query.limit || (items.length > 0 && bytes + body.length > (query.maxBytes ?? MAX_PAGE_BYTES))) {
-        return { expired: false, items, keys, at, next: { at, after } };
+        return { expired: false, items, keys, at, next: { at, log: incarnation, after } };
       }
       items.push(body);
       keys.push(key);
       bytes += body.length;
     }
     after = key;
-    if (++scanned >= MAX_SCAN) return { expired: false, items, keys, at, next: { at, after } };
+    if (++scanned >= MAX_SCAN) return { expired: false, items, keys, at, next: { at, log: incarnation, after } };
   }
   return { expired: false, items, keys, at };
 }

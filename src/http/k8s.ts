@@ -19,7 +19,7 @@ import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
 import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
 import { describeResource, type ResourceInfo } from "../k8s/catalog.ts";
-import { decodeListToken, encodeListToken } from "../k8s/continue-token.ts";
+import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continue-token.ts";
 import {
   aggregatedContentType,
   aggregatedDiscovery,
@@ -303,7 +303,7 @@ async function getObject(
 
 interface ListParams {
   limit: number | undefined;
-  continue?: { rv: string; from: Position };
+  continue?: ListToken;
   labelSelector?: string;
   fieldSelector?: string;
   resourceVersion?: string;
@@ -388,6 +388,8 @@ async function listObjects(
     if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
     return answer.value;
   };
+  // A token of another informer (another now serves the resource) holds a position in another log.
+  if (params.continue && params.continue.informer !== served.informer) throw statusErrors.expiredContinue();
   const first = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
   requireReady(served.info, first);
   if (first.value.expired) throw statusErrors.expiredContinue();
@@ -401,7 +403,7 @@ async function listObjects(
   const firstPage: ListPageAnswer = { items: page.items };
   let rest: AsyncIterable<string[]> | undefined;
   if (page.next) {
-    if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, from: page.next });
+    if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next });
     else rest = remainingPages((from) => read(from, PAGE_LIMIT), page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });

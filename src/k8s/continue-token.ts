@@ -1,23 +1,27 @@
 /**
  * `/k8s` continue tokens: opaque to clients (base64url JSON, as the API server's are), they carry
  * the list's resourceVersion and the position its pages are served at (versioned-list.ts), so every
- * page of one list reports and holds the same snapshot.
+ * page of one list reports and holds the same snapshot. A position means something only in one
+ * informer's log, in one incarnation of it: the token names both, and a token of another informer
+ * or incarnation is expired (410), as the API server answers a continue it can no longer serve.
  */
 import type { Position } from "../cache/versioned-list.ts";
 import { decodeTokenText, encodeTokenText } from "../net/token-text.ts";
 
 export interface ListToken {
   rv: string;
+  /** The informer whose log `from` is in; absent in tokens made before tokens named it. */
+  informer?: string;
   from: Position;
 }
 
 export function encodeListToken(token: ListToken): string {
-  return encodeTokenText({ v: "edge-informer/v1", rv: token.rv, at: token.from.at, start: token.from.after });
+  return encodeTokenText({ v: "edge-informer/v1", rv: token.rv, at: token.from.at, start: token.from.after, informer: token.informer, log: token.from.log });
 }
 
 /** Throws an Error saying what is wrong with a token that is not ours. */
 export function decodeListToken(text: string): ListToken {
-  const token = decodeTokenText(text) as { v?: unknown; rv?: unknown; at?: unknown; start?: unknown } | null | undefined;
+  const token = decodeTokenText(text) as { v?: unknown; rv?: unknown; at?: unknown; start?: unknown; informer?: unknown; log?: unknown } | null | undefined;
   if (
     token === null ||
     token === undefined ||
@@ -26,9 +30,19 @@ export function decodeListToken(text: string): ListToken {
     typeof token.rv !== "string" ||
     typeof token.start !== "string" ||
     !Number.isSafeInteger(token.at) ||
-    (token.at as number) < 0
+    (token.at as number) < 0 ||
+    !optionalString(token.informer) ||
+    !optionalString(token.log)
   ) {
     throw new Error("not a continue token of this server");
   }
-  return { rv: token.rv, from: { at: token.at as number, after: token.start } };
+  return {
+    rv: token.rv,
+    ...(token.informer === undefined ? {} : { informer: token.informer }),
+    from: { at: token.at as number, after: token.start, ...(token.log === undefined ? {} : { log: token.log }) },
+  };
+}
+
+function optionalString(value: unknown): value is string | undefined {
+  return value === undefined || typeof value === "string";
 }

@@ -73,6 +73,8 @@ export const statusErrors = {
       retryAfterSeconds: 1,
     }),
   notAcceptable: (types: string) => new StatusError(406, "NotAcceptable", `only the following media types are accepted: ${types}`),
+  /** An unexpected failure (errors.go NewInternalError: the message is prefixed, the cause repeated). */
+  internal: (message: string) => new StatusError(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] }),
   unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),
 };
 

@@ -3,17 +3,22 @@
  * them from etcd's history (kubernetes-api-server-facts.md §4, §6).
  *
  * Guarantees:
- * - Each watcher gets the log's changes in resourceVersion order, translated by its selectors' enter/leave rule
- *   (watch-events.ts), starting after its resourceVersion (Informer.positionOf) or, when it asks for
- *   initial events (a watch-list, list-options.ts), with a synthetic ADDED for every object of one
- *   consistent list (versioned-list.ts) at a state at least as new as its resourceVersion and the
- *   changes after it, closed by the `k8s.io/initial-events-end` bookmark at the list's RV when
- *   bookmarks were asked.
+ * - Each watcher gets the log's changes in resourceVersion order, whatever the log's batching: only
+ *   whole runs of transactions up to a mark, each sorted as a whole (#nextBatch), so a stream that
+ *   ends anywhere and resumes from its last resourceVersion misses nothing and repeats nothing.
+ *   Changes are translated by its selectors' enter/leave rule (watch-events.ts), starting after its
+ *   resourceVersion (Informer.positionOf) or, when it asks for initial events (a watch-list,
+ *   list-options.ts), with a synthetic ADDED for every object of one consistent list
+ *   (versioned-list.ts) at a state at least as new as its resourceVersion and the changes after it,
+ *   closed by the `k8s.io/initial-events-end` bookmark at the list's RV when bookmarks were asked.
  * - One read of the log per appended batch serves every watcher at the tail: new events are read
  *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
  *   Plain-JSON frames are encoded once per event and shared.
  * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
- *   event, as the watch cache does; the client relists.
+ *   event, as the watch cache does; the client relists. So does a log made anew under the watcher
+ *   (the informer deleted and re-created): what the hub holds is bound to one log incarnation.
+ * - A failure inside a watcher's loop ends its stream with an ERROR event carrying a 500
+ *   InternalError Status, never a clean end.
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
  *   Bookmarks, when asked for, come to each watcher about once a minute while nothing was sent to
  *   it (whatever its selectors filtered out), and once about 2 s before its deadline, as the watch
@@ -32,15 +37,22 @@ import type { ResourceInfo } from "./catalog.ts";
 import { statusErrors } from "./status.ts";
 import type { IncludeObject } from "./table.ts";
 import { errorFrame, jsonFrame, translate, WatchFramer } from "./watch-events.ts";
+import { errorText, logger } from "../log.ts";
 
 /** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
 export interface WatchSource {
+  /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
+  incarnation: string;
   read(after: number, limit: number): ReadResult;
   bounds(): LogBounds;
   /** The RV the cache is complete up to. */
   cacheResourceVersion(): string;
   listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
   positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
+  /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
+  boundaryAfter(after: number, span: number): number | undefined;
+  /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
+  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult;
 }
 
 export interface WatchRequest {
@@ -64,6 +76,8 @@ const BUFFER_EVENTS = 10_000;
 const BUFFER_BYTES = 16 * 1024 * 1024;
 /** Ranges of events whose shared frames are kept (watchers at the tail ask for the same few). */
 const RANGES_KEPT = 4;
+/** Run ends kept (#boundaryAfter): watchers cluster at a few positions. */
+const BOUNDARIES_KEPT = 64;
 /** Characters of frames written to a watcher at once. */
 const CHUNK_CHARS = 256 * 1024;
 const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
@@ -82,16 +96,36 @@ interface Watcher {
   closed: boolean;
 }
 
+/**
+ * A watcher's place in the log: everything up to position `after` was delivered (or precedes its
+ * start); of the run (after, end] being read a page at a time, sorted, the first `skip` were too.
+ */
+interface Cursor {
+  after: number;
+  end?: number;
+  skip: number;
+}
+
+/** Events in resourceVersion order, and their plain frames encoded once for every watcher. */
+interface Range {
+  ordered: LogEvent[];
+  shared(): Uint8Array[];
+}
+
 export class WatchHub {
   readonly #source: () => WatchSource | undefined;
   readonly #now: () => number;
   readonly #random: () => number;
+  /** The log incarnation the buffer and ranges below were read from. */
+  #incarnation: string | undefined;
   /** Recent events, consecutive in seq; `#bufferEnd` is the last seq read into it. */
   #buffer: LogEvent[] = [];
   #bufferEnd = -1;
   #bufferBytes = 0;
-  /** Recent ranges of events with their shared frames (#range). */
-  #ranges = new Map<string, { ordered: LogEvent[]; shared(): Uint8Array[] }>();
+  /** Run ends found after a position (#boundaryAfter), by position and span. */
+  #boundaries = new Map<string, number>();
+  /** Recent ranges of events with their shared frames (#keep). */
+  #ranges = new Map<string, Range>();
   #watchers = new Set<Watcher>();
   #changed!: Promise<void>;
   #wake!: () => void;
@@ -134,10 +168,18 @@ export class WatchHub {
       watcher.closed = true; // the client went away
       this.notify();
     });
-    void this.#run(watcher, request, writer).finally(() => {
-      this.#watchers.delete(watcher);
-      writer.close().catch(() => {});
-    });
+    void this.#run(watcher, request, writer)
+      // After the 200 an error can only be told in the stream: one ERROR event with a 500 Status, as
+      // the API server ends a watch that fails (a clean end would have the client re-watch into the
+      // same failure, unaware).
+      .catch((error: unknown) => {
+        logger.error("watch failed", { resource: request.info.plural, error: errorText(error) });
+        if (!watcher.closed) writer.write(new TextEncoder().encode(errorFrame(statusErrors.internal(errorText(error)).status))).catch(() => {});
+      })
+      .finally(() => {
+        this.#watchers.delete(watcher);
+        writer.close().catch(() => {});
+      });
     return readable;
   }
 
@@ -169,30 +211,35 @@ export class WatchHub {
       lastSent = this.#now();
       return true;
     };
+    const incarnation = this.#source()?.incarnation;
     const start = await this.#start(request, framer, send);
     if (start === undefined) return;
-    let { next, skipUpTo } = start;
+    let { skipUpTo } = start;
+    let cursor: Cursor = { after: start.next, skip: 0 };
 
     while (!watcher.closed) {
       const now = this.#now();
       if (now >= deadline) return;
-      const events = this.#eventsAfter(next);
-      if (events === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(next), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
-      if (events.length === 0) {
+      // The informer was deleted and re-created under this name: this watcher's position is in a log
+      // that is gone. Expired, so its client relists from the new one.
+      const current = this.#source();
+      if (current?.incarnation !== incarnation) return void (await send(errorFrame(statusErrors.expiredWatch(String(cursor.after), String((current?.bounds().head ?? 1) - 1)).status)));
+      // While skipping, the first run alone: the client may have seen part of it, never of a later one.
+      const batch = this.#nextBatch(cursor, skipUpTo !== undefined);
+      if (batch === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(cursor.after), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
+      if (batch === undefined) {
         // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
         const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
         if (request.bookmarks && (now - lastSent >= BOOKMARK_INTERVAL_MS || lastBookmarkDue)) {
           if (lastBookmarkDue) lastBookmarkAt = undefined;
-          const current = this.#source();
           if (current && !(await send(framer.bookmark(current.cacheResourceVersion())))) return;
         }
         const nextBookmark = request.bookmarks ? Math.min(lastSent + BOOKMARK_INTERVAL_MS, lastBookmarkAt ?? deadline) : deadline;
         await within(this.#changed, Math.max(1, Math.min(deadline, nextBookmark) - now), undefined);
         continue;
       }
-      const after = next;
-      next = events.at(-1)!.seq;
-      const range = this.#range(after, events);
+      const { range } = batch;
+      cursor = batch.next;
       if (framer.plain && !filter && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
         for (const chunk of range.shared()) if (!(await send(chunk))) return;
@@ -210,31 +257,24 @@ export class WatchHub {
         }
         if (frames !== "" && !(await send(frames))) return;
       }
-      // Once past the start RV, later events are newer: the skip (and its per-watcher path) ends.
-      if (skipUpTo !== undefined && range.ordered.some((e) => !e.finalStateUnknown && compareResourceVersions(e.resourceVersion, skipUpTo!) > 0)) {
-        skipUpTo = undefined;
-      }
+      // Past the run the start RV fell in, the client saw nothing: the skip (and its per-watcher path)
+      // ends, whatever resourceVersions follow (a relist may add objects last changed long ago).
+      if (cursor.end === undefined) skipUpTo = undefined;
     }
   }
 
   /**
-   * The events (after, …] in resourceVersion order, and their plain frames encoded once, shared by
-   * every watcher that asks for the same range (watchers at the tail all do). A few recent ranges
-   * are kept.
+   * Keeps a range under `key` with its plain frames encoded once, shared by every watcher that
+   * reaches the same range (watchers at the tail all do); a few recent ranges are kept.
    */
-  #range(after: number, events: LogEvent[]): { ordered: LogEvent[]; shared(): Uint8Array[] } {
-    const key = `${after}:${events.at(-1)!.seq}`;
-    let range = this.#ranges.get(key);
-    if (!range) {
-      const ordered = inResourceVersionOrder(events);
-      let chunks: Uint8Array[] | undefined;
-      range = {
-        ordered,
-        shared: () => (chunks ??= encodeChunks(ordered.flatMap((e) => (e.type === "sync" || e.object === null ? [] : [jsonFrame(WATCH_TYPES[e.type], e.object)])))),
-      };
-      this.#ranges.set(key, range);
-      if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
-    }
+  #keep(key: string, ordered: LogEvent[]): Range {
+    let chunks: Uint8Array[] | undefined;
+    const range: Range = {
+      ordered,
+      shared: () => (chunks ??= encodeChunks(ordered.flatMap((e) => (e.type === "sync" || e.object === null ? [] : [jsonFrame(WATCH_TYPES[e.type], e.object)])))),
+    };
+    this.#ranges.set(key, range);
+    if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
     return range;
   }
 
@@ -302,24 +342,71 @@ export class WatchHub {
     return { next: at };
   }
 
-  /** Events after `after`: from the shared buffer when it covers them, else read for this watcher. */
-  #eventsAfter(after: number): LogEvent[] | "expired" {
+  /**
+   * A watcher's next events, in resourceVersion order, and where it is after them. The log is in
+   * that order only between runs of transactions that end at a mark (WatchSource.boundaryAfter), so
+   * only whole runs are delivered, each sorted as a whole: from the shared buffer when it holds
+   * them (up to READ_BATCH events of whole runs), else read for this watcher, a longer run a sorted
+   * page at a time. A stream that ends anywhere has then delivered every event up to the client's
+   * last resourceVersion, and none after it, of the run it ended in. Undefined while no complete
+   * run follows (a Replace still being popped); `firstRunOnly` keeps to the run the cursor is in.
+   */
+  #nextBatch(cursor: Cursor, firstRunOnly: boolean): { range: Range; next: Cursor } | "expired" | undefined {
     this.#refresh();
-    const first = this.#buffer[0];
-    if (first !== undefined && after >= first.seq - 1) {
-      const from = after - first.seq + 1;
-      return this.#buffer.slice(from, from + READ_BATCH); // a bounded batch: its shared frames stay small
-    }
     const source = this.#source();
-    if (!source) return [];
-    const read = source.read(after, READ_BATCH);
-    return read.expired ? "expired" : read.events;
+    if (!source) return undefined;
+    const { after, skip } = cursor;
+    const end = cursor.end ?? this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH);
+    if (end === undefined) return undefined;
+    const first = this.#buffer[0];
+    if (skip === 0 && end - after <= READ_BATCH && first !== undefined && after >= first.seq - 1 && end <= this.#bufferEnd) {
+      const key = `${after}:${end}`;
+      const from = after - first.seq + 1;
+      const range = this.#ranges.get(key) ?? this.#keep(key, inResourceVersionOrder(this.#buffer.slice(from, from + end - after)));
+      return { range, next: { after: end, skip: 0 } };
+    }
+    const key = `${after}:${end}:${skip}`;
+    let range = this.#ranges.get(key);
+    if (!range) {
+      const read = source.readInOrder(after, end, skip, READ_BATCH);
+      if (read.expired) return "expired";
+      range = this.#keep(key, read.events);
+    }
+    const delivered = skip + range.ordered.length;
+    const runDone = range.ordered.length < READ_BATCH || delivered >= end - after;
+    return { range, next: runDone ? { after: end, skip: 0 } : { after, end, skip: delivered } };
+  }
+
+  /**
+   * WatchSource.boundaryAfter, asked once for all the watchers at one position. A run end once
+   * found stays one (the log up to it was complete; retention or a server move drops marks, never
+   * events within retention), so it is kept; a later answer could reach further, and the watchers
+   * at the tail, all given the same end, share that range's frames.
+   */
+  #boundaryAfter(source: WatchSource, after: number, span: number): number | undefined {
+    const key = `${after}:${span}`;
+    const known = this.#boundaries.get(key);
+    if (known !== undefined) return known;
+    const end = source.boundaryAfter(after, span);
+    if (end === undefined) return undefined;
+    this.#boundaries.set(key, end);
+    if (this.#boundaries.size > BOUNDARIES_KEPT) this.#boundaries.delete(this.#boundaries.keys().next().value!);
+    return end;
   }
 
   /** Reads what the log gained since the last refresh into the buffer (once for all watchers). */
   #refresh(): void {
     const source = this.#source();
     if (!source) return;
+    if (source.incarnation !== this.#incarnation) {
+      // A new log (the informer was re-created): nothing read from the old one may be served.
+      this.#incarnation = source.incarnation;
+      this.#buffer = [];
+      this.#bufferBytes = 0;
+      this.#bufferEnd = -1;
+      this.#ranges.clear();
+      this.#boundaries.clear();
+    }
     const { tail } = source.bounds();
     if (this.#bufferEnd === -1) this.#bufferEnd = tail; // nothing older is buffered: watchers behind read for themselves
     while (this.#bufferEnd < tail) {
@@ -347,10 +434,10 @@ export class WatchHub {
 }
 
 /**
- * The DeltaFIFO pops a batch key by key (each key's deltas together), so across keys the log's
- * order within one applied batch is not the order of the changes; a watch promises resourceVersion
- * order. Every read ends at a transaction boundary, and one key's events keep their order (their
- * RVs grow), so a stable sort of what was read restores it.
+ * The DeltaFIFO pops a batch key by key (each key's deltas together), and a Replace in key order,
+ * so within a run of transactions the log's order is not the order of the changes; a watch
+ * promises resourceVersion order. What is sorted here is whole runs (#nextBatch), and one key's
+ * events keep their order (their RVs grow), so a stable sort restores it.
  */
 function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
   return [...events].sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion));

@@ -12,6 +12,7 @@ import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
+import { watchSourceOf } from "./informer-watch-source.ts";
 import { Nudger } from "../delivery/nudger.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
@@ -149,7 +150,7 @@ export class InformerObject extends DurableObject<Env> {
     // (A new token for the same server only reconnects.)
     const moved = previous !== undefined && (previous.connection?.server ?? null) !== (stored?.server ?? null);
     // A transform change relists too: a field the old transform dropped can only come from the server.
-    if (previous && (listingChanged(previous.spec, spec) || retransform || moved)) informer.restart({ transformChanged: retransform });
+    if (previous && (listingChanged(previous.spec, spec) || retransform || moved)) informer.restart({ transformChanged: retransform, serverMoved: moved });
     else informer.wakeNow();
     if (previous && indexersChanged(previous.spec, spec)) informer.rebuildIndexes();
     await this.ctx.storage.setAlarm(Date.now());
@@ -259,14 +260,7 @@ export class InformerObject extends DurableObject<Env> {
   #watchSource(): WatchSource | undefined {
     const current = this.#withInformer((_, informer) => informer);
     if (!current.ok) return undefined;
-    const informer = current.value;
-    return {
-      read: (after, limit) => informer.log.read(after, limit),
-      bounds: () => informer.log.bounds(),
-      cacheResourceVersion: () => informer.queryView().resourceVersion,
-      listAt: (query, from) => listAt(informer.indexer, informer.log, query, from),
-      positionOf: (rv) => informer.positionOf(rv),
-    };
+    return watchSourceOf(current.value);
   }
 
   async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {

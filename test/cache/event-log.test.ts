@@ -115,3 +115,13 @@ describe("EventLog", () => {
       expect(s.change("b", "9", 0)).toBe(6);
     }));
 });
+
+describe("EventLog incarnation", () => {
+  it("names each log made anew differently and stays the same for one log", async () => {
+    const first = await withDb((db) => [new EventLog(db, Indexer.pinsEventSql).incarnation(), new EventLog(db, Indexer.pinsEventSql).incarnation()]);
+    const second = await withDb((db) => new EventLog(db, Indexer.pinsEventSql).incarnation());
+    expect(first[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(first[1]).toBe(first[0]);
+    expect(second).not.toBe(first[0]);
+  });
+});

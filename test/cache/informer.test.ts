@@ -193,6 +193,30 @@ describe("Informer", () => {
         ]);
       }));
 
+    it("expires resourceVersions from before the cluster moved to another API server (issue 18, F16)", () =>
+      withDb(async (db) => {
+        const inf = informer(db);
+        inf.beginList();
+        inf.stage([pod({ name: "a", rv: "4990" })]);
+        inf.commitList("5000", { state: { kind: "watching" }, memory: initialMemory });
+        inf.applyWatch([{ type: "MODIFIED", object: pod({ name: "a", rv: "5010" }) }], "5010");
+        expect(inf.positionOf("5005")).toMatchObject({ skipUpTo: "5005" });
+        // PUT /clusters/x with another server: its etcd's revisions are lower, and unrelated.
+        inf.restart({ serverMoved: true });
+        inf.beginList();
+        inf.stage([pod({ name: "b", rv: "90" })]);
+        inf.commitList("100", { state: { kind: "watching" }, memory: initialMemory });
+        await inf.processQueue();
+        inf.applyWatch([{ type: "ADDED", object: pod({ name: "c", rv: "110" }) }], "120");
+        // A client that watched the old server re-watches from its last RV: 410, so it relists.
+        for (const before of ["5005", "5010", "5000", "4000"]) expect(inf.positionOf(before), before).toBe("expired");
+        // The new server's RVs are served as usual.
+        expect(inf.positionOf("100")).toEqual({ after: expect.any(Number) });
+        expect(inf.positionOf("110")).toMatchObject({ skipUpTo: "110" });
+        // An RV no server of ours gave out yet is a future one, as for any watch: served when reached.
+        expect(inf.positionOf("6000")).toMatchObject({ skipUpTo: "6000" });
+      }));
+
     it("applies a transform change to cached objects whose resourceVersion did not change (item 8)", () =>
       withDb(async (db) => {
         const keep = informer(db);

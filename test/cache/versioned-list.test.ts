@@ -89,6 +89,12 @@ describe("listAt", () => {
       expect(listAt(inf.indexer, inf.log, { limit: 1 }, { at: inf.log.bounds().tail - MAX_CONTINUE_LAG - 1, after: "" })).toEqual({
         expired: true,
       });
-      expect(() => listAt(inf.indexer, inf.log, { limit: 1 }, { at: 10_000, after: "" })).toThrow(/newer log/);
+      // Beyond the tail, or of another incarnation of the log (the informer re-created): another log's.
+      expect(listAt(inf.indexer, inf.log, { limit: 1 }, { at: 10_000, after: "" })).toEqual({ expired: true });
+      const current = listAt(inf.indexer, inf.log, { limit: 1 });
+      if (current.expired || !current.next) throw new Error("expected a next page");
+      expect(current.next.log).toBe(inf.log.incarnation());
+      expect(listAt(inf.indexer, inf.log, { limit: 1 }, { ...current.next, log: "another" })).toEqual({ expired: true });
+      expect(listAt(inf.indexer, inf.log, { limit: 1 }, current.next)).toMatchObject({ expired: false });
     }));
 });

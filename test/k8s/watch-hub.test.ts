@@ -9,14 +9,30 @@ import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { BOOKMARK_INTERVAL_MS, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
 import { parseLabelSelector } from "../../src/kube/selectors.ts";
+import { readLines } from "../helpers/watch-lines.ts";
 
-function scriptedLog() {
+/**
+ * A log whose events are all in resourceVersion order; every event is a mark (the end of a run of
+ * transactions) unless `marked` says where the marks are.
+ */
+function scriptedLog(incarnation = "log-1", kind = "Pod", marked?: number[]) {
   const events: LogEvent[] = [];
   let reads = 0;
+  const marks = () => marked ?? events.map((e) => e.seq);
   const source: WatchSource = {
+    incarnation,
     read(after, limit) {
       reads++;
       return { events: events.filter((e) => e.seq > after).slice(0, limit), expired: false, bounds: { head: 1, tail: events.length } };
+    },
+    boundaryAfter(after, span) {
+      const following = marks().filter((seq) => seq > after);
+      return following.filter((seq) => seq <= after + span).at(-1) ?? following[0];
+    },
+    readInOrder(after, end, skip, limit) {
+      reads++;
+      const run = events.filter((e) => e.seq > after && e.seq <= end).slice(skip, skip + limit);
+      return { events: run, expired: false, bounds: { head: 1, tail: events.length } };
     },
     bounds: () => ({ head: 1, tail: events.length }),
     cacheResourceVersion: () => String(100 + events.length),
@@ -31,23 +47,10 @@ function scriptedLog() {
     append(name: string, padding = 0) {
       const seq = events.length + 1;
       const rv = String(100 + seq);
-      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
+      const object = JSON.stringify({ kind, apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
       events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
     },
   };
-}
-
-async function readLines(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  while (text.split("\n").length - 1 < count) {
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    text += decoder.decode(chunk.value, { stream: true });
-  }
-  await reader.cancel();
-  return text.split("\n").filter(Boolean);
 }
 
 const pods = describeResource("pods", undefined)!;
@@ -111,7 +114,8 @@ describe("WatchHub", () => {
   });
 
   it("starting from an event's resourceVersion between two marks, skips the events the client saw", async () => {
-    const log = scriptedLog();
+    const marks = [5];
+    const log = scriptedLog("log-1", "Pod", marks);
     for (let i = 0; i < 5; i++) log.append(`e${i}`); // resourceVersions 101..105
     // the last mark at or below RV 103 is the start of the log: 101..103 follow it but were seen
     const source = { ...log.source, positionOf: () => ({ after: 0, skipUpTo: "103" }) };
@@ -119,6 +123,7 @@ describe("WatchHub", () => {
     const received = readLines(hub.open({ ...request, resourceVersion: "103" }), 3);
     await new Promise((resolve) => setTimeout(resolve, 20));
     log.append("e5"); // 106
+    marks.push(6);
     hub.notify();
     const names = (await received).map((l) => JSON.parse(l).object.metadata.name);
     expect(names).toEqual(["e3", "e4", "e5"]);
@@ -188,5 +193,54 @@ describe("WatchHub", () => {
     hub.notify();
     const [bookmark] = (await received).map((l) => JSON.parse(l));
     expect(bookmark).toMatchObject({ type: "BOOKMARK", object: { metadata: { resourceVersion: "100" } } });
+  });
+});
+
+describe("WatchHub failures", () => {
+  it("ends a watcher whose loop throws with an ERROR event carrying a 500 InternalError Status", async () => {
+    const log = scriptedLog();
+    const failing: WatchSource = {
+      ...log.source,
+      read: () => {
+        throw new Error("disk on fire");
+      },
+    };
+    const hub = new WatchHub(() => failing);
+    const received = readLines(hub.open(request), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    log.append("boom");
+    hub.notify();
+    const lines = await received;
+    expect(lines).toHaveLength(1);
+    const event = JSON.parse(lines[0]!);
+    expect(event.type).toBe("ERROR");
+    expect(event.object).toMatchObject({ kind: "Status", status: "Failure", code: 500, reason: "InternalError" });
+    expect(event.object.message).toContain("disk on fire");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(hub.watchers).toBe(0);
+  });
+});
+
+describe("WatchHub across informer incarnations", () => {
+  it("never serves a deleted informer's buffered events to the watchers of its re-created successor", async () => {
+    let log = scriptedLog("deleted", "Secret");
+    const hub = new WatchHub(() => log.source);
+    const old = readLines(hub.open(request), 3_000);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 3_000; i++) log.append(`secret${i}`);
+    hub.notify();
+    expect(await old).toHaveLength(3_000); // the hub's buffer now holds the old log's 1..3000
+    hub.closeAll();
+    // Deleted and re-created under the same object name: a new log, at seq 2500.
+    const successor = scriptedLog("recreated", "ConfigMap");
+    for (let i = 0; i < 2_500; i++) successor.append(`cm${i}`);
+    log = successor;
+    const fresh = readLines(hub.open({ ...request, resourceVersion: "0", initialEvents: true }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    successor.append("cm2500");
+    hub.notify();
+    const lines = await fresh;
+    expect(lines.map((l) => JSON.parse(l).object.kind)).toEqual(["ConfigMap"]);
+    expect(JSON.parse(lines[0]!).object.metadata.name).toBe("cm2500");
   });
 });

@@ -1,0 +1,20 @@
+/**
+ * What `/k8s` watches read of an informer (k8s/watch-hub.ts's WatchSource): its event log, its
+ * resourceVersion marks and its consistent lists, bound to the log's incarnation.
+ */
+import type { Informer } from "../cache/informer.ts";
+import { listAt } from "../cache/versioned-list.ts";
+import type { WatchSource } from "../k8s/watch-hub.ts";
+
+export function watchSourceOf(informer: Informer): WatchSource {
+  return {
+    incarnation: informer.log.incarnation(),
+    read: (after, limit) => informer.log.read(after, limit),
+    bounds: () => informer.log.bounds(),
+    cacheResourceVersion: () => informer.queryView().resourceVersion,
+    listAt: (query, from) => listAt(informer.indexer, informer.log, query, from),
+    positionOf: (rv) => informer.positionOf(rv),
+    boundaryAfter: (after, span) => informer.boundaryAfter(after, span),
+    readInOrder: (after, end, skip, limit) => informer.log.readInOrder(after, end, skip, limit),
+  };
+}

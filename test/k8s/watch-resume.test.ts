@@ -1,0 +1,106 @@
+/**
+ * `/k8s` watches over a real informer's log, where the log is not in resourceVersion order: the
+ * DeltaFIFO pops a watch chunk key by key, and a relist's Replace in key order over several
+ * transactions. A watch from N delivers every event with an RV above N, in RV order, and a client
+ * whose stream ends anywhere and re-watches from its last RV loses nothing (issue 18, F7).
+ */
+import { describe, expect, it } from "vitest";
+import { Informer } from "../../src/cache/informer.ts";
+import { initialMemory } from "../../src/cache/reflector.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { describeResource } from "../../src/k8s/catalog.ts";
+import { WatchHub } from "../../src/k8s/watch-hub.ts";
+import type { WatchEvent } from "../../src/kube/types.ts";
+import { watchSourceOf } from "../../src/objects/informer-watch-source.ts";
+import { withDb } from "../helpers/db.ts";
+import { readLines } from "../helpers/watch-lines.ts";
+import { FakeClock, pod } from "../helpers/fakes.ts";
+
+const pods = describeResource("pods", undefined)!;
+const request = { info: pods, format: { kind: "json" } as const, includeObject: "Metadata" as const, bookmarks: false, initialEvents: false, timeoutSeconds: 5 };
+const key = (i: number) => `k${String(i).padStart(3, "0")}`;
+const KEYS = 700;
+
+/** RVs of the events in a watch stream, read until it ends or has `count` events. */
+async function streamedVersions(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
+  return (await readLines(stream, count))
+    .slice(0, count)
+    .map((line) => (JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
+}
+
+describe("watch resume over a log out of resourceVersion order", () => {
+  it("delivers every event after N in RV order, and a re-watch from any event's RV loses none", () =>
+    withDb(async (db) => {
+      const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5 }, "resume");
+      const informer = new Informer(db, informerSettings(spec), new FakeClock(), () => 0.5);
+      // The initial list: 100 pods, RV 1..100, marked at RV 100.
+      informer.beginList();
+      informer.stage(Array.from({ length: 100 }, (_, i) => pod({ name: `p${i}`, rv: String(i + 1) })));
+      informer.commitList("100", { state: { kind: "watching" }, memory: initialMemory });
+      // One watch chunk of 1,400 events: each key added (101..800), then modified (801..1500); popped
+      // key by key, the log holds 101, 801, 102, 802, … in one transaction.
+      const chunk: WatchEvent[] = [];
+      for (let i = 0; i < KEYS; i++) chunk.push({ type: "ADDED", object: pod({ name: key(i), rv: String(101 + i) }) });
+      for (let i = 0; i < KEYS; i++) chunk.push({ type: "MODIFIED", object: pod({ name: key(i), rv: String(801 + i) }) });
+      informer.applyWatch(chunk, "1500");
+      // A relist finds every k changed, the later in key order the older (RV 2699 down to 2000): its
+      // Replace is popped in 500-key transactions, so RVs run backwards across two transactions.
+      informer.beginList();
+      informer.stage([
+        ...Array.from({ length: 100 }, (_, i) => pod({ name: `p${i}`, rv: String(i + 1) })),
+        ...Array.from({ length: KEYS }, (_, i) => pod({ name: key(i), rv: String(2699 - i) })),
+      ]);
+      informer.commitList("2700", { state: { kind: "watching" }, memory: initialMemory });
+      await informer.processQueue();
+      // Small chunks whose keys interleave.
+      informer.applyWatch(
+        [
+          { type: "MODIFIED", object: pod({ name: key(0), rv: "2701" }) },
+          { type: "MODIFIED", object: pod({ name: key(1), rv: "2702" }) },
+          { type: "MODIFIED", object: pod({ name: key(0), rv: "2703" }) },
+        ],
+        "2703",
+      );
+      informer.applyWatch([{ type: "MODIFIED", object: pod({ name: key(2), rv: "2704" }) }], "2710");
+
+      const expected = [
+        ...Array.from({ length: 1400 }, (_, i) => String(101 + i)),
+        ...Array.from({ length: KEYS }, (_, i) => String(2000 + i)),
+        "2701",
+        "2702",
+        "2703",
+        "2704",
+      ];
+      const hub = new WatchHub(() => watchSourceOf(informer));
+      const all = await streamedVersions(hub.open({ ...request, resourceVersion: "100" }), expected.length);
+      expect(all).toEqual(expected);
+
+      // Re-watch from the last RV a client got, for a stream ended at every boundary the log or a
+      // reader has: every 50 events, each side of 1,000-event slices and of every transaction run.
+      const ends = new Set<number>([1, expected.length - 1]);
+      for (let k = 50; k < expected.length; k += 50) ends.add(k);
+      for (const boundary of [1000, 1400, 2000, 2100, 2103]) for (const k of [boundary - 1, boundary, boundary + 1]) ends.add(k);
+      for (const k of [...ends].sort((a, b) => a - b)) {
+        const resumed = await streamedVersions(hub.open({ ...request, resourceVersion: all[k - 1]! }), expected.length - k);
+        expect(resumed, `re-watched from ${all[k - 1]} after ${k} events`).toEqual(expected.slice(k));
+      }
+    }));
+
+  it("holds a relist's Replace back until its last transaction is applied, then wakes the watchers at once", () =>
+    withDb(async (db) => {
+      const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5 }, "resume");
+      let hub: WatchHub | undefined;
+      const informer = new Informer(db, informerSettings(spec), new FakeClock(), () => 0.5, () => hub?.notify());
+      hub = new WatchHub(() => watchSourceOf(informer));
+      informer.beginList();
+      informer.stage([pod({ name: "a", rv: "1" })]);
+      informer.commitList("1", { state: { kind: "watching" }, memory: initialMemory });
+      const received = streamedVersions(hub.open({ ...request, resourceVersion: "1", timeoutSeconds: 60 }), KEYS);
+      informer.beginList();
+      informer.stage([pod({ name: "a", rv: "1" }), ...Array.from({ length: KEYS }, (_, i) => pod({ name: key(i), rv: String(2000 - i) }))]);
+      informer.commitList("2000", { state: { kind: "watching" }, memory: initialMemory });
+      await informer.processQueue(); // two transactions, then the mark
+      const versions = await Promise.race([received, new Promise<"asleep">((resolve) => setTimeout(() => resolve("asleep"), 2_000))]);
+      expect(versions).toEqual(Array.from({ length: KEYS }, (_, i) => String(1301 + i)));
+    }));
+});
