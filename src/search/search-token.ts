@@ -4,7 +4,9 @@
  * resourceVersion its snapshot was read at, plus a fingerprint of the search it belongs to.
  *
  * A cluster that has not answered yet (a `partial` one on every page so far) has no position: its
- * next read starts its list. A cluster whose list is complete is absent. A token that does not parse,
+ * next read starts its list. A position names its log's incarnation, so a cluster whose informer
+ * was deleted and re-created since is continued after the same key from its new log (the informer
+ * finds the position expired), never read at a position that means another state there. A cluster whose list is complete is absent. A token that does not parse,
  * or that belongs to another search (another resource, namespace, selectors or `clusters`), is a 400:
  * its positions would silently skip objects of the new one.
  */
@@ -38,9 +40,14 @@ export function searchFingerprint(parts: readonly (string | undefined)[]): strin
   return hash.toString(36);
 }
 
+type EncodedCursor = [rv: string, at: number, after: string, log?: string];
+
 export function encodeSearchToken(token: SearchToken): string {
-  const clusters: Record<string, [string, number, string] | 0> = {};
-  for (const [name, cursor] of token.clusters) clusters[name] = cursor === null ? 0 : [cursor.rv, cursor.from.at, cursor.from.after];
+  const clusters: Record<string, EncodedCursor | 0> = {};
+  for (const [name, cursor] of token.clusters) {
+    if (cursor === null) clusters[name] = 0;
+    else clusters[name] = cursor.from.log === undefined ? [cursor.rv, cursor.from.at, cursor.from.after] : [cursor.rv, cursor.from.at, cursor.from.after, cursor.from.log];
+  }
   return encodeTokenText({ v: VERSION, s: token.search, c: clusters });
 }
 
@@ -56,16 +63,17 @@ export function decodeSearchToken(text: string, search: string): SearchToken {
   for (const [name, cursor] of Object.entries(parsed.c)) {
     if (!isClusterName(name)) throw invalid();
     if (cursor === 0) clusters.set(name, null);
-    else if (isCursor(cursor)) clusters.set(name, { rv: cursor[0], from: { at: cursor[1], after: cursor[2] } });
+    else if (isCursor(cursor)) clusters.set(name, { rv: cursor[0], from: { at: cursor[1], after: cursor[2], ...(cursor[3] === undefined ? {} : { log: cursor[3] }) } });
     else throw invalid();
   }
   return { search, clusters };
 }
 
-function isCursor(value: unknown): value is [string, number, string] {
+/** A cursor of this release (with its log's incarnation) or of the one before (without). */
+function isCursor(value: unknown): value is EncodedCursor {
   return (
     Array.isArray(value) &&
-    value.length === 3 &&
+    (value.length === 3 || (value.length === 4 && typeof value[3] === "string")) &&
     typeof value[0] === "string" &&
     Number.isSafeInteger(value[1]) &&
     (value[1] as number) >= 0 &&

@@ -195,6 +195,31 @@ describe("GET /search/{resource}", () => {
     expect(seen.filter((e) => e.startsWith(kept.name)).sort()).toEqual(await truth([kept]));
   });
 
+  it("continues a cluster whose informer was deleted and re-created since the last page from its new log, not at the old log's position", async () => {
+    const server = await newCluster();
+    for (let i = 10; i < 22; i++) await server.create("pods", pod({ name: `p-${i}`, namespace: "ns" }));
+    const name = unique("reborn");
+    await addCluster(name, server);
+    await createSynced(`/clusters/${name}/informers/pods`);
+    const query = `clusters=${name}&limit=4`;
+    const first = await search(query);
+    expect(entries(first.items)).toHaveLength(4);
+    // The informer is made anew over more objects: its log's positions mean other states now.
+    expect((await request("DELETE", `/clusters/${name}/informers/pods`)).status).toBe(204);
+    for (let i = 22; i < 30; i++) await server.create("pods", pod({ name: `p-${i}`, namespace: "ns" }));
+    await createSynced(`/clusters/${name}/informers/pods`);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // past the isolate's registry copy
+    const seen = entries(first.items);
+    let token = first.continue;
+    while (token) {
+      const page = await search(`${query}&continue=${encodeURIComponent(token)}`);
+      seen.push(...entries(page.items));
+      token = page.continue;
+    }
+    const keys = (list: string[]) => list.map((entry) => entry.split(" ")[1]!.split("@")[0]);
+    expect(keys(seen)).toEqual(keys(await truth([{ name, server }])));
+  });
+
   it("reads each cluster's share of a page, not a whole page from each, so memory stays about one page", async () => {
     // Three clusters whose keys do not interleave: namespace a-… sorts before b-… before c-….
     const clusters: { name: string; server: FakeCluster }[] = [];
