@@ -41,6 +41,8 @@ import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/c
 import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
 import { isKnownCluster } from "./known-informer.ts";
+import { isReviewPath } from "../k8s/access-review.ts";
+import { serverEndpoints } from "./k8s-endpoints.ts";
 
 type K8sContext = Context<AppEnv>;
 
@@ -100,6 +102,7 @@ async function infosWith(c: K8sContext, found: (infos: ResourceInfo[]) => boolea
 
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
 const apiServerRoutes = new Hono<AppEnv>()
+  .route("/", serverEndpoints((c) => infos(c)))
   .get("/version", () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
   .get("/api", async (c) => {
     const list = await infos(c);
@@ -151,7 +154,8 @@ export const k8sRoutes = new Hono<AppEnv>()
   // authenticated user (kubectl discovers before it lists, and would otherwise print the refusal as
   // "unknown"); objects only readers of their cluster (`resource`).
   .use("*", async (c, next) => {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
+    const review = c.req.method === "POST" && isReviewPath(c.req.path);
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !review) throw statusErrors.methodNotAllowed();
     if (!(await principalOf(c)).read) await permit(c, "read", DEFAULT_CLUSTER);
     await next();
   })

@@ -78,6 +78,13 @@ export const statusErrors = {
       kind: "ListOptions",
       causes: [{ reason: "FieldValueForbidden", message, field }],
     }),
+  /** A review body the server's validation refuses: 422 naming the field (`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: …`). */
+  invalidReview: (kind: string, group: string, field: string, message: string) =>
+    new StatusError(422, "Invalid", `${kind}.${group} "" is invalid: ${field}: ${message}`, {
+      group,
+      kind,
+      causes: [{ reason: "FieldValueInvalid", message, field }],
+    }),
   notAcceptable: (types: string) => new StatusError(406, "NotAcceptable", `only the following media types are accepted: ${types}`),
   unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),
 };

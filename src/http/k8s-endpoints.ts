@@ -1,0 +1,42 @@
+/**
+ * The `/k8s` endpoints that are not resources: health (`/healthz`, `/livez`, `/readyz`), the
+ * self-review APIs (the only POSTs `/k8s` accepts: they change nothing) and OpenAPI. Mounted in
+ * src/http/k8s.ts beside the resource routes, once per API server (`/k8s` and
+ * `/k8s/clusters/{cluster}`), after its credential and cluster checks. The answers' shapes live
+ * in src/k8s/health.ts and src/k8s/access-review.ts; this file only routes.
+ */
+import { type Context, Hono } from "hono";
+import { credentialConfig } from "../auth/credentials.ts";
+import { permission } from "../auth/principal.ts";
+import { answerReview, REVIEW_PATHS, type ReviewPath } from "../k8s/access-review.ts";
+import type { ResourceInfo } from "../k8s/catalog.ts";
+import { HEALTH_ENDPOINTS, healthResponse } from "../k8s/health.ts";
+import { statusErrors } from "../k8s/status.ts";
+import type { AppEnv } from "./app-env.ts";
+import { clusterOf, principalOf } from "./auth.ts";
+
+/** What this cluster serves, as the resource routes see it. */
+export type ServedInfos = (c: Context<AppEnv>) => Promise<ResourceInfo[]>;
+
+export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  for (const endpoint of HEALTH_ENDPOINTS) {
+    routes.get(`/${endpoint}`, (c) => healthResponse(endpoint, c.req.query("verbose") !== undefined));
+    routes.get(`/${endpoint}/:check`, (c) => healthResponse(endpoint, false, c.req.param("check")));
+  }
+  for (const path of Object.keys(REVIEW_PATHS) as ReviewPath[]) {
+    routes.post(`/apis/${path}`, async (c) => {
+      const principal = await principalOf(c);
+      const mayRead = permission(principal, "read", clusterOf(c), await credentialConfig(c.env), c.env) === undefined;
+      let body: unknown;
+      try {
+        body = await c.req.json();
+      } catch {
+        throw statusErrors.badRequest("the body of the request is not JSON");
+      }
+      const answer = answerReview(path, body, { principal, mayRead, served: mayRead ? await servedInfos(c) : [] });
+      return new Response(JSON.stringify(answer), { status: 201, headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+    });
+  }
+  return routes;
+}
