@@ -42,6 +42,7 @@ import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
 import { isKnownCluster } from "./known-informer.ts";
 import { isReviewPath } from "../k8s/access-review.ts";
+import { requireMetadataTarget } from "../k8s/metadata-only.ts";
 import { serverEndpoints } from "./k8s-endpoints.ts";
 
 type K8sContext = Context<AppEnv>;
@@ -185,7 +186,9 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   const includeObject = included(c.req.query("includeObject"));
   if (!served && isNamespaceGet(group, request)) return namespaceStandIn(request.name, format, includeObject);
   if (!served || (request.namespace !== undefined && !served.info.namespaced)) throw statusErrors.noSuchResource();
-  if (request.watch || isTrue(c.req.query("watch"))) return watch(c, served, request, format, includeObject);
+  const watching = request.watch || isTrue(c.req.query("watch"));
+  if (format.kind === "metadata") requireMetadataTarget(format, request.kind === "collection" && !watching);
+  if (watching) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
 }
 

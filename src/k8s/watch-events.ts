@@ -11,6 +11,7 @@ import type { KubeObject } from "../kube/types.ts";
 import type { ObjectFormat } from "./accept.ts";
 import type { ResourceInfo } from "./catalog.ts";
 import { type IncludeObject, table } from "./table.ts";
+import { partialObjectMetadata } from "./metadata-only.ts";
 
 export type WatchType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -57,6 +58,7 @@ export class WatchFramer {
 
   frame(type: WatchType, object: string, now: number): string {
     if (this.#format.kind === "json") return jsonFrame(type, object);
+    if (this.#format.kind === "metadata") return jsonFrame(type, partialObjectMetadata(object, this.#format.apiVersion));
     const parsed = parse(object);
     const rv = parsed.metadata.resourceVersion;
     const row = table(
@@ -74,11 +76,13 @@ export class WatchFramer {
   bookmark(resourceVersion: string, initialEventsEnd = false): string {
     const metadata = { resourceVersion, ...(initialEventsEnd ? { annotations: { "k8s.io/initial-events-end": "true" } } : {}) };
     const apiVersion = this.#info.group === "" ? this.#info.version : `${this.#info.group}/${this.#info.version}`;
-    return `{"type":"BOOKMARK","object":${JSON.stringify({ kind: this.#info.kind, apiVersion, metadata })}}\n`;
+    const object = { kind: this.#info.kind, apiVersion, metadata };
+    if (this.#format.kind === "metadata") return jsonFrame("BOOKMARK", partialObjectMetadata(object, this.#format.apiVersion));
+    return `{"type":"BOOKMARK","object":${JSON.stringify(object)}}\n`;
   }
 }
 
-export function jsonFrame(type: WatchType, object: string): string {
+export function jsonFrame(type: WatchType | "BOOKMARK", object: string): string {
   return `{"type":"${type}","object":${object}}\n`;
 }
 

@@ -1,8 +1,9 @@
 /**
  * GET of one object by name: the current state WITH kind/apiVersion (as a real GET returns it), or
- * a 404 NotFound Status naming the resource and object.
+ * a 404 NotFound Status naming the resource and object; metadata only when the Accept header asks.
  */
 import { sendJson, sendStatus } from "./http.ts";
+import { asPartialObjectMetadata, metadataOnly } from "./metadata-only.ts";
 import type { KubeRequest } from "./kube-request.ts";
 import { withTypeMeta } from "./resources.ts";
 import { objectKey } from "./store.ts";
@@ -15,5 +16,6 @@ export function serveGet(ctx: KubeRequest, name: string): void {
     sendStatus(res, notFound(def.name, def.group, name));
     return;
   }
-  sendJson(res, 200, withTypeMeta(def, obj));
+  const wanted = metadataOnly(ctx.req);
+  sendJson(res, 200, wanted ? asPartialObjectMetadata(wanted, obj) : withTypeMeta(def, obj));
 }

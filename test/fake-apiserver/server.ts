@@ -19,6 +19,7 @@ import { serveList } from "./list.ts";
 import { parseListOptions } from "./list-options.ts";
 import { serveResponseFault } from "./response-faults.ts";
 import { routeKubePath } from "./routes.ts";
+import { metadataOnly, requireForm } from "./metadata-only.ts";
 import { methodNotAllowed, noSuchResource, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
 import type { RecordedRequest } from "./types.ts";
 import { serveWatch } from "./watch.ts";
@@ -171,6 +172,7 @@ async function handleKube(
       }
       const ctx: KubeRequest = { cluster, def, namespace, params, record, req, res };
       const isWatch = route.forceWatch || ["1", "t", "T", "TRUE", "true", "True"].includes(params.get("watch") ?? "");
+      if (method === "GET") requireForm(metadataOnly(req), route.kind === "collection" && !isWatch);
       if (method === "GET" && (route.kind === "collection" || isWatch)) {
         if (route.kind === "object") {
           // Watching one object is a watch on its collection with a name field selector.
