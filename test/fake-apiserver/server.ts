@@ -20,6 +20,7 @@ import { parseListOptions } from "./list-options.ts";
 import { serveResponseFault } from "./response-faults.ts";
 import { routeKubePath } from "./routes.ts";
 import { metadataOnly, requireForm } from "./metadata-only.ts";
+import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.ts";
 import { methodNotAllowed, noSuchResource, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
 import type { RecordedRequest } from "./types.ts";
 import { serveWatch } from "./watch.ts";
@@ -132,6 +133,18 @@ async function handleKube(
     case "notFound":
       sendStatus(res, noSuchResource());
       return;
+    case "openapi": {
+      record.verb = "discovery";
+      // JSON only: the protobuf forms kube-apiserver also offers are not encoded here.
+      if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
+        sendStatus(res, notAcceptable());
+        return;
+      }
+      const document = route.document === "v2" ? openApiV2() : route.document === "v3" ? openApiV3Index() : openApiV3Document(route.document.groupVersion);
+      if (!document) sendStatus(res, noSuchResource());
+      else sendJson(res, 200, document);
+      return;
+    }
     case "version":
     case "apiVersions":
     case "groupList":
