@@ -13,6 +13,7 @@ import { answerReview, REVIEW_PATHS, type ReviewPath } from "../k8s/access-revie
 import type { ResourceInfo } from "../k8s/catalog.ts";
 import { HEALTH_ENDPOINTS, healthResponse } from "../k8s/health.ts";
 import { isOpenApiPath, serveOpenApi } from "../k8s/openapi.ts";
+import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -32,10 +33,14 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
       const principal = await principalOf(c);
       const mayRead = permission(principal, "read", clusterOf(c), await credentialConfig(c.env), c.env) === undefined;
       let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch {
-        throw statusErrors.badRequest("the body of the request is not JSON");
+      if ((c.req.header("content-type") ?? "").startsWith(PROTOBUF_MEDIA_TYPE)) {
+        body = reviewFromProtobuf(REVIEW_PATHS[path], new Uint8Array(await c.req.arrayBuffer()));
+      } else {
+        try {
+          body = await c.req.json();
+        } catch {
+          throw statusErrors.badRequest("the body of the request is not JSON");
+        }
       }
       const answer = answerReview(path, body, { principal, mayRead, served: mayRead ? await servedInfos(c) : [] });
       return new Response(JSON.stringify(answer), { status: 201, headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });

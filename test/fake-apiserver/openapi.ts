@@ -59,13 +59,33 @@ function groupVersionPaths(): string[] {
   return [...new Set(RESOURCES.map((def) => (def.group === "" ? `api/${def.version}` : `apis/${apiVersionOf(def)}`)))];
 }
 
+/**
+ * The read operations of a kind, as the real document lists them: kubectl explain finds a
+ * resource's kind through the `x-kubernetes-group-version-kind` of the operation on its path.
+ */
+function readPaths(def: ResourceDef): Record<string, object> {
+  const base = `/${def.group === "" ? "api" : "apis"}/${apiVersionOf(def)}/${def.namespaced ? "namespaces/{namespace}/" : ""}${def.name}`;
+  const gvk = { group: def.group, version: def.version, kind: def.kind };
+  const operation = (action: string) => ({
+    get: {
+      description: `${action} ${def.kind}`,
+      operationId: `${action}${def.kind}`,
+      responses: { "200": { description: "OK", content: { "application/json": { schema: { $ref: `#/components/schemas/${schemaName(def)}` } } } } },
+      "x-kubernetes-action": action,
+      "x-kubernetes-group-version-kind": gvk,
+    },
+  });
+  return { [base]: operation("list"), [`${base}/{name}`]: operation("read") };
+}
+
 export function openApiV3Document(gvPath: string): object | undefined {
   const defs = RESOURCES.filter((def) => (def.group === "" ? `api/${def.version}` : `apis/${apiVersionOf(def)}`) === gvPath);
   if (defs.length === 0) return undefined;
   const ref = (name: string) => ({ allOf: [{ $ref: `#/components/schemas/${name}` }] });
   const schemas: Record<string, object> = { [OBJECT_META]: objectMetaSchema() };
   for (const def of defs) schemas[schemaName(def)] = kindSchema(def, ref);
-  return { openapi: "3.0.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths: {}, components: { schemas } };
+  const paths = Object.assign({}, ...defs.map(readPaths)) as Record<string, object>;
+  return { openapi: "3.0.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths, components: { schemas } };
 }
 
 export function openApiV3Index(): object {
