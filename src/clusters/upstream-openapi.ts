@@ -3,13 +3,12 @@
  * cluster's API server with the cluster's credentials, for `/k8s` to serve (k8s/openapi.ts). The
  * request is bounded in time (OPENAPI_TIMEOUT_MS) and size (MAX_OPENAPI_BYTES: a large cluster's v2
  * document with many CRDs is several MB; an answer past the bound is refused, never buffered
- * whole), follows no redirect (net/redirect-refusal.ts, as every request to an API server), and
- * failures are described without credentials (none are in a URL).
+ * whole) and, as every request to an API server, follows no redirect (clusters/upstream-request.ts).
  */
 import { readBodyBytes, readBodyStart } from "../net/bounded-body.ts";
-import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { redirectRefusal } from "../net/redirect-refusal.ts";
-import { type ClusterConnection, resolveConnection } from "./cluster.ts";
+import type { ClusterConnection } from "./cluster.ts";
+import { upstreamGet } from "./upstream-request.ts";
 
 export const OPENAPI_TIMEOUT_MS = 20_000;
 export const MAX_OPENAPI_BYTES = 24 * 1024 * 1024;
@@ -27,37 +26,25 @@ export async function fetchOpenApi(
   env: object,
   path: string,
   accept: string,
-  fetcher: typeof fetch = (input, init) => fetch(input, init),
+  fetcher?: typeof fetch,
 ): Promise<UpstreamOpenApi> {
-  let url: string;
-  let init: RequestInit;
-  try {
-    const { apiUrl, token, headers } = resolveConnection(cluster, connection, env);
-    url = `${apiUrl.replace(/\/+$/, "")}${path}`;
-    init = { headers: { accept, ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) }, redirect: "manual" };
-  } catch (error) {
-    return { ok: false, status: 502, message: error instanceof Error ? error.message : String(error) };
-  }
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new Error(`no answer within ${OPENAPI_TIMEOUT_MS / 1000} s`)), OPENAPI_TIMEOUT_MS);
-  try {
-    const response = await fetcher(url, { ...init, signal: abort.signal });
-    const redirect = redirectRefusal(response, url);
-    if (redirect !== undefined) {
-      await response.body?.cancel();
-      return { ok: false, status: 502, message: `GET ${path}: ${redirect}` };
-    }
-    if (!response.ok) {
-      const { text } = await readBodyStart(response, MAX_ERROR_BYTES);
-      const message = (JSON.parse(text.startsWith("{") ? text : "{}") as { message?: unknown }).message;
-      return { ok: false, status: response.status === 404 ? 404 : 502, message: `GET ${path} answered ${response.status}${typeof message === "string" ? `: ${message}` : ""}` };
-    }
-    const { bytes, exceeded } = await readBodyBytes(response, MAX_OPENAPI_BYTES);
-    if (exceeded) return { ok: false, status: 502, message: `GET ${path} answered more than ${MAX_OPENAPI_BYTES / 1024 / 1024} MiB (refused, not read)` };
-    return { ok: true, contentType: response.headers.get("content-type") ?? "application/json", body: bytes };
-  } catch (error) {
-    return { ok: false, status: 502, message: await describeConnectionFailure(url, abort.signal.aborted ? abort.signal.reason : error) };
-  } finally {
-    clearTimeout(timer);
-  }
+  return upstreamGet<UpstreamOpenApi>(
+    { cluster, connection, env, path, accept, timeoutMs: OPENAPI_TIMEOUT_MS, ...(fetcher ? { fetcher } : {}) },
+    async (response, url) => {
+      const redirect = redirectRefusal(response, url);
+      if (redirect !== undefined) {
+        await response.body?.cancel();
+        return { ok: false, status: 502, message: `GET ${path}: ${redirect}` };
+      }
+      if (!response.ok) {
+        const { text } = await readBodyStart(response, MAX_ERROR_BYTES);
+        const message = (JSON.parse(text.startsWith("{") ? text : "{}") as { message?: unknown }).message;
+        return { ok: false, status: response.status === 404 ? 404 : 502, message: `GET ${path} answered ${response.status}${typeof message === "string" ? `: ${message}` : ""}` };
+      }
+      const { bytes, exceeded } = await readBodyBytes(response, MAX_OPENAPI_BYTES);
+      if (exceeded) return { ok: false, status: 502, message: `GET ${path} answered more than ${MAX_OPENAPI_BYTES / 1024 / 1024} MiB (refused, not read)` };
+      return { ok: true, contentType: response.headers.get("content-type") ?? "application/json", body: bytes };
+    },
+    (message) => ({ ok: false, status: 502, message }),
+  );
 }
