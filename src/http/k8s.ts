@@ -66,8 +66,8 @@ async function served(c: K8sContext, fresh = false): Promise<ServedResource[]> {
   const cached = registries.get(cluster);
   if (!fresh && cached && Date.now() - cached.at < REGISTRY_TTL_MS) return cached.served;
   const list = await servedResources(await c.env.FACTORY.getByName(FACTORY_NAME).list(cluster), async (name) => {
-    const sample = await clusterInformerStub(c.env, { cluster, name }).sampleObject();
-    return sample.ok && sample.value ? sample.value : undefined;
+    const described = await clusterInformerStub(c.env, { cluster, name }).resourceDescription();
+    return described.ok && described.value ? described.value : undefined;
   });
   registries.set(cluster, { at: Date.now(), served: list });
   return list;

@@ -12,6 +12,7 @@ import type { ObjectFormat } from "./accept.ts";
 import { type ResourceInfo, groupVersion } from "./catalog.ts";
 import { type IncludeObject, table, tableRow, columnDefinitions } from "./table.ts";
 import { partialListHead, partialObjectMetadata } from "./metadata-only.ts";
+import { customColumns } from "./printer-columns.ts";
 
 export interface ListPageAnswer {
   items: string[];
@@ -44,7 +45,8 @@ export function objectBody(info: ResourceInfo, body: string, format: ObjectForma
   if (format.kind === "metadata") return partialObjectMetadata(body, format.apiVersion);
   const object = JSON.parse(body) as KubeObject;
   const rv = object.metadata.resourceVersion;
-  return JSON.stringify(table(info.kind, [object], rv === undefined ? {} : { resourceVersion: rv }, { now, includeObject, apiVersion: format.apiVersion }));
+  const custom = customColumns(info.printerColumns);
+  return JSON.stringify(table(info.kind, [object], rv === undefined ? {} : { resourceVersion: rv }, { now, includeObject, apiVersion: format.apiVersion, custom }));
 }
 
 /** The whole list answer: a string when it is one page, a stream when more pages follow. */
@@ -60,8 +62,8 @@ export function listBody(input: ListAnswerInput): string | ReadableStream<Uint8A
     head = partialListHead(format.apiVersion, metadata);
     encode = (body) => partialObjectMetadata(body, format.apiVersion);
   } else {
-    const options = { now: input.now, includeObject: input.includeObject, apiVersion: format.apiVersion };
-    head = `{"kind":"Table","apiVersion":${JSON.stringify(format.apiVersion)},"metadata":${JSON.stringify(metadata)},"columnDefinitions":${JSON.stringify(columnDefinitions(info.kind))},"rows":[`;
+    const options = { now: input.now, includeObject: input.includeObject, apiVersion: format.apiVersion, custom: customColumns(info.printerColumns) };
+    head = `{"kind":"Table","apiVersion":${JSON.stringify(format.apiVersion)},"metadata":${JSON.stringify(metadata)},"columnDefinitions":${JSON.stringify(columnDefinitions(info.kind, options.custom))},"rows":[`;
     encode = (body) => JSON.stringify(tableRow(info.kind, JSON.parse(body) as KubeObject, options));
   }
   const tail = "]}";

@@ -55,6 +55,14 @@ export interface TableOptions {
    * have none), e.g. "v1" or "apps/v1". Without it such an object gets only its `kind`.
    */
   objectApiVersion?: string;
+  /** A custom resource's columns (its CRD's additionalPrinterColumns), printed instead of the kind's. */
+  custom?: CustomColumns | undefined;
+}
+
+/** Columns defined outside this file (k8s/printer-columns.ts): their definitions and each object's cells. */
+export interface CustomColumns {
+  definitions: ColumnDefinition[];
+  cells(object: KubeObject, now: number): TableCell[];
 }
 
 /** metav1.TableColumnDefinition; every field is always serialized. */
@@ -66,7 +74,8 @@ export interface ColumnDefinition {
   priority: number;
 }
 
-export type TableCell = string | number;
+/** `null` and booleans come only from custom columns (a CRD column whose path is absent, a boolean field). */
+export type TableCell = string | number | boolean | null;
 
 /** metav1.TableRowCondition as the pod printer sets it. */
 export interface TableRowCondition {
@@ -192,7 +201,8 @@ const DEFAULT_COLUMNS: readonly ColumnDefinition[] = [
 ];
 
 /** The column definitions (wide ones included) for objects of `kind`; a fresh array each call. */
-export function columnDefinitions(kind: string): ColumnDefinition[] {
+export function columnDefinitions(kind: string, custom?: CustomColumns): ColumnDefinition[] {
+  if (custom) return custom.definitions.map((c) => ({ ...c }));
   const columns = kind === "Pod" ? POD_COLUMNS : kind === "Deployment" ? DEPLOYMENT_COLUMNS : DEFAULT_COLUMNS;
   return columns.map((c) => ({ ...c }));
 }
@@ -203,8 +213,9 @@ export function columnDefinitions(kind: string): ColumnDefinition[] {
 
 /** One row for `object` of `kind`: its cells, pod conditions, and the embedded object per includeObject. */
 export function tableRow(kind: string, object: KubeObject, options: TableOptions): TableRow {
-  const printed =
-    kind === "Pod"
+  const printed = options.custom
+    ? { cells: options.custom.cells(object, options.now) }
+    : kind === "Pod"
       ? printPod(object, options.now)
       : kind === "Deployment"
         ? { cells: printDeployment(object, options.now) }
@@ -237,7 +248,7 @@ export function table(
     kind: "Table",
     apiVersion: options.apiVersion,
     metadata: listMeta,
-    columnDefinitions: withColumns ? columnDefinitions(kind) : null,
+    columnDefinitions: withColumns ? columnDefinitions(kind, options.custom) : null,
     rows: objects.map((o) => tableRow(kind, o, options)),
   };
 }

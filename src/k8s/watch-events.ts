@@ -12,6 +12,7 @@ import type { ObjectFormat } from "./accept.ts";
 import type { ResourceInfo } from "./catalog.ts";
 import { type IncludeObject, table } from "./table.ts";
 import { partialObjectMetadata } from "./metadata-only.ts";
+import { customColumns } from "./printer-columns.ts";
 
 export type WatchType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -65,7 +66,7 @@ export class WatchFramer {
       this.#info.kind,
       [parsed],
       rv === undefined ? {} : { resourceVersion: rv },
-      { now, includeObject: this.#includeObject, apiVersion: this.#format.apiVersion },
+      { now, includeObject: this.#includeObject, apiVersion: this.#format.apiVersion, custom: customColumns(this.#info.printerColumns) },
       !this.#columnsSent,
     );
     this.#columnsSent = true;

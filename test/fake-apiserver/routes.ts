@@ -9,6 +9,7 @@ import { findResource, RESOURCES, type ResourceDef } from "./resources.ts";
 export type KubeRoute =
   | { kind: "version" }
   | { kind: "openapi"; document: "v2" | "v3" | { groupVersion: string } }
+  | { kind: "crd"; name: string }
   | { kind: "apiVersions" }
   | { kind: "groupList" }
   | { kind: "group"; group: string }
@@ -32,6 +33,9 @@ export function routeKubePath(path: string): KubeRoute {
     if (segments.length === 2 && (a === "v2" || a === "v3")) return { kind: "openapi", document: a };
     if (a === "v3" && segments.length > 2) return { kind: "openapi", document: { groupVersion: segments.slice(2).join("/") } };
     return { kind: "notFound" };
+  }
+  if (root === "apis" && a === "apiextensions.k8s.io" && b === "v1" && segments[3] === "customresourcedefinitions" && segments.length === 5) {
+    return { kind: "crd", name: segments[4]! };
   }
   let group: string;
   let version: string;

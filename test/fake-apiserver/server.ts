@@ -21,7 +21,8 @@ import { serveResponseFault } from "./response-faults.ts";
 import { routeKubePath } from "./routes.ts";
 import { metadataOnly, requireForm } from "./metadata-only.ts";
 import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.ts";
-import { methodNotAllowed, noSuchResource, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
+import { crdNamed } from "./crd.ts";
+import { methodNotAllowed, noSuchResource, notFound, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
 import type { RecordedRequest } from "./types.ts";
 import { serveWatch } from "./watch.ts";
 import { serveCreate, serveDelete, serveUpdate } from "./write.ts";
@@ -133,6 +134,14 @@ async function handleKube(
     case "notFound":
       sendStatus(res, noSuchResource());
       return;
+    case "crd": {
+      record.verb = "get";
+      const crd = crdNamed(route.name);
+      if (method !== "GET") sendStatus(res, methodNotAllowed(method));
+      else if (!crd) sendStatus(res, notFound("customresourcedefinitions", "apiextensions.k8s.io", route.name));
+      else sendJson(res, 200, crd);
+      return;
+    }
     case "openapi": {
       record.verb = "discovery";
       // JSON only: the protobuf forms kube-apiserver also offers are not encoded here.
