@@ -7,9 +7,9 @@
  * hundred bytes, so an answer over MAX_VERSION_BODY_BYTES is refused, not buffered.
  */
 import { readBodyStart } from "../net/bounded-body.ts";
-import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { redirectRefusal } from "../net/redirect-refusal.ts";
-import { type ClusterConnection, resolveConnection } from "./cluster.ts";
+import type { ClusterConnection } from "./cluster.ts";
+import { upstreamGet } from "./upstream-request.ts";
 
 export const PROBE_TIMEOUT_MS = 5_000;
 /** A real `/version` answer is about 400 bytes. */
@@ -29,35 +29,23 @@ export async function probeCluster(
   env: object,
   fetcher: typeof fetch = (input, init) => fetch(input, init),
 ): Promise<ClusterHealth> {
-  let url: string;
-  let init: RequestInit;
-  try {
-    const { apiUrl, token, headers } = resolveConnection(cluster, connection, env);
-    url = `${apiUrl.replace(/\/+$/, "")}/version`;
-    init = { headers: { accept: "application/json", ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) }, redirect: "manual" };
-  } catch (error) {
-    return { reachable: false, error: error instanceof Error ? error.message : String(error) };
-  }
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(new Error(`no answer within ${PROBE_TIMEOUT_MS / 1000} s`)), PROBE_TIMEOUT_MS);
-  try {
-    const response = await fetcher(url, { ...init, signal: abort.signal });
-    const redirect = redirectRefusal(response, url);
-    if (redirect !== undefined || !response.ok) {
-      await response.body?.cancel();
-      return { reachable: true, error: redirect !== undefined ? `GET /version: ${redirect}` : `GET /version answered ${response.status} ${response.statusText}`.trim() };
-    }
-    const { text, exceeded } = await readBodyStart(response, MAX_VERSION_BODY_BYTES);
-    if (exceeded) return { reachable: true, error: `GET /version answered more than ${MAX_VERSION_BODY_BYTES / 1024} KiB: not a Kubernetes version (refused, not read)` };
-    const body = parseJson(text) as { gitVersion?: unknown } | undefined;
-    return typeof body?.gitVersion === "string"
-      ? { reachable: true, version: body.gitVersion }
-      : { reachable: true, error: "GET /version did not answer a Kubernetes version" };
-  } catch (error) {
-    return { reachable: false, error: await describeConnectionFailure(url, abort.signal.aborted ? abort.signal.reason : error) };
-  } finally {
-    clearTimeout(timer);
-  }
+  return upstreamGet<ClusterHealth>(
+    { cluster, connection, env, path: "/version", accept: "application/json", timeoutMs: PROBE_TIMEOUT_MS, fetcher },
+    async (response, url) => {
+      const redirect = redirectRefusal(response, url);
+      if (redirect !== undefined || !response.ok) {
+        await response.body?.cancel();
+        return { reachable: true, error: redirect !== undefined ? `GET /version: ${redirect}` : `GET /version answered ${response.status} ${response.statusText}`.trim() };
+      }
+      const { text, exceeded } = await readBodyStart(response, MAX_VERSION_BODY_BYTES);
+      if (exceeded) return { reachable: true, error: `GET /version answered more than ${MAX_VERSION_BODY_BYTES / 1024} KiB: not a Kubernetes version (refused, not read)` };
+      const body = parseJson(text) as { gitVersion?: unknown } | undefined;
+      return typeof body?.gitVersion === "string"
+        ? { reachable: true, version: body.gitVersion }
+        : { reachable: true, error: "GET /version did not answer a Kubernetes version" };
+    },
+    (error) => ({ reachable: false, error }),
+  );
 }
 
 function parseJson(text: string): unknown {

@@ -43,6 +43,11 @@ import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/c
 import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
 import { isKnownCluster } from "./known-informer.ts";
+import { isReviewPath } from "../k8s/access-review.ts";
+import { requireMetadataTarget } from "../k8s/metadata-only.ts";
+import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
+import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
+import { serverEndpoints } from "./k8s-endpoints.ts";
 
 type K8sContext = Context<AppEnv>;
 
@@ -63,8 +68,8 @@ async function served(c: K8sContext, fresh = false): Promise<ServedResource[]> {
   const cached = registries.get(cluster);
   if (!fresh && cached && Date.now() - cached.at < REGISTRY_TTL_MS) return cached.served;
   const list = await servedResources(await c.env.FACTORY.getByName(FACTORY_NAME).list(cluster), async (name) => {
-    const sample = await clusterInformerStub(c.env, { cluster, name }).sampleObject();
-    return sample.ok && sample.value ? sample.value : undefined;
+    const described = await clusterInformerStub(c.env, { cluster, name }).resourceDescription();
+    return described.ok && described.value ? described.value : undefined;
   });
   registries.set(cluster, { at: Date.now(), served: list });
   return list;
@@ -102,22 +107,25 @@ async function infosWith(c: K8sContext, found: (infos: ResourceInfo[]) => boolea
 
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
 const apiServerRoutes = new Hono<AppEnv>()
-  .get("/version", () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
-  .get("/api", async (c) => {
+  .route("/", serverEndpoints((c) => infos(c)))
+  .on("GET", ["/version", "/version/"], () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
+  // Each discovery path also with a trailing slash, as the real server serves them (the Python
+  // client's get_api_resources asks `/api/v1/`).
+  .on("GET", ["/api", "/api/"], async (c) => {
     const list = await infos(c);
     return discovery(c, () => apiVersions(new URL(c.req.url).host), (v) => aggregatedDiscovery(true, list, v));
   })
-  .get("/apis", async (c) => {
+  .on("GET", ["/apis", "/apis/"], async (c) => {
     const list = await infos(c);
     return discovery(c, () => apiGroupList(list), (v) => aggregatedDiscovery(false, list, v));
   })
-  .get("/api/v1", async (c) => json(apiResourceList("", "v1", await infos(c))))
-  .get("/apis/:group", async (c) => {
+  .on("GET", ["/api/v1", "/api/v1/"], async (c) => json(apiResourceList("", "v1", await infos(c))))
+  .on("GET", ["/apis/:group", "/apis/:group/"], async (c) => {
     const group = c.req.param("group");
     const list = await infosWith(c, (infos) => groupsOf(infos).includes(group));
     return json(apiGroup(group, list));
   })
-  .get("/apis/:group/:version", async (c) => {
+  .on("GET", ["/apis/:group/:version", "/apis/:group/:version/"], async (c) => {
     const { group, version } = c.req.param();
     const list = await infosWith(c, (infos) => infos.some((info) => info.group === group && info.version === version));
     return json(apiResourceList(group, version, list));
@@ -153,7 +161,8 @@ export const k8sRoutes = new Hono<AppEnv>()
   // authenticated user (kubectl discovers before it lists, and would otherwise print the refusal as
   // "unknown"); objects only readers of their cluster (`resource`).
   .use("*", async (c, next) => {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") throw statusErrors.methodNotAllowed();
+    const review = c.req.method === "POST" && isReviewPath(c.req.path);
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && !review) throw statusErrors.methodNotAllowed();
     if (!(await principalOf(c)).read) await permit(c, "read", DEFAULT_CLUSTER);
     await next();
   })
@@ -181,9 +190,14 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   const format = negotiateObject(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);
   const includeObject = included(c.req.query("includeObject"));
-  if (!served && isNamespaceGet(group, request)) return namespaceStandIn(request.name, format, includeObject);
+  if (!served && isNamespaceGet(group, request)) return namespaceAnswer(c, request.name, format, includeObject);
   if (!served || (request.namespace !== undefined && !served.info.namespaced)) throw statusErrors.noSuchResource();
-  if (request.watch || isTrue(c.req.query("watch"))) return watch(c, served, request, format, includeObject);
+  // The real server has no route for a namespaced object without its namespace (`/api/v1/pods/x`).
+  if (request.kind === "object" && request.namespace === undefined && served.info.namespaced && !request.watch) throw statusErrors.noSuchResource();
+  // `?watch=true` on an item path is still a get there; only the deprecated `/watch/` path watches one object.
+  const watching = request.watch || (request.kind === "collection" && isTrue(c.req.query("watch")));
+  if (format.kind === "metadata") requireMetadataTarget(format, request.kind === "collection" && !watching);
+  if (watching) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
 }
 
@@ -219,7 +233,7 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   const opened = await informerStub(c, served).watch(params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
-  return new Response(opened.value.stream, { headers: STREAM_HEADERS });
+  return new Response(opened.value.stream, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
 
 /** The ListOptions the server's validation reads (list-options.ts), empty values read as absent. */
@@ -234,31 +248,26 @@ function listOptionsQuery(c: K8sContext, watch: boolean): ListOptionsQuery {
   };
 }
 
-/**
- * Headers of a streamed answer. `content-encoding: identity`: a local runtime (miniflare) otherwise
- * gzips a response by the request's Accept-Encoding, and gzip holds back small watch events.
- */
-const STREAM_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private", "content-encoding": "identity" };
+/** Headers of a streamed answer; its content-encoding comes from k8s/compression.ts. */
+const STREAM_HEADERS = { "content-type": "application/json", "cache-control": "no-cache, private" };
 
 function isNamespaceGet(group: string, request: ResourceRequest): request is Extract<ResourceRequest, { kind: "object" }> {
   return group === "" && request.kind === "object" && request.plural === "namespaces" && request.namespace === undefined && !request.watch;
 }
 
-/**
- * `GET /api/v1/namespaces/{name}` when namespaces are not mirrored: kubectl asks it after a
- * NotFound, to say whether the namespace or the object is missing. We cannot know which namespaces
- * exist, so we answer an Active stand-in for any valid name, and kubectl reports the object as
- * missing — what it reports against a real server whenever the namespace exists.
- */
-function namespaceStandIn(name: string, format: ObjectFormat, includeObject: IncludeObject): Response {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name) || name.length > 63) throw statusErrors.notFound(NAMESPACES, name);
-  const body = JSON.stringify({ kind: "Namespace", apiVersion: "v1", metadata: { name }, spec: { finalizers: ["kubernetes"] }, status: { phase: "Active" } });
-  return new Response(objectBody(NAMESPACES, body, format, includeObject, Date.now()), {
+/** The namespace stand-in (k8s/namespace-stand-in.ts): Active when a served namespaced resource holds an object in it. */
+async function namespaceAnswer(c: K8sContext, name: string, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
+  const holdsNamespace = async (namespace: string) => {
+    for (const resource of (await served(c)).filter((r) => r.info.namespaced)) {
+      const answer = await informerStub(c, resource).listAt({ namespace, limit: 1 }, undefined);
+      if (answer.ok && !answer.value.value.expired && answer.value.value.items.length > 0) return true;
+    }
+    return false;
+  };
+  return new Response(objectBody(NAMESPACES, await namespaceStandIn(name, holdsNamespace), format, includeObject, Date.now()), {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
 }
-
-const NAMESPACES = describeResource("namespaces", undefined)!;
 
 /** A query parameter, with an empty value read as absent (as the API server reads these). */
 function queryParam(c: K8sContext, name: string): string | undefined {
@@ -407,7 +416,7 @@ async function listObjects(
     else rest = remainingPages((from) => read(from, PAGE_LIMIT), page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
-  return new Response(body, { headers: typeof body === "string" ? { "content-type": "application/json", "cache-control": "no-cache, private" } : STREAM_HEADERS });
+  return new Response(body, { headers: { ...STREAM_HEADERS, ...listEncoding(c.req.header("accept-encoding"), body) } });
 }
 
 /** The pages after `next` of a list without limit, each as one informer read. */

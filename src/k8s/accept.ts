@@ -3,9 +3,11 @@
  * acceptable clause of `Accept` wins. For discovery, a clause naming apidiscovery.k8s.io v2/v2beta1
  * `APIGroupDiscoveryList` gets the aggregated document; plain JSON gets the legacy one, and clauses
  * with other `as`/`g`/`v` are skipped (so kubectl's header falls back, never 406). For objects, a
- * meta.k8s.io v1/v1beta1 `Table` clause gets a Table, plain JSON the object. Protobuf is not
+ * meta.k8s.io v1/v1beta1 `Table` clause gets a Table, a `PartialObjectMetadata(List)` clause metadata
+ * only (k8s/metadata-only.ts), plain JSON the object. Protobuf is not
  * offered: kubectl's `protobuf,json` header gets JSON.
  */
+import { type MetadataFormat, metadataTarget } from "./metadata-only.ts";
 
 interface Clause {
   type: string;
@@ -48,7 +50,7 @@ export function negotiateDiscovery(accept: string | undefined): DiscoveryFormat 
   return undefined;
 }
 
-export type ObjectFormat = { kind: "json" } | { kind: "table"; apiVersion: "meta.k8s.io/v1" | "meta.k8s.io/v1beta1" };
+export type ObjectFormat = { kind: "json" } | { kind: "table"; apiVersion: "meta.k8s.io/v1" | "meta.k8s.io/v1beta1" } | MetadataFormat;
 
 /** How to answer a get, list or watch, or undefined (406). */
 export function negotiateObject(accept: string | undefined): ObjectFormat | undefined {
@@ -59,9 +61,14 @@ export function negotiateObject(accept: string | undefined): ObjectFormat | unde
     if (clause.params.get("g") === "meta.k8s.io" && clause.params.get("as") === "Table" && (version === "v1" || version === "v1beta1")) {
       return { kind: "table", apiVersion: `meta.k8s.io/${version}` };
     }
+    const metadata = metadataTarget(clause.params.get("as"));
+    if (clause.params.get("g") === "meta.k8s.io" && metadata && (version === "v1" || version === "v1beta1")) {
+      return { kind: "metadata", apiVersion: `meta.k8s.io/${version}`, list: metadata.list };
+    }
   }
   return undefined;
 }
 
-export const OBJECT_MEDIA_TYPES = "application/json, application/json;as=Table;v=v1;g=meta.k8s.io";
+export const OBJECT_MEDIA_TYPES =
+  "application/json, application/json;as=Table;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io, application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io";
 export const DISCOVERY_MEDIA_TYPES = "application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";

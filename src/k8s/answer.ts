@@ -10,7 +10,8 @@
 import type { KubeObject } from "../kube/types.ts";
 import type { ObjectFormat } from "./accept.ts";
 import { type ResourceInfo, groupVersion } from "./catalog.ts";
-import { type IncludeObject, table, tableRow, columnDefinitions } from "./table.ts";
+import { columnDefinitions, type IncludeObject, printedKindOf, table, tableRow } from "./table.ts";
+import { partialListHead, partialObjectMetadata } from "./metadata-only.ts";
 
 export interface ListPageAnswer {
   items: string[];
@@ -40,9 +41,10 @@ export function listItem(body: string): string {
 /** A get's answer: the stored object (it has its kind and apiVersion), or a one-row Table. */
 export function objectBody(info: ResourceInfo, body: string, format: ObjectFormat, includeObject: IncludeObject, now: number): string {
   if (format.kind === "json") return body;
+  if (format.kind === "metadata") return partialObjectMetadata(body, format.apiVersion);
   const object = JSON.parse(body) as KubeObject;
   const rv = object.metadata.resourceVersion;
-  return JSON.stringify(table(info.kind, [object], rv === undefined ? {} : { resourceVersion: rv }, { now, includeObject, apiVersion: format.apiVersion }));
+  return JSON.stringify(table(printedKindOf(info), [object], rv === undefined ? {} : { resourceVersion: rv }, { now, includeObject, apiVersion: format.apiVersion }));
 }
 
 /** The whole list answer: a string when it is one page, a stream when more pages follow. */
@@ -54,10 +56,14 @@ export function listBody(input: ListAnswerInput): string | ReadableStream<Uint8A
   if (format.kind === "json") {
     head = `{"kind":${JSON.stringify(`${info.kind}List`)},"apiVersion":${JSON.stringify(groupVersion(info))},"metadata":${JSON.stringify(metadata)},"items":[`;
     encode = info.builtIn ? listItem : (body) => body;
+  } else if (format.kind === "metadata") {
+    head = partialListHead(format.apiVersion, metadata);
+    encode = (body) => partialObjectMetadata(body, format.apiVersion);
   } else {
     const options = { now: input.now, includeObject: input.includeObject, apiVersion: format.apiVersion };
-    head = `{"kind":"Table","apiVersion":${JSON.stringify(format.apiVersion)},"metadata":${JSON.stringify(metadata)},"columnDefinitions":${JSON.stringify(columnDefinitions(info.kind))},"rows":[`;
-    encode = (body) => JSON.stringify(tableRow(info.kind, JSON.parse(body) as KubeObject, options));
+    const printed = printedKindOf(info);
+    head = `{"kind":"Table","apiVersion":${JSON.stringify(format.apiVersion)},"metadata":${JSON.stringify(metadata)},"columnDefinitions":${JSON.stringify(columnDefinitions(printed))},"rows":[`;
+    encode = (body) => JSON.stringify(tableRow(printed, JSON.parse(body) as KubeObject, options));
   }
   const tail = "]}";
   const firstItems = input.first.items.map(encode).join(",");

@@ -3,9 +3,10 @@
  * name, short names, categories and the field labels its field selectors accept
  * (kubernetes-api-server-facts.md §1.2, §3; KK pkg/apis/{core,apps,batch}/v1/conversion.go). Discovery, Status
  * errors and field-selector validation of `/k8s` read it. Custom resources are described from
- * their informer's spec and a cached object (its kind and whether it has a namespace).
+ * their informer's spec and their CRD (k8s/resource-description.ts), or a cached object.
  */
 import { resolveResource } from "../kube/resources.ts";
+import type { PrinterColumn, ResourceDescription } from "./resource-description.ts";
 
 export interface ResourceInfo {
   /** kubectl's name: `pods`, `deployments.apps`, `widgets.example.com`. */
@@ -23,6 +24,8 @@ export interface ResourceInfo {
   fieldLabels: readonly string[] | null;
   /** A built-in type: its list items carry no kind/apiVersion (a custom resource's, unstructured, do). */
   builtIn: boolean;
+  /** A custom resource's additionalPrinterColumns (from its CRD), for Table output; none for built-ins. */
+  printerColumns: readonly PrinterColumn[];
 }
 
 interface Entry {
@@ -98,31 +101,28 @@ const ENTRIES: Record<string, Entry> = {
 };
 
 /**
- * Describes the resource an informer mirrors. `sample` (what a cached object shows) describes a
- * custom resource; without it a custom resource cannot be described and the answer is undefined.
+ * Describes the resource an informer mirrors. `custom` (from its CRD or a cached object) describes
+ * a custom resource; without it a custom resource cannot be described and the answer is undefined.
  */
-export function describeResource(
-  resource: string,
-  apiVersion: string | undefined,
-  sample?: { kind: string; namespaced: boolean },
-): ResourceInfo | undefined {
+export function describeResource(resource: string, apiVersion: string | undefined, custom?: ResourceDescription): ResourceInfo | undefined {
   const ref = resolveResource(resource, apiVersion);
   const entry = Object.hasOwn(ENTRIES, resource) ? ENTRIES[resource] : undefined;
-  const kind = entry?.kind ?? sample?.kind;
+  const kind = entry?.kind ?? custom?.kind;
   if (kind === undefined) return undefined;
   return {
     name: resource,
     group: ref.group,
     version: ref.version,
     plural: ref.resource,
-    singular: kind.toLowerCase(),
+    singular: entry ? kind.toLowerCase() : (custom?.singular ?? kind.toLowerCase()),
     kind,
-    // A custom resource's scope is unknown to the table: a cached object tells.
-    namespaced: ref.namespaced ?? sample?.namespaced ?? true,
-    shortNames: entry?.shortNames ?? [],
-    categories: entry?.all ? ["all"] : [],
+    // A custom resource's scope is unknown to the table: its CRD (or a cached object) tells.
+    namespaced: ref.namespaced ?? custom?.namespaced ?? true,
+    shortNames: entry?.shortNames ?? custom?.shortNames ?? [],
+    categories: entry?.all ? ["all"] : (custom?.categories ?? []),
     fieldLabels: entry ? (entry.fields ?? []) : null,
     builtIn: entry !== undefined,
+    printerColumns: custom?.printerColumns ?? [],
   };
 }
 

@@ -6,11 +6,13 @@
  * `labelSelector` or `fieldSelector` serves it; among several such informers, the first by name.
  * A resource mirrored only partially is not served (404, absent from discovery): answering a list
  * from a partial cache would tell clients that objects outside the selection do not exist.
- * A custom resource is served once its informer caches an object: the kind and scope come from it.
+ * A custom resource is served as soon as its CRD can be read (its kind, scope, names and printer
+ * columns come from it), or else once its informer caches an object (kind and scope from it).
  */
 import type { RegisteredInformer } from "../cache/informer-registry.ts";
 import type { InformerSpec } from "../config.ts";
 import { type ResourceInfo, describeResource } from "./catalog.ts";
+import type { ResourceDescription } from "./resource-description.ts";
 
 export interface ServedResource {
   informer: string;
@@ -19,21 +21,21 @@ export interface ServedResource {
   indexedFields: string[];
 }
 
-/** What a cached object of a custom resource shows (its kind and scope), or undefined while none is cached. */
-export type SampleOf = (informer: string) => Promise<{ kind: string; namespaced: boolean } | undefined>;
+/** What an informer's object says about its custom resource (InformerObject.resourceDescription), or undefined while nothing tells. */
+export type DescriptionOf = (informer: string) => Promise<ResourceDescription | undefined>;
 
 /** Whether an informer holds its whole resource, so that it may answer for it (the rule above; search uses it too). */
 export function holdsWholeResource(spec: Pick<InformerSpec, "namespace" | "labelSelector" | "fieldSelector">): boolean {
   return spec.namespace === undefined && !spec.labelSelector && !spec.fieldSelector;
 }
 
-export async function servedResources(informers: readonly RegisteredInformer[], sampleOf: SampleOf): Promise<ServedResource[]> {
+export async function servedResources(informers: readonly RegisteredInformer[], descriptionOf: DescriptionOf): Promise<ServedResource[]> {
   const byResource = new Map<string, ServedResource>();
   for (const { name, spec } of informers) {
     if (!holdsWholeResource(spec)) continue;
     let info: ResourceInfo | undefined;
     try {
-      info = describeResource(spec.resource, spec.apiVersion) ?? describeResource(spec.resource, spec.apiVersion, await sampleOf(name));
+      info = describeResource(spec.resource, spec.apiVersion) ?? describeResource(spec.resource, spec.apiVersion, await descriptionOf(name));
     } catch {
       continue; // a spec the registry took earlier that no longer resolves: not served
     }

@@ -72,6 +72,13 @@ export const statusErrors = {
       causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
       retryAfterSeconds: 1,
     }),
+  /** A review body the server's validation refuses: 422 naming the field (`SelfSubjectAccessReview.authorization.k8s.io "" is invalid: …`). */
+  invalidReview: (kind: string, group: string, field: string, message: string) =>
+    new StatusError(422, "Invalid", `${kind}.${group} "" is invalid: ${field}: ${message}`, {
+      group,
+      kind,
+      causes: [{ reason: "FieldValueInvalid", message, field }],
+    }),
   notAcceptable: (types: string) => new StatusError(406, "NotAcceptable", `only the following media types are accepted: ${types}`),
   /** An unexpected failure (errors.go NewInternalError: the message is prefixed, the cause repeated). */
   internal: (message: string) => new StatusError(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] }),

@@ -28,9 +28,10 @@ import { ValidationError } from "../errors.ts";
 import type { KubeObject, ObjectMeta } from "../kube/types.ts";
 import type { ColumnDefinition, Printer, TableCell, TableRowCondition } from "./printers/printer.ts";
 import { printerFor } from "./printers/registry.ts";
+import type { PrinterColumn, PrinterColumnSource } from "./printers/default.ts";
 
 export type { ColumnDefinition, TableCell, TableRowCondition } from "./printers/printer.ts";
-export type { PrinterColumn, PrinterColumnSource } from "./printers/default.ts";
+export type { PrinterColumn, PrinterColumnSource };
 export { printerFor } from "./printers/registry.ts";
 
 /** Which object each row embeds (`?includeObject=`). */
@@ -102,6 +103,11 @@ export function parseIncludeObject(value: string | undefined): IncludeObject {
  * kind with a printer the caller built, e.g. `{ kind, printer: printerFor(kind, crdColumns) }`.
  */
 export type PrintedKind = string | { kind: string; printer: Printer };
+
+/** What prints a resource: its kind's built-in printer, or its CRD's additionalPrinterColumns (read by resource-description.ts). */
+export function printedKindOf(info: { kind: string; printerColumns: readonly PrinterColumn[] }): PrintedKind {
+  return info.printerColumns.length === 0 ? info.kind : { kind: info.kind, printer: printerFor(info.kind, info.printerColumns) };
+}
 
 function kindName(kind: PrintedKind): string {
   return typeof kind === "string" ? kind : kind.kind;

@@ -10,7 +10,8 @@ import type { LogEvent } from "../cache/event-log.ts";
 import type { KubeObject } from "../kube/types.ts";
 import type { ObjectFormat } from "./accept.ts";
 import type { ResourceInfo } from "./catalog.ts";
-import { type IncludeObject, table } from "./table.ts";
+import { type IncludeObject, printedKindOf, table } from "./table.ts";
+import { partialObjectMetadata } from "./metadata-only.ts";
 
 export type WatchType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -57,10 +58,11 @@ export class WatchFramer {
 
   frame(type: WatchType, object: string, now: number): string {
     if (this.#format.kind === "json") return jsonFrame(type, object);
+    if (this.#format.kind === "metadata") return jsonFrame(type, partialObjectMetadata(object, this.#format.apiVersion));
     const parsed = parse(object);
     const rv = parsed.metadata.resourceVersion;
     const row = table(
-      this.#info.kind,
+      printedKindOf(this.#info),
       [parsed],
       rv === undefined ? {} : { resourceVersion: rv },
       { now, includeObject: this.#includeObject, apiVersion: this.#format.apiVersion },
@@ -74,11 +76,13 @@ export class WatchFramer {
   bookmark(resourceVersion: string, initialEventsEnd = false): string {
     const metadata = { resourceVersion, ...(initialEventsEnd ? { annotations: { "k8s.io/initial-events-end": "true" } } : {}) };
     const apiVersion = this.#info.group === "" ? this.#info.version : `${this.#info.group}/${this.#info.version}`;
-    return `{"type":"BOOKMARK","object":${JSON.stringify({ kind: this.#info.kind, apiVersion, metadata })}}\n`;
+    const object = { kind: this.#info.kind, apiVersion, metadata };
+    if (this.#format.kind === "metadata") return jsonFrame("BOOKMARK", partialObjectMetadata(object, this.#format.apiVersion));
+    return `{"type":"BOOKMARK","object":${JSON.stringify(object)}}\n`;
   }
 }
 
-export function jsonFrame(type: WatchType, object: string): string {
+export function jsonFrame(type: WatchType | "BOOKMARK", object: string): string {
   return `{"type":"${type}","object":${object}}\n`;
 }
 

@@ -14,9 +14,16 @@ export interface BodyStart {
 
 /** The first `maxBytes` of `response`'s body. A body cut short by the network still has its start. */
 export async function readBodyStart(response: Response, maxBytes: number): Promise<BodyStart> {
+  const { bytes, exceeded } = await readBodyBytes(response, maxBytes);
+  return { text: new TextDecoder().decode(bytes), exceeded };
+}
+
+/** The first `maxBytes` of `response`'s body as bytes (a binary body: an OpenAPI protobuf). */
+export async function readBodyBytes(response: Response, maxBytes: number): Promise<{ bytes: Uint8Array<ArrayBuffer>; exceeded: boolean }> {
   const reader = response.body?.getReader();
-  if (!reader) return { text: "", exceeded: false };
-  const bytes = new Uint8Array(maxBytes);
+  if (!reader) return { bytes: new Uint8Array(0), exceeded: false };
+  // Chunks are kept as they come and joined once: a large bound costs nothing for a small body.
+  const chunks: Uint8Array[] = [];
   let length = 0;
   let exceeded = false;
   try {
@@ -24,7 +31,7 @@ export async function readBodyStart(response: Response, maxBytes: number): Promi
       const { done, value } = await reader.read();
       if (done) break;
       const part = value.subarray(0, maxBytes - length);
-      bytes.set(part, length);
+      chunks.push(part);
       length += part.length;
       if (part.length < value.length) {
         exceeded = true; // stop here: the rest stays unread
@@ -36,5 +43,11 @@ export async function readBodyStart(response: Response, maxBytes: number): Promi
   } finally {
     reader.cancel().catch(() => {});
   }
-  return { text: new TextDecoder().decode(bytes.subarray(0, length)), exceeded };
+  const bytes = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return { bytes, exceeded };
 }

@@ -24,6 +24,7 @@ import {
   publicConnection,
 } from "../clusters/cluster.ts";
 import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
+import { fetchOpenApi, type UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
@@ -203,6 +204,14 @@ export class InformerFactory extends DurableObject<Env> {
     });
     const results = await withConcurrency(probes.map((probe) => probe.run), PROBE_CONCURRENCY);
     return Object.fromEntries(probes.map((probe, i) => [probe.name, results[i]!]));
+  }
+
+  /** One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts); `/k8s` caches it. */
+  async openApi(cluster: string, path: string, accept: string): Promise<UpstreamOpenApi> {
+    const connection = this.#connectionOf(cluster);
+    if (!connection.ok) return { ok: false, status: 404, message: connection.error.message };
+    const opened = await openConnection(this.#sealer(), cluster, connection.value ?? defaultConnection(this.env));
+    return fetchOpenApi(cluster, opened, this.env, path, accept);
   }
 
   /**

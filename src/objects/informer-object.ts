@@ -18,6 +18,9 @@ import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
+import { migrateResourceDescriptions, storeDescription, storedDescription } from "../cache/resource-description-store.ts";
+import { readCrdDescription } from "../clusters/upstream-crd.ts";
+import { describeFromObject, type ResourceDescription } from "../k8s/resource-description.ts";
 import { type ClusterConnection, defaultConnection, resolveConnection } from "../clusters/cluster.ts";
 import { openConnection, sameConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
@@ -47,6 +50,8 @@ export interface InformerObjectMetrics extends InformerMetrics {
 export const SLICE_MS = 12 * 60_000;
 /** Re-arm delay when even reading durable state failed. */
 const FALLBACK_REARM_MS = 30_000;
+/** How long a CRD that could not be read is not asked for again: discovery asks about once a second. */
+const CRD_RETRY_MS = 60_000;
 /** Most log events or objects one feed read returns, and roughly how many bytes of bodies. */
 const MAX_FEED_ITEMS = 1_000;
 const MAX_FEED_BYTES = 4 * 1024 * 1024;
@@ -96,6 +101,8 @@ export class InformerObject extends DurableObject<Env> {
   readonly #db: Db;
   #specs!: SpecStore;
   #subscribers!: SubscriberList;
+  /** When the CRD may be asked for again after it could not be read (memory only: a restart may ask at once). */
+  #crdRetryAt = 0;
   /** Whether this object has its tables: set by the first configure(), cleared by destroy(). */
   #configured = false;
   /** Tells subscriptions that the log grew, one round at a time. */
@@ -242,6 +249,35 @@ export class InformerObject extends DurableObject<Env> {
       });
       return { stream };
     });
+  }
+
+  /**
+   * What `/k8s` says about this informer's custom resource (k8s/resource-description.ts): its CRD,
+   * read from the API server once and kept durably, so discovery lists it with no object cached;
+   * while the CRD cannot be read (tried again at most every CRD_RETRY_MS), what a cached object
+   * shows. Null for a built-in resource (the catalog describes it) or while nothing tells.
+   */
+  async resourceDescription(): Promise<Result<ResourceDescription | null>> {
+    const current = this.#withInformer((spec) => spec);
+    if (!current.ok) return current;
+    const spec = current.value;
+    const ref = resolveResource(spec.resource, spec.apiVersion);
+    if (ref.namespaced !== undefined) return ok(null);
+    const key = `${ref.resource}.${ref.group}/${ref.version}`;
+    const known = storedDescription(this.#db, key);
+    if (known) return ok(known);
+    if (Date.now() >= this.#crdRetryAt) {
+      this.#crdRetryAt = Date.now() + CRD_RETRY_MS;
+      const stored = this.#stored();
+      const connection = stored?.connection ? await openConnection(this.#sealer(), spec.cluster, stored.connection) : defaultConnection(this.env);
+      const fromCrd = await readCrdDescription(spec.cluster, connection, this.env, ref);
+      if (fromCrd) {
+        storeDescription(this.#db, key, fromCrd, Date.now());
+        return ok(fromCrd);
+      }
+    }
+    const sample = await this.sampleObject();
+    return sample.ok ? ok(sample.value && describeFromObject(sample.value)) : sample;
   }
 
   /**
@@ -451,6 +487,7 @@ export class InformerObject extends DurableObject<Env> {
     migrateInformer(this.#db);
     this.#specs = new SpecStore(this.#db);
     this.#subscribers = new SubscriberList(this.#db);
+    migrateResourceDescriptions(this.#db);
   }
 
   /**

@@ -160,6 +160,14 @@ describe.skipIf(PYTHON_MISSING !== undefined)(pythonSuite("the Python kubernetes
     expect(edge.object).toEqual(withoutManagedFields(fake.object));
   });
 
+  it("get_api_resources (which asks /api/v1/ with a trailing slash) lists the served resources of each group version", async () => {
+    const answers = await runPython<Record<Label, { core: string[]; apps: string[] }>>("resources", targets("edge", "fake"));
+    // The Worker serves what it mirrors (pods and deployments), each as the API server lists it.
+    expect(answers.edge).toEqual({ core: ["pods"], apps: ["deployments"] });
+    expect(answers.fake.core).toContain("pods");
+    expect(answers.fake.apps).toContain("deployments");
+  });
+
   it("read_namespaced_pod of a missing pod raises ApiException 404 NotFound, as from the API server", async () => {
     const answer = await python<Record<Label, { raised: string | null; status: number; reason: string; body: Record<string, unknown> }>>(
       "not-found",

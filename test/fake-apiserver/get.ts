@@ -1,8 +1,10 @@
 /**
  * GET of one object by name: the current state WITH kind/apiVersion (as a real GET returns it), or
- * a 404 NotFound Status naming the resource and object; a one-row Table when the Accept header asks for one.
+ * a 404 NotFound Status naming the resource and object; a one-row Table, or metadata only, when the
+ * Accept header asks for one.
  */
 import { sendJson, sendStatus } from "./http.ts";
+import { asPartialObjectMetadata, metadataOnly } from "./metadata-only.ts";
 import type { KubeRequest } from "./kube-request.ts";
 import { withTypeMeta } from "./resources.ts";
 import { objectKey } from "./store.ts";
@@ -18,7 +20,8 @@ export function serveGet(ctx: KubeRequest, name: string): void {
   }
   const typed = withTypeMeta(def, obj);
   const tableFormat = requestedTable(ctx.req, ctx.params, def);
+  const wanted = metadataOnly(ctx.req);
   // A Table of one object carries that object's resourceVersion as its ListMeta.
-  const body = tableFormat ? tableOf(tableFormat, [{ typed, obj }], { resourceVersion: obj.metadata.resourceVersion }) : typed;
+  const body = tableFormat ? tableOf(tableFormat, [{ typed, obj }], { resourceVersion: obj.metadata.resourceVersion }) : wanted ? asPartialObjectMetadata(wanted, obj) : typed;
   sendJson(res, 200, body);
 }

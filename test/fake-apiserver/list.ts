@@ -8,12 +8,13 @@
  * - continue: the page after the token's key at the token's snapshot (every page at page 1's RV),
  *   410 Expired with an "inconsistent" continue token once that snapshot is compacted.
  * Items are in key order; `remainingItemCount` only without selectors (as etcd3). Built-in items lack
- * kind/apiVersion. The snapshot is fixed when the request arrives, even if a delay fault holds the answer.
+ * kind/apiVersion; a metadata-only Accept gets a PartialObjectMetadataList. The snapshot is fixed when the request arrives, even if a delay fault holds the answer.
  */
 import { matchesFields, matchesLabels } from "../../src/kube/selectors.ts";
 import { decodeContinue, encodeContinue } from "./continue-token.ts";
 import { ChunkedWriter, sendJson, sendStatus, sleep } from "./http.ts";
 import { noteFault, type KubeRequest } from "./kube-request.ts";
+import { asPartialObjectMetadata, metadataOnly } from "./metadata-only.ts";
 import type { ListOptions } from "./list-options.ts";
 import { apiVersionOf, asListItem, withTypeMeta } from "./resources.ts";
 import {
@@ -151,7 +152,9 @@ async function writeList(ctx: KubeRequest, page: Page, stall?: Extract<Fault, { 
   }
   res.writeHead(200, { "content-type": "application/json", "cache-control": "no-cache, private" });
   const out = new ChunkedWriter(res);
-  const head = JSON.stringify({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata });
+  const wanted = metadataOnly(ctx.req);
+  const head = JSON.stringify(wanted ? { kind: "PartialObjectMetadataList", apiVersion: wanted.apiVersion, metadata } : { kind: def.listKind, apiVersion: apiVersionOf(def), metadata });
+  const item = (obj: FakeObject) => (wanted ? asPartialObjectMetadata(wanted, obj) : asListItem(def, obj));
   await out.write(`${head.slice(0, -1)},"items":[`);
   for (let i = 0; i < page.items.length && !out.gone; i++) {
     if (stall && i === stall.afterItems) {
@@ -161,7 +164,7 @@ async function writeList(ctx: KubeRequest, page: Page, stall?: Extract<Fault, { 
       await holdUnlessClosed(res, stall.ms ?? 30_000);
       if (out.gone) break;
     }
-    await out.write((i === 0 ? "" : ",") + JSON.stringify(asListItem(def, page.items[i]!)));
+    await out.write((i === 0 ? "" : ",") + JSON.stringify(item(page.items[i]!)));
   }
   await out.write("]}");
   await out.end();

@@ -8,6 +8,8 @@ import { findResource, RESOURCES, type ResourceDef } from "./resources.ts";
 
 export type KubeRoute =
   | { kind: "version" }
+  | { kind: "openapi"; document: "v2" | "v3" | { groupVersion: string } }
+  | { kind: "crd"; name: string }
   | { kind: "apiVersions" }
   | { kind: "groupList" }
   | { kind: "group"; group: string }
@@ -27,6 +29,14 @@ export function routeKubePath(path: string): KubeRoute {
   }
   const [root, a, b] = segments;
   if (root === "version" && segments.length === 1) return { kind: "version" };
+  if (root === "openapi") {
+    if (segments.length === 2 && (a === "v2" || a === "v3")) return { kind: "openapi", document: a };
+    if (a === "v3" && segments.length > 2) return { kind: "openapi", document: { groupVersion: segments.slice(2).join("/") } };
+    return { kind: "notFound" };
+  }
+  if (root === "apis" && a === "apiextensions.k8s.io" && b === "v1" && segments[3] === "customresourcedefinitions" && segments.length === 5) {
+    return { kind: "crd", name: segments[4]! };
+  }
   let group: string;
   let version: string;
   let rest: string[];

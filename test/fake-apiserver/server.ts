@@ -19,7 +19,10 @@ import { serveList } from "./list.ts";
 import { parseListOptions } from "./list-options.ts";
 import { serveResponseFault } from "./response-faults.ts";
 import { routeKubePath } from "./routes.ts";
-import { methodNotAllowed, noSuchResource, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
+import { metadataOnly, requireForm } from "./metadata-only.ts";
+import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.ts";
+import { crdNamed } from "./crd.ts";
+import { methodNotAllowed, noSuchResource, notFound, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
 import type { RecordedRequest } from "./types.ts";
 import { serveWatch } from "./watch.ts";
 import { serveCreate, serveDelete, serveUpdate } from "./write.ts";
@@ -131,6 +134,26 @@ async function handleKube(
     case "notFound":
       sendStatus(res, noSuchResource());
       return;
+    case "crd": {
+      record.verb = "get";
+      const crd = crdNamed(route.name);
+      if (method !== "GET") sendStatus(res, methodNotAllowed(method));
+      else if (!crd) sendStatus(res, notFound("customresourcedefinitions", "apiextensions.k8s.io", route.name));
+      else sendJson(res, 200, crd);
+      return;
+    }
+    case "openapi": {
+      record.verb = "discovery";
+      // JSON only: the protobuf forms kube-apiserver also offers are not encoded here.
+      if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
+        sendStatus(res, notAcceptable());
+        return;
+      }
+      const document = route.document === "v2" ? openApiV2() : route.document === "v3" ? openApiV3Index() : openApiV3Document(route.document.groupVersion);
+      if (!document) sendStatus(res, noSuchResource());
+      else sendJson(res, 200, document);
+      return;
+    }
     case "version":
     case "apiVersions":
     case "groupList":
@@ -171,6 +194,7 @@ async function handleKube(
       }
       const ctx: KubeRequest = { cluster, def, namespace, params, record, req, res };
       const isWatch = route.forceWatch || ["1", "t", "T", "TRUE", "true", "True"].includes(params.get("watch") ?? "");
+      if (method === "GET") requireForm(metadataOnly(req), route.kind === "collection" && !isWatch);
       if (method === "GET" && (route.kind === "collection" || isWatch)) {
         if (route.kind === "object") {
           // Watching one object is a watch on its collection with a name field selector.

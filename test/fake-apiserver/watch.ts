@@ -19,6 +19,7 @@ import { noteFault, type KubeRequest } from "./kube-request.ts";
 import { matchesSelectors } from "./list.ts";
 import type { ListOptions } from "./list-options.ts";
 import { apiVersionOf, withTypeMeta, type ResourceDef } from "./resources.ts";
+import { asPartialObjectMetadata, type MetadataOnly, metadataOnly } from "./metadata-only.ts";
 import { statusForCode, tooLargeResourceVersion, watchTooOld, type KubeStatus } from "./status.ts";
 import type { Change } from "./store.ts";
 import { requestedTable, tableOf, type TableFormat } from "./table.ts";
@@ -44,7 +45,7 @@ export async function serveWatch(ctx: KubeRequest, o: ListOptions): Promise<void
   }
   // A watch-list request never gets a Table (the API server's watchListEndpointRestrictions).
   const tableFormat = o.sendInitialEvents ? undefined : requestedTable(ctx.req, ctx.params, def);
-  new WatchStream(cluster, def, ctx.namespace, o, res, streamFault, tableFormat).start();
+  new WatchStream(cluster, def, ctx.namespace, o, res, streamFault, tableFormat, metadataOnly(ctx.req)).start();
 }
 
 type EventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -56,6 +57,8 @@ class WatchStream implements OpenWatch {
   private readonly o: ListOptions;
   private readonly res: ServerResponse;
   private readonly fault: StreamFault | undefined;
+  /** Each event's object as PartialObjectMetadata, bookmarks included (a metadata-only Accept). */
+  private readonly metadataOnly: MetadataOnly | undefined;
   private faultDone = false;
   /** Event lines written so far (what the fault counters count). */
   private written = 0;
@@ -75,9 +78,11 @@ class WatchStream implements OpenWatch {
     o: ListOptions,
     res: ServerResponse,
     fault: StreamFault | undefined,
-    tableFormat?: TableFormat,
+    tableFormat: TableFormat | undefined,
+    metadataOnly: MetadataOnly | undefined,
   ) {
     this.tableFormat = tableFormat;
+    this.metadataOnly = metadataOnly;
     this.cluster = cluster;
     this.def = def;
     this.namespace = namespace;
@@ -216,7 +221,8 @@ class WatchStream implements OpenWatch {
 
   private writeEvent(type: EventType, object: object): void {
     if (this.ended || this.res.destroyed) return;
-    const line = `${JSON.stringify({ type, object })}\n`;
+    const sent = this.metadataOnly ? asPartialObjectMetadata(this.metadataOnly, object as { metadata: object }) : object;
+    const line = `${JSON.stringify({ type, object: sent })}\n`;
     const f = this.fault;
     if (f?.kind === "dropStream" && !this.faultDone && this.written === f.afterEvents) {
       this.faultDone = true;

@@ -38,7 +38,8 @@ export interface PrinterColumnSource {
   columnsFor(resource: string): readonly PrinterColumn[] | undefined;
 }
 
-const PATH_STEP = /\.([^.[\]]+)|\[(\d+)\]/gy;
+/** `.field`, `[index]`, or a quoted key (`['a.b/c']`, `["x"]`), as CRDs write label and annotation paths. */
+const PATH_STEP = /\.([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]|\["([^"]*)"\]/gy;
 
 /** The value at a simple JSONPath, or undefined when a step is missing or the path is unsupported. */
 export function jsonPathValue(object: unknown, path: string): unknown {
@@ -48,8 +49,9 @@ export function jsonPathValue(object: unknown, path: string): unknown {
   let consumed = 0;
   for (let match = PATH_STEP.exec(normalized); match !== null; match = PATH_STEP.exec(normalized)) {
     consumed = PATH_STEP.lastIndex;
-    if (match[1] !== undefined) {
-      current = typeof current === "object" && current !== null && !Array.isArray(current) ? (current as Record<string, unknown>)[match[1]] : undefined;
+    const key = match[1] ?? match[3] ?? match[4];
+    if (key !== undefined) {
+      current = typeof current === "object" && current !== null && !Array.isArray(current) ? (current as Record<string, unknown>)[key] : undefined;
     } else {
       current = Array.isArray(current) ? current[Number(match[2])] : undefined;
     }

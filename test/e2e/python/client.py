@@ -1,11 +1,12 @@
 """The official Python client (python3-kubernetes) against /k8s and against the fake API server, for
 test/e2e/python-client.e2e.test.ts. Usage:
 
-    client.py lists|not-found|access|watch '<targets JSON>' ['<arguments JSON>']
+    client.py lists|not-found|access|resources|watch '<targets JSON>' ['<arguments JSON>']
 
 targets: {"edge": {"host": ".../k8s", "token": "..."}, "fake": {"host": "..."}}. `lists` and
 `not-found` print one JSON document with each target's answers (`access`: whether listing every
-namespace's pods is allowed, or the typed ApiException's status and the Status it carries); `watch` (one target only) lists the
+namespace's pods is allowed, or the typed ApiException's status and the Status it carries; `resources`:
+the resource names of get_api_resources for v1 and apps/v1); `watch` (one target only) lists the
 namespace, prints {"listResourceVersion": rv}, then watches from that resourceVersion and prints one
 JSON line per event as it arrives, until the server ends the watch (timeout_seconds) or it is killed.
 A failure anywhere leaves a traceback on stderr and a non-zero exit.
@@ -93,6 +94,14 @@ def access(target, args):
     return {"raised": None, "type": type(pods).__name__, "items": sorted(identity(pod)["name"] for pod in pods.items)}
 
 
+def resources(target, args):
+    """get_api_resources of the core and apps group versions: the client asks `/api/v1/` (trailing slash)."""
+    api = api_client(target)
+    core = client.CoreV1Api(api).get_api_resources()
+    apps = client.AppsV1Api(api).get_api_resources()
+    return {"core": sorted(r.name for r in core.resources), "apps": sorted(r.name for r in apps.resources)}
+
+
 def watch_namespace(target, args):
     core = client.CoreV1Api(api_client(target))
     namespace = args["namespace"]
@@ -118,7 +127,7 @@ def main():
         (target,) = targets.values()
         watch_namespace(target, args)
         return
-    run = {"lists": lists, "not-found": not_found, "access": access}[command]
+    run = {"lists": lists, "not-found": not_found, "access": access, "resources": resources}[command]
     print(json.dumps({label: run(target, args) for label, target in targets.items()}))
 
 

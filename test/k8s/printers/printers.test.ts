@@ -215,6 +215,15 @@ describe("custom resources", () => {
     const widget = { metadata: meta("w"), spec: { size: 3 }, status: { conditions: [{ status: "True" }] } } as KubeObject;
     expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", 3, "True", null, "120m"]);
   });
+
+  it("reads quoted keys, as CRDs name labels and annotations (`.metadata.labels['app.kubernetes.io/name']`)", () => {
+    const printer = printerFor("Widget", [
+      { name: "App", type: "string", jsonPath: ".metadata.labels['app.kubernetes.io/name']" },
+      { name: "Tier", type: "string", jsonPath: '.metadata.labels["tier"]' },
+    ]);
+    const widget = { metadata: meta("w", { labels: { "app.kubernetes.io/name": "shop", tier: "web" } }) } as KubeObject;
+    expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", "shop", "web"]);
+  });
 });
 
 describe("the other cataloged kinds", () => {

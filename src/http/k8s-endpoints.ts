@@ -1,0 +1,67 @@
+/**
+ * The `/k8s` endpoints that are not resources: health (`/healthz`, `/livez`, `/readyz`), the
+ * self-review APIs (the only POSTs `/k8s` accepts: they change nothing) and OpenAPI (the
+ * upstream's documents, cached: k8s/openapi.ts). Mounted in
+ * src/http/k8s.ts beside the resource routes, once per API server (`/k8s` and
+ * `/k8s/clusters/{cluster}`), after its credential and cluster checks. The answers' shapes live
+ * in src/k8s/health.ts, src/k8s/access-review.ts and src/k8s/openapi.ts; this file only routes.
+ */
+import { type Context, Hono } from "hono";
+import { credentialConfig } from "../auth/credentials.ts";
+import { permission } from "../auth/principal.ts";
+import { answerReview, REVIEW_PATHS, type ReviewPath } from "../k8s/access-review.ts";
+import type { ResourceInfo } from "../k8s/catalog.ts";
+import { HEALTH_ENDPOINTS, healthResponse } from "../k8s/health.ts";
+import { isOpenApiPath, serveOpenApi } from "../k8s/openapi.ts";
+import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { statusErrors } from "../k8s/status.ts";
+import type { AppEnv } from "./app-env.ts";
+import { clusterOf, principalOf } from "./auth.ts";
+
+/** What this cluster serves, as the resource routes see it. */
+export type ServedInfos = (c: Context<AppEnv>) => Promise<ResourceInfo[]>;
+
+export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  for (const endpoint of HEALTH_ENDPOINTS) {
+    routes.get(`/${endpoint}`, (c) => healthResponse(endpoint, c.req.query("verbose") !== undefined));
+    routes.get(`/${endpoint}/:check`, (c) => healthResponse(endpoint, false, c.req.param("check")));
+  }
+  for (const path of Object.keys(REVIEW_PATHS) as ReviewPath[]) {
+    routes.post(`/apis/${path}`, async (c) => {
+      const principal = await principalOf(c);
+      const mayRead = permission(principal, "read", clusterOf(c), await credentialConfig(c.env), c.env) === undefined;
+      let body: unknown;
+      if ((c.req.header("content-type") ?? "").startsWith(PROTOBUF_MEDIA_TYPE)) {
+        body = reviewFromProtobuf(REVIEW_PATHS[path], new Uint8Array(await c.req.arrayBuffer()));
+      } else {
+        try {
+          body = await c.req.json();
+        } catch {
+          throw statusErrors.badRequest("the body of the request is not JSON");
+        }
+      }
+      const answer = answerReview(path, body, { principal, mayRead, served: mayRead ? await servedInfos(c) : [] });
+      return new Response(JSON.stringify(answer), { status: 201, headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
+    });
+  }
+  routes.get("/openapi/*", async (c) => {
+    const cluster = clusterOf(c);
+    // Where app.ts mounts /k8s: the v3 index names documents by their path from the host.
+    const prefix = c.req.param("cluster") === undefined ? "/k8s" : `/k8s/clusters/${cluster}`;
+    const path = c.req.path.slice(prefix.length);
+    if (!isOpenApiPath(path)) throw statusErrors.noSuchResource();
+    return serveOpenApi({
+      cluster,
+      prefix,
+      path,
+      accept: c.req.header("accept"),
+      served: await servedInfos(c),
+      load: (upstreamPath, accept) => c.env.FACTORY.getByName(FACTORY_NAME).openApi(cluster, upstreamPath, accept),
+      // The Workers runtime's shared cache (its `default`, absent from the DOM's CacheStorage type).
+      cache: (globalThis as unknown as { caches?: { default?: Cache } }).caches?.default,
+    });
+  });
+  return routes;
+}

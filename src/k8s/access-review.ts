@@ -1,0 +1,141 @@
+/**
+ * The API server's self-review APIs, answered from the caller's own credential (API.md "Access"):
+ * `SelfSubjectAccessReview` ("may I?", `kubectl auth can-i`, k9s), `SelfSubjectRulesReview`
+ * (everything I may do in a namespace, Headlamp's `testAuth`) and `SelfSubjectReview` (who am I,
+ * `kubectl auth whoami`). They are create-only virtual resources that change nothing, so the
+ * read-only `/k8s` answers them (201 Created, the request echoed with its `status`), as
+ * kube-apiserver does (KK pkg/registry/authorization/selfsubjectaccessreview/rest.go).
+ *
+ * The rule they report is the one `/k8s` enforces: a credential that may read the cluster may get,
+ * list and watch each resource this cluster serves, in every namespace; nothing else is allowed
+ * (every write is 405, subresources are not served). Discovery, `/version`, health and OpenAPI
+ * (non-resource URLs) answer any reader. A cluster outside the credential's scope allows no
+ * resource at all.
+ *
+ * Where we differ: the rules name only what we serve, and the user's groups are the credential's
+ * role (`edge-informer:read` / `edge-informer:admin`) plus `system:authenticated`; `extra` carries
+ * its cluster scope, which RBAC has no word for.
+ */
+import * as z from "zod/mini";
+import type { Principal } from "../auth/principal.ts";
+import type { ResourceInfo } from "./catalog.ts";
+import { VERBS } from "./discovery.ts";
+import { statusErrors } from "./status.ts";
+
+/** What the caller may do on the cluster the review is sent to. */
+export interface ReviewSubject {
+  principal: Principal;
+  /** Whether the credential may read this cluster's objects (`permission` found nothing to refuse). */
+  mayRead: boolean;
+  /** What this cluster serves. */
+  served: readonly ResourceInfo[];
+}
+
+/** The review paths below `/apis` and the kind each answers. */
+export const REVIEW_PATHS = {
+  "authorization.k8s.io/v1/selfsubjectaccessreviews": "SelfSubjectAccessReview",
+  "authorization.k8s.io/v1/selfsubjectrulesreviews": "SelfSubjectRulesReview",
+  "authentication.k8s.io/v1/selfsubjectreviews": "SelfSubjectReview",
+} as const;
+export type ReviewPath = keyof typeof REVIEW_PATHS;
+
+/** Whether `path` (below `/k8s` or `/k8s/clusters/{c}`) is a review: the only POST `/k8s` accepts. */
+export function isReviewPath(path: string): boolean {
+  return Object.keys(REVIEW_PATHS).some((review) => path.endsWith(`/apis/${review}`));
+}
+
+/** Non-resource URLs any reader may get (kube-apiserver's system:discovery and system:public-info-viewer). */
+const NON_RESOURCE_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/openapi", "/openapi/*", "/version", "/version/"];
+
+const ResourceAttributes = z.object({
+  namespace: z.optional(z.string()),
+  verb: z.optional(z.string()),
+  group: z.optional(z.string()),
+  version: z.optional(z.string()),
+  resource: z.optional(z.string()),
+  subresource: z.optional(z.string()),
+  name: z.optional(z.string()),
+});
+const NonResourceAttributes = z.object({ path: z.optional(z.string()), verb: z.optional(z.string()) });
+const Review = z.object({
+  apiVersion: z.optional(z.string()),
+  kind: z.optional(z.string()),
+  metadata: z.optional(z.record(z.string(), z.unknown())),
+  spec: z.optional(
+    z.object({
+      resourceAttributes: z.optional(ResourceAttributes),
+      nonResourceAttributes: z.optional(NonResourceAttributes),
+      namespace: z.optional(z.string()),
+    }),
+  ),
+});
+type Review = z.infer<typeof Review>;
+
+function parseReview(kind: string, body: unknown): Review {
+  const parsed = Review.safeParse(body);
+  if (!parsed.success) throw statusErrors.badRequest(`the body of the request is not a valid ${kind}: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  return parsed.data;
+}
+
+/** Whether the caller may `verb` the resource: a read verb on a served resource (no subresource) of a readable cluster. */
+function allowsResource(subject: ReviewSubject, attributes: z.infer<typeof ResourceAttributes>): { allowed: boolean; reason?: string } {
+  const verb = attributes.verb ?? "";
+  if (!(VERBS as readonly string[]).includes(verb)) return { allowed: false, reason: "this is a read-only cache of the cluster: only get, list and watch are served" };
+  if (!subject.mayRead) return { allowed: false, reason: `credential '${subject.principal.name}' may not read this cluster` };
+  if (attributes.subresource) return { allowed: false, reason: "subresources are not served by this cache" };
+  const served = subject.served.some(
+    (info) => info.group === (attributes.group ?? "") && info.plural === attributes.resource && (!attributes.version || attributes.version === info.version),
+  );
+  if (!served) return { allowed: false, reason: "this cache does not serve that resource" };
+  return { allowed: true, reason: `credential '${subject.principal.name}' may read this cluster` };
+}
+
+function allowsNonResource(attributes: z.infer<typeof NonResourceAttributes>): boolean {
+  const path = attributes.path ?? "";
+  if (attributes.verb !== "get") return false;
+  return NON_RESOURCE_URLS.some((url) => (url.endsWith("*") ? path.startsWith(url.slice(0, -1)) : path === url));
+}
+
+/** The answer to a review: the request as sent, with the server's metadata and its `status`. */
+export function answerReview(path: ReviewPath, body: unknown, subject: ReviewSubject): Record<string, unknown> {
+  const kind = REVIEW_PATHS[path];
+  const review = parseReview(kind, body);
+  const head = { kind, apiVersion: path.slice(0, path.lastIndexOf("/")), metadata: { ...review.metadata, creationTimestamp: null } };
+  switch (kind) {
+    case "SelfSubjectAccessReview": {
+      const spec = review.spec ?? {};
+      let verdict: { allowed: boolean; reason?: string };
+      if (spec.resourceAttributes) verdict = allowsResource(subject, spec.resourceAttributes);
+      else if (spec.nonResourceAttributes) verdict = { allowed: allowsNonResource(spec.nonResourceAttributes) };
+      else throw statusErrors.invalidReview(kind, "authorization.k8s.io", "spec.resourceAttributes", "exactly one of nonResourceAttributes or resourceAttributes must be specified");
+      return { ...head, spec, status: verdict };
+    }
+    case "SelfSubjectRulesReview": {
+      // The rules are the same in every namespace: `/k8s` scopes credentials by cluster, not namespace.
+      return { ...head, spec: review.spec ?? {}, status: rulesOf(subject) };
+    }
+    case "SelfSubjectReview":
+      return { ...head, status: { userInfo: userInfoOf(subject.principal) } };
+  }
+}
+
+function rulesOf(subject: ReviewSubject): Record<string, unknown> {
+  const groups = [...new Set(subject.served.map((info) => info.group))];
+  const resourceRules = subject.mayRead
+    ? groups.map((group) => ({
+        verbs: [...VERBS],
+        apiGroups: [group],
+        resources: subject.served.filter((info) => info.group === group).map((info) => info.plural),
+      }))
+    : [];
+  return { resourceRules, nonResourceRules: [{ verbs: ["get"], nonResourceURLs: NON_RESOURCE_URLS }], incomplete: false };
+}
+
+function userInfoOf(principal: Principal): Record<string, unknown> {
+  const role = principal.admin ? "admin" : "read";
+  return {
+    username: principal.name,
+    groups: [`edge-informer:${role}`, "system:authenticated"],
+    extra: { "edge-informer.clusters": principal.clusters === "*" ? ["*"] : [...principal.clusters].sort() },
+  };
+}
