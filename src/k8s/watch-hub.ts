@@ -216,6 +216,8 @@ export class WatchHub {
     if (start === undefined) return;
     let { skipUpTo } = start;
     let cursor: Cursor = { after: start.next, skip: 0 };
+    // The resourceVersion this watcher stands at, for the message of a 410 (it names RVs, never log positions).
+    let standsAt = request.resourceVersion ?? "";
 
     while (!watcher.closed) {
       const now = this.#now();
@@ -223,10 +225,10 @@ export class WatchHub {
       // The informer was deleted and re-created under this name: this watcher's position is in a log
       // that is gone. Expired, so its client relists from the new one.
       const current = this.#source();
-      if (current?.incarnation !== incarnation) return void (await send(errorFrame(statusErrors.expiredWatch(String(cursor.after), String((current?.bounds().head ?? 1) - 1)).status)));
+      if (current?.incarnation !== incarnation) return void (await send(this.#expiredFrame(standsAt)));
       // While skipping, the first run alone: the client may have seen part of it, never of a later one.
       const batch = this.#nextBatch(cursor, skipUpTo !== undefined);
-      if (batch === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(String(cursor.after), String((this.#source()?.bounds().head ?? 1) - 1)).status)));
+      if (batch === "expired") return void (await send(this.#expiredFrame(standsAt)));
       if (batch === undefined) {
         // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
         const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
@@ -240,6 +242,7 @@ export class WatchHub {
       }
       const { range } = batch;
       cursor = batch.next;
+      standsAt = range.ordered.at(-1)?.resourceVersion ?? standsAt;
       if (framer.plain && !filter && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
         for (const chunk of range.shared()) if (!(await send(chunk))) return;
@@ -299,8 +302,19 @@ export class WatchHub {
     if (request.initialEvents) return this.#sendInitialEvents(source, request, framer, send);
     if (rv === undefined) return { next: source.bounds().tail };
     const position = source.positionOf(rv);
-    if (position === "expired") return void (await send(errorFrame(statusErrors.expiredWatch(rv, String(source.bounds().head - 1)).status)));
+    if (position === "expired") return void (await send(this.#expiredFrame(rv)));
     return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+  }
+
+  /**
+   * The ERROR 410 of a watch the log no longer covers, worded as the watch cache words it: the
+   * resourceVersion asked for (or last sent) and the oldest one still held.
+   */
+  #expiredFrame(requested: string): string {
+    const source = this.#source();
+    const head = source?.bounds().head;
+    const oldest = head === undefined ? "" : (source!.read(head - 1, 1).events[0]?.resourceVersion ?? source!.cacheResourceVersion());
+    return errorFrame(statusErrors.expiredWatch(requested, oldest).status);
   }
 
   /** Whether the cache reaches `rv` within FRESHNESS_WAIT_MS (the log's growth wakes the wait). */
@@ -332,7 +346,7 @@ export class WatchHub {
     let page = source.listAt(query);
     const at = page.expired ? 0 : page.at;
     for (;;) {
-      if (page.expired) return void (await send(errorFrame(statusErrors.expiredWatch(request.resourceVersion ?? "", "").status)));
+      if (page.expired) return void (await send(this.#expiredFrame(request.resourceVersion ?? "")));
       const frames = page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("");
       if (frames !== "" && !(await send(frames))) return undefined;
       if (!page.next) break;

@@ -321,11 +321,15 @@ describe("/k8s", () => {
       expect(seen[3].object.metadata.resourceVersion).toMatch(/^\d+$/);
     });
 
-    it("answers a resourceVersion older than the log with an ERROR 410 Expired event", async () => {
+    it("answers a resourceVersion older than the log with an ERROR 410 Expired event naming resourceVersions", async () => {
       await mirrored(); // a new cluster starts at revision 1, before the informer's first list
       const response = await k8s("/api/v1/pods?watch=true&resourceVersion=1");
       const seen = await collect(response, (e) => e.length >= 1);
       expect(seen[0]).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
+      // As the watch cache words it: the requested RV and the oldest it holds, never log positions (F20).
+      const oldest = /^too old resource version: 1 \((\d+)\)$/.exec(seen[0].object.message)?.[1];
+      const cached = ((await (await k8s("/api/v1/pods")).json()) as { items: { metadata: { resourceVersion: string } }[] }).items.map((i) => i.metadata.resourceVersion);
+      expect(cached).toContain(oldest);
     });
 
     it("reads boolean parameters as the API server does: True, 1 and an empty value are true", async () => {
