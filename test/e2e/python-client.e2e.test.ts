@@ -162,9 +162,9 @@ describe.skipIf(PYTHON_MISSING !== undefined)(pythonSuite("the Python kubernetes
 
   it("get_api_resources (which asks /api/v1/ with a trailing slash) lists the served resources of each group version", async () => {
     const answers = await runPython<Record<Label, { core: string[]; apps: string[] }>>("resources", targets("edge", "fake"));
-    // The Worker serves what it mirrors (pods and deployments), each as the API server lists it.
-    expect(answers.edge).toEqual({ core: ["pods"], apps: ["deployments"] });
-    expect(answers.fake.core).toContain("pods");
+    // The Worker serves what it mirrors (global-setup.ts INFORMERS), each as the API server lists it.
+    expect(answers.edge).toEqual({ core: ["configmaps", "namespaces", "nodes", "pods"], apps: ["deployments"] });
+    for (const resource of answers.edge.core) expect(answers.fake.core).toContain(resource);
     expect(answers.fake.apps).toContain("deployments");
   });
 
