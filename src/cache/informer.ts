@@ -490,6 +490,16 @@ export class Informer implements ReflectorSink {
     return { resourceVersion: this.#db.first<{ cache_rv: string }>(QUERY_VIEW)!.cache_rv, synced: this.fifo.hasSynced() };
   }
 
+  /**
+   * Where a list that starts now reads (review F18): the last mark, when a committed Replace is
+   * being popped after it (its half-applied state is no snapshot); undefined while the cache is
+   * complete at the tail, or nothing is marked yet.
+   */
+  snapshotPosition(): number | undefined {
+    const mark = this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq;
+    return mark === null || this.fifo.isEmpty() ? undefined : mark;
+  }
+
   /** The reflector's last error and its kind, or null after a success (what `/k8s` passes on, k8s/cache-readiness.ts). */
   lastFailure(): { message: string; reason: ErrorReason } | null {
     const { memory } = this.#load();

@@ -50,6 +50,20 @@ export type VersionedPage =
   | { expired: false; items: string[]; keys: string[]; at: number; next?: Position }
   | { expired: true };
 
+/**
+ * The first page of a list (review F18): at `snapshot`, the last position the cache was complete at
+ * (Informer.snapshotPosition), while a committed Replace is still being popped — so no list shows
+ * objects the relist removed beside objects only it brought — or as the cache is, when there is no
+ * such position or it is too far behind to rebuild (a Replace of more than MAX_CONTINUE_LAG events).
+ */
+export function listFirstPage(indexer: Indexer, log: EventLog, query: VersionedQuery, snapshot: number | undefined): VersionedPage {
+  if (snapshot !== undefined) {
+    const page = listAt(indexer, log, query, { at: snapshot, after: "" });
+    if (!page.expired) return page;
+  }
+  return listAt(indexer, log, query);
+}
+
 /** One page of the cache as it was at `from.at` (or as it is, when `from` is absent). */
 export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, from?: Position): VersionedPage {
   const { head, tail } = log.bounds();

@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
-import { listAt, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { listAt, listFirstPage, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
@@ -205,7 +205,11 @@ export class InformerObject extends DurableObject<Env> {
     query: Omit<ObjectQuery, "continue"> & { limit: number },
     from?: Position,
   ): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#withInformer((_, informer) => this.#answer(informer, listAt(informer.indexer, informer.log, versionedQuery(query), from)));
+    return this.#withInformer((_, informer) => {
+      const parsed = versionedQuery(query);
+      const page = from ? listAt(informer.indexer, informer.log, parsed, from) : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
+      return this.#answer(informer, page);
+    });
   }
 
   /**
@@ -221,7 +225,9 @@ export class InformerObject extends DurableObject<Env> {
     return this.#withInformer((_, informer) => {
       const parsed = { ...versionedQuery(query), ...(query.maxBytes === undefined ? {} : { maxBytes: query.maxBytes }) };
       const tail = informer.log.bounds().tail;
-      let page = listAt(informer.indexer, informer.log, parsed, from && from.at > tail ? { at: tail, after: from.after } : from);
+      let page = from
+        ? listAt(informer.indexer, informer.log, parsed, from.at > tail ? { at: tail, after: from.after } : from)
+        : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
       if (page.expired) page = listAt(informer.indexer, informer.log, parsed, { at: tail, after: from?.after ?? "" });
       return this.#answer(informer, page);
     });

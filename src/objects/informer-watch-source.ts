@@ -3,7 +3,7 @@
  * resourceVersion marks and its consistent lists, bound to the log's incarnation.
  */
 import type { Informer } from "../cache/informer.ts";
-import { listAt } from "../cache/versioned-list.ts";
+import { listAt, listFirstPage } from "../cache/versioned-list.ts";
 import type { WatchSource } from "../k8s/watch-hub.ts";
 
 export function watchSourceOf(informer: Informer): WatchSource {
@@ -12,7 +12,7 @@ export function watchSourceOf(informer: Informer): WatchSource {
     read: (after, limit) => informer.log.read(after, limit),
     bounds: () => informer.log.bounds(),
     cacheResourceVersion: () => informer.queryView().resourceVersion,
-    listAt: (query, from) => listAt(informer.indexer, informer.log, query, from),
+    listAt: (query, from) => (from ? listAt(informer.indexer, informer.log, query, from) : listFirstPage(informer.indexer, informer.log, query, informer.snapshotPosition())),
     positionOf: (rv) => informer.positionOf(rv),
     boundaryAfter: (after, span) => informer.boundaryAfter(after, span),
     readInOrder: (after, end, skip, limit) => informer.log.readInOrder(after, end, skip, limit),

@@ -4,7 +4,8 @@
  * they would break.
  */
 import { describe, expect, it } from "vitest";
-import { Informer } from "../../src/cache/informer.ts";
+import { Informer, POP_BATCH } from "../../src/cache/informer.ts";
+import { listFirstPage } from "../../src/cache/versioned-list.ts";
 import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
@@ -168,6 +169,29 @@ describe("Informer", () => {
         expect(inf.queryView().resourceVersion).toBe("2"); // the Replace is queued, not yet in the cache
         await inf.processQueue();
         expect(inf.queryView()).toEqual({ resourceVersion: "5", synced: true });
+      }));
+
+    it("lists the last complete state while a committed Replace is half applied, never a mix of before and after (F18)", () =>
+      withDb(async (db) => {
+        const clock = new FakeClock();
+        const spec = parseInformerSpec({ resource: "pods" }, "unit");
+        const inf = new Informer(db, informerSettings(spec), clock, () => 0.5);
+        inf.beginList();
+        inf.stage([pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "2" })]);
+        inf.commitList("2", { state: { kind: "watching" }, memory: initialMemory });
+        await inf.processQueue();
+        // A relist: a deleted upstream, b changed, and more than one pop batch of new objects.
+        inf.beginList();
+        const added = Array.from({ length: POP_BATCH + 100 }, (_, i) => pod({ name: `n-${String(i).padStart(4, "0")}`, rv: String(10 + i) }));
+        inf.stage([pod({ name: "b", rv: "5" }), ...added]);
+        inf.commitList("900", { state: { kind: "watching" }, memory: initialMemory });
+        expect(await inf.processQueue(clock.now())).toBe(false); // one batch popped, the rest queued
+        const names = (page: ReturnType<typeof listFirstPage>) => (page.expired ? [] : page.items.map((item) => (JSON.parse(item) as KubeObject).metadata.name));
+        const during = listFirstPage(inf.indexer, inf.log, { limit: 10_000 }, inf.snapshotPosition());
+        expect([names(during), inf.queryView().resourceVersion]).toEqual([["a", "b"], "2"]);
+        await inf.processQueue();
+        const after = listFirstPage(inf.indexer, inf.log, { limit: 10_000 }, inf.snapshotPosition());
+        expect(names(after)).toEqual(["b", ...added.map((p) => p.metadata.name)]);
       }));
 
     it("is neither synced nor at an RV after a restart until the relist is applied (item 6)", () =>
