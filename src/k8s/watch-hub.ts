@@ -190,7 +190,10 @@ export class WatchHub {
   async #run(watcher: Watcher, request: WatchRequest, writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
-    const filter = makeFilter(request); // log events are not scoped: the namespace is checked here
+    // Log events are not scoped, and an object never changes namespace: a namespaced watcher drops
+    // other namespaces' events by their key (`ns/name`), without parsing them (review F12).
+    const keyPrefix = request.namespace === undefined ? undefined : `${request.namespace}/`;
+    const filter = makeFilter({ ...request, namespace: undefined });
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
     /** When a frame was last queued for this watcher: bookmarks come after a quiet minute. */
@@ -243,12 +246,13 @@ export class WatchHub {
       const { range } = batch;
       cursor = batch.next;
       standsAt = range.ordered.at(-1)?.resourceVersion ?? standsAt;
-      if (framer.plain && !filter && skipUpTo === undefined) {
+      if (framer.plain && !filter && keyPrefix === undefined && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
         for (const chunk of range.shared()) if (!(await send(chunk))) return;
       } else {
         let frames = "";
         for (const event of range.ordered) {
+          if (keyPrefix !== undefined && !event.key.startsWith(keyPrefix)) continue;
           if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
           const shown = translate(event, filter);
           if (!shown) continue;

@@ -44,11 +44,12 @@ function scriptedLog(incarnation = "log-1", kind = "Pod", marked?: number[]) {
     get reads() {
       return reads;
     },
-    append(name: string, padding = 0) {
+    /** An ADDED event; `body` replaces the object's JSON text (e.g. text no parser accepts). */
+    append(name: string, padding = 0, namespace = "ns", body?: string) {
       const seq = events.length + 1;
       const rv = String(100 + seq);
-      const object = JSON.stringify({ kind, apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
-      events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
+      const object = body ?? JSON.stringify({ kind, apiVersion: "v1", metadata: { name, namespace, resourceVersion: rv }, data: "x".repeat(padding) });
+      events.push({ seq, type: "add", key: `${namespace}/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
     },
   };
 }
@@ -73,6 +74,19 @@ describe("WatchHub", () => {
     for (const lines of all) expect(lines.map((l) => JSON.parse(l).object.metadata.name)).toEqual(all[0]!.map((l) => JSON.parse(l).object.metadata.name));
     expect(all[0]).toHaveLength(20);
     expect(log.reads - before).toBeLessThanOrEqual(5);
+  });
+
+  it("drops other namespaces' events of a namespaced watcher by their key, without parsing them (F12)", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const received = readLines(hub.open({ ...request, namespace: "a" }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    log.append("other", 0, "b");
+    log.append("elsewhere", 0, "b", "{a body no parser accepts");
+    log.append("here", 0, "a");
+    hub.notify();
+    const lines = (await received).map((line) => JSON.parse(line) as { type: string; object: { metadata: { name: string } } });
+    expect(lines.map((l) => [l.type, l.object.metadata.name])).toEqual([["ADDED", "here"]]);
   });
 
   it("drops a watcher whose client went away", async () => {
