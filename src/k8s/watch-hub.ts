@@ -30,6 +30,7 @@
 import type { LogBounds, LogEvent, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
 import { makeFilter } from "../cache/lister.ts";
+import { keyScope } from "./key-scope.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
 import type { ObjectFormat } from "./accept.ts";
@@ -190,9 +191,9 @@ export class WatchHub {
   async #run(watcher: Watcher, request: WatchRequest, writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
-    // Log events are not scoped, and an object never changes namespace: a namespaced watcher drops
-    // other namespaces' events by their key (`ns/name`), without parsing them (review F12).
-    const keyPrefix = request.namespace === undefined ? undefined : `${request.namespace}/`;
+    // Log events are not scoped: the namespace (and a fixed name) are checked on each event's key,
+    // the selectors on its body.
+    const inScope = keyScope(request.namespace, request.fieldSelector);
     const filter = makeFilter({ ...request, namespace: undefined });
     const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
     const deadline = this.#now() + timeoutMs;
@@ -246,13 +247,13 @@ export class WatchHub {
       const { range } = batch;
       cursor = batch.next;
       standsAt = range.ordered.at(-1)?.resourceVersion ?? standsAt;
-      if (framer.plain && !filter && keyPrefix === undefined && skipUpTo === undefined) {
+      if (framer.plain && !filter && !inScope && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
         for (const chunk of range.shared()) if (!(await send(chunk))) return;
       } else {
         let frames = "";
         for (const event of range.ordered) {
-          if (keyPrefix !== undefined && !event.key.startsWith(keyPrefix)) continue;
+          if (inScope && !inScope(event.key)) continue;
           if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
           const shown = translate(event, filter);
           if (!shown) continue;

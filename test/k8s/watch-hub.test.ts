@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { BOOKMARK_INTERVAL_MS, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
-import { parseLabelSelector } from "../../src/kube/selectors.ts";
+import { parseFieldSelector, parseLabelSelector } from "../../src/kube/selectors.ts";
 import { readLines } from "../helpers/watch-lines.ts";
 
 /**
@@ -84,6 +84,19 @@ describe("WatchHub", () => {
     log.append("other", 0, "b");
     log.append("elsewhere", 0, "b", "{a body no parser accepts");
     log.append("here", 0, "a");
+    hub.notify();
+    const lines = (await received).map((line) => JSON.parse(line) as { type: string; object: { metadata: { name: string } } });
+    expect(lines.map((l) => [l.type, l.object.metadata.name])).toEqual([["ADDED", "here"]]);
+  });
+
+  it("drops the events of other names for a metadata.name= watcher by their key, without parsing them (F12)", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const received = readLines(hub.open({ ...request, fieldSelector: parseFieldSelector("metadata.name=here") }), 1);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    log.append("other");
+    log.append("broken", 0, "ns", "{a body no parser accepts");
+    log.append("here");
     hub.notify();
     const lines = (await received).map((line) => JSON.parse(line) as { type: string; object: { metadata: { name: string } } });
     expect(lines.map((l) => [l.type, l.object.metadata.name])).toEqual([["ADDED", "here"]]);
