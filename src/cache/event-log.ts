@@ -115,18 +115,23 @@ const READ = stmt(
    WHERE s.id = 1 ORDER BY e.seq LIMIT ?2`,
 );
 /**
- * The events of (?1, ?2] from the head on, in resourceVersion order (length, then text: how
- * resourceVersions compare, resource-version.ts; ties in log order), skipping ?4, at most ?3.
- * Sorted by SQLite over that range only, so a caller pages through a large one without holding it.
+ * The sequence numbers of (?1, ?2] from the head on, in resourceVersion order (length, then text:
+ * how resourceVersions compare, resource-version.ts; ties in log order). Only numbers: a span is
+ * sorted once (readInOrder), however many pages it is read in.
  */
-const READ_IN_ORDER = stmt(
-  "eventLog.readInOrder",
-  `SELECT s.head AS head, s.next_seq AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
+const SPAN_ORDER = stmt(
+  "eventLog.spanOrder",
+  `SELECT e.seq AS seq FROM event_log_state s JOIN event_log e ON e.seq > ?1 AND e.seq <= ?2 AND e.seq >= s.head
+   WHERE s.id = 1 ORDER BY length(e.rv), e.rv, e.seq`,
+);
+/** The events whose sequence numbers ?1 (a JSON array) lists, in that order. */
+const READ_LISTED = stmt(
+  "eventLog.readListed",
+  `SELECT e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
           COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
-   FROM event_log_state s
-   JOIN event_log e ON e.seq > ?1 AND e.seq <= ?2 AND e.seq >= s.head
+   FROM json_each(?1) j JOIN event_log e ON e.seq = j.value
    LEFT JOIN event_log p ON p.seq = e.prev_seq
-   WHERE s.id = 1 ORDER BY length(e.rv), e.rv, e.seq LIMIT ?3 OFFSET ?4`,
+   ORDER BY j.key`,
 );
 const FIRST_RECENT = stmt(
   "eventLog.firstRecent",
@@ -150,7 +155,7 @@ const compactBelowHead = (pinnedSql: string) =>
        ORDER BY e.seq LIMIT ?2)`,
   );
 
-/** A row of READ or READ_IN_ORDER: the log's bounds, and an event (all null when none follows). */
+/** A row of READ (the log's bounds, and an event: all null when none follows) or of READ_LISTED (an event). */
 type EventRow = {
   head: number;
   next_seq: number;
@@ -192,6 +197,11 @@ export class EventLog {
   readonly #db: Db;
   readonly #compact;
   #incarnation: string | undefined;
+  /**
+   * The span readInOrder sorted last, as sequence numbers (8 bytes each: a span of a million events
+   * holds 8 MB): a watch pages through one span, and the watchers at one position share it.
+   */
+  #sorted: { after: number; end: number; seqs: number[] } | undefined;
 
   /**
    * @param pinnedSql a correlated `SELECT 1 …` that is non-empty when row `e` (its `e.key`, `e.seq`)
@@ -262,9 +272,16 @@ export class EventLog {
    * order within a transaction, k8s/watch-hub.ts).
    */
   readInOrder(after: number, end: number, skip: number, limit: number): ReadResult {
-    const rows = this.#db.all<EventRow & { seq: number }>(READ_IN_ORDER, after, end, limit, skip);
-    const bounds = rows[0] === undefined ? this.bounds() : logBounds(rows[0].head, rows[0].next_seq);
-    return { expired: after + 1 < bounds.head, bounds, events: rows.map(toLogEvent) };
+    const bounds = this.bounds();
+    if (after + 1 < bounds.head) return { expired: true, bounds, events: [] };
+    // Sorted once per span, then read a page at a time by sequence number: an OFFSET page of a
+    // sorting query would sort (and read) the whole span again for every page.
+    if (this.#sorted?.after !== after || this.#sorted.end !== end) {
+      this.#sorted = { after, end, seqs: this.#db.all<{ seq: number }>(SPAN_ORDER, after, end).map((row) => row.seq) };
+    }
+    const page = this.#sorted.seqs.slice(skip, skip + limit);
+    const rows = page.length === 0 ? [] : this.#db.all<EventRow & { seq: number }>(READ_LISTED, JSON.stringify(page));
+    return { expired: false, bounds, events: rows.map(toLogEvent) };
   }
 
   /**
