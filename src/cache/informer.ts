@@ -496,8 +496,8 @@ export class Informer implements ReflectorSink {
    * complete at the tail, or nothing is marked yet.
    */
   snapshotPosition(): number | undefined {
-    const mark = this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq;
-    return mark === null || this.fifo.isEmpty() ? undefined : mark;
+    if (this.fifo.isEmpty()) return undefined;
+    return this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq ?? undefined;
   }
 
   /** The reflector's last error and its kind, or null after a success (what `/k8s` passes on, k8s/cache-readiness.ts). */

@@ -6,6 +6,7 @@
  * `/k8s/clusters/{cluster}`), after its credential and cluster checks. The answers' shapes live
  * in src/k8s/health.ts, src/k8s/access-review.ts and src/k8s/openapi.ts; this file only routes.
  */
+import { limitBody } from "./validate.ts";
 import { type Context, Hono } from "hono";
 import { credentialConfig } from "../auth/credentials.ts";
 import { permission } from "../auth/principal.ts";
@@ -22,6 +23,9 @@ import { clusterOf, principalOf } from "./auth.ts";
 /** What this cluster serves, as the resource routes see it. */
 export type ServedInfos = (c: Context<AppEnv>) => Promise<ResourceInfo[]>;
 
+/** A self-review is a few hundred bytes; anything far larger is not one, and is not buffered. */
+const MAX_REVIEW_BYTES = 16 * 1024;
+
 export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
   for (const endpoint of HEALTH_ENDPOINTS) {
@@ -29,7 +33,7 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
     routes.get(`/${endpoint}/:check`, (c) => healthResponse(endpoint, false, c.req.param("check")));
   }
   for (const path of Object.keys(REVIEW_PATHS) as ReviewPath[]) {
-    routes.post(`/apis/${path}`, async (c) => {
+    routes.post(`/apis/${path}`, limitBody(MAX_REVIEW_BYTES, "a review"), async (c) => {
       const principal = await principalOf(c);
       const mayRead = permission(principal, "read", clusterOf(c), await credentialConfig(c.env), c.env) === undefined;
       let body: unknown;

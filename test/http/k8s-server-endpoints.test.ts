@@ -134,6 +134,13 @@ describe("/k8s self-reviews", () => {
     expect(garbage.status).toBe(400);
   });
 
+  it("refuses a review body over 16 KiB with 413 before reading it, as a Status", async () => {
+    const padded = { ...accessReview({ verb: "list", resource: "pods" }), metadata: { annotations: { pad: "x".repeat(20_000) } } };
+    const response = await post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", tokens.reader, padded);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ kind: "Status", code: 413 });
+  });
+
   it("keeps every other POST a 405, and refuses a review without a credential", async () => {
     for (const path of ["/api/v1/namespaces/default/pods", "/apis/authorization.k8s.io/v1/subjectaccessreviews", "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews"]) {
       expect((await post(path, tokens.reader, {})).status, path).toBe(405);
