@@ -15,21 +15,46 @@ import { partialObjectMetadata } from "./metadata-only.ts";
 
 export type WatchType = "ADDED" | "MODIFIED" | "DELETED";
 
-/** What one watcher is shown of a log event: its type and object (JSON text), or nothing. */
-export function translate(event: LogEvent, matches: ((object: KubeObject) => boolean) | undefined): { type: WatchType; object: string } | undefined {
+type TableFormat = Extract<ObjectFormat, { kind: "table" }>;
+
+/** An event's states, each parsed on first use and shared between watchers: never mutated. */
+export interface ParsedEvent {
+  object(): KubeObject;
+  oldObject(): KubeObject;
+}
+
+/** How a watcher encodes an object's frame; equal `key`s give equal bytes for the same event and type. */
+export interface FrameEncoding {
+  key: string;
+  encode(type: WatchType, object: string, parsed: () => KubeObject): string;
+}
+
+/**
+ * What one watcher is shown of a log event: its type and object (JSON text), or nothing. `own` says
+ * the object is the event's new state as logged, so its frame is the same for every watcher of the
+ * same encoding; a DELETED for leaving the selection carries the old state re-stamped instead.
+ * `parsed` is the event's states parsed once for every watcher (event-range.ts); they are not mutated.
+ */
+export function translate(
+  event: LogEvent,
+  matches: ((object: KubeObject) => boolean) | undefined,
+  parsed: ParsedEvent,
+): { type: WatchType; object: string; own: boolean } | undefined {
   if (event.type === "sync" || event.object === null) return undefined;
-  if (event.type === "add") return !matches || matches(parse(event.object)) ? { type: "ADDED", object: event.object } : undefined;
-  if (event.type === "delete") return !matches || matches(parse(event.object)) ? { type: "DELETED", object: event.object } : undefined;
-  if (!matches || event.oldObject === null) return !matches || matches(parse(event.object)) ? { type: "MODIFIED", object: event.object } : undefined;
-  const before = matches(parse(event.oldObject));
-  const after = matches(parse(event.object));
-  if (before && after) return { type: "MODIFIED", object: event.object };
-  if (after) return { type: "ADDED", object: event.object };
+  const own = (type: WatchType) => ({ type, object: event.object!, own: true });
+  if (event.type === "add") return !matches || matches(parsed.object()) ? own("ADDED") : undefined;
+  if (event.type === "delete") return !matches || matches(parsed.object()) ? own("DELETED") : undefined;
+  if (!matches || event.oldObject === null) return !matches || matches(parsed.object()) ? own("MODIFIED") : undefined;
+  const before = matches(parsed.oldObject());
+  const after = matches(parsed.object());
+  if (before && after) return own("MODIFIED");
+  if (after) return own("ADDED");
   if (before) {
-    // Left the selection: DELETED with the state it left in, at the change's resourceVersion.
+    // Left the selection: DELETED with the state it left in, at the change's resourceVersion (a
+    // copy: the parsed state is shared).
     const left = parse(event.oldObject);
     left.metadata.resourceVersion = event.resourceVersion;
-    return { type: "DELETED", object: JSON.stringify(left) };
+    return { type: "DELETED", object: JSON.stringify(left), own: false };
   }
   return undefined;
 }
@@ -37,6 +62,8 @@ export function translate(event: LogEvent, matches: ((object: KubeObject) => boo
 function parse(text: string): KubeObject {
   return JSON.parse(text) as KubeObject;
 }
+
+const JSON_ENCODING: FrameEncoding = { key: "json", encode: (type, object) => jsonFrame(type, object) };
 
 /** Frames events for one watcher; remembers whether its first Table event went out. */
 export class WatchFramer {
@@ -51,24 +78,48 @@ export class WatchFramer {
     this.#includeObject = includeObject;
   }
 
-  /** Whether frames of this watcher equal every other plain-JSON watcher's (and can be shared). */
+  /** Whether this watcher takes objects as they are (plain JSON, the same bytes for every such watcher). */
   get plain(): boolean {
     return this.#format.kind === "json";
   }
 
-  frame(type: WatchType, object: string, now: number): string {
+  /**
+   * How this watcher's frames are encoded at `now`, shared with every watcher of the same encoding
+   * (event-range.ts); undefined while its next frame must be its own: a Table watcher's first, which
+   * carries the column definitions.
+   */
+  sharedEncoding(now: number): FrameEncoding | undefined {
+    const format = this.#format;
+    if (format.kind === "json") return JSON_ENCODING;
+    if (format.kind === "metadata") {
+      return { key: `metadata:${format.apiVersion}`, encode: (type, _object, parsed) => jsonFrame(type, partialObjectMetadata(parsed(), format.apiVersion)) };
+    }
+    if (!this.#columnsSent) return undefined;
+    // Age cells are printed at `now`: frames are shared within the second only.
+    return {
+      key: `table:${format.apiVersion}:${this.#includeObject}:${Math.floor(now / 1000)}`,
+      encode: (type, _object, parsed) => this.#tableFrame(type, parsed(), now, false),
+    };
+  }
+
+  /** This watcher's own frame of `object` (JSON text; `parsed`, when given, is the same object parsed). */
+  frame(type: WatchType, object: string, now: number, parsed: () => KubeObject = () => parse(object)): string {
     if (this.#format.kind === "json") return jsonFrame(type, object);
-    if (this.#format.kind === "metadata") return jsonFrame(type, partialObjectMetadata(object, this.#format.apiVersion));
-    const parsed = parse(object);
-    const rv = parsed.metadata.resourceVersion;
+    if (this.#format.kind === "metadata") return jsonFrame(type, partialObjectMetadata(parsed(), this.#format.apiVersion));
+    const frame = this.#tableFrame(type, parsed(), now, !this.#columnsSent);
+    this.#columnsSent = true;
+    return frame;
+  }
+
+  #tableFrame(type: WatchType, object: KubeObject, now: number, withColumns: boolean): string {
+    const rv = object.metadata.resourceVersion;
     const row = table(
       printedKindOf(this.#info),
-      [parsed],
+      [object],
       rv === undefined ? {} : { resourceVersion: rv },
-      { now, includeObject: this.#includeObject, apiVersion: this.#format.apiVersion },
-      !this.#columnsSent,
+      { now, includeObject: this.#includeObject, apiVersion: (this.#format as TableFormat).apiVersion },
+      withColumns,
     );
-    this.#columnsSent = true;
     return `{"type":${JSON.stringify(type)},"object":${JSON.stringify(row)}}\n`;
   }
 

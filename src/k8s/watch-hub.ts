@@ -13,7 +13,9 @@
  *   closed by the `k8s.io/initial-events-end` bookmark at the list's RV when bookmarks were asked.
  * - One read of the log per appended batch serves every watcher at the tail: new events are read
  *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
- *   Plain-JSON frames are encoded once per event and shared.
+ *   What watchers derive from an event is computed once for all of them (event-range.ts): its
+ *   parsed states, and its frame per encoding (JSON, metadata, Table within the second).
+ *   Namespaces and fixed names are checked on the event's key, without parsing (key-scope.ts).
  * - A start RV or a position the log no longer covers ends the stream with an ERROR 410 Expired
  *   event, as the watch cache does; the client relists. So does a log made anew under the watcher
  *   (the informer deleted and re-created): what the hub holds is bound to one log incarnation.
@@ -37,7 +39,8 @@ import type { ObjectFormat } from "./accept.ts";
 import type { ResourceInfo } from "./catalog.ts";
 import { statusErrors } from "./status.ts";
 import type { IncludeObject } from "./table.ts";
-import { errorFrame, jsonFrame, translate, WatchFramer } from "./watch-events.ts";
+import { errorFrame, translate, WatchFramer } from "./watch-events.ts";
+import { CHUNK_CHARS, EventRange, type FrameCounters } from "./event-range.ts";
 import { errorText, logger } from "../log.ts";
 
 /** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
@@ -79,9 +82,6 @@ const BUFFER_BYTES = 16 * 1024 * 1024;
 const RANGES_KEPT = 4;
 /** Run ends kept (#boundaryAfter): watchers cluster at a few positions. */
 const BOUNDARIES_KEPT = 64;
-/** Characters of frames written to a watcher at once. */
-const CHUNK_CHARS = 256 * 1024;
-const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
 export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
@@ -107,12 +107,6 @@ interface Cursor {
   skip: number;
 }
 
-/** Events in resourceVersion order, and their plain frames encoded once for every watcher. */
-interface Range {
-  ordered: LogEvent[];
-  shared(): Uint8Array[];
-}
-
 export class WatchHub {
   readonly #source: () => WatchSource | undefined;
   readonly #now: () => number;
@@ -126,12 +120,14 @@ export class WatchHub {
   /** Run ends found after a position (#boundaryAfter), by position and span. */
   #boundaries = new Map<string, number>();
   /** Recent ranges of events with their shared frames (#keep). */
-  #ranges = new Map<string, Range>();
+  #ranges = new Map<string, EventRange>();
   #watchers = new Set<Watcher>();
   #changed!: Promise<void>;
   #wake!: () => void;
 
   readonly #unresponsiveMs: number;
+  /** Events parsed and frames encoded, over every watcher: the work F12 shares, for tests and benchmarks. */
+  readonly counters: FrameCounters = { parsed: 0, framed: 0 };
 
   constructor(
     source: () => WatchSource | undefined,
@@ -249,15 +245,21 @@ export class WatchHub {
       standsAt = range.ordered.at(-1)?.resourceVersion ?? standsAt;
       if (framer.plain && !filter && !inScope && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
-        for (const chunk of range.shared()) if (!(await send(chunk))) return;
+        for (const chunk of range.chunks()) if (!(await send(chunk))) return;
       } else {
         let frames = "";
-        for (const event of range.ordered) {
+        for (let i = 0; i < range.ordered.length; i++) {
+          const event = range.ordered[i]!;
           if (inScope && !inScope(event.key)) continue;
           if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
-          const shown = translate(event, filter);
+          const shown = translate(event, filter, range.parsed(i));
           if (!shown) continue;
-          frames += framer.plain ? jsonFrame(shown.type, shown.object) : framer.frame(shown.type, shown.object, now);
+          const encoding = shown.own ? framer.sharedEncoding(now) : undefined;
+          if (encoding) frames += range.frame(i, shown.type, encoding);
+          else {
+            this.counters.framed++;
+            frames += framer.frame(shown.type, shown.object, now, shown.own ? () => range.parsed(i).object() : undefined);
+          }
           if (frames.length >= CHUNK_CHARS) {
             if (!(await send(frames))) return;
             frames = "";
@@ -271,16 +273,9 @@ export class WatchHub {
     }
   }
 
-  /**
-   * Keeps a range under `key` with its plain frames encoded once, shared by every watcher that
-   * reaches the same range (watchers at the tail all do); a few recent ranges are kept.
-   */
-  #keep(key: string, ordered: LogEvent[]): Range {
-    let chunks: Uint8Array[] | undefined;
-    const range: Range = {
-      ordered,
-      shared: () => (chunks ??= encodeChunks(ordered.flatMap((e) => (e.type === "sync" || e.object === null ? [] : [jsonFrame(WATCH_TYPES[e.type], e.object)])))),
-    };
+  /** Keeps a range under `key`, shared by every watcher that reaches it (watchers at the tail all do); a few recent ranges are kept. */
+  #keep(key: string, ordered: LogEvent[]): EventRange {
+    const range = new EventRange(ordered, this.counters);
     this.#ranges.set(key, range);
     if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
     return range;
@@ -352,7 +347,7 @@ export class WatchHub {
     const at = page.expired ? 0 : page.at;
     for (;;) {
       if (page.expired) return void (await send(this.#expiredFrame(request.resourceVersion ?? "")));
-      const frames = page.items.map((item) => (framer.plain ? jsonFrame("ADDED", item) : framer.frame("ADDED", item, this.#now()))).join("");
+      const frames = page.items.map((item) => framer.frame("ADDED", item, this.#now())).join("");
       if (frames !== "" && !(await send(frames))) return undefined;
       if (!page.next) break;
       page = this.#source()?.listAt(query, page.next) ?? { expired: true };
@@ -370,7 +365,7 @@ export class WatchHub {
    * last resourceVersion, and none after it, of the run it ended in. Undefined while no complete
    * run follows (a Replace still being popped); `firstRunOnly` keeps to the run the cursor is in.
    */
-  #nextBatch(cursor: Cursor, firstRunOnly: boolean): { range: Range; next: Cursor } | "expired" | undefined {
+  #nextBatch(cursor: Cursor, firstRunOnly: boolean): { range: EventRange; next: Cursor } | "expired" | undefined {
     this.#refresh();
     const source = this.#source();
     if (!source) return undefined;
@@ -464,22 +459,6 @@ function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
 
 function eventBytes(event: LogEvent): number {
   return (event.object?.length ?? 0) + (event.oldObject?.length ?? 0);
-}
-
-/** Frames joined and encoded in chunks of about CHUNK_CHARS. */
-function encodeChunks(frames: string[]): Uint8Array[] {
-  const encoder = new TextEncoder();
-  const chunks: Uint8Array[] = [];
-  let text = "";
-  for (const frame of frames) {
-    text += frame;
-    if (text.length >= CHUNK_CHARS) {
-      chunks.push(encoder.encode(text));
-      text = "";
-    }
-  }
-  if (text !== "") chunks.push(encoder.encode(text));
-  return chunks;
 }
 
 /** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */

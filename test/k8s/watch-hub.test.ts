@@ -201,6 +201,48 @@ describe("WatchHub", () => {
     expect(bookmark).toEqual({ type: "BOOKMARK", object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: "103" } } });
   });
 
+  it("parses each event once and encodes each frame once per encoding, for 30 filtered watchers of three formats (F12)", async () => {
+    const now = Date.parse("2026-01-01T00:10:00Z");
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const selected = { namespace: "ns", labelSelector: parseLabelSelector("app=web") };
+    const formats = [
+      { format: { kind: "table", apiVersion: "meta.k8s.io/v1" } as const },
+      { format: { kind: "metadata", apiVersion: "meta.k8s.io/v1", list: false } as const },
+      { format: { kind: "json" } as const },
+    ];
+    const EVENTS = 20;
+    const selectedEvents = EVENTS / 2;
+    const watchers = formats.flatMap(({ format }) => Array.from({ length: 10 }, () => ({ format, lines: readLines(hub.open({ ...request, ...selected, format }), selectedEvents) })));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < EVENTS; i++) {
+      const app = i % 2 === 0 ? "web" : "db";
+      const metadata = { name: `p${i}`, namespace: "ns", resourceVersion: String(101 + i), labels: { app }, creationTimestamp: "2026-01-01T00:00:00Z" };
+      log.append(`p${i}`, 0, "ns", JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata, spec: {}, status: { phase: "Running" } }));
+    }
+    hub.notify();
+    const received = await Promise.all(watchers.map(async (w) => ({ format: w.format.kind, lines: (await w.lines).map((l) => JSON.parse(l)) })));
+
+    for (const { format, lines } of received) {
+      expect(lines.map((l) => l.type)).toEqual(Array(selectedEvents).fill("ADDED"));
+      const names = lines.map((l) => (format === "table" ? l.object.rows[0].object.metadata.name : l.object.metadata.name));
+      expect(names).toEqual(Array.from({ length: selectedEvents }, (_, i) => `p${2 * i}`));
+      if (format === "table") {
+        // Column definitions in each watcher's first event only; the same cells for every watcher.
+        expect(lines.map((l) => l.object.columnDefinitions === null)).toEqual([false, ...Array(selectedEvents - 1).fill(true)]);
+        expect(lines[1].object.rows[0].cells.slice(0, 5)).toEqual(["p2", "0/0", "Running", "0", "10m"]);
+      }
+      if (format === "metadata") expect(lines[0].object).toMatchObject({ kind: "PartialObjectMetadata", metadata: { name: "p0" } });
+    }
+    const sameFormat = (kind: string) => received.filter((r) => r.format === kind).map((r) => JSON.stringify(r.lines.slice(1)));
+    for (const { format } of formats) expect(new Set(sameFormat(format.kind)).size).toBe(1);
+    // Per watcher this was 30 × 20 parses and 30 × 10 frames; shared, each event's object is parsed
+    // once for the selector, and each selected event framed once per encoding (3), but the first
+    // Table event, which each Table watcher frames for itself with the column definitions.
+    expect(hub.counters.parsed).toBe(EVENTS);
+    expect(hub.counters.framed).toBe(selectedEvents * formats.length - 1 + 10);
+  });
+
   it("sends a bookmark about 2 s before the watch's deadline", async () => {
     let now = 0;
     const log = scriptedLog();
