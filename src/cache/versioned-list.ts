@@ -16,11 +16,14 @@
  * - Pages are bounded by count and by bytes (MAX_PAGE_BYTES, at least one item); items stay JSON text.
  *
  * Cost: the changes after `at` (without bodies) are read once per page; a state replaced since `at`
- * costs one body read. Bounded by MAX_CONTINUE_LAG.
+ * costs one body read. Bounded by MAX_CONTINUE_LAG. Keys a namespace or a `metadata.name=` /
+ * `metadata.namespace=` selector excludes are skipped unparsed; a namespace with a fixed name reads
+ * that one key (what `kubectl get pod x -w` and `kubectl wait` list), as the watch cache indexes by name.
  */
 import type { KubeObject } from "../kube/types.ts";
 import type { EventLog } from "./event-log.ts";
 import type { Indexer } from "./indexer.ts";
+import { exactKey, keyScope } from "./key-scope.ts";
 import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN } from "./lister.ts";
 
 /** Events a continue token may lag behind the log before it expires. */
@@ -76,13 +79,16 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   const earlier = from === undefined ? new Map<string, string | null>() : statesAt(log, at, from.after, query.namespace);
   // The namespace is already scoped: by the SQL for cached rows, by key prefix in statesAt.
   const filter = makeFilter({ ...query, namespace: undefined });
+  const inScope = keyScope(query.namespace, query.fieldSelector);
+  const only = exactKey(query.namespace, query.fieldSelector);
   const items: string[] = [];
   const keys: string[] = [];
   let bytes = 0;
   let after = from?.after ?? "";
   let scanned = 0;
-  for (const [key, body] of entriesAt(indexer, query.namespace, after, earlier)) {
-    if (body !== null && (!filter || filter(JSON.parse(body) as KubeObject))) {
+  const entries = only === undefined ? entriesAt(indexer, query.namespace, after, earlier) : entryAt(indexer, only, after, earlier);
+  for (const [key, body] of entries) {
+    if (body !== null && (!inScope || inScope(key)) && (!filter || filter(JSON.parse(body) as KubeObject))) {
       // A match that does not fit: the page ends before it, and it proves that more follow.
       if (items.length === query.limit || (items.length > 0 && bytes + body.length > (query.maxBytes ?? MAX_PAGE_BYTES))) {
         return { expired: false, items, keys, at, next: { at, log: incarnation, after } };
@@ -123,6 +129,12 @@ function* entriesAt(
     cursor = batch.at(-1)!.key;
   }
   for (const key of pending) yield [key, earlier.get(key)!];
+}
+
+/** entriesAt for the one key a list can hold: its state at the list's position, if after `after`. */
+function* entryAt(indexer: Indexer, key: string, after: string, earlier: Map<string, string | null>): Generator<[string, string | null]> {
+  if (key <= after) return;
+  yield [key, earlier.has(key) ? earlier.get(key)! : (indexer.get(key)?.body ?? null)];
 }
 
 /**

@@ -32,7 +32,7 @@
 import type { LogBounds, LogEvent, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
 import { makeFilter } from "../cache/lister.ts";
-import { keyScope } from "./key-scope.ts";
+import { keyScope } from "../cache/key-scope.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
 import type { ObjectFormat } from "./accept.ts";

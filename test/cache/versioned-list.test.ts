@@ -4,12 +4,12 @@
  */
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
-import { listAt, MAX_CONTINUE_LAG, type VersionedPage } from "../../src/cache/versioned-list.ts";
+import { listAt, MAX_CONTINUE_LAG, type Position, type VersionedPage } from "../../src/cache/versioned-list.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
-import { parseLabelSelector } from "../../src/kube/selectors.ts";
+import { parseFieldSelector, parseLabelSelector } from "../../src/kube/selectors.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import type { Db } from "../../src/sql.ts";
-import { withDb } from "../helpers/db.ts";
+import { withCountedDb, withDb } from "../helpers/db.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 
 function informer(db: Db, maxEvents = 1_000) {
@@ -96,5 +96,29 @@ describe("listAt", () => {
       expect(current.next.log).toBe(inf.log.incarnation());
       expect(listAt(inf.indexer, inf.log, { limit: 1 }, { ...current.next, log: "another" })).toEqual({ expired: true });
       expect(listAt(inf.indexer, inf.log, { limit: 1 }, current.next)).toMatchObject({ expired: false });
+    }));
+
+  it("lists a fixed name in a namespace by its key, reading a few rows instead of the namespace (F12)", () =>
+    withCountedDb((db, rowsRead) => {
+      const inf = informer(db, 5_000);
+      const events = Array.from({ length: 2_000 }, (_, i) => ({ type: "ADDED" as const, object: pod({ name: `p${i}`, namespace: "shop", rv: String(10 + i) }) }));
+      inf.applyWatch(events, "2009");
+      const byName = (name: string, from?: Position) => {
+        const before = rowsRead();
+        const page = listAt(inf.indexer, inf.log, { namespace: "shop", fieldSelector: parseFieldSelector(`metadata.name=${name}`), limit: 500 }, from);
+        return { page, rows: rowsRead() - before };
+      };
+      const found = byName("p1234");
+      expect(named(found.page)).toEqual(["p1234@1244"]);
+      expect(found.rows).toBeLessThan(20); // a scan of the namespace reads its 2,000 rows
+      expect(named(byName("absent").page)).toEqual([]);
+      // At a snapshot: the key's state then, whatever changed since.
+      const snapshot = listAt(inf.indexer, inf.log, { namespace: "shop", limit: 1 });
+      if (snapshot.expired || !snapshot.next) throw new Error("expected a next page");
+      inf.applyWatch([{ type: "MODIFIED", object: pod({ name: "p1234", namespace: "shop", rv: "3000" }) }], "3000");
+      expect(named(byName("p1234", snapshot.next).page)).toEqual(["p1234@1244"]);
+      expect(named(byName("p1234").page)).toEqual(["p1234@3000"]);
+      // A cluster-wide fixed name still finds it in any namespace, skipping other keys unparsed.
+      expect(named(listAt(inf.indexer, inf.log, { fieldSelector: parseFieldSelector("metadata.name=p7"), limit: 500 }))).toEqual(["p7@17"]);
     }));
 });
