@@ -123,13 +123,27 @@ export class WatchFramer {
     return `{"type":${JSON.stringify(type)},"object":${JSON.stringify(row)}}\n`;
   }
 
-  /** A BOOKMARK: an empty object of the watched kind carrying only the resourceVersion. */
+  /**
+   * A BOOKMARK: an empty object of the watched kind carrying only the resourceVersion. The one that
+   * ends a watch-list's initial events is annotated `k8s.io/initial-events-end`, and, as 1.32 does
+   * (response.go watchListTransformer; 1.34 dropped it and clients ignore it), with the empty list
+   * of the answer's type, base64 of its JSON, so a client can rebuild the list in that type.
+   */
   bookmark(resourceVersion: string, initialEventsEnd = false): string {
-    const metadata = { resourceVersion, ...(initialEventsEnd ? { annotations: { "k8s.io/initial-events-end": "true" } } : {}) };
     const apiVersion = this.#info.group === "" ? this.#info.version : `${this.#info.group}/${this.#info.version}`;
+    const annotations = { "k8s.io/initial-events-end": "true", "kubernetes.io/initial-events-list-blueprint": this.#listBlueprint(apiVersion) };
+    const metadata = { resourceVersion, ...(initialEventsEnd ? { annotations } : {}) };
     const object = { kind: this.#info.kind, apiVersion, metadata };
     if (this.#format.kind === "metadata") return jsonFrame("BOOKMARK", partialObjectMetadata(object, this.#format.apiVersion));
     return `{"type":"BOOKMARK","object":${JSON.stringify(object)}}\n`;
+  }
+
+  #listBlueprint(apiVersion: string): string {
+    const list =
+      this.#format.kind === "metadata"
+        ? { kind: "PartialObjectMetadataList", apiVersion: this.#format.apiVersion, metadata: {}, items: [] }
+        : { kind: `${this.#info.kind}List`, apiVersion, metadata: {}, items: [] };
+    return btoa(JSON.stringify(list));
   }
 }
 

@@ -6,6 +6,9 @@ import { configMap, deployment, FakeApiError, FakeCluster, namespace, node, pod,
 import type { FakeObject } from "./types.ts";
 import { WatchReader } from "./watch-reader.ts";
 
+/** 1.32 annotates the initial-events-end bookmark with an empty list of the answer's type, base64. */
+const POD_LIST_BLUEPRINT = { "kubernetes.io/initial-events-list-blueprint": Buffer.from('{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[]}').toString("base64") };
+
 const BASE = env.FAKE_APISERVER_URL;
 const TOO_OLD_LIST = "The resourceVersion for the provided list is too old.";
 const INCONSISTENT_CONTINUE_START = "The provided continue parameter is too old to display a consistent list result.";
@@ -441,7 +444,7 @@ describe("watch", () => {
     const events = await w.events(4);
     expect(events[3]).toEqual({
       type: "BOOKMARK",
-      object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: current, annotations: { "k8s.io/initial-events-end": "true" } } },
+      object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: current, annotations: { "k8s.io/initial-events-end": "true", ...POD_LIST_BLUEPRINT } } },
     });
     const later = await cluster.create("pods", pod({ name: "later", namespace: "ns" }));
     expect((await w.events(1))[0]).toMatchObject({ type: "ADDED", object: { metadata: { resourceVersion: later.metadata.resourceVersion } } });
@@ -466,7 +469,7 @@ describe("watch", () => {
     const w = await watch(cluster, `/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${rv}`);
     const events = await w.events(3);
     expect(events.map((e) => e.type)).toEqual(["ADDED", "ADDED", "BOOKMARK"]);
-    expect(events[2]!.object.metadata).toEqual({ resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true" } });
+    expect(events[2]!.object.metadata).toEqual({ resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true", ...POD_LIST_BLUEPRINT } });
     w.cancel();
     const future = String(BigInt(rv) + 5n);
     const f = await watch(cluster, `/api/v1/pods?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${future}`);

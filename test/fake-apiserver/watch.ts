@@ -27,6 +27,7 @@ import type { FakeObject } from "./types.ts";
 
 const DEFAULT_TIMEOUT_SECONDS = 1800;
 const INITIAL_EVENTS_END = "k8s.io/initial-events-end";
+const LIST_BLUEPRINT = "kubernetes.io/initial-events-list-blueprint";
 
 export async function serveWatch(ctx: KubeRequest, o: ListOptions): Promise<void> {
   const { cluster, def, res, record } = ctx;
@@ -197,8 +198,19 @@ class WatchStream implements OpenWatch {
     const store = this.cluster.store;
     const rv = store.revision > this.after ? store.revision : this.after;
     const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
-    if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END]: "true" };
+    if (initialEventsEnd) metadata.annotations = { [INITIAL_EVENTS_END]: "true", [LIST_BLUEPRINT]: this.listBlueprint() };
     this.writeEvent("BOOKMARK", { kind: this.def.kind, apiVersion: apiVersionOf(this.def), metadata });
+  }
+
+  /**
+   * kube-apiserver 1.32 (response.go watchListTransformer; removed again in 1.34) puts an empty list
+   * of the answer's type, base64 of its encoding, on the initial-events-end bookmark.
+   */
+  private listBlueprint(): string {
+    const list = this.metadataOnly
+      ? { kind: "PartialObjectMetadataList", apiVersion: this.metadataOnly.apiVersion, metadata: {}, items: [] }
+      : { kind: `${this.def.kind}List`, apiVersion: apiVersionOf(this.def), metadata: {}, items: [] };
+    return Buffer.from(JSON.stringify(list)).toString("base64");
   }
 
   private send(type: EventType, obj: FakeObject): void {
