@@ -5,7 +5,9 @@
  * `{paths: {"api/v1": {serverRelativeURL: "/openapi/v3/api/v1?hash=<hex>"}}}`; and
  * `/openapi/v3/<gv>` an OpenAPI 3.0 document with `components.schemas`. Small but real-shaped:
  * each kind has apiVersion, kind, metadata (ObjectMeta, by $ref), spec and status, enough for
- * `kubectl explain` to walk. Protobuf is not offered (JSON only; a protobuf-only Accept is a 406).
+ * `kubectl explain` to walk. `/openapi/v2` is also offered as protobuf (gnostic's openapi_v2.Document,
+ * what client-go's discovery `OpenAPISchema()` asks for, e.g. Argo CD's cluster cache), holding the
+ * document's `swagger` and `info` fields only; the v3 documents are JSON only.
  */
 import { createHash } from "node:crypto";
 import { apiVersionOf, RESOURCES, type ResourceDef } from "./resources.ts";
@@ -52,6 +54,19 @@ export function openApiV2(): object {
   const definitions: Record<string, object> = { [OBJECT_META]: objectMetaSchema() };
   for (const def of RESOURCES) definitions[schemaName(def)] = kindSchema(def, ref);
   return { swagger: "2.0", info: { title: "Kubernetes", version: "v1.32.0" }, paths: {}, definitions };
+}
+
+export const OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+
+/**
+ * The v2 document as protobuf: openapi_v2.Document { swagger = 1; info = 2 } with Info { title = 1;
+ * version = 6 } (gnostic openapiv2/OpenAPIv2.proto), each a length-delimited field.
+ */
+export function openApiV2Protobuf(): Buffer {
+  const field = (number: number, value: Buffer) => Buffer.concat([Buffer.from([(number << 3) | 2, value.length]), value]);
+  const { swagger, info } = openApiV2() as { swagger: string; info: { title: string; version: string } };
+  const infoMessage = Buffer.concat([field(1, Buffer.from(info.title)), field(6, Buffer.from(info.version))]);
+  return Buffer.concat([field(1, Buffer.from(swagger)), field(2, infoMessage)]);
 }
 
 /** `api/v1`, `apis/apps/v1`: the v3 path of each group version the fake serves. */

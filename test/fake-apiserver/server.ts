@@ -20,7 +20,7 @@ import { parseListOptions } from "./list-options.ts";
 import { serveResponseFault } from "./response-faults.ts";
 import { routeKubePath } from "./routes.ts";
 import { metadataOnly, requireForm } from "./metadata-only.ts";
-import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.ts";
+import { OPENAPI_V2_PROTOBUF, openApiV2, openApiV2Protobuf, openApiV3Document, openApiV3Index } from "./openapi.ts";
 import { crdNamed } from "./crd.ts";
 import { methodNotAllowed, noSuchResource, notFound, notAcceptable, status, StatusError, unauthorized } from "./status.ts";
 import type { RecordedRequest } from "./types.ts";
@@ -124,11 +124,12 @@ async function handleKube(
     return;
   }
   const accept = req.headers.accept;
-  if (accept && !/json|\*\/\*|application\/\*/.test(accept)) {
+  const route = routeKubePath(path);
+  // JSON everywhere; the OpenAPI route below also offers v2 as protobuf.
+  if (accept && !/json|\*\/\*|application\/\*/.test(accept) && route.kind !== "openapi") {
     sendStatus(res, notAcceptable());
     return;
   }
-  const route = routeKubePath(path);
   const method = req.method ?? "GET";
   switch (route.kind) {
     case "notFound":
@@ -144,7 +145,12 @@ async function handleKube(
     }
     case "openapi": {
       record.verb = "discovery";
-      // JSON only: the protobuf forms kube-apiserver also offers are not encoded here.
+      // v2 as protobuf when asked first (client-go's discovery asks for it alone); otherwise JSON.
+      if (route.document === "v2" && accept?.split(",")[0]?.trim().startsWith(OPENAPI_V2_PROTOBUF)) {
+        res.writeHead(200, { "content-type": OPENAPI_V2_PROTOBUF });
+        res.end(openApiV2Protobuf());
+        return;
+      }
       if (accept && !/application\/json|\*\/\*|application\/\*/.test(accept)) {
         sendStatus(res, notAcceptable());
         return;

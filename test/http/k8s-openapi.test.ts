@@ -51,6 +51,19 @@ describe("/k8s OpenAPI", () => {
     expect((await ours(`${prefix()}/openapi/v4`)).status).toBe(404);
   });
 
+  it("passes the upstream's v2 protobuf on byte for byte, as client-go's discovery OpenAPISchema() asks for it", async () => {
+    const response = await ours(`${prefix()}/openapi/v2`, "application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+    expect(response.status, await response.clone().text()).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const upstream = await fetch(`${cluster.fake.url}/openapi/v2`, { headers: { accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" } });
+    expect(bytes).toEqual(new Uint8Array(await upstream.arrayBuffer()));
+    // openapi_v2.Document field 1 (swagger), length-delimited: "2.0".
+    expect([...bytes.slice(0, 5)]).toEqual([0x0a, 3, ..."2.0"].map((c) => (typeof c === "string" ? c.charCodeAt(0) : c)));
+    // And the JSON form, cached beside it, is still JSON.
+    expect(await (await ours(`${prefix()}/openapi/v2`)).json()).toMatchObject({ swagger: "2.0" });
+  });
+
   it("refuses a media type the server does not offer with 406", async () => {
     expect((await ours(`${prefix()}/openapi/v3`, "application/com.github.proto-openapi.spec.v3@v1.0+protobuf")).status).toBe(406);
     expect((await ours(`${prefix()}/openapi/v2`, "text/html")).status).toBe(406);
