@@ -35,6 +35,7 @@ import { parseResourcePath, type ResourceRequest, type ServedResource, servedRes
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
+import { listResourceVersion, type ListResourceVersion } from "../k8s/list-consistency.ts";
 import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
@@ -315,8 +316,7 @@ interface ListParams {
   continue?: ListToken;
   labelSelector?: string;
   fieldSelector?: string;
-  resourceVersion?: string;
-  exact: boolean;
+  at: ListResourceVersion;
 }
 
 function listParams(c: K8sContext, served: ServedResource): ListParams {
@@ -326,10 +326,8 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
   const options = listOptionsQuery(c, false);
   checkListOptions(options);
-  const { continue: token, resourceVersion, resourceVersionMatch: match } = options;
-  if (token !== undefined && resourceVersion !== undefined) {
-    throw statusErrors.badRequest("specifying resource version is not allowed when using continue");
-  }
+  const { at, limit: pageLimit } = listResourceVersion(options, limit);
+  const token = options.continue;
   const fieldSelector = q("fieldSelector");
   if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
   let decoded: ListParams["continue"];
@@ -341,14 +339,11 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
     }
   }
   return {
-    // At RV "0" the watch cache answers the whole list, whatever the limit (facts §4; review F14).
-    limit: limit === 0 || resourceVersion === "0" ? undefined : limit,
+    limit: pageLimit,
     ...(decoded ? { continue: decoded } : {}),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
-    ...(resourceVersion === undefined ? {} : { resourceVersion }),
-    // A specific RV with a limit and no match is the legacy exact list (reference §1.2.4).
-    exact: match === "Exact" || (match === undefined && resourceVersion !== undefined && resourceVersion !== "0" && limit !== undefined && limit > 0),
+    at,
   };
 }
 
@@ -403,10 +398,10 @@ async function listObjects(
   requireReady(served.info, first);
   if (first.value.expired) throw statusErrors.expiredContinue();
   const resourceVersion = params.continue?.rv ?? first.resourceVersion;
-  if (params.resourceVersion !== undefined && params.resourceVersion !== "0") {
-    const order = compareResourceVersions(params.resourceVersion, resourceVersion);
-    if (order > 0) throw statusErrors.tooLargeResourceVersion(params.resourceVersion, resourceVersion);
-    if (params.exact && order < 0) throw new StatusError(410, "Expired", "The resourceVersion for the provided list is too old.");
+  if (params.at.match !== "any") {
+    const order = compareResourceVersions(params.at.rv, resourceVersion);
+    if (order > 0) throw statusErrors.tooLargeResourceVersion(params.at.rv, resourceVersion);
+    if (params.at.match === "exact" && order < 0) throw new StatusError(410, "Expired", "The resourceVersion for the provided list is too old.");
   }
   const page = first.value;
   const firstPage: ListPageAnswer = { items: page.items };
