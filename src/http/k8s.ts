@@ -13,7 +13,7 @@
  */
 import { errorText, logger } from "../log.ts";
 import { type Context, Hono } from "hono";
-import { ApiError, type ErrorCode } from "../errors.ts";
+import { ApiError, type ErrorCode, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
@@ -30,12 +30,11 @@ import {
   groupsOf,
   VERSION_INFO,
 } from "../k8s/discovery.ts";
-import { compareResourceVersions } from "../kube/resource-version.ts";
 import { parseResourcePath, type ResourceRequest, type ServedResource, servedResources } from "../k8s/served.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
-import { listResourceVersion, type ListResourceVersion } from "../k8s/list-consistency.ts";
+import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
@@ -388,21 +387,20 @@ async function listObjects(
     ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
   };
   const read = async (from: Position | undefined, limit: number) => {
-    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from);
-    if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
-    return answer.value;
+    return unwrap(await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from));
   };
   // A token of another informer (another now serves the resource) holds a position in another log.
   if (params.continue && params.continue.informer !== served.informer) throw statusErrors.expiredContinue();
-  const first = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
-  requireReady(served.info, first);
+  const first = await readAt(params.at, {
+    read: async () => {
+      const answer = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
+      requireReady(served.info, answer);
+      return answer;
+    },
+    reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+  });
   if (first.value.expired) throw statusErrors.expiredContinue();
   const resourceVersion = params.continue?.rv ?? first.resourceVersion;
-  if (params.at.match !== "any") {
-    const order = compareResourceVersions(params.at.rv, resourceVersion);
-    if (order > 0) throw statusErrors.tooLargeResourceVersion(params.at.rv, resourceVersion);
-    if (params.at.match === "exact" && order < 0) throw new StatusError(410, "Expired", "The resourceVersion for the provided list is too old.");
-  }
   const page = first.value;
   const firstPage: ListPageAnswer = { items: page.items };
   let rest: AsyncIterable<string[]> | undefined;

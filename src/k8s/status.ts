@@ -60,6 +60,8 @@ export const statusErrors = {
       {},
     ),
   badRequest: (message: string) => new StatusError(400, "BadRequest", message),
+  /** A list at a resourceVersion the cache is past (etcd3 errors.go: a compacted revision). */
+  expiredList: () => new StatusError(410, "Expired", "The resourceVersion for the provided list is too old."),
   expiredContinue: () =>
     new StatusError(
       410,

@@ -10,7 +10,8 @@ import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, listFirstPage, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
-import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
 import { Nudger } from "../delivery/nudger.ts";
@@ -210,6 +211,19 @@ export class InformerObject extends DurableObject<Env> {
       const page = from ? listAt(informer.indexer, informer.log, parsed, from) : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
       return this.#answer(informer, page);
     });
+  }
+
+  /**
+   * The cache's resourceVersion once it reaches `resourceVersion`, or after `waitMs` (at most the
+   * watch cache's FRESHNESS_WAIT_MS): a `/k8s` list ahead of the cache (k8s/list-consistency.ts)
+   * waits here on the watch hub's wake-up, as a watch-list's start does. Awaiting it keeps no input
+   * gate shut: the object serves other requests and ingests meanwhile.
+   */
+  async awaitResourceVersion(resourceVersion: string, waitMs: number): Promise<Result<Freshness>> {
+    const known = this.#withInformer(() => undefined);
+    if (!known.ok) return known;
+    await this.#watches.reaches(resourceVersion, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
+    return this.#withInformer((_, informer) => ({ current: informer.queryView().resourceVersion }));
   }
 
   /**
