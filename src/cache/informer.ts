@@ -352,7 +352,7 @@ export class Informer implements ReflectorSink {
       if (compareResourceVersions(mark.rv, resourceVersion) > 0) break;
       found = mark;
     }
-    if (found === undefined || this.#fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
+    if (found === undefined || this.fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
     // At a mark (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
     return found.rv === resourceVersion ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
   }
@@ -370,15 +370,16 @@ export class Informer implements ReflectorSink {
   }
 
   /**
-   * Whether `resourceVersion`, beyond every mark of the current server, is one we handed out
-   * before the cluster moved to another API server (restart's `serverMoved`). Two etcds' revisions
-   * do not compare: served as a future RV, it would skip the new server's events until its RVs
-   * passed it. An API server never changes etcd, so it has no such case; expired makes the client
-   * relist, which is always right. (An old RV that happens to fall among the new server's cannot be
-   * told from a new one; the marks before the move are gone, so below them it is expired too.)
+   * Whether `resourceVersion`, beyond `newest` (the current server's newest mark for a watch, the
+   * cache's RV for a `/k8s` list), is one we handed out before the cluster moved to another API
+   * server (restart's `serverMoved`). Two etcds' revisions do not compare: served as a future RV, it
+   * would skip the new server's events until its RVs passed it (a list would wait for it, then 504).
+   * An API server never changes etcd, so it has no such case; expired makes the client relist,
+   * which is always right. (An old RV that happens to fall among the new server's cannot be told
+   * from a new one; the marks before the move are gone, so below them a watch is expired too.)
    */
-  #fromEarlierServer(resourceVersion: string, newestMark: string): boolean {
-    if (compareResourceVersions(resourceVersion, newestMark) <= 0) return false;
+  fromEarlierServer(resourceVersion: string, newest = this.queryView().resourceVersion): boolean {
+    if (compareResourceVersions(resourceVersion, newest) <= 0) return false;
     const earlier = this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv;
     return earlier !== "" && compareResourceVersions(resourceVersion, earlier) <= 0;
   }
@@ -472,7 +473,7 @@ export class Informer implements ReflectorSink {
   /**
    * The cluster moved to another API server: its resourceVersions are another etcd's. The marks
    * (positions of the old server's RVs) are dropped, and the highest RV handed out before is kept
-   * so that a watch from one of them is expired (#fromEarlierServer) rather than served.
+   * so that a watch or a list from one of them is expired (fromEarlierServer) rather than served.
    */
   #forgetServerInTx(): void {
     const candidates = [

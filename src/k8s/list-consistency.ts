@@ -9,6 +9,9 @@
  *   the server would read N from etcd, but we keep no history of objects; ahead is 504 at once;
  * - N otherwise (NotOlderThan): the cache once it is at least at N. A cache behind N is waited for
  *   up to FRESHNESS_WAIT_MS, as the watch cache waits, then 504 Too large resource version;
+ * - N ahead of the cache that the API server the cluster moved away from handed out
+ *   (Informer.fromEarlierServer) is 410 at once, Exact or not: another etcd's revision, which no
+ *   wait makes comparable (review F16). An API server never changes etcd, so it has no such case.
  * - `continue` with a resourceVersion other than "0" is the server's 400.
  *
  * It holds no state: the route decides with `listResourceVersion` before it reads anything, then
@@ -34,10 +37,11 @@ export function listResourceVersion(o: ListOptionsQuery, limit: number | undefin
   return { at: exact ? { match: "exact", rv } : { match: "notOlderThan", rv }, limit: pageLimit };
 }
 
-/** What waiting for a resourceVersion found (InformerObject.awaitResourceVersion): the cache's RV then. */
-export interface Freshness {
-  current: string;
-}
+/**
+ * What waiting for a resourceVersion found (InformerObject.awaitResourceVersion): the cache's RV
+ * then, or that the RV is the earlier server's (not waited for).
+ */
+export type Freshness = { current: string } | "earlierServer";
 
 /** How `readAt` reads the cache: its first page as it is now (readiness checked), and waits for it. */
 export interface ListReads<A extends { resourceVersion: string }> {
@@ -56,8 +60,9 @@ export async function readAt<A extends { resourceVersion: string }>(at: ListReso
   if (at.match === "any") return answer;
   if (compareResourceVersions(at.rv, answer.resourceVersion) > 0) {
     // Only the watch cache waits; an Exact list is etcd's, answered at once.
-    const { current } = await reads.reach(at.rv, at.match === "exact" ? 0 : waitMs);
-    if (compareResourceVersions(at.rv, current) > 0) throw statusErrors.tooLargeResourceVersion(at.rv, current);
+    const freshness = await reads.reach(at.rv, at.match === "exact" ? 0 : waitMs);
+    if (freshness === "earlierServer") throw statusErrors.expiredList();
+    if (compareResourceVersions(at.rv, freshness.current) > 0) throw statusErrors.tooLargeResourceVersion(at.rv, freshness.current);
     answer = await reads.read();
   }
   if (at.match === "exact" && compareResourceVersions(at.rv, answer.resourceVersion) !== 0) throw statusErrors.expiredList();

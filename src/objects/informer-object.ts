@@ -217,11 +217,13 @@ export class InformerObject extends DurableObject<Env> {
    * The cache's resourceVersion once it reaches `resourceVersion`, or after `waitMs` (at most the
    * watch cache's FRESHNESS_WAIT_MS): a `/k8s` list ahead of the cache (k8s/list-consistency.ts)
    * waits here on the watch hub's wake-up, as a watch-list's start does. Awaiting it keeps no input
-   * gate shut: the object serves other requests and ingests meanwhile.
+   * gate shut: the object serves other requests and ingests meanwhile. An RV the cluster's earlier
+   * API server handed out is told at once (Informer.fromEarlierServer): no wait makes it comparable.
    */
   async awaitResourceVersion(resourceVersion: string, waitMs: number): Promise<Result<Freshness>> {
-    const known = this.#withInformer(() => undefined);
-    if (!known.ok) return known;
+    const earlier = this.#withInformer((_, informer) => informer.fromEarlierServer(resourceVersion));
+    if (!earlier.ok) return earlier;
+    if (earlier.value) return ok("earlierServer");
     await this.#watches.reaches(resourceVersion, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
     return this.#withInformer((_, informer) => ({ current: informer.queryView().resourceVersion }));
   }

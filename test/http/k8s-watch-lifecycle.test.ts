@@ -31,7 +31,7 @@ async function firstEvent(response: Response): Promise<any> {
 }
 
 describe("/k8s positions across an informer's lifecycle", () => {
-  it("expires a watch from a resourceVersion of the API server the cluster moved away from (F16)", async () => {
+  it("expires a watch and a list from a resourceVersion of the API server the cluster moved away from (F16)", async () => {
     const { cluster, remove } = await startInCluster("moving", {}, 40);
     const before = await json(await k8s(`/clusters/${cluster}/api/v1/pods`));
     expect(before.items).toHaveLength(40);
@@ -46,6 +46,11 @@ describe("/k8s positions across an informer's lifecycle", () => {
     expect(Number(after.metadata.resourceVersion)).toBeLessThan(Number(before.metadata.resourceVersion));
     const event = await firstEvent(await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${before.metadata.resourceVersion}`));
     expect(event).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
+    // A list at it is expired too, at once: no wait makes another etcd's revision comparable.
+    for (const match of ["", "&resourceVersionMatch=NotOlderThan", "&resourceVersionMatch=Exact"]) {
+      const list = await k8s(`/clusters/${cluster}/api/v1/pods?resourceVersion=${before.metadata.resourceVersion}${match}`);
+      expect([list.status, (await json(list)).message], match).toEqual([410, "The resourceVersion for the provided list is too old."]);
+    }
     await remove();
   });
 

@@ -80,6 +80,21 @@ describe("readAt", () => {
     expect(c.calls).toEqual(["read 10", "reach 14 within 50"]);
   });
 
+  it("answers 410 at once for a resourceVersion of the API server the cluster moved away from (F16)", async () => {
+    for (const match of ["notOlderThan", "exact"] as const) {
+      const calls: string[] = [];
+      const reads = {
+        read: async () => ({ resourceVersion: "100" }),
+        reach: async (rv: string): Promise<Freshness> => {
+          calls.push(rv);
+          return "earlierServer";
+        },
+      };
+      expect(await statusOf(readAt({ match, rv: "5000" }, reads))).toMatchObject({ code: 410, message: "The resourceVersion for the provided list is too old." });
+      expect(calls).toEqual(["5000"]);
+    }
+  });
+
   it("serves an Exact list only at the cache's RV: older 410, ahead 504 without waiting", async () => {
     expect(await readAt({ match: "exact", rv: "12" }, cache("12").reads)).toEqual({ resourceVersion: "12" });
     expect(await statusOf(readAt({ match: "exact", rv: "11" }, cache("12").reads))).toMatchObject({
