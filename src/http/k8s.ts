@@ -386,20 +386,20 @@ async function listObjects(
     ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
     ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
   };
-  const read = async (from: Position | undefined, limit: number) => {
-    return unwrap(await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from));
-  };
-  // A token of another informer (another now serves the resource) holds a position in another log.
-  if (params.continue && params.continue.informer !== served.informer) throw statusErrors.expiredContinue();
+  const read = async (from: Position | undefined, limit: number, of?: string) => unwrap(await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of));
   const first = await readAt(params.at, {
     read: async () => {
-      const answer = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
+      // A token names the informer whose log its position is in: another may serve the resource now.
+      const answer = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT, params.continue?.informer);
       requireReady(served.info, answer);
       return answer;
     },
     reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
   });
-  if (first.value.expired) throw statusErrors.expiredContinue();
+  if (first.value.expired) {
+    const { resume } = first.value;
+    throw statusErrors.expiredContinue(resume && encodeListToken({ rv: first.resourceVersion, informer: served.informer, from: resume }));
+  }
   const resourceVersion = params.continue?.rv ?? first.resourceVersion;
   const page = first.value;
   const firstPage: ListPageAnswer = { items: page.items };

@@ -9,7 +9,7 @@ import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
-import { listAt, listFirstPage, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { listAt, listFirstPage, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
@@ -200,16 +200,20 @@ export class InformerObject extends DurableObject<Env> {
 
   /**
    * A page of the cache as it was at a log position (versioned-list.ts): page 1 as it is now, later
-   * pages at the first page's position, so that one list is one snapshot (the `/k8s` API).
+   * pages at the first page's position, so that one list is one snapshot (the `/k8s` API). `from`
+   * is a position in the log of informer `of` (when the token named one): another informer's, or
+   * one expired, is answered expired with where the list may go on inconsistently (`resume`).
    */
   async listAt(
     query: Omit<ObjectQuery, "continue"> & { limit: number },
     from?: Position,
+    of?: string,
   ): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#withInformer((_, informer) => {
+    return this.#withInformer((spec, informer) => {
       const parsed = versionedQuery(query);
-      const page = from ? listAt(informer.indexer, informer.log, parsed, from) : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
-      return this.#answer(informer, page);
+      if (!from) return this.#answer(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
+      const page: VersionedPage = of !== undefined && of !== spec.name ? { expired: true } : listAt(informer.indexer, informer.log, parsed, from);
+      return this.#answer(informer, page.expired ? { expired: true, resume: resumeAfter(informer.log, from.after) } : page);
     });
   }
 
@@ -244,7 +248,7 @@ export class InformerObject extends DurableObject<Env> {
       let page = from
         ? listAt(informer.indexer, informer.log, parsed, from.at > tail ? { at: tail, after: from.after } : from)
         : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
-      if (page.expired) page = listAt(informer.indexer, informer.log, parsed, { at: tail, after: from?.after ?? "" });
+      if (page.expired) page = listAt(informer.indexer, informer.log, parsed, resumeAfter(informer.log, from?.after ?? ""));
       return this.#answer(informer, page);
     });
   }
