@@ -129,6 +129,8 @@ const BOUNDARY_AFTER = stmt(
                    (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1)) AS seq`,
 );
 const LAST_MARK = stmt("informer.lastMark", "SELECT MAX(seq) AS seq FROM rv_marks");
+/** The first event after the last mark below ?1 (the log's first when none): where the run ending at ?1 starts. */
+const RUN_START = stmt("informer.runStart", "SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM rv_marks WHERE seq < ?");
 const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
 const HIGHEST_MARK = stmt("informer.highestMark", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
@@ -327,12 +329,17 @@ export class Informer implements ReflectorSink {
     this.#onAppended(tail);
   }
 
-  /** Applies the log's retention, a bounded amount per transaction. */
+  /**
+   * Applies the log's retention, a bounded amount per transaction. Age never expires the last
+   * transaction run (review F20): on a quiet resource a watch resuming from any of its RVs starts
+   * after the mark before it, which an upstream bookmark cannot move (it re-marks the tail).
+   */
   compactLog(): void {
     const now = this.#clock.now();
     // Metrics count events from the log: before retention may delete any (log-counters.ts).
     this.#db.transaction(() => countLogInTx(this.#db, now));
-    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH))) {
+    const lastRun = this.#db.first<{ seq: number }>(RUN_START, this.log.bounds().tail)!.seq;
+    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, lastRun))) {
       // keep going while rows were deleted
     }
     // Keep the last mark before the head: a watch from it starts at the head.

@@ -103,4 +103,39 @@ describe("watch resume over a log out of resourceVersion order", () => {
       const versions = await Promise.race([received, new Promise<"asleep">((resolve) => setTimeout(() => resolve("asleep"), 2_000))]);
       expect(versions).toEqual(Array.from({ length: KEYS }, (_, i) => String(1301 + i)));
     }));
+
+  it("resumes from any event of the last transaction after age retention and an upstream bookmark, as the watch cache keeps its last events (F20)", () =>
+    withDb(async (db) => {
+      const clock = new FakeClock();
+      const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5, retention: { maxAgeSeconds: 60 } }, "resume");
+      let hub: WatchHub | undefined;
+      const informer = new Informer(db, informerSettings(spec), clock, () => 0.5, () => hub?.notify());
+      hub = new WatchHub(() => watchSourceOf(informer));
+      informer.beginList();
+      informer.stage([pod({ name: "a", rv: "1" })]);
+      informer.commitList("1", { state: { kind: "watching" }, memory: initialMemory });
+      // The last transaction holds three events; then the resource is quiet for longer than retention.
+      informer.applyWatch(
+        [
+          { type: "ADDED", object: pod({ name: "b", rv: "101" }) },
+          { type: "MODIFIED", object: pod({ name: "a", rv: "102" }) },
+          { type: "ADDED", object: pod({ name: "c", rv: "103" }) },
+        ],
+        "103",
+      );
+      clock.advance(10 * 60_000);
+      informer.compactLog();
+      informer.applyWatch([], "150"); // the upstream watch's bookmark: the cache is complete at 150
+      informer.compactLog();
+      for (const [from, expected] of [
+        ["103", ["151"]],
+        ["102", ["103", "151"]],
+        ["150", ["151"]],
+      ] as const) {
+        const received = streamedVersions(hub.open({ ...request, resourceVersion: from, timeoutSeconds: 60 }), expected.length);
+        await new Promise((resolve) => setTimeout(resolve, 10)); // the watcher is open before the next event
+        if (from === "103") informer.applyWatch([{ type: "ADDED", object: pod({ name: "d", rv: "151" }) }], "151");
+        expect(await received, `from ${from}`).toEqual(expected);
+      }
+    }));
 });
