@@ -138,4 +138,26 @@ describe("watch resume over a log out of resourceVersion order", () => {
         expect(await received, `from ${from}`).toEqual(expected);
       }
     }));
+
+  it("resumes from a list's resourceVersion after a bookmark re-marked the log's tail with no change in between (F20)", () =>
+    withDb(async (db) => {
+      const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5 }, "resume");
+      let hub: WatchHub | undefined;
+      const informer = new Informer(db, informerSettings(spec), new FakeClock(), () => 0.5, () => hub?.notify());
+      hub = new WatchHub(() => watchSourceOf(informer));
+      informer.beginList();
+      informer.stage([pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "2" }), pod({ name: "c", rv: "3" })]);
+      informer.commitList("10", { state: { kind: "watching" }, memory: initialMemory }); // a client lists here: RV 10
+      informer.applyWatch([], "150"); // the upstream watch's bookmark, before any change
+      for (const from of ["10", "120", "150"]) {
+        const received = streamedVersions(hub.open({ ...request, resourceVersion: from, timeoutSeconds: 60 }), 1);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        if (from === "10") informer.applyWatch([{ type: "ADDED", object: pod({ name: "d", rv: "151" }) }], "151");
+        expect(await received, `from ${from}`).toEqual(["151"]);
+      }
+      // The mark still tells both ends of what it covers: no skip from within it, a skip past it.
+      expect(informer.positionOf("10")).toEqual({ after: 3 });
+      expect(informer.positionOf("150")).toEqual({ after: 3 });
+      expect(informer.positionOf("5")).toBe("expired");
+    }));
 });
