@@ -85,7 +85,7 @@ const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as c
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
 export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
-/** How long a watch-list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
+/** How long a watch-list or a list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
 export const FRESHNESS_WAIT_MS = 3_000;
 /** Bytes queued for a watcher before we wait for its client to read. */
 const HIGH_WATER_BYTES = 64 * 1024;
