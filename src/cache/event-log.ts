@@ -286,15 +286,17 @@ export class EventLog {
 
   /**
    * Applies retention: moves `head` past events beyond `maxEvents` or older than `maxAgeSeconds`
-   * (always keeping the newest event readable), then deletes up to `limit` unreferenced rows before
-   * it. Returns whether anything was deleted: call again (in a new transaction) while it does.
+   * (always keeping the newest event readable, and by age never `keepFrom` and after: the caller's
+   * last transaction, which a watch resuming from one of its RVs needs however old it is, as the
+   * watch cache keeps its last events), then deletes up to `limit` unreferenced rows before it.
+   * Returns whether anything was deleted: call again (in a new transaction) while it does.
    */
-  compactInTx(now: number, retention: Retention, limit: number): boolean {
+  compactInTx(now: number, retention: Retention, limit: number, keepFrom?: number): boolean {
     const { head, tail } = this.bounds();
     if (tail === 0) return false;
-    let newHead = Math.max(head, tail - retention.maxEvents + 1);
-    const firstRecent = this.#db.first<{ seq: number }>(FIRST_RECENT, newHead, now - retention.maxAgeSeconds * 1000);
-    newHead = Math.min(firstRecent?.seq ?? tail, tail);
+    const byCount = Math.max(head, tail - retention.maxEvents + 1);
+    const firstRecent = this.#db.first<{ seq: number }>(FIRST_RECENT, byCount, now - retention.maxAgeSeconds * 1000);
+    const newHead = Math.max(byCount, Math.min(firstRecent?.seq ?? tail, tail, keepFrom ?? tail));
     if (newHead > head) this.#db.run(SET_HEAD, newHead);
     return this.#db.run(this.#compact, Math.max(newHead, head), limit) > 0;
   }

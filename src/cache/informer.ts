@@ -89,6 +89,8 @@ export const INFORMER_MIGRATIONS = [
   // earlier_server_rv: the highest resourceVersion handed out before the cluster last moved to
   // another API server (see positionOf).
   `ALTER TABLE informer_state ADD COLUMN earlier_server_rv TEXT NOT NULL DEFAULT ''`,
+  // first_rv: the RV a position was first marked at (see RV_MARK); NULL in older rows: `rv`.
+  `ALTER TABLE rv_marks ADD COLUMN first_rv TEXT`,
 ] as const;
 
 /**
@@ -111,13 +113,16 @@ const CACHE_COMPLETE = stmt("informer.cacheComplete", "UPDATE informer_state SET
 /**
  * Marks the log's tail with the RV the cache is complete up to, after a transaction that may have
  * advanced it: a watch from a resourceVersion starts after the last mark at or below it
- * (`positionOf`). One row per log position; a later RV at the same position replaces the earlier.
+ * (`positionOf`). One row per log position. A later RV at the same position (an upstream bookmark:
+ * nothing happened in between) moves `rv` on and keeps `first_rv`, so the cache there is known
+ * complete at every RV from one to the other: a client resuming from the first is still served.
  */
 const RV_MARK = stmt(
   "informer.rvMark",
-  `INSERT OR REPLACE INTO rv_marks (seq, rv)
-   SELECT l.next_seq - 1, i.cache_rv FROM event_log_state l, informer_state i
-   WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)`,
+  `INSERT INTO rv_marks (seq, rv, first_rv)
+   SELECT l.next_seq - 1, i.cache_rv, i.cache_rv FROM event_log_state l, informer_state i
+   WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)
+   ON CONFLICT (seq) DO UPDATE SET rv = excluded.rv`,
 );
 /**
  * Where whole transaction runs end (see boundaryAfter): the last mark within ?2 events after ?1,
@@ -129,7 +134,9 @@ const BOUNDARY_AFTER = stmt(
                    (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1)) AS seq`,
 );
 const LAST_MARK = stmt("informer.lastMark", "SELECT MAX(seq) AS seq FROM rv_marks");
-const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
+/** The first event after the last mark below ?1 (the log's first when none): where the run ending at ?1 starts. */
+const RUN_START = stmt("informer.runStart", "SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM rv_marks WHERE seq < ?");
+const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
 const HIGHEST_MARK = stmt("informer.highestMark", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
 const EARLIER_SERVER_RV = stmt("informer.earlierServerRv", "SELECT earlier_server_rv FROM informer_state WHERE id = 1");
@@ -327,12 +334,17 @@ export class Informer implements ReflectorSink {
     this.#onAppended(tail);
   }
 
-  /** Applies the log's retention, a bounded amount per transaction. */
+  /**
+   * Applies the log's retention, a bounded amount per transaction. Age never expires the last
+   * transaction run (review F20): on a quiet resource a watch resuming from any of its RVs starts
+   * after the mark before it, which an upstream bookmark cannot move (it re-marks the tail).
+   */
   compactLog(): void {
     const now = this.#clock.now();
     // Metrics count events from the log: before retention may delete any (log-counters.ts).
     this.#db.transaction(() => countLogInTx(this.#db, now));
-    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH))) {
+    const lastRun = this.#db.first<{ seq: number }>(RUN_START, this.log.bounds().tail)!.seq;
+    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, lastRun))) {
       // keep going while rows were deleted
     }
     // Keep the last mark before the head: a watch from it starts at the head.
@@ -341,20 +353,21 @@ export class Informer implements ReflectorSink {
 
   /**
    * Where a watch from `resourceVersion` starts (client-go's RV semantics over our log): after the
-   * last mark at or below it; when that mark is below it, events that follow with an RV at or below
-   * it were seen already (`skipUpTo`). Expired when the log no longer reaches back to it.
+   * last mark first made at or below it; when the RVs that mark covers stop below it, events that
+   * follow with an RV at or below it were seen already (`skipUpTo`). Expired when the log no longer
+   * reaches back to it.
    */
   positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired" {
     const { head } = this.log.bounds();
-    const marks = this.#db.all<{ seq: number; rv: string }>(MARKS_AT_OR_BELOW, head - 1);
+    const marks = this.#db.all<{ seq: number; rv: string; first_rv: string }>(MARKS_AT_OR_BELOW, head - 1);
     let found: { seq: number; rv: string } | undefined;
     for (const mark of marks) {
-      if (compareResourceVersions(mark.rv, resourceVersion) > 0) break;
+      if (compareResourceVersions(mark.first_rv, resourceVersion) > 0) break;
       found = mark;
     }
-    if (found === undefined || this.#fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
-    // At a mark (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
-    return found.rv === resourceVersion ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
+    if (found === undefined || this.fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
+    // Within a mark's RVs (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
+    return compareResourceVersions(resourceVersion, found.rv) <= 0 ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
   }
 
   /**
@@ -370,15 +383,16 @@ export class Informer implements ReflectorSink {
   }
 
   /**
-   * Whether `resourceVersion`, beyond every mark of the current server, is one we handed out
-   * before the cluster moved to another API server (restart's `serverMoved`). Two etcds' revisions
-   * do not compare: served as a future RV, it would skip the new server's events until its RVs
-   * passed it. An API server never changes etcd, so it has no such case; expired makes the client
-   * relist, which is always right. (An old RV that happens to fall among the new server's cannot be
-   * told from a new one; the marks before the move are gone, so below them it is expired too.)
+   * Whether `resourceVersion`, beyond `newest` (the current server's newest mark for a watch, the
+   * cache's RV for a `/k8s` list), is one we handed out before the cluster moved to another API
+   * server (restart's `serverMoved`). Two etcds' revisions do not compare: served as a future RV, it
+   * would skip the new server's events until its RVs passed it (a list would wait for it, then 504).
+   * An API server never changes etcd, so it has no such case; expired makes the client relist,
+   * which is always right. (An old RV that happens to fall among the new server's cannot be told
+   * from a new one; the marks before the move are gone, so below them a watch is expired too.)
    */
-  #fromEarlierServer(resourceVersion: string, newestMark: string): boolean {
-    if (compareResourceVersions(resourceVersion, newestMark) <= 0) return false;
+  fromEarlierServer(resourceVersion: string, newest = this.queryView().resourceVersion): boolean {
+    if (compareResourceVersions(resourceVersion, newest) <= 0) return false;
     const earlier = this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv;
     return earlier !== "" && compareResourceVersions(resourceVersion, earlier) <= 0;
   }
@@ -472,7 +486,7 @@ export class Informer implements ReflectorSink {
   /**
    * The cluster moved to another API server: its resourceVersions are another etcd's. The marks
    * (positions of the old server's RVs) are dropped, and the highest RV handed out before is kept
-   * so that a watch from one of them is expired (#fromEarlierServer) rather than served.
+   * so that a watch or a list from one of them is expired (fromEarlierServer) rather than served.
    */
   #forgetServerInTx(): void {
     const candidates = [

@@ -11,8 +11,9 @@
  *   state it replaced, `prev_seq`). Objects deleted since are therefore still listed,
  *   objects added since are not, and nothing appears twice or in two versions.
  * - A token whose events are no longer all retained (retention passed `at`), that lags the log by
- *   more than MAX_CONTINUE_LAG events, or that is of another log incarnation, is expired: the caller answers 410 Expired, and the client
- *   starts a new list, as with an API server's compacted continue token.
+ *   more than MAX_CONTINUE_LAG events, or that is of another log incarnation, is expired: the caller
+ *   answers 410 Expired, and the client starts a new list, as with an API server's compacted
+ *   continue token — or goes on inconsistently from `resumeAfter`, as that server's 410 offers.
  * - Pages are bounded by count and by bytes (MAX_PAGE_BYTES, at least one item); items stay JSON text.
  *
  * Cost: the changes after `at` (without bodies) are read once per page; a state replaced since `at`
@@ -51,7 +52,8 @@ export interface Position {
 export type VersionedPage =
   /** `keys[i]` is the key of `items[i]`: a search across clusters merges pages by key (src/search). */
   | { expired: false; items: string[]; keys: string[]; at: number; next?: Position }
-  | { expired: true };
+  /** `resume`: where the list may go on inconsistently (resumeAfter), when the caller asked for it. */
+  | { expired: true; resume?: Position };
 
 /**
  * The first page of a list (review F18): at `snapshot`, the last position the cache was complete at
@@ -65,6 +67,16 @@ export function listFirstPage(indexer: Indexer, log: EventLog, query: VersionedQ
     if (!page.expired) return page;
   }
   return listAt(indexer, log, query);
+}
+
+/**
+ * Where a list whose position expired may go on: after the same key, in the cache as it is now (the
+ * log's tail, as etcd's "inconsistent" continue token goes on at the latest revision). Objects
+ * changed between the two positions may show in either version, or both sides of a key; nothing
+ * after the key is missed.
+ */
+export function resumeAfter(log: EventLog, after: string): Position {
+  return { at: log.bounds().tail, log: log.incarnation(), after };
 }
 
 /** One page of the cache as it was at `from.at` (or as it is, when `from` is absent). */

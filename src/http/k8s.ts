@@ -13,7 +13,7 @@
  */
 import { errorText, logger } from "../log.ts";
 import { type Context, Hono } from "hono";
-import { ApiError, type ErrorCode } from "../errors.ts";
+import { ApiError, type ErrorCode, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
@@ -30,11 +30,11 @@ import {
   groupsOf,
   VERSION_INFO,
 } from "../k8s/discovery.ts";
-import { compareResourceVersions } from "../kube/resource-version.ts";
 import { parseResourcePath, type ResourceRequest, type ServedResource, servedResources } from "../k8s/served.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
 import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
+import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
@@ -315,8 +315,7 @@ interface ListParams {
   continue?: ListToken;
   labelSelector?: string;
   fieldSelector?: string;
-  resourceVersion?: string;
-  exact: boolean;
+  at: ListResourceVersion;
 }
 
 function listParams(c: K8sContext, served: ServedResource): ListParams {
@@ -326,10 +325,8 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
   const options = listOptionsQuery(c, false);
   checkListOptions(options);
-  const { continue: token, resourceVersion, resourceVersionMatch: match } = options;
-  if (token !== undefined && resourceVersion !== undefined) {
-    throw statusErrors.badRequest("specifying resource version is not allowed when using continue");
-  }
+  const { at, limit: pageLimit } = listResourceVersion(options, limit);
+  const token = options.continue;
   const fieldSelector = q("fieldSelector");
   if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
   let decoded: ListParams["continue"];
@@ -341,14 +338,11 @@ function listParams(c: K8sContext, served: ServedResource): ListParams {
     }
   }
   return {
-    // At RV "0" the watch cache answers the whole list, whatever the limit (facts §4; review F14).
-    limit: limit === 0 || resourceVersion === "0" ? undefined : limit,
+    limit: pageLimit,
     ...(decoded ? { continue: decoded } : {}),
     ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
-    ...(resourceVersion === undefined ? {} : { resourceVersion }),
-    // A specific RV with a limit and no match is the legacy exact list (reference §1.2.4).
-    exact: match === "Exact" || (match === undefined && resourceVersion !== undefined && resourceVersion !== "0" && limit !== undefined && limit > 0),
+    at,
   };
 }
 
@@ -392,22 +386,21 @@ async function listObjects(
     ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
     ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
   };
-  const read = async (from: Position | undefined, limit: number) => {
-    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from);
-    if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
-    return answer.value;
-  };
-  // A token of another informer (another now serves the resource) holds a position in another log.
-  if (params.continue && params.continue.informer !== served.informer) throw statusErrors.expiredContinue();
-  const first = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT);
-  requireReady(served.info, first);
-  if (first.value.expired) throw statusErrors.expiredContinue();
-  const resourceVersion = params.continue?.rv ?? first.resourceVersion;
-  if (params.resourceVersion !== undefined && params.resourceVersion !== "0") {
-    const order = compareResourceVersions(params.resourceVersion, resourceVersion);
-    if (order > 0) throw statusErrors.tooLargeResourceVersion(params.resourceVersion, resourceVersion);
-    if (params.exact && order < 0) throw new StatusError(410, "Expired", "The resourceVersion for the provided list is too old.");
+  const read = async (from: Position | undefined, limit: number, of?: string) => unwrap(await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of));
+  const first = await readAt(params.at, {
+    read: async () => {
+      // A token names the informer whose log its position is in: another may serve the resource now.
+      const answer = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT, params.continue?.informer);
+      requireReady(served.info, answer);
+      return answer;
+    },
+    reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+  });
+  if (first.value.expired) {
+    const { resume } = first.value;
+    throw statusErrors.expiredContinue(resume && encodeListToken({ rv: first.resourceVersion, informer: served.informer, from: resume }));
   }
+  const resourceVersion = params.continue?.rv ?? first.resourceVersion;
   const page = first.value;
   const firstPage: ListPageAnswer = { items: page.items };
   let rest: AsyncIterable<string[]> | undefined;

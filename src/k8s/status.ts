@@ -60,12 +60,24 @@ export const statusErrors = {
       {},
     ),
   badRequest: (message: string) => new StatusError(400, "BadRequest", message),
-  expiredContinue: () =>
-    new StatusError(
+  /** A list at a resourceVersion the cache is past (etcd3 errors.go: a compacted revision). */
+  expiredList: () => new StatusError(410, "Expired", "The resourceVersion for the provided list is too old."),
+  /**
+   * A continue whose snapshot is gone (etcd3 errors.go): with `resume`, a token that goes on from the
+   * same key inconsistently, offered in `metadata.continue` as the server offers it (client-go
+   * ignores it and relists); without one, the server's shorter message.
+   */
+  expiredContinue: (resume?: string) => {
+    const start = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter";
+    if (resume === undefined) return new StatusError(410, "Expired", `${start}.`);
+    const error = new StatusError(
       410,
       "Expired",
-      "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-    ),
+      `${start}, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.`,
+    );
+    error.status.metadata.continue = resume;
+    return error;
+  },
   expiredWatch: (rv: string, oldest: string) => new StatusError(410, "Expired", `too old resource version: ${rv} (${oldest})`),
   tooLargeResourceVersion: (rv: string, current: string) =>
     new StatusError(504, "Timeout", `Timeout: Too large resource version: ${rv}, current: ${current}`, {

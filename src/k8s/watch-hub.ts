@@ -85,8 +85,8 @@ const BOUNDARIES_KEPT = 64;
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
 export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
-/** How long a watch-list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
-const FRESHNESS_WAIT_MS = 3_000;
+/** How long a watch-list or a list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
+export const FRESHNESS_WAIT_MS = 3_000;
 /** Bytes queued for a watcher before we wait for its client to read. */
 const HIGH_WATER_BYTES = 64 * 1024;
 /** A client that reads nothing for this long is closed, as the API server closes unresponsive watchers. */
@@ -293,7 +293,7 @@ export class WatchHub {
     send: (frames: string) => Promise<boolean>,
   ): Promise<{ next: number; skipUpTo?: string } | undefined> {
     const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
-    if (request.initialEvents && rv !== undefined && !(await this.#reaches(rv))) {
+    if (request.initialEvents && rv !== undefined && !(await this.reaches(rv))) {
       // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
       return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, this.#source()?.cacheResourceVersion() ?? "").status)));
     }
@@ -317,9 +317,12 @@ export class WatchHub {
     return errorFrame(statusErrors.expiredWatch(requested, oldest).status);
   }
 
-  /** Whether the cache reaches `rv` within FRESHNESS_WAIT_MS (the log's growth wakes the wait). */
-  async #reaches(rv: string): Promise<boolean> {
-    const until = this.#now() + FRESHNESS_WAIT_MS;
+  /**
+   * Whether the cache reaches `rv` within `waitMs` (the log's growth wakes the wait): a watch-list's
+   * start, and a `/k8s` list ahead of the cache (InformerObject.awaitResourceVersion).
+   */
+  async reaches(rv: string, waitMs = FRESHNESS_WAIT_MS): Promise<boolean> {
+    const until = this.#now() + waitMs;
     for (;;) {
       const current = this.#source()?.cacheResourceVersion();
       if (current !== undefined && compareResourceVersions(current, rv) >= 0) return true;

@@ -9,8 +9,9 @@ import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
-import { listAt, listFirstPage, type Position, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
-import { WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import { listAt, listFirstPage, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
 import { Nudger } from "../delivery/nudger.ts";
@@ -199,17 +200,36 @@ export class InformerObject extends DurableObject<Env> {
 
   /**
    * A page of the cache as it was at a log position (versioned-list.ts): page 1 as it is now, later
-   * pages at the first page's position, so that one list is one snapshot (the `/k8s` API).
+   * pages at the first page's position, so that one list is one snapshot (the `/k8s` API). `from`
+   * is a position in the log of informer `of` (when the token named one): another informer's, or
+   * one expired, is answered expired with where the list may go on inconsistently (`resume`).
    */
   async listAt(
     query: Omit<ObjectQuery, "continue"> & { limit: number },
     from?: Position,
+    of?: string,
   ): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#withInformer((_, informer) => {
+    return this.#withInformer((spec, informer) => {
       const parsed = versionedQuery(query);
-      const page = from ? listAt(informer.indexer, informer.log, parsed, from) : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
-      return this.#answer(informer, page);
+      if (!from) return this.#answer(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
+      const page: VersionedPage = of !== undefined && of !== spec.name ? { expired: true } : listAt(informer.indexer, informer.log, parsed, from);
+      return this.#answer(informer, page.expired ? { expired: true, resume: resumeAfter(informer.log, from.after) } : page);
     });
+  }
+
+  /**
+   * The cache's resourceVersion once it reaches `resourceVersion`, or after `waitMs` (at most the
+   * watch cache's FRESHNESS_WAIT_MS): a `/k8s` list ahead of the cache (k8s/list-consistency.ts)
+   * waits here on the watch hub's wake-up, as a watch-list's start does. Awaiting it keeps no input
+   * gate shut: the object serves other requests and ingests meanwhile. An RV the cluster's earlier
+   * API server handed out is told at once (Informer.fromEarlierServer): no wait makes it comparable.
+   */
+  async awaitResourceVersion(resourceVersion: string, waitMs: number): Promise<Result<Freshness>> {
+    const earlier = this.#withInformer((_, informer) => informer.fromEarlierServer(resourceVersion));
+    if (!earlier.ok) return earlier;
+    if (earlier.value) return ok("earlierServer");
+    await this.#watches.reaches(resourceVersion, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
+    return this.#withInformer((_, informer) => ({ current: informer.queryView().resourceVersion }));
   }
 
   /**
@@ -228,7 +248,7 @@ export class InformerObject extends DurableObject<Env> {
       let page = from
         ? listAt(informer.indexer, informer.log, parsed, from.at > tail ? { at: tail, after: from.after } : from)
         : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
-      if (page.expired) page = listAt(informer.indexer, informer.log, parsed, { at: tail, after: from?.after ?? "" });
+      if (page.expired) page = listAt(informer.indexer, informer.log, parsed, resumeAfter(informer.log, from?.after ?? ""));
       return this.#answer(informer, page);
     });
   }

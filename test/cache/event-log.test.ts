@@ -33,8 +33,8 @@ function setup(db: Db) {
       indexer.writeInTx([{ key, meta: { namespace: "", name: key, uid: "", resourceVersion: rv }, seq, object: () => ({ metadata: {} }) }], []);
       return seq;
     });
-  const compact = (now: number, maxEvents: number, maxAgeSeconds = 86_400) => {
-    while (db.transaction(() => log.compactInTx(now, { maxEvents, maxAgeSeconds }, 2))) {
+  const compact = (now: number, maxEvents: number, maxAgeSeconds = 86_400, keepFrom?: number) => {
+    while (db.transaction(() => log.compactInTx(now, { maxEvents, maxAgeSeconds }, 2, keepFrom))) {
       // bounded batches
     }
   };
@@ -77,6 +77,17 @@ describe("EventLog", () => {
       expect(s.log.bounds().head).toBe(3);
       s.compact(10 * HOUR, 1_000, 3_600);
       expect(s.log.bounds()).toEqual({ head: 3, tail: 3 });
+    }));
+
+  it("never moves the head past `keepFrom` by age (the last transaction's events), only by count", () =>
+    withDb((db) => {
+      const s = setup(db);
+      for (let i = 1; i <= 6; i++) s.change(`k${i}`, String(i), 0);
+      s.compact(10 * HOUR, 1_000, 3_600, 4);
+      expect(s.log.bounds()).toEqual({ head: 4, tail: 6 });
+      expect(s.log.read(3, 10).events.map((e) => e.seq)).toEqual([4, 5, 6]);
+      s.compact(10 * HOUR, 2, 3_600, 4);
+      expect(s.log.bounds()).toEqual({ head: 5, tail: 6 });
     }));
 
   it("keeps the bodies the cache and retained updates still point at, and deletes the rest", () =>

@@ -234,6 +234,8 @@ describe("Informer", () => {
         inf.applyWatch([{ type: "ADDED", object: pod({ name: "c", rv: "110" }) }], "120");
         // A client that watched the old server re-watches from its last RV: 410, so it relists.
         for (const before of ["5005", "5010", "5000", "4000"]) expect(inf.positionOf(before), before).toBe("expired");
+        // A list's check: beyond the cache and at most the old server's highest RV.
+        expect(["5010", "121", "120", "6000"].map((rv) => inf.fromEarlierServer(rv))).toEqual([true, true, false, false]);
         // The new server's RVs are served as usual.
         expect(inf.positionOf("100")).toEqual({ after: expect.any(Number) });
         expect(inf.positionOf("110")).toMatchObject({ skipUpTo: "110" });

@@ -10,7 +10,8 @@ import { initialMemory } from "../../src/cache/reflector.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { WatchHub } from "../../src/k8s/watch-hub.ts";
-import type { WatchEvent } from "../../src/kube/types.ts";
+import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
+import type { Db } from "../../src/sql.ts";
 import { watchSourceOf } from "../../src/objects/informer-watch-source.ts";
 import { withDb } from "../helpers/db.ts";
 import { readLines } from "../helpers/watch-lines.ts";
@@ -26,6 +27,35 @@ async function streamedVersions(stream: ReadableStream<Uint8Array>, count: numbe
   return (await readLines(stream, count))
     .slice(0, count)
     .map((line) => (JSON.parse(line) as { object: { metadata: { resourceVersion: string } } }).object.metadata.resourceVersion);
+}
+
+/** An informer whose log's growth wakes a hub over it, as the informer object wires them. */
+function wired(db: Db, clock = new FakeClock(), retention?: { maxAgeSeconds: number }) {
+  const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5, ...(retention ? { retention } : {}) }, "resume");
+  let hub: WatchHub | undefined;
+  const informer = new Informer(db, informerSettings(spec), clock, () => 0.5, () => hub?.notify());
+  hub = new WatchHub(() => watchSourceOf(informer));
+  return { informer, hub };
+}
+
+/** A relist of `objects` at `rv`, committed. */
+function relist(informer: Informer, objects: KubeObject[], rv: string): void {
+  informer.beginList();
+  informer.stage(objects);
+  informer.commitList(rv, { state: { kind: "watching" }, memory: initialMemory });
+}
+
+/**
+ * The RVs watches from each start receive (each as many as it expects); `next` is applied once the
+ * first is open, so it gets that change live and the later ones find it in the log.
+ */
+async function expectResumes(hub: WatchHub, starts: readonly (readonly [string, readonly string[]])[], next: () => void): Promise<void> {
+  for (const [i, [from, expected]] of starts.entries()) {
+    const received = streamedVersions(hub.open({ ...request, resourceVersion: from, timeoutSeconds: 60 }), expected.length);
+    await new Promise((resolve) => setTimeout(resolve, 10)); // the watcher is open before the change
+    if (i === 0) next();
+    expect(await received, `from ${from}`).toEqual(expected);
+  }
 }
 
 describe("watch resume over a log out of resourceVersion order", () => {
@@ -88,19 +118,51 @@ describe("watch resume over a log out of resourceVersion order", () => {
 
   it("holds a relist's Replace back until its last transaction is applied, then wakes the watchers at once", () =>
     withDb(async (db) => {
-      const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5 }, "resume");
-      let hub: WatchHub | undefined;
-      const informer = new Informer(db, informerSettings(spec), new FakeClock(), () => 0.5, () => hub?.notify());
-      hub = new WatchHub(() => watchSourceOf(informer));
-      informer.beginList();
-      informer.stage([pod({ name: "a", rv: "1" })]);
-      informer.commitList("1", { state: { kind: "watching" }, memory: initialMemory });
+      const { informer, hub } = wired(db);
+      relist(informer, [pod({ name: "a", rv: "1" })], "1");
       const received = streamedVersions(hub.open({ ...request, resourceVersion: "1", timeoutSeconds: 60 }), KEYS);
-      informer.beginList();
-      informer.stage([pod({ name: "a", rv: "1" }), ...Array.from({ length: KEYS }, (_, i) => pod({ name: key(i), rv: String(2000 - i) }))]);
-      informer.commitList("2000", { state: { kind: "watching" }, memory: initialMemory });
+      relist(informer, [pod({ name: "a", rv: "1" }), ...Array.from({ length: KEYS }, (_, i) => pod({ name: key(i), rv: String(2000 - i) }))], "2000");
       await informer.processQueue(); // two transactions, then the mark
       const versions = await Promise.race([received, new Promise<"asleep">((resolve) => setTimeout(() => resolve("asleep"), 2_000))]);
       expect(versions).toEqual(Array.from({ length: KEYS }, (_, i) => String(1301 + i)));
+    }));
+
+  it("resumes from any event of the last transaction after age retention and an upstream bookmark, as the watch cache keeps its last events (F20)", () =>
+    withDb(async (db) => {
+      const clock = new FakeClock();
+      const { informer, hub } = wired(db, clock, { maxAgeSeconds: 60 });
+      relist(informer, [pod({ name: "a", rv: "1" })], "1");
+      // The last transaction holds three events; then the resource is quiet for longer than retention.
+      informer.applyWatch(
+        [
+          { type: "ADDED", object: pod({ name: "b", rv: "101" }) },
+          { type: "MODIFIED", object: pod({ name: "a", rv: "102" }) },
+          { type: "ADDED", object: pod({ name: "c", rv: "103" }) },
+        ],
+        "103",
+      );
+      clock.advance(10 * 60_000);
+      informer.compactLog();
+      informer.applyWatch([], "150"); // the upstream watch's bookmark: the cache is complete at 150
+      informer.compactLog();
+      const starts = [
+        ["103", ["151"]],
+        ["102", ["103", "151"]],
+        ["150", ["151"]],
+      ] as const;
+      await expectResumes(hub, starts, () => informer.applyWatch([{ type: "ADDED", object: pod({ name: "d", rv: "151" }) }], "151"));
+    }));
+
+  it("resumes from a list's resourceVersion after a bookmark re-marked the log's tail with no change in between (F20)", () =>
+    withDb(async (db) => {
+      const { informer, hub } = wired(db);
+      relist(informer, [pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "2" }), pod({ name: "c", rv: "3" })], "10"); // a client lists here: RV 10
+      informer.applyWatch([], "150"); // the upstream watch's bookmark, before any change
+      const starts = (["10", "120", "150"] as const).map((from) => [from, ["151"]] as const);
+      await expectResumes(hub, starts, () => informer.applyWatch([{ type: "ADDED", object: pod({ name: "d", rv: "151" }) }], "151"));
+      // The mark still tells both ends of what it covers: no skip from within it, a skip past it.
+      expect(informer.positionOf("10")).toEqual({ after: 3 });
+      expect(informer.positionOf("150")).toEqual({ after: 3 });
+      expect(informer.positionOf("5")).toBe("expired");
     }));
 });

@@ -1,0 +1,70 @@
+/**
+ * The resourceVersion a `/k8s` list is served at, decided as kube-apiserver 1.32 decides it
+ * (kubernetes-api-server-facts.md §4 "List resourceVersion"; cacher.go `shouldDelegateList`,
+ * etcd3 store.go `GetList`), from ListOptions list-options.ts already validated:
+ *
+ * - unset or "0": the cache as it is. At "0" the watch cache ignores `limit` (the whole list, no
+ *   continue); a continued list is etcd's, which keeps its limit;
+ * - N with Exact, or the legacy N + limit: the cache only while it is at exactly N. Older is 410:
+ *   the server would read N from etcd, but we keep no history of objects; ahead is 504 at once;
+ * - N otherwise (NotOlderThan): the cache once it is at least at N. A cache behind N is waited for
+ *   up to FRESHNESS_WAIT_MS, as the watch cache waits, then 504 Too large resource version;
+ * - N ahead of the cache that the API server the cluster moved away from handed out
+ *   (Informer.fromEarlierServer) is 410 at once, Exact or not: another etcd's revision, which no
+ *   wait makes comparable (review F16). An API server never changes etcd, so it has no such case.
+ * - `continue` with a resourceVersion other than "0" is the server's 400.
+ *
+ * It holds no state: the route decides with `listResourceVersion` before it reads anything, then
+ * reads through `readAt`, whose reads and waits are the informer object's.
+ */
+import { compareResourceVersions } from "../kube/resource-version.ts";
+import type { ListOptionsQuery } from "./list-options.ts";
+import { statusErrors } from "./status.ts";
+import { FRESHNESS_WAIT_MS } from "./watch-hub.ts";
+
+/** What a list's pages must be served at. */
+export type ListResourceVersion = { match: "any" } | { match: "notOlderThan"; rv: string } | { match: "exact"; rv: string };
+
+/** The resourceVersion a list is served at and the limit that applies to its page (undefined: none). */
+export function listResourceVersion(o: ListOptionsQuery, limit: number | undefined): { at: ListResourceVersion; limit: number | undefined } {
+  const { resourceVersion: rv, resourceVersionMatch: match } = o;
+  const continues = o.continue !== undefined;
+  // etcd3 store.go: only a resourceVersion that names a point conflicts with a token's own.
+  if (continues && rv !== undefined && rv !== "0") throw statusErrors.badRequest("specifying resource version is not allowed when using continue");
+  const pageLimit = limit === 0 || (rv === "0" && !continues) ? undefined : limit;
+  if (rv === undefined || rv === "0") return { at: { match: "any" }, limit: pageLimit };
+  const exact = match === "Exact" || (match === undefined && limit !== undefined && limit > 0);
+  return { at: exact ? { match: "exact", rv } : { match: "notOlderThan", rv }, limit: pageLimit };
+}
+
+/**
+ * What waiting for a resourceVersion found (InformerObject.awaitResourceVersion): the cache's RV
+ * then, or that the RV is the earlier server's (not waited for).
+ */
+export type Freshness = { current: string } | "earlierServer";
+
+/** How `readAt` reads the cache: its first page as it is now (readiness checked), and waits for it. */
+export interface ListReads<A extends { resourceVersion: string }> {
+  read(): Promise<A>;
+  /** Waits up to `waitMs` for the cache to reach `rv`; answers without waiting once it has. */
+  reach(rv: string, waitMs: number): Promise<Freshness>;
+}
+
+/**
+ * The first page of a list served at `at`: read once, and once more after a wait when a
+ * NotOlderThan resourceVersion was ahead; or the Status the server answers instead (410, 504). The
+ * wait is the informer object's (it serves other requests meanwhile); the Worker only awaits it.
+ */
+export async function readAt<A extends { resourceVersion: string }>(at: ListResourceVersion, reads: ListReads<A>, waitMs = FRESHNESS_WAIT_MS): Promise<A> {
+  let answer = await reads.read();
+  if (at.match === "any") return answer;
+  if (compareResourceVersions(at.rv, answer.resourceVersion) > 0) {
+    // Only the watch cache waits; an Exact list is etcd's, answered at once.
+    const freshness = await reads.reach(at.rv, at.match === "exact" ? 0 : waitMs);
+    if (freshness === "earlierServer") throw statusErrors.expiredList();
+    if (compareResourceVersions(at.rv, freshness.current) > 0) throw statusErrors.tooLargeResourceVersion(at.rv, freshness.current);
+    answer = await reads.read();
+  }
+  if (at.match === "exact" && compareResourceVersions(at.rv, answer.resourceVersion) !== 0) throw statusErrors.expiredList();
+  return answer;
+}
