@@ -53,6 +53,8 @@ export interface WatchSource {
   cacheResourceVersion(): string;
   listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
   positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
+  /** Whether `resourceVersion` was handed out by the API server the cluster moved away from (Informer.fromEarlierServer). */
+  fromEarlierServer(resourceVersion: string): boolean;
   /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
   boundaryAfter(after: number, span: number): number | undefined;
   /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
@@ -293,6 +295,8 @@ export class WatchHub {
     send: (frames: string) => Promise<boolean>,
   ): Promise<{ next: number; skipUpTo?: string } | undefined> {
     const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
+    // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
+    if (request.initialEvents && rv !== undefined && this.#source()?.fromEarlierServer(rv)) return void (await send(this.#expiredFrame(rv)));
     if (request.initialEvents && rv !== undefined && !(await this.reaches(rv))) {
       // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
       return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, this.#source()?.cacheResourceVersion() ?? "").status)));

@@ -14,6 +14,7 @@ export function watchSourceOf(informer: Informer): WatchSource {
     cacheResourceVersion: () => informer.queryView().resourceVersion,
     listAt: (query, from) => (from ? listAt(informer.indexer, informer.log, query, from) : listFirstPage(informer.indexer, informer.log, query, informer.snapshotPosition())),
     positionOf: (rv) => informer.positionOf(rv),
+    fromEarlierServer: (rv) => informer.fromEarlierServer(rv),
     boundaryAfter: (after, span) => informer.boundaryAfter(after, span),
     readInOrder: (after, end, skip, limit) => informer.log.readInOrder(after, end, skip, limit),
   };

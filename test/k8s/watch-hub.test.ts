@@ -38,6 +38,7 @@ function scriptedLog(incarnation = "log-1", kind = "Pod", marked?: number[]) {
     cacheResourceVersion: () => String(100 + events.length),
     listAt: () => ({ expired: false, items: [], keys: [], at: events.length }),
     positionOf: () => ({ after: events.length, skipUpTo: String(100 + events.length) }),
+    fromEarlierServer: () => false,
   };
   return {
     source,
