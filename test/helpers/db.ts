@@ -14,28 +14,17 @@ export async function withDb<T>(fn: (db: Db) => T | Promise<T>): Promise<T> {
 }
 
 /**
- * withDb, and the rows every statement has read so far (`cursor.rowsRead`, what the platform bills):
- * for tests that hold a read path to a budget.
+ * withDb, and the rows every statement has read so far (`cursor.rowsRead`, what the platform bills,
+ * as `Db.rows` tallies it): for tests that hold a read path to a budget.
  */
 export async function withCountedDb<T>(fn: (db: Db, rowsRead: () => number) => T | Promise<T>): Promise<T> {
   const stub = env.INFORMER.getByName(`unit-${crypto.randomUUID()}`);
   return runInDurableObject(stub, (_instance, state) => {
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    const counted = {
-      sql: {
-        exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) => {
-          const cursor = state.storage.sql.exec<T>(query, ...bindings);
-          cursors.push(cursor as SqlStorageCursor<Record<string, SqlStorageValue>>);
-          return cursor;
-        },
-      },
-      transactionSync: <R>(run: () => R) => state.storage.transactionSync(run),
-    };
-    const db = new Db(counted);
+    const db = new Db(state.storage);
     // The tables a configured InformerObject has (an unconfigured one creates none, #7.17).
     migrateInformer(db);
     new SpecStore(db);
     new SubscriberList(db);
-    return fn(db, () => cursors.reduce((rows, cursor) => rows + cursor.rowsRead, 0));
+    return fn(db, () => db.rows.read);
   });
 }
