@@ -14,7 +14,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Informer } from "../../src/cache/informer.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
-import { type Feed, type StepResult, Subscription } from "../../src/delivery/subscription.ts";
+import { type Feed, type StepResult, Subscription, WINDOW_DELIVERIES } from "../../src/delivery/subscription.ts";
+import { DELIVERY_LOG_SIZE } from "../../src/delivery/subscription-store.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
@@ -40,6 +41,8 @@ export const INDEXERS = { byNode: "spec.nodeName" };
 const PAGE = 500;
 /** Events per measured run; multiples of the delivery window (32) and of the delivery log's trim (20). */
 const EVENTS = 320;
+/** The pods deliveries are about: each sent before the measured deliveries (delivered keys are updated, not added). */
+const DELIVERED_KEYS = 200;
 /** The watch timeout an informer draws by default ([300, 600) s) at random 0.5, and its bookmarks:
  * kube-apiserver sends one a minute while nothing else is sent, and one 2 s before the timeout. */
 const SESSION_MINUTES = 7.5;
@@ -147,12 +150,14 @@ async function measureDeliveries(informer: Informer, informerDb: Db, db: Db, clo
   const subscription = new Subscription(db, clock, () => 0.5, feed, async () => ({ status: 204, durationMs: 1 }));
   const parsed = subscriptionSpecSchema.parse({ url: "https://hooks.example/cost", replayExisting: false, maxBatchSize: 1 });
   subscription.create({ id: "sub_cost", cluster: "default", informer: "cost", secret: SECRET, tail: informer.log.bounds().tail, spec: { ...parsed, resyncPeriodSeconds: 0 } });
-  await drain(subscription);
   let i = 0;
   const append = () => {
     const rv = nextRv();
-    informer.applyWatch([modified(i++, rv)], String(rv));
+    informer.applyWatch([modified(i++ % DELIVERED_KEYS, rv)], String(rv));
   };
+  // As a subscription that has run for a while: every key sent before, its delivery log full.
+  for (let n = 0; n < DELIVERY_LOG_SIZE + WINDOW_DELIVERIES; n++) append();
+  await drain(subscription);
   const costs: Cost[] = [];
   /** Measures the subscription's rows, and apart from them its informer's: the log reads that feed it. */
   const measure = async (id: string, operation: string, units: number, runs: (during: (fn: () => Promise<unknown>) => Promise<unknown>) => Promise<void>) => {
