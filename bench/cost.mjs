@@ -3,10 +3,9 @@
 // their price. The rows are measured by test/cost/operations.ts (the same figures
 // test/cost/budgets.test.ts holds as budgets) in a vitest run inside workerd
 // (bench/cost/vitest.config.ts), which prints them as one COST_REPORT line; this prices them.
-import { spawn } from "node:child_process";
 import path from "node:path";
-import { round } from "./lib.mjs";
-import { NODE, ROOT, children, log } from "./harness.mjs";
+import { round, run } from "./lib.mjs";
+import { NODE, ROOT, log } from "./harness.mjs";
 
 /**
  * Workers Paid, SQLite-backed Durable Objects (developers.cloudflare.com/durable-objects/platform/
@@ -28,17 +27,9 @@ const add = (...parts) => ({ written: parts.reduce((a, p) => a + p.written, 0), 
 export async function runCost() {
   const vitest = path.join(ROOT, "node_modules", "vitest", "vitest.mjs");
   log("cost: measuring rows per operation inside workerd (bench/cost/rows.cost.ts)");
-  const child = spawn(NODE, [vitest, "run", "--config", "bench/cost/vitest.config.ts"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
-  const handle = { pid: child.pid };
-  children.add(handle);
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  const code = await new Promise((resolve) => child.on("exit", resolve));
-  children.delete(handle);
+  const out = await run(NODE, [vitest, "run", "--config", "bench/cost/vitest.config.ts"], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeoutMs: 5 * 60_000 });
   const line = out.split("\n").find((l) => l.startsWith("COST_REPORT "));
-  if (code !== 0 || !line) throw new Error(`the cost run exited with ${code} and no report:\n${(out + err).slice(-3000)}`);
+  if (!line) throw new Error(`the cost run printed no report:\n${out.slice(-3000)}`);
   const costs = JSON.parse(line.slice("COST_REPORT ".length)).map((cost) => ({ ...cost, dollarsPerMillion: perMillion(cost) }));
   const of = (id) => {
     const cost = costs.find((c) => c.id === id);
