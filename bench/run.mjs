@@ -21,6 +21,9 @@
 //   e. scale (only with --only scale; bench/scale.mjs): one informer with N pods and a node index:
 //      initial list, query latency at N (pages, namespace, selectors, ByIndex, get), a staged relist,
 //      and the object's storage by table (BENCHMARKS.md "Scale: one informer with 1,000,000 pods").
+//   h. cost (only with --only cost; bench/cost.mjs): rows written and read per operation (an event, a
+//      listed object, a delivery, an idle minute, a status call, a /k8s watch start and list page), as
+//      test/cost/budgets.test.ts measures them, and their price (BENCHMARKS.md "Cost").
 //
 // Options: --events M (50000) --pods N (100000) --only ingest|relist|fanout|k8s --no-profile --no-heap
 //          --ingest-mode adds|updates|both (both) --update-pods U (10000) --update-events E (100000)
@@ -80,6 +83,7 @@ import { K8S_OPTIONS, k8sDeadlineMs, k8sRows, runK8s } from "./k8s.mjs";
 import { SCALE_OPTIONS, runScale, scaleDeadlineMs, scaleRows } from "./scale.mjs";
 import { SEARCH_OPTIONS, runSearch, searchDeadlineMs, searchRows } from "./search.mjs";
 import { CLUSTERS_OPTIONS, clustersRows, parseClusterCounts, runClustersIngest } from "./clusters.mjs";
+import { costDeadlineMs, costRows, runCost } from "./cost.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -109,8 +113,8 @@ try {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
-if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search or floor (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search", "cost"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search, cost or floor (got '${opts.only}')\n`);
   process.exit(1);
 }
 if (opts.only === "floor") {
@@ -127,6 +131,7 @@ const RUN_FANOUT = opts.only === "fanout";
 const RUN_K8S = opts.only === "k8s";
 const RUN_SCALE = opts.only === "scale";
 const RUN_SEARCH = opts.only === "search";
+const RUN_COST = opts.only === "cost";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
@@ -165,7 +170,7 @@ const INGEST = {
   },
 };
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
-const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : 15 * 60_000;
+const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : RUN_COST ? costDeadlineMs() : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
 
 // ---------------------------------------------------------------------------------------------
@@ -560,7 +565,7 @@ async function main() {
   const bundle = await bundleWorker();
   log(`worker bundled: ${bundle.bytes} bytes, sha256 ${bundle.sha256}`);
   // the /k8s benchmark brings its own upstream (the fake API server)
-  const server = RUN_K8S || RUN_SEARCH ? null : await startServer();
+  const server = RUN_K8S || RUN_SEARCH || RUN_COST ? null : await startServer();
   if (server) log(`stream server on ${server.url}`);
 
   const results = { machine, bundle: { bytes: bundle.bytes, sha256: bundle.sha256 }, parameters: { watchEvents: M, listSize: N }, targets: TARGETS };
@@ -586,6 +591,11 @@ async function main() {
     results.parameters = {};
     results.search = await safe("search", () => runSearch({ opts, bundle }));
     fs.writeFileSync(path.join(RESULTS, "search.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.search }, null, 2)}\n`);
+  }
+  if (RUN_COST) {
+    results.parameters = {};
+    results.cost = await safe("cost", () => runCost());
+    fs.writeFileSync(path.join(RESULTS, "cost.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.cost }, null, 2)}\n`);
   }
   if (RUN_SCALE) {
     results.parameters = { listSize: N };
@@ -691,6 +701,10 @@ async function main() {
     rows.push(...searchRows(results.search));
   }
   if (results.ingestClusters?.runs) rows.push(...clustersRows(results.ingestClusters));
+  if (results.cost) {
+    rows.splice(0, 1); // its own header: rows per operation
+    rows.push(...costRows(results.cost));
+  }
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["ingest-updates", results.ingestUpdates?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
@@ -702,6 +716,10 @@ async function main() {
     const k = results.k8s;
     const problems = [k.error, ...(k.list?.problems ?? []), ...["fake", "ours"].flatMap((s) => [k.watch?.[s]?.error, ...(k.watch?.[s]?.problems ?? [])].map((x) => x && `${s}: ${x}`))].filter(Boolean);
     process.stdout.write(`\n/k8s BENCHMARK PROBLEMS:\n${problems.map((x) => `  - ${x}`).join("\n")}\n`);
+    return 1;
+  }
+  if (results.cost && !results.cost.ok) {
+    process.stdout.write(`\nCOST MEASUREMENT FAILED: ${results.cost.error}\n`);
     return 1;
   }
   if (results.search && !results.search.ok) {

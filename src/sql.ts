@@ -9,7 +9,10 @@
  *   so secrets and object bodies do not leak into logs.
  * - `transaction(fn)` is atomic (Durable Object `transactionSync`); code that must run inside one
  *   takes a `Db` and ends in `InTx`, as client-go marks `…Locked`.
+ * - Every statement's rows read and written (what the platform bills) add up in `rows`
+ *   (sql-rows.ts), per Durable Object and in memory: /metrics reads them (issue 19).
  */
+import { RowTally } from "./sql-rows.ts";
 
 export interface Statement {
   readonly name: string;
@@ -39,17 +42,15 @@ export class SqlError extends Error {
 
 export class Db {
   readonly #storage: SqlStorageLike;
+  /** Rows every statement run through this Db read and wrote, since it was made. */
+  readonly rows = new RowTally();
 
   constructor(storage: SqlStorageLike) {
     this.#storage = storage;
   }
 
   all<T extends Row>(s: Statement, ...bindings: unknown[]): T[] {
-    try {
-      return this.#storage.sql.exec<T>(s.text, ...bindings).toArray();
-    } catch (error) {
-      throw new SqlError(s.name, error);
-    }
+    return this.#exec<T>(s, bindings).rows;
   }
 
   first<T extends Row>(s: Statement, ...bindings: unknown[]): T | undefined {
@@ -58,10 +59,17 @@ export class Db {
 
   /** Runs a statement for its effect; returns the number of rows written. */
   run(s: Statement, ...bindings: unknown[]): number {
+    return this.#exec(s, bindings).written;
+  }
+
+  /** Runs `s` to the end, then counts its rows: a cursor's counts are final once it is read through. */
+  #exec<T extends Row>(s: Statement, bindings: unknown[]): { rows: T[]; written: number } {
     try {
-      const cursor = this.#storage.sql.exec(s.text, ...bindings);
-      cursor.toArray();
-      return cursor.rowsWritten;
+      const cursor = this.#storage.sql.exec<T>(s.text, ...bindings);
+      const rows = cursor.toArray();
+      const written = cursor.rowsWritten;
+      this.rows.add(s.name, cursor.rowsRead, written);
+      return { rows, written };
     } catch (error) {
       throw new SqlError(s.name, error);
     }

@@ -9,7 +9,9 @@
  * bounded by configuration and by MAX_CLUSTERS (objects/informer-factory.ts), informers and
  * subscriptions by what is configured in them. Counters are durable (they live in the
  * objects' SQLite and survive evictions and restarts) and reset only when their informer or
- * subscription is deleted, which Prometheus reads as a counter reset.
+ * subscription is deleted, which Prometheus reads as a counter reset. The SQL row counters are the
+ * exception: they live in each object's memory (sql-rows.ts; storing them would cost rows of its
+ * own), so an eviction or restart resets them too, and rate() and increase() handle that.
  */
 import { RELIST_CAUSES } from "../cache/reflector-counters.ts";
 import type { ClusterSnapshot, InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "./collect.ts";
@@ -17,7 +19,15 @@ import { DELIVERY_OUTCOMES, LATENCY_BUCKETS_SECONDS } from "./delivery-counters.
 import { Exposition, type Labels, type MetricFamily, type MetricType } from "./exposition.ts";
 import { identityLabels } from "./identity.ts";
 
-const family = (name: string, type: MetricType, help: string): MetricFamily => ({ name: `edge_informer_${name}`, type, help });
+const family = (name: string, type: MetricType, help: string, prefix = "edge_informer_"): MetricFamily => ({ name: `${prefix}${name}`, type, help });
+/** Rows billed for a Durable Object's SQLite, read or written: counted in its memory (sql-rows.ts). */
+const sqlRows = (prefix: string, what: "read" | "written", whose: string): MetricFamily =>
+  family(
+    `sql_rows_${what}_total`,
+    "counter",
+    `Rows the ${whose}'s Durable Object SQLite statements ${what}${what === "written" ? " (each index entry a row)" : ""}, as the platform bills them; in memory, so reset when the object is evicted or restarted.`,
+    prefix,
+  );
 
 export const WATCH_STATES = ["idle", "listing", "watching", "backoff"] as const;
 export const SUBSCRIPTION_STATES = ["active", "failing", "disabled"] as const;
@@ -44,6 +54,8 @@ export const FAMILIES = {
   lastEventAge: family("last_event_age_seconds", "gauge", "Seconds since the newest event was appended (sync lag on a busy resource)."),
   lastError: family("last_error_info", "gauge", "The reflector's last error, while it stands, by a bounded reason (always 1)."),
   lastErrorTime: family("last_error_timestamp_seconds", "gauge", "When the last error that still stands happened (unix seconds)."),
+  sqlRowsWritten: sqlRows("edge_informer_", "written", "informer"),
+  sqlRowsRead: sqlRows("edge_informer_", "read", "informer"),
   subscriptionCount: family("subscriptions", "gauge", "Webhook subscriptions of the informer."),
   deliveries: family("subscription_deliveries_total", "counter", "Delivery attempts by outcome: 2xx, 3xx, 4xx, 5xx, network, timeout."),
   attempts: family("subscription_attempts_total", "counter", "Delivery attempts (every outcome)."),
@@ -57,6 +69,8 @@ export const FAMILIES = {
   failures: family("subscription_consecutive_failures", "gauge", "Failed attempts since the last success."),
   lastDelivery: family("subscription_last_delivery_timestamp_seconds", "gauge", "When the endpoint last acknowledged a batch (unix seconds)."),
   latency: family("subscription_delivery_duration_seconds", "histogram", "Duration of delivery attempts."),
+  subscriptionSqlRowsWritten: sqlRows("edge_subscription_", "written", "subscription"),
+  subscriptionSqlRowsRead: sqlRows("edge_subscription_", "read", "subscription"),
   scrapeErrors: family("metrics_read_errors", "gauge", "Informers or subscriptions that could not be read for this scrape."),
 } as const;
 
@@ -87,6 +101,8 @@ export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at:
   out.sample(F.logTail, labels, p.eventLog.tail);
   out.sample(F.logBytes, labels, m.logBytes);
   out.sample(F.storageBytes, labels, m.storageBytes);
+  out.sample(F.sqlRowsWritten, labels, m.sqlRows.written);
+  out.sample(F.sqlRowsRead, labels, m.sqlRows.read);
   if (m.lastEventAt !== null) out.sample(F.lastEventAge, labels, Math.max(0, (at - m.lastEventAt) / 1000));
   if (m.lastErrorReason !== null) {
     out.sample(F.lastError, { ...labels, reason: m.lastErrorReason }, 1);
@@ -112,6 +128,8 @@ export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnaps
   out.sample(F.failures, labels, m.consecutiveFailures);
   if (m.lastDeliveryAt !== null) out.sample(F.lastDelivery, labels, m.lastDeliveryAt / 1000);
   out.histogram(F.latency, labels, LATENCY_BUCKETS_SECONDS, counts.latencyBuckets, counts.latencySumSeconds);
+  out.sample(F.subscriptionSqlRowsWritten, labels, m.sqlRows.written);
+  out.sample(F.subscriptionSqlRowsRead, labels, m.sqlRows.read);
 }
 
 /** The whole exposition of a snapshot. */

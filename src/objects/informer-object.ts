@@ -34,6 +34,7 @@ import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
 import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { Db, hasSchema } from "../sql.ts";
+import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { eventTimes, type InformerMetrics } from "../metrics/log-counters.ts";
 import { informerIdentity } from "../metrics/identity.ts";
@@ -45,6 +46,8 @@ export interface InformerObjectMetrics extends InformerMetrics {
   subscriptions: string[];
   /** The object's whole SQLite database (log, cache, queue), as the platform bills it. */
   storageBytes: number;
+  /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
+  sqlRows: RowCounts;
 }
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
@@ -177,7 +180,13 @@ export class InformerObject extends DurableObject<Env> {
       resource: spec.resource,
       subscriptions: this.#subscribers.ids(),
       storageBytes: this.ctx.storage.sql.databaseSize,
+      sqlRows: this.#db.rows.totals(),
     }));
+  }
+
+  /** The rows this object's statements read and wrote (what /metrics reports; the cost tests read it in place). */
+  get sqlRows(): RowTally {
+    return this.#db.rows;
   }
 
   /** When each of the log's events `seqs` was appended (a subscription's lag in seconds); absent ones are left out. */

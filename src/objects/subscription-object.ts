@@ -33,6 +33,7 @@ import type { Env } from "../env.ts";
 import { ApiError, attempt, attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
+import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { countDeliveriesInTx, type DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
@@ -58,6 +59,8 @@ export interface SubscriptionMetrics {
   /** Dead letters kept now (a gauge; `counts.deadLettered` is the counter). */
   deadLetters: number;
   counts: DeliveryCounts;
+  /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
+  sqlRows: RowCounts;
 }
 
 /** One alarm's slice of deliveries; the rest continues in the next alarm. */
@@ -207,8 +210,14 @@ export class SubscriptionObject extends DurableObject<Env> {
         lastError: record.lastError,
         deadLetters: record.deadLetters,
         counts,
+        sqlRows: this.#db.rows.totals(),
       };
     });
+  }
+
+  /** The rows this object's statements read and wrote (what /metrics reports; the cost tests read it in place). */
+  get sqlRows(): RowTally {
+    return this.#db.rows;
   }
 
   async deliveries(limit: number, token?: string): Promise<Result<ListAnswer<DeliveryAttempt>>> {

@@ -9,33 +9,27 @@ import { SpecStore } from "../../src/cache/spec-store.ts";
 import { SubscriberList } from "../../src/delivery/subscriber-list.ts";
 import { Db } from "../../src/sql.ts";
 
-export async function withDb<T>(fn: (db: Db) => T | Promise<T>): Promise<T> {
-  return withCountedDb((db) => fn(db));
-}
-
 /**
- * withDb, and the rows every statement has read so far (`cursor.rowsRead`, what the platform bills):
- * for tests that hold a read path to a budget.
+ * `sameStorage()` makes another Db over the same storage, with its own `rows`: two modules that
+ * live in two objects in production (an informer and a subscription) share the test's storage
+ * and still have their rows told apart.
  */
-export async function withCountedDb<T>(fn: (db: Db, rowsRead: () => number) => T | Promise<T>): Promise<T> {
+export async function withDb<T>(fn: (db: Db, sameStorage: () => Db) => T | Promise<T>): Promise<T> {
   const stub = env.INFORMER.getByName(`unit-${crypto.randomUUID()}`);
   return runInDurableObject(stub, (_instance, state) => {
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    const counted = {
-      sql: {
-        exec: <T extends Record<string, SqlStorageValue>>(query: string, ...bindings: unknown[]) => {
-          const cursor = state.storage.sql.exec<T>(query, ...bindings);
-          cursors.push(cursor as SqlStorageCursor<Record<string, SqlStorageValue>>);
-          return cursor;
-        },
-      },
-      transactionSync: <R>(run: () => R) => state.storage.transactionSync(run),
-    };
-    const db = new Db(counted);
+    const db = new Db(state.storage);
     // The tables a configured InformerObject has (an unconfigured one creates none, #7.17).
     migrateInformer(db);
     new SpecStore(db);
     new SubscriberList(db);
-    return fn(db, () => cursors.reduce((rows, cursor) => rows + cursor.rowsRead, 0));
+    return fn(db, () => new Db(state.storage));
   });
+}
+
+/**
+ * withDb, and the rows every statement has read so far (`cursor.rowsRead`, what the platform bills,
+ * as `Db.rows` tallies it): for tests that hold a read path to a budget.
+ */
+export async function withCountedDb<T>(fn: (db: Db, rowsRead: () => number) => T | Promise<T>): Promise<T> {
+  return withDb((db) => fn(db, () => db.rows.read));
 }

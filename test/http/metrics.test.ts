@@ -118,12 +118,27 @@ describe("GET /metrics", () => {
       expect(text).not.toContain(secret);
     }
 
+    // The rows the objects' SQLite statements billed (issue 19), counters in each object's memory.
+    for (const [family, labels] of [
+      ["edge_informer_sql_rows_written_total", informer],
+      ["edge_informer_sql_rows_read_total", informer],
+      ["edge_subscription_sql_rows_written_total", good],
+      ["edge_subscription_sql_rows_read_total", good],
+    ] as const) {
+      expect(metrics.get(family)?.type, family).toBe("COUNTER");
+      expect(value(metrics, family, labels), family).toBeGreaterThan(0);
+    }
+    const written = value(metrics, "edge_informer_sql_rows_written_total", informer)!;
+
     // Counters are durable: a second scrape after more events only adds.
-    await cluster.create("pods", pod({ name: "extra-3", namespace: "ns-0" }));
-    await waitFor("the 11th event", async () => (await status(stub)).eventLog.tail === 11);
+    const more = 3;
+    for (let i = 0; i < more; i++) await cluster.create("pods", pod({ name: `more-${i}`, namespace: "ns-0" }));
+    await waitFor(`${more} more events`, async () => (await status(stub)).eventLog.tail === 10 + more);
     const again = (await scrape()).metrics;
-    expect(value(again, "edge_informer_events_total", { ...informer, type: "add" })).toBe(9);
+    expect(value(again, "edge_informer_events_total", { ...informer, type: "add" })).toBe(8 + more);
     expect(value(again, "edge_informer_relists_total", { ...informer, cause: "expired" })).toBe(1);
+    // Each event is at least its row in the event log (the cache's rows and index entries come on top).
+    expect(value(again, "edge_informer_sql_rows_written_total", informer)! - written).toBeGreaterThanOrEqual(more);
   });
 
   it("gives two clusters' informers of one name two series, lists the clusters, and never shows a cluster's token or URL", async () => {

@@ -1,0 +1,84 @@
+/**
+ * Rows per operation as budgets (issue 19): what Durable Object SQLite bills, measured by
+ * test/cost/operations.ts with one custom indexer and 2,000 pods. Each ceiling is today's figure
+ * (before any cut, BENCHMARKS.md "Cost") with about 10% room, so that a regression fails here;
+ * when a change cuts rows, lower the ceiling to the new figure with the same room. Comments give
+ * the figure measured and issue 19's target. Counts are deterministic: no timing is involved.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { type Cost, measureCosts } from "./operations.ts";
+
+interface Budget {
+  written: number;
+  read: number;
+}
+
+const BUDGETS: Record<string, Budget> = {
+  // 5.015 written, 5.09 read (object and its namespace entry 2, the byNode entry and its by-key entry 2, event log 1); target ≤ 2.2 (object + its custom index entry)
+  "list.object": { written: 5.6, read: 5.6 },
+  // 10.0 written, 20.0 read (event log 2, the byNode entry deleted 1 and inserted 2, object 1, and per batch the RV mark, lastSyncRV, next seq, FIFO state); target ≤ 1.2, goal 1.05
+  "update.batch1": { written: 11, read: 22 },
+  // 6.04 written, 6.16 read (the per-batch rows shared by 100); target ≤ 1.2, goal 1.05
+  "update.batch100": { written: 6.7, read: 6.8 },
+  // 1.36 written, 17.6 read (the scan re-reads every event it keeps below the head); no target yet
+  "retention.event": { written: 1.5, read: 19.5 },
+  // 8.01 written, 10.1 read (delivery log 2 with its trim 1, delivered keys 2, outbox put and delete, position); target ≤ 0.3, goal 0.1
+  "delivery.steady": { written: 8.9, read: 11.1 },
+  // 0 written, 5.0 read
+  "delivery.steady.feed": { written: 0, read: 5.5 },
+  // 4.21 written, 8.41 read (delivered keys 2, delivery log 1, its trim 1); target ≤ 0.3, goal 0.1
+  "delivery.burst": { written: 4.65, read: 9.3 },
+  // 0 written, 2.01 read
+  "delivery.burst.feed": { written: 0, read: 2.3 },
+  // 0 written, 0 read (the record is in memory)
+  "poll.subscription": { written: 0, read: 1 },
+  // 0 written, 2 read
+  "poll.subscription.feed": { written: 0, read: 3 },
+  // 2.93 written, 594 read a minute (RV mark and lastSyncRV per bookmark; the retention scan); target ≤ 10 rows a minute
+  "idle.informer.watch": { written: 3.3, read: 655 },
+  // 0 written, 2,007 read (COUNT(*) of the objects); target: no O(objects) rows
+  "status.informer": { written: 0, read: 2_210 },
+  // 0 written, 2,012 read (the same count); target: no O(objects) rows
+  "metrics.informer": { written: 0, read: 2_215 },
+  // 0 written, 4,012 read (the count, and the log's bytes summed over every event row); target: no O(objects) rows
+  "metrics.informer.minute": { written: 0, read: 4_415 },
+  // 0 written, 2 read
+  "cron.informer": { written: 0, read: 3 },
+  // 0 written, 2,004 read for 500 objects
+  "k8s.listFirstPage": { written: 0, read: 2_205 },
+  // 0 written, 1,671 read for 500 objects
+  "k8s.listNextPage": { written: 0, read: 1_840 },
+  // 0 written, 7 read
+  "k8s.watchStart": { written: 0, read: 8 },
+  // 0 written, 0 read of its own (the informer's status call it makes is status.informer)
+  "status.subscription": { written: 0, read: 1 },
+  // 0 written, 2 read
+  "metrics.subscription": { written: 0, read: 3 },
+  // 0 written, 1 read
+  "cron.subscription": { written: 0, read: 2 },
+  // 2.93 written, 596 read a minute; target ≤ 10 rows a minute
+  "idle.informer": { written: 3.3, read: 660 },
+  // 0 written, 1 read a minute (and 2 of the informer's, for its poll); target ≤ 10 rows a minute
+  "idle.subscription": { written: 0, read: 2 },
+};
+
+describe("rows per operation (issue 19 budgets)", () => {
+  let costs: Map<string, Cost>;
+  beforeAll(async () => {
+    costs = new Map((await measureCosts()).map((cost) => [cost.id, cost]));
+  }, 120_000);
+
+  it("has a budget for every operation measured", () => {
+    expect(Object.keys(BUDGETS).sort()).toEqual([...costs.keys()].sort());
+  });
+
+  it.each(Object.entries(BUDGETS))("%s stays within its budget", (id, budget) => {
+    const { written, read, statements } = costs.get(id)!;
+    // The statements come with a failure: they say where the rows went.
+    const where = statements.slice(0, 6).map((s) => `${s.name} ${round(s.written)}w ${round(s.read)}r`).join(", ");
+    expect(written, `${id}: rows written (${where})`).toBeLessThanOrEqual(budget.written);
+    expect(read, `${id}: rows read (${where})`).toBeLessThanOrEqual(budget.read);
+  });
+});
+
+const round = (n: number) => Math.round(n * 100) / 100;
