@@ -8,7 +8,9 @@
  *   objects table's own column, so it costs no extra rows. Configured indexers map an index name to
  *   a field path (`spec.nodeName`, `metadata.labels.app`); a path yields zero, one or many values.
  * - Index entries change with their object in the same transaction; an entry whose value no longer
- *   applies is removed, so no index holds a stale or empty value set (kubernetes#84959).
+ *   applies is removed, so no index holds a stale or empty value set (kubernetes#84959). Only
+ *   entries whose values changed are written: most updates (a pod's status) leave every indexed
+ *   value as it was, and a row rewritten unchanged is still a row billed (issue 19).
  * - Writes come in batches (one popped batch of keys at a time) as multi-row statements: statement
  *   count, not rows, is what costs time and memory in a Durable Object.
  * - ByIndex / IndexKeys on an unknown index are an error; ListIndexFuncValues on one is empty, as
@@ -113,7 +115,9 @@ const upsertRows = (rows: number) =>
      ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq`,
   );
 const deleteKeys = (n: number) => stmt("indexer.delete", `DELETE FROM objects WHERE key IN (${list(n)})`);
-const removeEntriesOf = (n: number) => stmt("indexer.removeEntries", `DELETE FROM index_entries WHERE key IN (${list(n)})`);
+const entriesOf = (n: number) => stmt("indexer.entriesOf", `SELECT index_name, value, key FROM index_entries WHERE key IN (${list(n)})`);
+const removeEntryRows = (rows: number) =>
+  stmt("indexer.removeEntries", `DELETE FROM index_entries WHERE (index_name, value, key) IN (VALUES ${placeholders(rows, 3)})`);
 const addEntryRows = (rows: number) =>
   stmt("indexer.addEntries", `INSERT OR IGNORE INTO index_entries (index_name, value, key) VALUES ${placeholders(rows, 3)}`);
 const CLEAR_ENTRIES = stmt("indexer.clearEntries", "DELETE FROM index_entries");
@@ -234,10 +238,31 @@ export class Indexer implements KnownObjects {
     }
     for (const chunk of chunks(deletes, MAX_BOUND_PARAMETERS)) this.#db.run(deleteKeys(chunk.length), ...chunk);
     if (this.#indexers.size === 0) return;
-    // Replacing a key's entries wholesale keeps one statement per batch instead of a diff per key.
-    const touched = [...upserts.map((w) => w.key), ...deletes];
-    for (const chunk of chunks(touched, MAX_BOUND_PARAMETERS)) this.#db.run(removeEntriesOf(chunk.length), ...chunk);
-    this.#addEntriesInTx(upserts.map((w) => ({ key: w.key, object: w.object() })));
+    // The entries the touched keys have (read: cheap), against those they must have (computed):
+    // only the difference is written, in one statement each way per chunk.
+    const had = new Map<string, Set<string>>();
+    for (const chunk of chunks([...upserts.map((w) => w.key), ...deletes], MAX_BOUND_PARAMETERS)) {
+      for (const row of this.#db.all<{ index_name: string; value: string; key: string }>(entriesOf(chunk.length), ...chunk)) {
+        let entries = had.get(row.key);
+        if (!entries) had.set(row.key, (entries = new Set()));
+        entries.add(entryId(row.index_name, row.value));
+      }
+    }
+    const added: string[][] = [];
+    const removed: string[][] = [];
+    for (const { key, object } of upserts) {
+      const before = had.get(key) ?? new Set<string>();
+      const after = new Set<string>();
+      for (const [index, value] of this.#entriesOf(object())) {
+        const id = entryId(index, value);
+        after.add(id);
+        if (!before.has(id)) added.push([index, value, key]);
+      }
+      for (const id of before) if (!after.has(id)) removed.push([...splitEntryId(id), key]);
+    }
+    for (const key of deletes) for (const id of had.get(key) ?? []) removed.push([...splitEntryId(id), key]);
+    for (const chunk of chunks(removed, Math.floor(MAX_BOUND_PARAMETERS / 3))) this.#db.run(removeEntryRows(chunk.length), ...chunk.flat());
+    this.#insertEntriesInTx(added);
   }
 
   /**
@@ -253,12 +278,15 @@ export class Indexer implements KnownObjects {
   }
 
   #addEntriesInTx(objects: readonly { key: string; object: KubeObject }[]): void {
-    const entries: string[][] = [];
-    for (const { key, object } of objects) {
-      for (const [index, path] of this.#indexers) {
-        for (const value of indexValuesAt(object, path)) entries.push([index, value, key]);
-      }
-    }
+    this.#insertEntriesInTx(objects.flatMap(({ key, object }) => [...this.#entriesOf(object)].map(([index, value]) => [index, value, key])));
+  }
+
+  /** [index, value] of every entry `object` has. */
+  *#entriesOf(object: KubeObject): Generator<[string, string]> {
+    for (const [index, path] of this.#indexers) for (const value of indexValuesAt(object, path)) yield [index, value];
+  }
+
+  #insertEntriesInTx(entries: readonly string[][]): void {
     for (const chunk of chunks(entries, Math.floor(MAX_BOUND_PARAMETERS / 3))) {
       this.#db.run(addEntryRows(chunk.length), ...chunk.flat());
     }
@@ -269,4 +297,14 @@ export class Indexer implements KnownObjects {
       throw new ApiError("NotFound", `index '${index}' does not exist (indexes: ${this.indexNames().join(", ")})`);
     }
   }
+}
+
+/** An index entry of one key, as a set member: index names hold no NUL. */
+function entryId(index: string, value: string): string {
+  return `${index}\u0000${value}`;
+}
+
+function splitEntryId(id: string): [string, string] {
+  const at = id.indexOf("\u0000");
+  return [id.slice(0, at), id.slice(at + 1)];
 }
