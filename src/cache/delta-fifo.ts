@@ -362,6 +362,7 @@ export class DeltaFIFO {
     const popped = this.#buffer ? this.#takeBuffered(this.#buffer, max) : this.#takeStored(max);
     if (popped.length === 0) return 0;
     const state = this.#state();
+    const initialBefore = state.initialCount;
     const batch = popped.map(({ key, deltas }): PoppedKey => {
       const isInInitialList = !(state.populated && state.initialCount === 0);
       if (state.initialCount > 0) state.initialCount--;
@@ -372,7 +373,9 @@ export class DeltaFIFO {
       this.#db.run(DELETE_HEAD_DELTAS, max);
       this.#db.run(DELETE_HEAD_KEYS, max);
     }
-    this.#setState(state);
+    // Only while the initial population drains does a pop change the state: a row rewritten
+    // unchanged is still a row billed (issue 19).
+    if (state.initialCount !== initialBefore) this.#setState(state);
     return batch.length;
   }
 

@@ -3,8 +3,10 @@
  * would have been told (add / update / delete / sync), the feed webhook subscriptions read.
  *
  * Guarantees:
- * - Sequence numbers only grow and are never reused, even after retention (`next_seq` is durable);
- *   a log made anew (its tables deleted and created again) has a new `incarnation()`.
+ * - Sequence numbers only grow and are never reused, even after retention: the newest event is
+ *   never deleted, so the tail is the largest stored `seq` (`next_seq` in the state row only counts
+ *   before the first event: writing it per append cost a row per transaction, issue 19); a log made
+ *   anew (its tables deleted and created again) has a new `incarnation()`.
  * - Appends are multi-row statements with sequence numbers assigned up front (`nextSeq`), so a
  *   batch that refers to its own earlier events (an add then an update of one key) needs no reads.
  * - An event is appended in the same transaction that updates the indexer (DESIGN invariant 2),
@@ -14,6 +16,10 @@
  * - Bodies are stored once: an update stores the new state and points at the event that holds the
  *   old one (`prev_seq`); a sync points at the current state. The indexer's rows point at the event
  *   of each object's last change, so retention keeps rows the cache or a retained event still needs.
+ * - Retention moves the head in steps (RETENTION_STEP: a hundredth of `maxEvents`, at most 1,024
+ *   events), so the rows before it are deleted in bulk: finding which of them retained events still
+ *   point at reads the retained events once per step, where an index on `prev_seq` cost a row
+ *   written with every update (issue 19). The log holds at most a step more than `maxEvents`.
  */
 import { type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
 
@@ -90,7 +96,16 @@ export const EVENT_LOG_MIGRATIONS = [
   // incarnation: see EventLog.incarnation.
   `ALTER TABLE event_log_state ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
    UPDATE event_log_state SET incarnation = lower(hex(randomblob(8)))`,
+  // Retention finds referenced rows by a scan per step instead (see the contract above); next_seq is
+  // no longer written per append: the stored one stays right for a log that has no event yet.
+  `DROP INDEX IF EXISTS event_log_by_prev;
+   UPDATE event_log_state SET next_seq = COALESCE((SELECT MAX(seq) + 1 FROM event_log), next_seq)`,
 ] as const;
+
+/** The next sequence number, from the state row `s`: past the newest event, or the stored one before any. */
+const NEXT_SEQ_SQL = "COALESCE((SELECT MAX(seq) + 1 FROM event_log), s.next_seq)";
+/** The log's tail as an SQL expression, for statements of other modules that record a log position. */
+export const LOG_TAIL_SQL = "COALESCE((SELECT MAX(seq) FROM event_log), (SELECT next_seq - 1 FROM event_log_state WHERE id = 1))";
 
 const COLUMNS_PER_EVENT = 9;
 const EVENTS_PER_STATEMENT = Math.floor(MAX_BOUND_PARAMETERS / COLUMNS_PER_EVENT);
@@ -99,15 +114,14 @@ const appendRows = (rows: number) =>
     "eventLog.append",
     `INSERT INTO event_log (seq, type, key, uid, rv, body, prev_seq, flags, at) VALUES ${placeholders(rows, COLUMNS_PER_EVENT)}`,
   );
-const NEXT_SEQ = stmt("eventLog.nextSeq", "SELECT next_seq FROM event_log_state WHERE id = 1");
-const SET_NEXT_SEQ = stmt("eventLog.setNextSeq", "UPDATE event_log_state SET next_seq = ? WHERE id = 1");
-const BOUNDS = stmt("eventLog.bounds", "SELECT head, next_seq FROM event_log_state WHERE id = 1");
+const NEXT_SEQ = stmt("eventLog.nextSeq", `SELECT ${NEXT_SEQ_SQL} AS next_seq FROM event_log_state s WHERE s.id = 1`);
+const BOUNDS = stmt("eventLog.bounds", `SELECT s.head AS head, ${NEXT_SEQ_SQL} AS next_seq FROM event_log_state s WHERE s.id = 1`);
 const INCARNATION = stmt("eventLog.incarnation", "SELECT incarnation FROM event_log_state WHERE id = 1");
 const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
 /** The bounds and the events after `?1` from the head on, in one statement: one row with no event when none follows. */
 const READ = stmt(
   "eventLog.read",
-  `SELECT s.head AS head, s.next_seq AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
+  `SELECT s.head AS head, ${NEXT_SEQ_SQL} AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
           COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
    FROM event_log_state s
    LEFT JOIN event_log e ON e.seq > ?1 AND e.seq >= s.head
@@ -143,7 +157,11 @@ const CHANGES_AFTER = stmt(
   "SELECT seq, type, key, prev_seq FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?",
 );
 
-/** Deletes up to `limit` rows before the head that nothing references any more. */
+/**
+ * Deletes up to `limit` rows before the head that nothing references any more. The retained
+ * events' references below the head are gathered once per statement (a subquery SQLite evaluates
+ * once), not looked up per row: there is no index on prev_seq to look them up by.
+ */
 const compactBelowHead = (pinnedSql: string) =>
   stmt(
     "eventLog.compact",
@@ -151,9 +169,14 @@ const compactBelowHead = (pinnedSql: string) =>
        SELECT e.seq FROM event_log e
        WHERE e.seq < ?1
          AND NOT EXISTS (${pinnedSql})
-         AND NOT EXISTS (SELECT 1 FROM event_log r WHERE r.prev_seq = e.seq AND r.seq >= ?1)
+         AND e.seq NOT IN (SELECT r.prev_seq FROM event_log r WHERE r.seq >= ?1 AND r.prev_seq < ?1)
        ORDER BY e.seq LIMIT ?2)`,
   );
+
+/** Events the head moves by at least (a hundredth of maxEvents, within 1 and 1,024); see the contract. */
+export function retentionStep(maxEvents: number): number {
+  return Math.min(1_024, Math.max(1, Math.floor(maxEvents / 100)));
+}
 
 /** A row of READ (the log's bounds, and an event: all null when none follows) or of READ_LISTED (an event). */
 type EventRow = {
@@ -228,7 +251,6 @@ export class EventLog {
       const chunk = events.slice(i, i + EVENTS_PER_STATEMENT);
       this.#db.run(appendRows(chunk.length), ...chunk.flatMap(eventValues));
     }
-    this.#db.run(SET_NEXT_SEQ, first + events.length);
   }
 
   /**
@@ -288,17 +310,20 @@ export class EventLog {
    * Applies retention: moves `head` past events beyond `maxEvents` or older than `maxAgeSeconds`
    * (always keeping the newest event readable, and by age never `keepFrom` and after: the caller's
    * last transaction, which a watch resuming from one of its RVs needs however old it is, as the
-   * watch cache keeps its last events), then deletes up to `limit` unreferenced rows before it.
-   * Returns whether anything was deleted: call again (in a new transaction) while it does.
+   * watch cache keeps its last events), once it can move by a step (retentionStep), then deletes up
+   * to `limit` unreferenced rows before it. Returns whether more may be left to delete: call again
+   * (in a new transaction) with `continuing` while it does.
    */
-  compactInTx(now: number, retention: Retention, limit: number, keepFrom?: number): boolean {
+  compactInTx(now: number, retention: Retention, limit: number, options: { keepFrom?: number; continuing?: boolean } = {}): boolean {
     const { head, tail } = this.bounds();
     if (tail === 0) return false;
+    const keepFrom = options.keepFrom ?? tail;
     const byCount = Math.max(head, tail - retention.maxEvents + 1);
     const firstRecent = this.#db.first<{ seq: number }>(FIRST_RECENT, byCount, now - retention.maxAgeSeconds * 1000);
-    const newHead = Math.max(byCount, Math.min(firstRecent?.seq ?? tail, tail, keepFrom ?? tail));
-    if (newHead > head) this.#db.run(SET_HEAD, newHead);
-    return this.#db.run(this.#compact, Math.max(newHead, head), limit) > 0;
+    const newHead = Math.max(byCount, Math.min(firstRecent?.seq ?? tail, tail, keepFrom));
+    const moved = newHead >= head + retentionStep(retention.maxEvents);
+    if (moved) this.#db.run(SET_HEAD, newHead);
+    else if (!options.continuing) return false;
+    return this.#db.run(this.#compact, moved ? newHead : head, limit) >= limit;
   }
-
 }

@@ -25,7 +25,7 @@ import type { ListerWatcher } from "../kube/client.ts";
 import type { KubeObject, WatchEvent } from "../kube/types.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 import { DELTA_FIFO_MIGRATIONS, DeltaFIFO } from "./delta-fifo.ts";
-import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds, type Retention } from "./event-log.ts";
+import { EVENT_LOG_MIGRATIONS, EventLog, LOG_TAIL_SQL, type LogBounds, type Retention } from "./event-log.ts";
 import { INDEXER_MIGRATIONS, Indexer } from "./indexer.ts";
 import { processDeltasInTx } from "./process-deltas.ts";
 import {
@@ -120,7 +120,7 @@ const CACHE_COMPLETE = stmt("informer.cacheComplete", "UPDATE informer_state SET
 const RV_MARK = stmt(
   "informer.rvMark",
   `INSERT INTO rv_marks (seq, rv, first_rv)
-   SELECT l.next_seq - 1, i.cache_rv, i.cache_rv FROM event_log_state l, informer_state i
+   SELECT ${LOG_TAIL_SQL}, i.cache_rv, i.cache_rv FROM informer_state i
    WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)
    ON CONFLICT (seq) DO UPDATE SET rv = excluded.rv`,
 );
@@ -344,8 +344,9 @@ export class Informer implements ReflectorSink {
     // Metrics count events from the log: before retention may delete any (log-counters.ts).
     this.#db.transaction(() => countLogInTx(this.#db, now));
     const lastRun = this.#db.first<{ seq: number }>(RUN_START, this.log.bounds().tail)!.seq;
-    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, lastRun))) {
-      // keep going while rows were deleted
+    let continuing = false;
+    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, { keepFrom: lastRun, continuing }))) {
+      continuing = true; // a full batch was deleted: more may be left
     }
     // Keep the last mark before the head: a watch from it starts at the head.
     this.#db.run(COMPACT_MARKS, this.log.bounds().head);

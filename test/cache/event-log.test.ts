@@ -34,8 +34,9 @@ function setup(db: Db) {
       return seq;
     });
   const compact = (now: number, maxEvents: number, maxAgeSeconds = 86_400, keepFrom?: number) => {
-    while (db.transaction(() => log.compactInTx(now, { maxEvents, maxAgeSeconds }, 2, keepFrom))) {
-      // bounded batches
+    let continuing = false;
+    while (db.transaction(() => log.compactInTx(now, { maxEvents, maxAgeSeconds }, 2, { ...(keepFrom === undefined ? {} : { keepFrom }), continuing }))) {
+      continuing = true; // bounded batches
     }
   };
   return { log, change, compact };
@@ -73,9 +74,10 @@ describe("EventLog", () => {
       s.change("a", "1", 0);
       s.change("b", "2", HOUR);
       s.change("c", "3", 2 * HOUR);
-      s.compact(2 * HOUR + 1, 1_000, 3_600);
+      // maxEvents 100: the head moves by single events (the step is a hundredth of it).
+      s.compact(2 * HOUR + 1, 100, 3_600);
       expect(s.log.bounds().head).toBe(3);
-      s.compact(10 * HOUR, 1_000, 3_600);
+      s.compact(10 * HOUR, 100, 3_600);
       expect(s.log.bounds()).toEqual({ head: 3, tail: 3 });
     }));
 
@@ -83,7 +85,7 @@ describe("EventLog", () => {
     withDb((db) => {
       const s = setup(db);
       for (let i = 1; i <= 6; i++) s.change(`k${i}`, String(i), 0);
-      s.compact(10 * HOUR, 1_000, 3_600, 4);
+      s.compact(10 * HOUR, 100, 3_600, 4);
       expect(s.log.bounds()).toEqual({ head: 4, tail: 6 });
       expect(s.log.read(3, 10).events.map((e) => e.seq)).toEqual([4, 5, 6]);
       s.compact(10 * HOUR, 2, 3_600, 4);
@@ -109,6 +111,23 @@ describe("EventLog", () => {
       // 1, 3 unreferenced now; 4 and 5 are old states of 6 and 7; 2 is still b's state
       expect(after.map((r) => r.seq)).toEqual([2, 4, 5, 6, 7]);
       expect(JSON.parse(s.log.read(5, 1).events[0]!.oldObject!).metadata.resourceVersion).toBe("4");
+    }));
+
+  it("moves the head in steps of a hundredth of maxEvents, so rows before it go in bulk", () =>
+    withDb((db) => {
+      const s = setup(db);
+      for (let i = 1; i <= 1_015; i++) s.change(`k${i % 3}`, String(i), 0);
+      s.compact(0, 1_000); // 15 past the count bound: a step of 10 goes, 5 stay until the step is full
+      expect(s.log.bounds()).toEqual({ head: 16, tail: 1_015 });
+      for (let i = 1_016; i <= 1_019; i++) s.change(`k${i % 3}`, String(i), 0);
+      s.compact(0, 1_000);
+      expect(s.log.bounds().head).toBe(16);
+      for (let i = 1_020; i <= 1_025; i++) s.change(`k${i % 3}`, String(i), 0);
+      s.compact(0, 1_000); // now 10 can go
+      expect(s.log.bounds().head).toBe(26);
+      // Before the head only the old states of retained updates 26–28 stay (three keys take turns).
+      expect(db.all<{ seq: number }>({ name: "test.below", text: "SELECT seq FROM event_log WHERE seq < 26 ORDER BY seq" }).map((r) => r.seq)).toEqual([23, 24, 25]);
+      expect(s.log.read(25, 2_000).events).toHaveLength(1_000);
     }));
 
   it("refuses an append that does not continue the sequence", () =>
