@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { table } from "../../src/k8s/table.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
-import { configMap, FakeCluster, namespace, node, pod } from "./client.ts";
+import { configMap, FakeCluster, namespace, node } from "./client.ts";
 import type { FakeObject } from "./types.ts";
 
 const BASE = env.FAKE_APISERVER_URL;
@@ -59,13 +59,6 @@ describe("fake API server Tables", () => {
     const cluster = await seeded();
     const body = await getTable(cluster, "/api/v1/nodes/n2?includeObject=None");
     expect(body.rows).toEqual([{ cells: ["n2", "Ready,SchedulingDisabled", "<none>", expect.any(String), "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"], object: null }]);
-  });
-
-  it("keeps plain JSON for a kind it has no reference printer for (pods)", async () => {
-    const cluster = await FakeCluster.create(BASE);
-    await cluster.apply([{ op: "create", resource: "pods", object: pod({ name: "p", namespace: "ns" }) }]);
-    const body = await getTable(cluster, "/api/v1/namespaces/ns/pods");
-    expect(body.kind).toBe("PodList");
   });
 
   it.each([
