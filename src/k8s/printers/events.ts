@@ -5,8 +5,9 @@
  * Cells in column order: Last Seen, Type, Reason, Object, Subobject, Source, Message, First Seen,
  * Count, Name. FIRST SEEN falls back to eventTime, LAST SEEN to FIRST SEEN; a series gives LAST
  * SEEN and COUNT; a count of 0 prints 1. OBJECT is `kind/name` lower-cased kind (just the kind
- * without a name). SOURCE is "component, host" (reportingController / reportingInstance when the
- * source is empty). The events.k8s.io/v1 field names (regarding, note, deprecated*) are read too.
+ * without a name). SOURCE is "component, host", the reporter and its instance standing in for an
+ * empty source (core/v1 `reportingComponent`, events.k8s.io/v1 `reportingController`, both
+ * `reportingInstance`). The events.k8s.io/v1 field names (regarding, note, deprecated*) are read too.
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { nameCell, sinceCell } from "./cells.ts";
@@ -47,7 +48,8 @@ export const EVENT_PRINTER: Printer = cellPrinter(
       count = 1; // a singleton event of the new API has no count
     }
     const kind = text(involved.kind).toLowerCase();
-    const component = text(source.component) || text(event.reportingController);
+    // The internal ReportingController is `reportingComponent` in core/v1 JSON, `reportingController` in events.k8s.io/v1.
+    const component = text(source.component) || text(field(event, "reportingComponent", "reportingController"));
     const instance = text(source.host) || text(event.reportingInstance);
     return [
       lastSeen,

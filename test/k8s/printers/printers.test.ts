@@ -107,13 +107,14 @@ describe("Event", () => {
     };
     expect(cells("Event", event)).toEqual(["60m", "Warning", "BackOff", "pod/web", "spec.containers{web}", "kubelet, node-1", "Back-off restarting", "5h", 7, "web.1"]);
   });
-  it("falls back to eventTime, a count of 1 and the reporting controller (a new-API singleton)", () => {
-    const event = { eventTime: "2025-06-01T11:00:00.000000Z", reportingController: "ctrl", involvedObject: { kind: "Node" } };
-    expect(cells("Event", event)).toEqual(["60m", "", "", "node", "", "ctrl", "", "60m", 1, "x"]);
+  it("falls back to eventTime, a count of 1 and the reporter (a new-API singleton read as core/v1)", () => {
+    // core/v1 names the internal ReportingController `reportingComponent` in JSON.
+    const event = { eventTime: "2025-06-01T11:00:00.000000Z", source: {}, reportingComponent: "ctrl", reportingInstance: "ctrl-1", involvedObject: { kind: "Node" } };
+    expect(cells("Event", event)).toEqual(["60m", "", "", "node", "", "ctrl, ctrl-1", "", "60m", 1, "x"]);
   });
   it("reads events.k8s.io/v1 field names", () => {
-    const event = { regarding: { kind: "Pod", name: "p" }, note: "hi", series: { count: 3, lastObservedTime: ago(HOUR) }, eventTime: ago(2 * HOUR) };
-    expect(cells("Event", event)).toEqual(["60m", "", "", "pod/p", "", "", "hi", "120m", 3, "x"]);
+    const event = { regarding: { kind: "Pod", name: "p" }, note: "hi", series: { count: 3, lastObservedTime: ago(HOUR) }, eventTime: ago(2 * HOUR), reportingController: "kubelet" };
+    expect(cells("Event", event)).toEqual(["60m", "", "", "pod/p", "", "kubelet", "hi", "120m", 3, "x"]);
   });
 });
 
