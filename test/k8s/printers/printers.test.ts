@@ -196,6 +196,17 @@ describe("networking and autoscaling", () => {
     expect(cells("HorizontalPodAutoscaler", { spec, status })).toEqual(["x", "Deployment/web", "cpu: 42%/80%, memory: <unknown>/500Mi + 1 more...", "<unset>", 10, 2, "120m"]);
     expect(cells("HorizontalPodAutoscaler", { spec: { scaleTargetRef: { kind: "Deployment", name: "w" }, minReplicas: 1, maxReplicas: 3 } })[2]).toBe("<none>");
   });
+  // A status metric without its value is a nil *Quantity, which Go prints <nil>; printers.go checks
+  // the pointer only for an averaged External or Object metric (<unknown>).
+  it.each([
+    { name: "External by value", metric: { type: "External", external: { target: { type: "Value", value: "100" } } }, current: { type: "External", external: { current: {} } }, targets: "<nil>/100" },
+    { name: "Pods", metric: { type: "Pods", pods: { target: { type: "AverageValue", averageValue: "1k" } } }, current: { type: "Pods", pods: { current: {} } }, targets: "<nil>/1k" },
+    { name: "Resource by average value", metric: { type: "Resource", resource: { name: "memory", target: { type: "AverageValue", averageValue: "1Gi" } } }, current: { type: "Resource", resource: { name: "memory", current: {} } }, targets: "memory: <nil>/1Gi" },
+    { name: "External by average", metric: { type: "External", external: { target: { type: "AverageValue", averageValue: "5" } } }, current: { type: "External", external: { current: {} } }, targets: "<unknown>/5 (avg)" },
+  ])("HPA: a $name metric reported without its value prints $targets", ({ metric, current, targets }) => {
+    const spec = { scaleTargetRef: { kind: "Deployment", name: "w" }, maxReplicas: 3, metrics: [metric] };
+    expect(cells("HorizontalPodAutoscaler", { spec, status: { currentMetrics: [current] } })[2]).toBe(targets);
+  });
   it("RoleBinding: role ref and subjects by kind", () => {
     const binding = { roleRef: { kind: "ClusterRole", name: "view" }, subjects: [{ kind: "User", name: "ann" }, { kind: "ServiceAccount", namespace: "ns", name: "sa" }, { kind: "User", name: "bob" }] };
     expect(cells("RoleBinding", binding)).toEqual(["x", "ClusterRole/view", "120m", "ann, bob", "", "ns/sa"]);
