@@ -228,6 +228,29 @@ describe("custom resources", () => {
     expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", 3, "True", null, "120m"]);
   });
 
+  it("prints a date column as the CRD convertor does: <unknown> for an empty string, <invalid> for one that is not RFC 3339, null for another JSON type", () => {
+    const printer = printerFor("Widget", [
+      { name: "Empty", type: "date", jsonPath: ".status.empty" },
+      { name: "Prose", type: "date", jsonPath: ".status.prose" },
+      { name: "DateOnly", type: "date", jsonPath: ".status.dateOnly" },
+      { name: "Number", type: "date", jsonPath: ".status.number" },
+      { name: "Micro", type: "date", jsonPath: ".status.micro" },
+    ]);
+    const widget = { metadata: meta("w"), status: { empty: "", prose: "yesterday", dateOnly: "2025-06-01", number: 5, micro: "2025-06-01T10:59:59.5+00:00" } } as KubeObject;
+    expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", "<unknown>", "<invalid>", "<invalid>", null, "60m"]);
+  });
+
+  it("prints an object or array under a string column as Go's json.Marshal writes it, keys sorted", () => {
+    const printer = printerFor("Widget", [
+      { name: "Limits", type: "string", jsonPath: ".spec.limits" },
+      { name: "Tags", type: "string", jsonPath: ".spec.tags" },
+      { name: "Ratio", type: "string", jsonPath: ".spec.ratio" },
+      { name: "On", type: "string", jsonPath: ".spec.on" },
+    ]);
+    const widget = { metadata: meta("w"), spec: { limits: { memory: "1Gi", cpu: { max: 2, min: 1 } }, tags: ["b", "a"], ratio: 2.5, on: true } } as KubeObject;
+    expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", '{"cpu":{"max":2,"min":1},"memory":"1Gi"}', '["b","a"]', "2.5", "true"]);
+  });
+
   it("reads quoted keys, as CRDs name labels and annotations (`.metadata.labels['app.kubernetes.io/name']`)", () => {
     const printer = printerFor("Widget", [
       { name: "App", type: "string", jsonPath: ".metadata.labels['app.kubernetes.io/name']" },
