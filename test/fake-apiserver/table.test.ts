@@ -76,7 +76,7 @@ describe("fake API server Tables", () => {
     const cluster = await seeded();
     const fake = await getTable(cluster, path);
     const list = (await (await cluster.kube(path)).json()) as { items: KubeObject[] };
-    const ours = table(kind, list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
+    const ours = table({ group: "", kind }, list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
     expect(shape(fake.columnDefinitions)).toEqual(shape(ours.columnDefinitions ?? []));
     expect(fake.rows.map((r: any) => withoutAge(fake.columnDefinitions, r.cells))).toEqual(ours.rows.map((r) => withoutAge(ours.columnDefinitions ?? [], r.cells)));
   });
@@ -92,7 +92,7 @@ describe("fake API server Tables", () => {
     const list = (await (await cluster.kube(path)).json()) as { items: KubeObject[] };
     // A custom resource prints from the CRD the fake serves, as /k8s reads it.
     const crd = fixture.apiVersion ? describeFromCrd(await (await cluster.kube(crdPath(plural!, group.join(".")))).json(), "v1") : undefined;
-    const ours = table(printedKindOf({ kind, printerColumns: crd?.printerColumns ?? [] }), list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
+    const ours = table(printedKindOf({ group: group.join("."), kind, printerColumns: crd?.printerColumns ?? [] }), list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
     expect(shape(fake.columnDefinitions)).toEqual(shape(ours.columnDefinitions ?? []));
     expect(fake.rows.map((r: any) => withoutAge(fake.columnDefinitions, r.cells))).toEqual(ours.rows.map((r) => withoutAge(ours.columnDefinitions ?? [], r.cells)));
   });
