@@ -129,6 +129,10 @@ describe("configuration kinds", () => {
     ["ConfigMap counts data and binaryData keys", "ConfigMap", { data: { a: "1", b: "2" }, binaryData: { c: "AA==" } }, ["x", 3, "120m"]],
     ["ConfigMap without data", "ConfigMap", {}, ["x", 0, "120m"]],
     ["Secret", "Secret", { type: "kubernetes.io/tls", data: { "tls.crt": "", "tls.key": "" } }, ["x", "kubernetes.io/tls", 2, "120m"]],
+    // The server's v1 conversion writes stringData into data: a key in both counts once.
+    ["Secret with stringData", "Secret", { type: "Opaque", data: { a: "", b: "" }, stringData: { b: "", c: "" } }, ["x", "Opaque", 3, "120m"]],
+    // An informer that drops the values keeps their number (cache/sensitive-resources.ts).
+    ["Secret whose data the cache dropped", "Secret", { metadata: meta("x", { annotations: { "edge-informer.dev/secret-data-keys": "3" } }), type: "Opaque" }, ["x", "Opaque", 3, "120m"]],
     ["Namespace", "Namespace", { status: { phase: "Terminating" } }, ["x", "Terminating", "120m"]],
     ["ServiceAccount", "ServiceAccount", { secrets: [{ name: "t" }] }, ["x", 1, "120m"]],
     ["ClusterRole (default convertor)", "ClusterRole.rbac.authorization.k8s.io", {}, ["x", "2025-06-01T10:00:00Z"]],
