@@ -9,7 +9,7 @@
  * conversion does.
  */
 import { ageCell, listWithMore, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN } from "./columns.ts";
+import { AGE_COLUMN, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, int, record, records, specAndStatus, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -83,7 +83,11 @@ function targetsCell(spec: JsonRecord, status: JsonRecord): string {
 export const HORIZONTAL_POD_AUTOSCALER_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    ...fieldColumns("string", "Reference", "Targets", "MinPods", "MaxPods", "Replicas"),
+    fieldColumn("Reference", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.scaleTargetRef"),
+    fieldColumn("Targets", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.metrics"),
+    fieldColumn("MinPods", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.minReplicas"),
+    fieldColumn("MaxPods", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.maxReplicas"),
+    fieldColumn("Replicas", "string", "autoscalingv2beta1.HorizontalPodAutoscalerStatus.currentReplicas"),
     AGE_COLUMN,
   ],
   (hpa, now) => {

@@ -15,13 +15,11 @@
 import { SECRET_DATA_KEYS_ANNOTATION } from "../../cache/sensitive-resources.ts";
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, containerCells, formatLabels, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldDoc, IMAGES_COLUMN, NAME_COLUMN } from "./columns.ts";
+import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldColumn, IMAGES_COLUMN, NAME_COLUMN } from "./columns.ts";
 import { at, entryCount, record, records, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
-const DATA_COLUMN = column("Data", "string", fieldDoc);
-
-export const CONFIG_MAP_PRINTER: Printer = cellPrinter([NAME_COLUMN, DATA_COLUMN, AGE_COLUMN], (cm, now) => [
+export const CONFIG_MAP_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Data", "string", "apiv1.ConfigMap.data"), AGE_COLUMN], (cm, now) => [
   nameCell(cm),
   entryCount(cm.data) + entryCount(cm.binaryData),
   ageCell(cm, now),
@@ -37,7 +35,7 @@ function secretDataCount(secret: KubeObject): number {
   return keys.size + (/^\d+$/.test(dropped) ? Number(dropped) : 0);
 }
 
-export const SECRET_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Type", "string", fieldDoc), DATA_COLUMN, AGE_COLUMN], (secret, now) => [
+export const SECRET_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Type", "string", "apiv1.Secret.type"), fieldColumn("Data", "string", "apiv1.Secret.data"), AGE_COLUMN], (secret, now) => [
   nameCell(secret),
   text(secret.type),
   secretDataCount(secret),
@@ -49,7 +47,7 @@ export const NAMESPACE_PRINTER: Printer = cellPrinter(
   (namespace, now) => [nameCell(namespace), text(at(namespace, "status").phase), ageCell(namespace, now)],
 );
 
-export const SERVICE_ACCOUNT_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Secrets", "string", fieldDoc), AGE_COLUMN], (sa, now) => [
+export const SERVICE_ACCOUNT_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Secrets", "string", "apiv1.ServiceAccount.secrets"), AGE_COLUMN], (sa, now) => [
   nameCell(sa),
   records(sa.secrets).length,
   ageCell(sa, now),

@@ -4,7 +4,9 @@
  *   as Role, ClusterRole, LimitRange and CustomResourceDefinition: Name, "Created At" (type date,
  *   cell the RFC 3339 creationTimestamp in UTC).
  * - `customResourcePrinter(columns)`: apiextensions' CRD table convertor: Name, then the CRD's
- *   additionalPrinterColumns (Name/Age when it has none). Cells come from each column's JSONPath:
+ *   additionalPrinterColumns (Name/Age when it has none), each described by its description or,
+ *   without one, "Custom resource definition column (in JSONPath format): <jsonPath>". Cells come
+ *   from each column's JSONPath:
  *   null when nothing matches, typed per the column (integer, number, boolean, string; a "date"
  *   column prints HumanDuration since the time, `<unknown>` for "" and `<invalid>` for a string
  *   that is not RFC 3339; objects under a string column as Go's JSON, keys sorted), several
@@ -102,11 +104,14 @@ function typedCell(type: string, value: unknown, now: number): TableCell {
   }
 }
 
+/** The convertor's description of a CRD column that has none, followed by its JSONPath. */
+const UNDESCRIBED_COLUMN = "Custom resource definition column (in JSONPath format): ";
+
 /** The CRD table convertor for `columns` (the CRD's additionalPrinterColumns); Name/Age for none. */
 export function customResourcePrinter(columns: readonly PrinterColumn[] = []): Printer {
   if (columns.length === 0) return cellPrinter([NAME_COLUMN, CRD_AGE_COLUMN], (object, now) => [nameCell(object), ageCell(object, now)]);
   return cellPrinter(
-    [NAME_COLUMN, ...columns.map((c) => column(c.name, c.type, c.description ?? "", c.priority ?? 0, c.format ?? ""))],
+    [NAME_COLUMN, ...columns.map((c) => column(c.name, c.type, c.description || `${UNDESCRIBED_COLUMN}${c.jsonPath}`, c.priority ?? 0, c.format ?? ""))],
     (object, now) => [nameCell(object), ...columns.map((c) => typedCell(c.type, jsonPathValue(object, c.jsonPath), now))],
   );
 }

@@ -11,7 +11,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { nameCell, sinceCell } from "./cells.ts";
-import { column, fieldColumns, fieldDoc, NAME_COLUMN, wide, wideFieldColumns } from "./columns.ts";
+import { fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { int, record, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -26,10 +26,15 @@ function isSet(timestamp: unknown): boolean {
 
 export const EVENT_PRINTER: Printer = cellPrinter(
   [
-    ...fieldColumns("string", "Last Seen", "Type", "Reason", "Object"),
-    ...wideFieldColumns("string", "Subobject", "Source"),
-    column("Message", "string", fieldDoc),
-    ...wideFieldColumns("string", "First Seen", "Count"),
+    fieldColumn("Last Seen", "string", "apiv1.Event.lastTimestamp"),
+    fieldColumn("Type", "string", "apiv1.Event.type"),
+    fieldColumn("Reason", "string", "apiv1.Event.reason"),
+    fieldColumn("Object", "string", "apiv1.Event.involvedObject"),
+    fieldColumn("Subobject", "string", "apiv1.ObjectReference.fieldPath", 1),
+    fieldColumn("Source", "string", "apiv1.Event.source", 1),
+    fieldColumn("Message", "string", "apiv1.Event.message"),
+    fieldColumn("First Seen", "string", "apiv1.Event.firstTimestamp", 1),
+    fieldColumn("Count", "string", "apiv1.Event.count", 1),
     { ...NAME_COLUMN, priority: 1 },
   ],
   (event, now) => {

@@ -47,6 +47,24 @@ describe("column definitions per kind (wide columns marked *)", () => {
     expect(header(kind)).toEqual(expected);
   });
 
+  it("describes every column of every built-in kind, as the API server does", () => {
+    const kinds = ["Pod", "Service", "Endpoints", "Node", "Event", "ConfigMap", "Secret", "Namespace", "ServiceAccount", "PersistentVolumeClaim", "PersistentVolume", "ReplicationController", "ResourceQuota", "PodTemplate",
+      "Deployment.apps", "ReplicaSet.apps", "StatefulSet.apps", "DaemonSet.apps", "ControllerRevision.apps", "Job.batch", "CronJob.batch", "HorizontalPodAutoscaler.autoscaling", "PodDisruptionBudget.policy",
+      "Ingress.networking.k8s.io", "IngressClass.networking.k8s.io", "NetworkPolicy.networking.k8s.io", "EndpointSlice.discovery.k8s.io", "Lease.coordination.k8s.io",
+      "RoleBinding.rbac.authorization.k8s.io", "ClusterRoleBinding.rbac.authorization.k8s.io", "StorageClass.storage.k8s.io"];
+    for (const kind of kinds) for (const c of columnDefinitions(groupKind(kind))) expect(c.description, `${kind} ${c.name}`).not.toBe("");
+  });
+
+  it.each([
+    // printers.go quotes k8s.io/api swagger docs: core/v1 ServiceSpec, ObjectReference, and extensions/v1beta1 for a ReplicaSet's Desired.
+    ["Service", "Type", "type determines how the Service is exposed. Defaults to ClusterIP."],
+    ["Event", "Subobject", "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement"],
+    ["ReplicaSet.apps", "Desired", "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1."],
+    ["CronJob.batch", "Schedule", "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."],
+  ])("describes %s %s by the swagger doc printers.go names", (kind, name, start) => {
+    expect(columnDefinitions(groupKind(kind)).find((c) => c.name === name)?.description.startsWith(start)).toBe(true);
+  });
+
   it("declares the integer columns printers.go declares", () => {
     expect(columnDefinitions(groupKind("ReplicaSet.apps")).map((c) => c.type).slice(1, 4)).toEqual(["integer", "integer", "integer"]);
     expect(columnDefinitions(groupKind("CronJob.batch"))[3]?.type).toBe("boolean");
@@ -250,6 +268,17 @@ describe("custom resources", () => {
     ]);
     const widget = { metadata: meta("w"), spec: { size: 3 }, status: { conditions: [{ status: "True" }] } } as KubeObject;
     expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", 3, "True", null, "120m"]);
+  });
+
+  it("describes a CRD column by its description, or by its JSONPath when it has none, as the CRD convertor does", () => {
+    const printer = printerFor(WIDGET, [
+      { name: "Color", type: "string", description: "The widget's color", jsonPath: ".spec.color" },
+      { name: "Size", type: "integer", jsonPath: ".spec.size" },
+    ]);
+    expect(columnDefinitions({ kind: "Widget", printer }).slice(1).map((c) => c.description)).toEqual([
+      "The widget's color",
+      "Custom resource definition column (in JSONPath format): .spec.size",
+    ]);
   });
 
   it("prints a date column as the CRD convertor does: <unknown> for an empty string, <invalid> for one that is not RFC 3339, null for another JSON type", () => {
