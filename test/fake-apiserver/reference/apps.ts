@@ -8,15 +8,13 @@
  * Counts are int64 cells (JSON numbers), whatever type the column declares. `spec.replicas` is
  * read as the server stores it, defaulted to 1 (apps/v1 SetDefaults_*) when a client left it out.
  */
-import { ageOf, containerCells, formatLabels, formatLabelSelector, nameOf, num, selectorString, str, type Json, type ReferencePrinter } from "./cells.ts";
+import { ageOf, containerCells, formatLabels, formatLabelSelector, type Json, nameOf, num, parts, type ReferencePrinter, selectorString, str } from "./cells.ts";
 
 const replicas = (spec: Json): number => spec.replicas ?? 1;
 const podSpec = (spec: Json): Json | undefined => spec.template?.spec;
 
 export const deployment: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
+  const { spec, status } = parts(obj);
   return [
     nameOf(obj),
     str("Ready", `${status.readyReplicas ?? 0}/${replicas(spec)}`),
@@ -30,8 +28,7 @@ export const deployment: ReferencePrinter = (obj, now) => {
 };
 
 export const replicaSet: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
+  const { o, spec } = parts(obj);
   return [
     nameOf(obj),
     num("Desired", replicas(spec), "integer"),
@@ -44,15 +41,12 @@ export const replicaSet: ReferencePrinter = (obj, now) => {
 };
 
 export const statefulSet: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
+  const { o, spec } = parts(obj);
   return [nameOf(obj), str("Ready", `${o.status?.readyReplicas ?? 0}/${replicas(spec)}`), ageOf(obj, now), ...containerCells(podSpec(spec))];
 };
 
 export const daemonSet: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
+  const { spec, status } = parts(obj);
   return [
     nameOf(obj),
     num("Desired", status.desiredNumberScheduled ?? 0, "integer"),

@@ -7,7 +7,7 @@
  * as stored; a missing one is a nil *Quantity, which prints `<nil>`; a missing status `<unknown>`;
  * an unset utilization target `<auto>`.
  */
-import { ageOf, list, nameOf, num, str, type Json, type ReferencePrinter } from "./cells.ts";
+import { ageOf, type Json, list, nameOf, num, parts, type ReferencePrinter, str } from "./cells.ts";
 
 /** resource.Quantity's String of an optional (pointer) quantity. */
 const quantity = (value: unknown): string => (value === undefined || value === null ? "<nil>" : String(value));
@@ -48,9 +48,7 @@ function targets(spec: Json, status: Json): string {
 }
 
 export const horizontalPodAutoscaler: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
+  const { spec, status } = parts(obj);
   const ref = (spec.scaleTargetRef ?? {}) as Json;
   return [
     nameOf(obj),

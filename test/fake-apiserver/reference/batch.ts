@@ -6,7 +6,7 @@
  * way (Terminating), Suspended, FailureTarget, else Running. A CronJob's Suspend cell is the text
  * printBoolPtr gives (True / False / <unset>) under a column declared boolean.
  */
-import { ageOf, containerCells, formatLabelSelector, isTime, list, nameOf, num, shortAge, since, str, type Json, type ReferencePrinter } from "./cells.ts";
+import { ageOf, containerCells, formatLabelSelector, isTime, type Json, list, nameOf, num, parts, type ReferencePrinter, shortAge, since, str } from "./cells.ts";
 
 /** hasJobCondition: the first condition of the type decides. */
 const holds = (status: Json, type: string): boolean => list(status.conditions).find((c) => c.type === type)?.status === "True";
@@ -38,9 +38,7 @@ function duration(status: Json, now: number): string {
 const jobWide = (jobSpec: Json | undefined) => [...containerCells(jobSpec?.template?.spec), str("Selector", formatLabelSelector(jobSpec?.selector), 1)];
 
 export const job: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
+  const { o, spec, status } = parts(obj);
   return [
     nameOf(obj),
     str("Status", jobStatus(o, status)),
@@ -52,9 +50,7 @@ export const job: ReferencePrinter = (obj, now) => {
 };
 
 export const cronJob: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
+  const { spec, status } = parts(obj);
   const suspend = typeof spec.suspend === "boolean" ? (spec.suspend ? "True" : "False") : "<unset>";
   return [
     nameOf(obj),

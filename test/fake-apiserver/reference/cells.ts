@@ -59,6 +59,12 @@ export const num = (column: string, value: number, type = "string", priority: 0 
 export const nameOf = (obj: FakeObject, priority: 0 | 1 = 0): LabelledCell => ({ column: "Name", type: "string", priority, format: "name", value: obj.metadata.name ?? "" });
 export const ageOf = (obj: FakeObject, nowMs: number): LabelledCell => str("Age", since(obj.metadata.creationTimestamp, nowMs));
 
+/** An object with its spec and status (each {} when absent), read as free-form JSON. */
+export function parts(obj: FakeObject): { o: Json; spec: Json; status: Json } {
+  const o = obj as Json;
+  return { o, spec: o.spec ?? {}, status: o.status ?? {} };
+}
+
 /** The number of keys of a map field (0 when absent). */
 export const keys = (value: unknown): number => (value && typeof value === "object" ? Object.keys(value).length : 0);
 export const list = (value: unknown): Json[] => (Array.isArray(value) ? value : []);

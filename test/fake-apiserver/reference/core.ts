@@ -11,7 +11,7 @@
  *   Event       "Last Seen" Type Reason Object Subobject* Source* Message "First Seen"* Count* Name*
  *   PVC         Name Status Volume Capacity "Access Modes" StorageClass VolumeAttributesClass Age VolumeMode*
  */
-import { ageOf, firstOf, formatLabels, isTime, keys, list, loadBalancerPoints, nameOf, num, since, str, type Json, type ReferencePrinter } from "./cells.ts";
+import { ageOf, firstOf, formatLabels, isTime, type Json, keys, list, loadBalancerPoints, nameOf, num, parts, type ReferencePrinter, since, str } from "./cells.ts";
 
 export const configMap: ReferencePrinter = (obj, now) => {
   const o = obj as Json;
@@ -73,8 +73,7 @@ function externalIp(spec: Json, status: Json | undefined): string {
 }
 
 export const service: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
+  const { o, spec } = parts(obj);
   const ports = list(spec.ports).map((p) => (p.nodePort > 0 ? `${p.port}:${p.nodePort}/${p.protocol ?? ""}` : `${p.port}/${p.protocol ?? ""}`));
   return [
     nameOf(obj),
@@ -146,8 +145,7 @@ const accessModes = (modes: unknown): string =>
     .join(",");
 
 export const persistentVolumeClaim: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
+  const { o, spec } = parts(obj);
   const bound = Boolean(spec.volumeName);
   // GetPersistentVolumeClaimClass: the beta annotation, when present, wins over the field.
   const annotations = (obj.metadata.annotations ?? {}) as Record<string, string>;

@@ -41,15 +41,9 @@ function find(obj: unknown, path: string): unknown {
   return current;
 }
 
-/** encoding/json's Marshal: map keys sorted. */
-function goJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(goJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Json).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${goJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
+/** encoding/json's Marshal of a decoded value: objects' keys in sorted order. */
+const goJson = (value: unknown): string =>
+  JSON.stringify(value, (_, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v));
 
 function cell(type: string, value: unknown, nowMs: number): ReferenceCell {
   if (value === undefined || value === null) return null;
@@ -57,11 +51,12 @@ function cell(type: string, value: unknown, nowMs: number): ReferenceCell {
     case "string":
       return typeof value === "string" ? value : typeof value === "object" ? goJson(value) : String(value);
     case "integer":
-      return typeof value === "number" ? Math.trunc(value) : null;
     case "number":
-      return typeof value === "number" ? value : null;
+      // A JSON number; float64 converted to int64 for an integer column.
+      if (typeof value !== "number") return null;
+      return type === "integer" ? Math.trunc(value) : value;
     case "boolean":
-      return typeof value === "boolean" ? value : null;
+      return value === true || value === false ? value : null;
     case "date":
       if (typeof value !== "string") return null;
       if (value === "") return "<unknown>";

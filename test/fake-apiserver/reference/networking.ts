@@ -6,7 +6,7 @@
  * `*` when no rule has a host. ADDRESS is the load balancer's points, unclipped (the server prints
  * wide). PORTS is "80, 443" with any TLS entry, else "80".
  */
-import { ageOf, list, loadBalancerPoints, nameOf, str, type Json, type ReferencePrinter } from "./cells.ts";
+import { ageOf, type Json, list, loadBalancerPoints, nameOf, parts, type ReferencePrinter, str } from "./cells.ts";
 
 function hosts(rules: Json[]): string {
   const listed: string[] = [];
@@ -20,8 +20,7 @@ function hosts(rules: Json[]): string {
 }
 
 export const ingress: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
+  const { o, spec } = parts(obj);
   return [
     nameOf(obj),
     str("Class", spec.ingressClassName ?? "<none>"),

@@ -9,7 +9,7 @@
  * Failed pods carry a Completed condition; the fake's Table drops row conditions, as kubectl
  * prints none of them.
  */
-import { ageOf, isTime, list, nameOf, shortAge, str, type Json, type ReferencePrinter } from "./cells.ts";
+import { ageOf, isTime, type Json, list, nameOf, parts, type ReferencePrinter, shortAge, str } from "./cells.ts";
 
 interface Tally {
   restarts: number;
@@ -28,9 +28,7 @@ const terminatedReason = (terminated: Json, prefix: string): string =>
   terminated.reason || (terminated.signal ? `${prefix}Signal:${terminated.signal}` : `${prefix}ExitCode:${terminated.exitCode ?? 0}`);
 
 export const pod: ReferencePrinter = (obj, now) => {
-  const o = obj as Json;
-  const spec = (o.spec ?? {}) as Json;
-  const status = (o.status ?? {}) as Json;
+  const { spec, status } = parts(obj);
   const conditions = list(status.conditions);
   const initSpecs = list(spec.initContainers);
   const sidecars = new Set(initSpecs.filter((c) => c.restartPolicy === "Always").map((c) => c.name as string));

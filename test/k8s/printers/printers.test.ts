@@ -281,27 +281,24 @@ describe("custom resources", () => {
     ]);
   });
 
-  it("prints a date column as the CRD convertor does: <unknown> for an empty string, <invalid> for one that is not RFC 3339, null for another JSON type", () => {
-    const printer = printerFor(WIDGET, [
-      { name: "Empty", type: "date", jsonPath: ".status.empty" },
-      { name: "Prose", type: "date", jsonPath: ".status.prose" },
-      { name: "DateOnly", type: "date", jsonPath: ".status.dateOnly" },
-      { name: "Number", type: "date", jsonPath: ".status.number" },
-      { name: "Micro", type: "date", jsonPath: ".status.micro" },
-    ]);
-    const widget = { metadata: meta("w"), status: { empty: "", prose: "yesterday", dateOnly: "2025-06-01", number: 5, micro: "2025-06-01T10:59:59.5+00:00" } } as KubeObject;
-    expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", "<unknown>", "<invalid>", "<invalid>", null, "60m"]);
-  });
+  /** The cell of one CRD column of `type` whose JSONPath finds `value`. */
+  const crdCell = (type: string, value: unknown) =>
+    tableRow({ kind: "Widget", printer: printerFor(WIDGET, [{ name: "C", type, jsonPath: ".spec.v" }]) }, { metadata: meta("w"), spec: { v: value } } as KubeObject, options).cells[1];
 
-  it("prints an object or array under a string column as Go's json.Marshal writes it, keys sorted", () => {
-    const printer = printerFor(WIDGET, [
-      { name: "Limits", type: "string", jsonPath: ".spec.limits" },
-      { name: "Tags", type: "string", jsonPath: ".spec.tags" },
-      { name: "Ratio", type: "string", jsonPath: ".spec.ratio" },
-      { name: "On", type: "string", jsonPath: ".spec.on" },
-    ]);
-    const widget = { metadata: meta("w"), spec: { limits: { memory: "1Gi", cpu: { max: 2, min: 1 } }, tags: ["b", "a"], ratio: 2.5, on: true } } as KubeObject;
-    expect(tableRow({ kind: "Widget", printer }, widget, options).cells).toEqual(["w", '{"cpu":{"max":2,"min":1},"memory":"1Gi"}', '["b","a"]', "2.5", "true"]);
+  it.each([
+    // A date column: "" is Go's zero time, a string that is not RFC 3339 does not parse.
+    ["date", "", "<unknown>"],
+    ["date", "yesterday", "<invalid>"],
+    ["date", "2025-06-01", "<invalid>"],
+    ["date", "2025-06-01T10:59:59.5+00:00", "60m"],
+    ["date", 5, null],
+    // A string column prints what jsonpath prints: other JSON as Go's json.Marshal writes it, keys sorted.
+    ["string", { memory: "1Gi", cpu: { max: 2, min: 1 } }, '{"cpu":{"max":2,"min":1},"memory":"1Gi"}'],
+    ["string", ["b", "a"], '["b","a"]'],
+    ["string", 2.5, "2.5"],
+    ["string", true, "true"],
+  ])("prints a CRD %s column's %j as the CRD convertor does: %j", (type, value, expected) => {
+    expect(crdCell(type, value)).toEqual(expected);
   });
 
   it("reads quoted keys, as CRDs name labels and annotations (`.metadata.labels['app.kubernetes.io/name']`)", () => {
