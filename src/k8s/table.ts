@@ -9,8 +9,9 @@
  *   changing the objects.
  * - Like the real server (printers/storage `Wide: true`), the wide (priority 1) columns are always
  *   generated; kubectl hides them unless `-o wide`.
- * - A kind is named by a string (its built-in printer, or the CRD convertor's Name/Age), or by a
- *   Printer, e.g. `printerFor(kind, crd.additionalPrinterColumns)` for a custom resource.
+ * - A kind is named by its group and kind (its built-in printer, or the CRD convertor's Name/Age),
+ *   or comes with a Printer, e.g. `printerFor(groupKind, crd.additionalPrinterColumns)` for a
+ *   custom resource.
  * - Row `object` follows `includeObject` (AS `endpoints/handlers/response.go` asTable):
  *   "Metadata" (the default) → `{kind:"PartialObjectMetadata", apiVersion:<Table apiVersion>,
  *   metadata:<the full ObjectMeta>}`; "Object" → the full object with its `kind` and `apiVersion`
@@ -27,11 +28,11 @@
 import { ValidationError } from "../errors.ts";
 import type { KubeObject, ObjectMeta } from "../kube/types.ts";
 import type { ColumnDefinition, Printer, TableCell, TableRowCondition } from "./printers/printer.ts";
-import { printerFor } from "./printers/registry.ts";
+import { printerFor, type GroupKind } from "./printers/registry.ts";
 import type { PrinterColumn, PrinterColumnSource } from "./printers/default.ts";
 
 export type { ColumnDefinition, TableCell, TableRowCondition } from "./printers/printer.ts";
-export type { PrinterColumn, PrinterColumnSource };
+export type { GroupKind, PrinterColumn, PrinterColumnSource };
 export { printerFor } from "./printers/registry.ts";
 
 /** Which object each row embeds (`?includeObject=`). */
@@ -99,22 +100,19 @@ export function parseIncludeObject(value: string | undefined): IncludeObject {
 }
 
 /**
- * What to print: a kind by name (its built-in printer, or Name/Age for a custom resource), or a
- * kind with a printer the caller built, e.g. `{ kind, printer: printerFor(kind, crdColumns) }`.
+ * What to print: a group and kind (its built-in printer, or Name/Age for a custom resource), or a
+ * kind with a printer the caller built, e.g. `{ kind, printer: printerFor(groupKind, crdColumns) }`.
  */
-export type PrintedKind = string | { kind: string; printer: Printer };
+export type PrintedKind = GroupKind | { kind: string; printer: Printer };
 
-/** What prints a resource: its kind's built-in printer, or its CRD's additionalPrinterColumns (read by resource-description.ts). */
-export function printedKindOf(info: { kind: string; printerColumns: readonly PrinterColumn[] }): PrintedKind {
-  return info.printerColumns.length === 0 ? info.kind : { kind: info.kind, printer: printerFor(info.kind, info.printerColumns) };
+/** What prints a resource: its group and kind's built-in printer, or its CRD's additionalPrinterColumns (read by resource-description.ts). */
+export function printedKindOf(info: GroupKind & { printerColumns: readonly PrinterColumn[] }): PrintedKind {
+  const { group, kind } = info;
+  return info.printerColumns.length === 0 ? { group, kind } : { kind, printer: printerFor(info, info.printerColumns) };
 }
 
-function kindName(kind: PrintedKind): string {
-  return typeof kind === "string" ? kind : kind.kind;
-}
-
-function printerOf(kind: PrintedKind): Printer {
-  return typeof kind === "string" ? printerFor(kind) : kind.printer;
+function printerOf(printed: PrintedKind): Printer {
+  return "printer" in printed ? printed.printer : printerFor(printed);
 }
 
 /** The column definitions (wide ones included) for objects of `kind`; a fresh array each call. */
@@ -130,7 +128,7 @@ export function columnDefinitions(kind: PrintedKind): ColumnDefinition[] {
 export function tableRow(kind: PrintedKind, object: KubeObject, options: TableOptions): TableRow {
   const printed = printerOf(kind).print(object, options.now);
   // Key order as the server writes a row: cells, conditions (only when set), object.
-  const embedded = embeddedObject(kindName(kind), object, options);
+  const embedded = embeddedObject(kind.kind, object, options);
   return printed.conditions
     ? { cells: printed.cells, conditions: printed.conditions, object: embedded }
     : { cells: printed.cells, object: embedded };

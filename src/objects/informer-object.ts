@@ -526,9 +526,10 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   /**
-   * A cache made by an older transform that kept what today's drops (a Secret's data, cached before
-   * issue 17) is made again: the relist of a transform change, which rewrites every body. Once per
-   * object and upgrade; an informer whose transform drops nothing new only records the version.
+   * A cache of Secrets made by an older transform (one that kept their data, before issue 17, or
+   * dropped it without counting its keys, before issue 18 F19) is made again: the relist of a
+   * transform change, which rewrites every body. Once per object and upgrade; an informer whose
+   * transform drops no secret data only records the version.
    */
   async #retransformOutdated(): Promise<void> {
     const stored = this.#stored();
@@ -536,7 +537,7 @@ export class InformerObject extends DurableObject<Env> {
     if (informerSettings(stored.spec).transform.dropSecretData) {
       this.#informer(stored.spec).restart({ transformChanged: true });
       await this.ctx.storage.setAlarm(Date.now());
-      logger.info("relist", { ...informerIdentity(stored.spec), cause: "retransform", reason: "the cache holds secret data an earlier release kept" });
+      logger.info("relist", { ...informerIdentity(stored.spec), cause: "retransform", reason: `the cache's Secrets were made by transform version ${stored.transformVersion}, not ${TRANSFORM_VERSION}` });
     }
     this.#specs.markTransformCurrent();
   }

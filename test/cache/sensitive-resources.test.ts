@@ -1,12 +1,14 @@
 /**
  * Sensitive resources (issue 17 item 8): an informer of core `secrets` must say `"allowSensitive":
- * true`, and its cache holds no `data` or `stringData` unless `transform.keepSecretData` is true.
+ * true`, and its cache holds no `data` or `stringData` unless `transform.keepSecretData` is true,
+ * only the number of their keys (issue 18, F19: so a Table's DATA column can count them).
  */
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { informerSettings, parseDeclaredInformers, parseInformerSpec } from "../../src/config.ts";
-import { makeTransform } from "../../src/cache/transform.ts";
+import { SECRET_DATA_KEYS_ANNOTATION } from "../../src/cache/sensitive-resources.ts";
+import { makeTransform, TRANSFORM_VERSION } from "../../src/cache/transform.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { unwrap } from "../../src/errors.ts";
 import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
@@ -53,13 +55,30 @@ describe("sensitive resources", () => {
     expect(parseInformerSpec({ resource: "pods" }).transform).toEqual({ dropManagedFields: true, dropFields: [] });
   });
 
-  it("drops data and stringData from secrets unless keepSecretData is true", () => {
+  it("drops data and stringData from secrets unless keepSecretData is true, keeping the number of their keys", () => {
     const dropping = makeTransform(informerSettings(parseInformerSpec({ resource: "secrets", allowSensitive: true })).transform);
-    expect(dropping(secret())).toEqual({ metadata: { name: "token", namespace: "default", resourceVersion: "7" }, type: "kubernetes.io/service-account-token" });
+    expect(dropping(secret())).toEqual({
+      metadata: { name: "token", namespace: "default", resourceVersion: "7", annotations: { [SECRET_DATA_KEYS_ANNOTATION]: "2" } },
+      type: "kubernetes.io/service-account-token",
+    });
     const keeping = makeTransform(
       informerSettings(parseInformerSpec({ resource: "secrets", allowSensitive: true, transform: { keepSecretData: true } })).transform,
     );
     expect(keeping(secret())).toMatchObject({ data: { token: "c2VjcmV0" }, stringData: { extra: "plain" } });
+  });
+
+  it.each([
+    ["counts a key in both data and stringData once, and keeps the Secret's own annotations", { data: { a: "", b: "" }, stringData: { b: "x" }, metadata: { name: "s", annotations: { team: "x" } } }, { team: "x", [SECRET_DATA_KEYS_ANNOTATION]: "2" }],
+    ["adds nothing to a Secret without values", { type: "Opaque", metadata: { name: "s" } }, undefined],
+    ["adds nothing for empty values", { data: {}, metadata: { name: "s" } }, undefined],
+    // A watch-list may apply the transform twice: the second time there is nothing to count.
+    ["leaves a Secret it already transformed as it is", { metadata: { name: "s", annotations: { [SECRET_DATA_KEYS_ANNOTATION]: "4" } } }, { [SECRET_DATA_KEYS_ANNOTATION]: "4" }],
+  ])("%s", (_, object, annotations) => {
+    const dropping = makeTransform({ dropSecretData: true });
+    const transformed = dropping(structuredClone(object) as KubeObject);
+    expect(transformed).not.toHaveProperty("data");
+    expect(transformed).not.toHaveProperty("stringData");
+    expect(transformed.metadata.annotations).toEqual(annotations);
   });
 
   it("keeps no secret data in the cache of a live informer", async () => {
@@ -71,7 +90,7 @@ describe("sensitive resources", () => {
     expect(cached).toHaveLength(1);
     expect(cached[0]).not.toHaveProperty("data");
     expect(cached[0]).not.toHaveProperty("stringData");
-    expect(cached[0]).toMatchObject({ type: "kubernetes.io/service-account-token" });
+    expect(cached[0]).toMatchObject({ type: "kubernetes.io/service-account-token", metadata: { annotations: { [SECRET_DATA_KEYS_ANNOTATION]: "2" } } });
   });
 
   it("re-transforms, at its next start, a secrets cache an earlier release filled with data", async () => {
@@ -93,6 +112,25 @@ describe("sensitive resources", () => {
     await waitFor("the cache to be made again without secret data", async () => (await cached()).every((object) => !("data" in object)));
     expect(await cached()).toHaveLength(1);
     const version = await runInDurableObject(stub, (_, state) => state.storage.sql.exec("SELECT transform_version AS v FROM informer_spec").one().v);
-    expect(version).toBe(1);
+    expect(version).toBe(TRANSFORM_VERSION);
+  });
+
+  it("re-transforms a secrets cache made before dropped data was counted (transform version 1), so DATA counts it", async () => {
+    const cluster = await newCluster();
+    await cluster.create("secrets", secret());
+    const { name, stub } = await startInformer(cluster, { resource: "secrets", allowSensitive: true });
+    await waitSynced(stub);
+    const counts = async () =>
+      unwrap(await stub.listObjects({ limit: 10 })).value.items.map((text) => (JSON.parse(text) as KubeObject).metadata.annotations?.[SECRET_DATA_KEYS_ANNOTATION]);
+    // As release 1 left it: the values dropped, their number not kept.
+    await runInDurableObject(stub, (_, state) => {
+      state.storage.sql.exec(`UPDATE event_log SET body = json_remove(body, '$.metadata.annotations') WHERE seq IN (SELECT seq FROM objects)`);
+      state.storage.sql.exec("UPDATE informer_spec SET transform_version = 1");
+    });
+    expect(await counts()).toEqual([undefined]);
+
+    await evictDurableObject(stub);
+    await env.INFORMER.getByName(name).ensureRunning();
+    await waitFor("the cache to be made again with the count", async () => (await counts())[0] === "2");
   });
 });

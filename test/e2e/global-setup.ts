@@ -25,9 +25,8 @@ import type { ObjectOp } from "../fake-apiserver/types.ts";
 import type { E2eContext } from "./context.ts";
 import { CHURN_INFORMER_NAMESPACE, CHURN_WATCH_NAMESPACE, CONFIG_MAPS, DEPLOYMENTS, NAMESPACES, NODES, PODS, churnSeedPods, deploymentObject, podObject } from "./fixtures.ts";
 import { writeKubeconfig } from "./kubeconfig.ts";
-import { waitFor } from "./wait.ts";
 import { startTlsProxy, type TlsProxy } from "./tls-proxy.ts";
-import { startWorker, type RunningWorker } from "./worker.ts";
+import { startWorker, waitInformersSynced, type RunningWorker } from "./worker.ts";
 
 // Tokens of at least 32 characters, as a deployment's must be.
 const READ_TOKEN = "e2e-read-token-0123456789abcdefghij";
@@ -37,7 +36,6 @@ const RESTRICTED_CLUSTER = "restricted";
 const RESTRICTED_READ_TOKEN = "e2e-restricted-reader-0123456789abcdefghij";
 /** Encrypts stored cluster tokens and webhook secrets, as a deployment must set it (docs/api.md "Secrets at rest"). */
 const ENCRYPTION_KEY = "e2e-encryption-key-of-at-least-32-characters";
-const SYNC_TIMEOUT_MS = 60_000;
 
 const INFORMERS = [
   { name: "pods", resource: "pods", indexers: { phase: "status.phase", node: "spec.nodeName" } },
@@ -57,17 +55,6 @@ function seedOps(): ObjectOp[] {
     ...NODES.map((object): ObjectOp => ({ op: "create", resource: "nodes", object })),
     ...CONFIG_MAPS.map((object): ObjectOp => ({ op: "create", resource: "configmaps", object })),
   ];
-}
-
-async function informerSynced(workerUrl: string, name: string): Promise<boolean> {
-  const response = await fetch(`${workerUrl}/informers/${name}`, {
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-    signal: AbortSignal.timeout(5_000),
-  });
-  if (!response.ok) throw new Error(`GET /informers/${name}: ${response.status} ${await response.text()}`);
-  const status = (await response.json()) as { synced: boolean; lastError: string | null };
-  if (!status.synced && status.lastError) throw new Error(`informer ${name}: ${status.lastError}`);
-  return status.synced;
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -98,9 +85,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       },
     });
     const workerUrl = worker.url;
-    for (const { name } of INFORMERS) {
-      await waitFor(() => informerSynced(workerUrl, name), { timeoutMs: SYNC_TIMEOUT_MS, intervalMs: 200, what: `informer ${name} to sync (log: ${worker.logPath})` });
-    }
+    await waitInformersSynced(worker, INFORMERS.map((i) => i.name), ADMIN_TOKEN);
 
     const k8sUrl = `${workerUrl}/k8s`;
     try {

@@ -13,8 +13,7 @@
 import { describe, expect, it } from "vitest";
 import { fakeCluster } from "./context.ts";
 import { DEPLOYMENTS, PODS } from "./fixtures.ts";
-import { KUBECTL_MISSING, kubectl, kubectlStream, kubectlSuite, parseTable, type KubectlStream } from "./kubectl.ts";
-import { waitFor } from "./wait.ts";
+import { comparable, KUBECTL_MISSING, kubectl, kubectlSuite, parseTable, printedByBoth, watchedByBoth } from "./kubectl.ts";
 
 const AGE = /^(\d+(s|m|h|d|y))+$/;
 
@@ -56,24 +55,6 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl get tables 
   });
 });
 
-/** kubectl's output with every age replaced by AGE and column padding collapsed. */
-function comparable(output: string): string {
-  return output
-    .replace(/\b\d+[smhdy](\d+[smhdy])?\b/g, "AGE")
-    .split("\n")
-    .map((line) => line.trim().replace(/ {2,}/g, "  "))
-    .join("\n");
-}
-
-async function both(args: string[]): Promise<{ edge: string; fake: string }> {
-  const [edge, fake] = await Promise.all([kubectl(args, { config: "edge" }), kubectl(args, { config: "fake" })]);
-  expect(edge.code, edge.stderr).toBe(0);
-  expect(fake.code, fake.stderr).toBe(0);
-  return { edge: comparable(edge.stdout), fake: comparable(fake.stdout) };
-}
-
-const lineCount = (stream: KubectlStream): number => stream.stdout().split("\n").filter((l) => l.trim() !== "").length;
-
 describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl get tables on /k8s equal the API server's"), () => {
   it.each([
     [["get", "configmaps", "-A"], ["NAMESPACE", "NAME", "DATA", "AGE"]],
@@ -83,8 +64,8 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl get tables 
     [["get", "namespaces"], ["NAME", "STATUS", "AGE"]],
     [["get", "nodes", "node-c"], ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]],
   ])("kubectl %j prints what the API server prints", async (args, header) => {
-    const { edge, fake } = await both(args);
-    expect(edge).toBe(fake);
+    const { edge, fake } = await printedByBoth(args);
+    expect(comparable(edge)).toBe(comparable(fake));
     expect(parseTable(edge).header).toEqual(header);
   });
 
@@ -112,16 +93,8 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl get tables 
       expected: [["node-a", "Ready", "Debian GNU/Linux 12 (bookworm)"], ["node-b", "NotReady", "<unknown>"], ["node-c", "Unknown,SchedulingDisabled", "<unknown>"], ["node-w", "Ready", "<unknown>"]],
     },
   ])("kubectl $args prints the initial rows and a new object's row as from the API server", async ({ args, initialRows, create, cells, expected }) => {
-    const streams = { edge: kubectlStream(args, { config: "edge" }), fake: kubectlStream(args, { config: "fake" }) };
-    try {
-      const printed = (rows: number) => async () => lineCount(streams.edge) >= rows + 1 && lineCount(streams.fake) >= rows + 1;
-      await waitFor(printed(initialRows), { timeoutMs: 20_000, intervalMs: 100, what: "the initial lists" });
-      await fakeCluster().apply([{ op: "create", ...create }]);
-      await waitFor(printed(initialRows + 1), { timeoutMs: 20_000, intervalMs: 100, what: "the new object's row" });
-    } finally {
-      await Promise.all([streams.edge.stop(), streams.fake.stop()]);
-    }
-    expect(comparable(streams.edge.stdout())).toBe(comparable(streams.fake.stdout()));
-    expect(parseTable(streams.edge.stdout()).rows.map(cells)).toEqual(expected);
+    const printed = await watchedByBoth(args, initialRows, () => fakeCluster().apply([{ op: "create", ...create }]));
+    expect(comparable(printed.edge)).toBe(comparable(printed.fake));
+    expect(parseTable(printed.edge).rows.map(cells)).toEqual(expected);
   });
 });

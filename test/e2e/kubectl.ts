@@ -10,6 +10,7 @@ import { accessSync, constants } from "node:fs";
 import { basename, delimiter, join } from "node:path";
 import { e2e } from "./context.ts";
 import { OPENSSL } from "./tls-proxy.ts";
+import { waitFor } from "./wait.ts";
 
 export const KUBECTL = process.env.KUBECTL ?? "/usr/bin/kubectl";
 
@@ -139,7 +140,8 @@ export function parseTable(text: string): { header: string[]; rows: Record<strin
   const headerLine = lines[0] ?? "";
   const starts: number[] = [];
   const header: string[] = [];
-  for (const match of headerLine.matchAll(/\S+/g)) {
+  // Columns are at least three spaces apart; a name may hold single spaces (LAST SEEN, NOMINATED NODE).
+  for (const match of headerLine.matchAll(/\S+(?: \S+)*/g)) {
     starts.push(match.index);
     header.push(match[0]);
   }
@@ -151,6 +153,56 @@ export function parseTable(text: string): { header: string[]; rows: Record<strin
     return row;
   });
   return { header, rows };
+}
+
+/**
+ * kubectl's output with every age replaced by AGE and column padding collapsed: two answers a
+ * moment apart compare equal when only their ages (and so the column widths) differ.
+ */
+export function comparable(output: string): string {
+  return output
+    .replace(/\b\d+[smhdy](\d+[smhdy])?\b/g, "AGE")
+    .split("\n")
+    .map((line) => line.trim().replace(/ {2,}/g, "  "))
+    .join("\n");
+}
+
+/** The two kubeconfigs a comparison runs kubectl against: /k8s, and the API server it mirrors. */
+export interface TargetPair {
+  edge: KubectlOptions["config"];
+  fake: KubectlOptions["config"];
+}
+
+const GLOBAL_PAIR: TargetPair = { edge: "edge", fake: "fake" };
+
+/** Runs the same kubectl command against both targets, each of which must succeed, and returns what each printed. */
+export async function printedByBoth(args: string[], pair: TargetPair = GLOBAL_PAIR): Promise<{ edge: string; fake: string }> {
+  const [edge, fake] = await Promise.all([kubectl(args, { config: pair.edge }), kubectl(args, { config: pair.fake })]);
+  if (edge.code !== 0 || fake.code !== 0) throw new Error(`kubectl ${args.join(" ")} failed: edge ${edge.code} ${edge.stderr}; fake ${fake.code} ${fake.stderr}`);
+  return { edge: edge.stdout, fake: fake.stdout };
+}
+
+const printedLines = (stream: KubectlStream): number => stream.stdout().split("\n").filter((l) => l.trim() !== "").length;
+
+/**
+ * Runs `kubectl get … -w` against both targets until each printed its header and `initialRows`
+ * rows, calls `change` (which adds one object), waits for each to print its row, and returns what
+ * each printed.
+ */
+export async function watchedByBoth(args: string[], initialRows: number, change: () => Promise<unknown>, pair: TargetPair = GLOBAL_PAIR): Promise<{ edge: string; fake: string }> {
+  const streams = { edge: kubectlStream(args, { config: pair.edge }), fake: kubectlStream(args, { config: pair.fake }) };
+  try {
+    const printed = (rows: number) => async () => printedLines(streams.edge) >= rows + 1 && printedLines(streams.fake) >= rows + 1;
+    await waitFor(printed(initialRows), { timeoutMs: 20_000, intervalMs: 100, what: `the initial lists of kubectl ${args.join(" ")}` });
+    await change();
+    await waitFor(printed(initialRows + 1), { timeoutMs: 20_000, intervalMs: 100, what: "the new object's row" });
+  } catch (error) {
+    const output = (label: keyof TargetPair) => `${label}:\n${streams[label].stdout()}${streams[label].stderr()}`;
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${output("edge")}\n${output("fake")}`);
+  } finally {
+    await Promise.all([streams.edge.stop(), streams.fake.stop()]);
+  }
+  return { edge: streams.edge.stdout(), fake: streams.fake.stdout() };
 }
 
 /**

@@ -20,6 +20,7 @@ const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 const BUNDLE_TIMEOUT_MS = 60_000;
 const START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
+const SYNC_TIMEOUT_MS = 60_000;
 
 /** The environment wrangler runs in: no telemetry, no Internet lookups, no colours in the log. */
 const WRANGLER_ENV = {
@@ -165,5 +166,25 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     cleanup();
     process.off("exit", cleanup);
     throw error;
+  }
+}
+
+/**
+ * Resolves once each of the Worker's informers `names` reports synced (GET /informers/{name}, with
+ * `adminToken` when the Worker has one); rejects at once when one reports an error instead.
+ */
+export async function waitInformersSynced(worker: Pick<RunningWorker, "url" | "logPath">, names: readonly string[], adminToken?: string): Promise<void> {
+  const headers: Record<string, string> = adminToken === undefined ? {} : { authorization: `Bearer ${adminToken}` };
+  for (const name of names) {
+    await waitFor(
+      async () => {
+        const response = await fetch(`${worker.url}/informers/${name}`, { headers, signal: AbortSignal.timeout(5_000) });
+        if (!response.ok) throw new Error(`GET /informers/${name}: ${response.status} ${await response.text()}`);
+        const status = (await response.json()) as { synced: boolean; lastError: string | null };
+        if (!status.synced && status.lastError) throw new Error(`informer ${name}: ${status.lastError}`);
+        return status.synced;
+      },
+      { timeoutMs: SYNC_TIMEOUT_MS, intervalMs: 200, what: `informer ${name} to sync (log: ${worker.logPath})` },
+    );
   }
 }

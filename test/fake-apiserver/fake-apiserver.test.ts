@@ -54,16 +54,20 @@ describe("discovery and the default cluster", () => {
     );
     const groups = (await getJson(root, "/apis")).body;
     expect(groups.kind).toBe("APIGroupList");
-    expect(groups.groups.map((g: { name: string }) => g.name)).toEqual(["apps", "example.com"]);
+    expect(groups.groups.map((g: { name: string }) => g.name)).toEqual(["apps", "batch", "networking.k8s.io", "autoscaling", "example.com"]);
     expect((await getJson(root, "/apis/apps")).body).toMatchObject({ kind: "APIGroup", name: "apps", preferredVersion: { groupVersion: "apps/v1" } });
     expect((await getJson(root, "/apis/apps/v1")).body).toMatchObject({
       kind: "APIResourceList",
       apiVersion: "v1",
       groupVersion: "apps/v1",
-      resources: [expect.objectContaining({ name: "deployments", kind: "Deployment", namespaced: true })],
+      resources: expect.arrayContaining([expect.objectContaining({ name: "deployments", kind: "Deployment", namespaced: true })]),
     });
+    expect((await getJson(root, "/apis/autoscaling")).body).toMatchObject({ preferredVersion: { groupVersion: "autoscaling/v2" } });
     expect((await getJson(root, "/apis/example.com/v1")).body.resources).toEqual([
       expect.objectContaining({ name: "widgets", kind: "Widget", namespaced: true }),
+      expect.objectContaining({ name: "gadgets", kind: "Gadget", namespaced: true }),
+      // A custom resource may take a built-in's plural and kind in its own group.
+      expect.objectContaining({ name: "pods", kind: "Pod", namespaced: true }),
     ]);
     const missing = await getJson(root, "/apis/nope.io/v1");
     expect(missing.status).toBe(404);

@@ -116,6 +116,21 @@ export const RESOURCES: readonly ResourceDef[] = [
     builtIn: true,
     fieldLabels: NAMESPACED_META,
   },
+  // For the Table comparisons of kubectl-tables-kinds.e2e.test.ts (issue 18, F19): one resource
+  // per kind with a printers.go handler that test covers.
+  ...[
+    builtIn("services", "Service", "", "v1", { shortNames: ["svc"], categories: ["all"] }),
+    builtIn("endpoints", "Endpoints", "", "v1", { shortNames: ["ep"] }),
+    builtIn("events", "Event", "", "v1", { shortNames: ["ev"], fieldLabels: [...NAMESPACED_META, "involvedObject.kind", "involvedObject.name", "reason", "type"] }),
+    builtIn("persistentvolumeclaims", "PersistentVolumeClaim", "", "v1", { shortNames: ["pvc"] }),
+    builtIn("replicasets", "ReplicaSet", "apps", "v1", { shortNames: ["rs"], categories: ["all"], fieldLabels: [...NAMESPACED_META, "status.replicas"] }),
+    builtIn("statefulsets", "StatefulSet", "apps", "v1", { shortNames: ["sts"], categories: ["all"] }),
+    builtIn("daemonsets", "DaemonSet", "apps", "v1", { shortNames: ["ds"], categories: ["all"] }),
+    builtIn("jobs", "Job", "batch", "v1", { categories: ["all"], fieldLabels: [...NAMESPACED_META, "status.successful"] }),
+    builtIn("cronjobs", "CronJob", "batch", "v1", { shortNames: ["cj"], categories: ["all"] }),
+    builtIn("ingresses", "Ingress", "networking.k8s.io", "v1", { shortNames: ["ing"] }),
+    builtIn("horizontalpodautoscalers", "HorizontalPodAutoscaler", "autoscaling", "v2", { shortNames: ["hpa"], categories: ["all"] }),
+  ],
   {
     name: "widgets",
     singularName: "widget",
@@ -130,7 +145,59 @@ export const RESOURCES: readonly ResourceDef[] = [
     // A CRD's selectableFields (apiextensions v1.32+) add to metadata.name/namespace.
     fieldLabels: [...NAMESPACED_META, "spec.color"],
   },
+  {
+    // A custom resource with additionalPrinterColumns of every type (crd.ts).
+    name: "gadgets",
+    singularName: "gadget",
+    kind: "Gadget",
+    listKind: "GadgetList",
+    group: "example.com",
+    version: "v1",
+    namespaced: true,
+    shortNames: ["gd"],
+    categories: [],
+    builtIn: false,
+    fieldLabels: NAMESPACED_META,
+  },
+  {
+    // A custom resource named like a built-in: kind Pod, plural pods, in example.com. It prints as
+    // a custom resource (Name, Age), never with the core Pod's columns.
+    name: "pods",
+    singularName: "pod",
+    kind: "Pod",
+    listKind: "PodList",
+    group: "example.com",
+    version: "v1",
+    namespaced: true,
+    shortNames: [],
+    categories: [],
+    builtIn: false,
+    fieldLabels: NAMESPACED_META,
+  },
 ];
+
+/** A namespaced built-in resource: its names, and the discovery extras a real server lists. */
+function builtIn(
+  name: string,
+  kind: string,
+  group: string,
+  version: string,
+  extra: { shortNames?: string[]; categories?: string[]; fieldLabels?: string[] },
+): ResourceDef {
+  return {
+    name,
+    singularName: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    group,
+    version,
+    namespaced: true,
+    shortNames: extra.shortNames ?? [],
+    categories: extra.categories ?? [],
+    builtIn: true,
+    fieldLabels: extra.fieldLabels ?? NAMESPACED_META,
+  };
+}
 
 export function apiVersionOf(def: ResourceDef): string {
   return def.group === "" ? def.version : `${def.group}/${def.version}`;

@@ -222,11 +222,12 @@ export class Store {
   constructor(startRevision = 1n) {
     this.revision = startRevision;
     this.compactedRevision = startRevision;
-    for (const def of RESOURCES) this.tables.set(def.name, new ResourceTable(def));
+    // By plural and group: two groups may use one plural (pods, pods.example.com).
+    for (const def of RESOURCES) this.tables.set(`${def.name}.${def.group}`, new ResourceTable(def));
   }
 
   table(def: ResourceDef): ResourceTable {
-    return this.tables.get(def.name)!;
+    return this.tables.get(`${def.name}.${def.group}`)!;
   }
 
   /** Subscribes to every committed change; returns the unsubscribe function. */

@@ -4,10 +4,16 @@
 // comparison only because the two are computed a moment apart.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { table } from "../../src/k8s/table.ts";
+import { crdPath, describeFromCrd } from "../../src/k8s/resource-description.ts";
+import { printedKindOf, table } from "../../src/k8s/table.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
-import { configMap, FakeCluster, namespace, node, pod } from "./client.ts";
+import { configMap, FakeCluster, namespace, node } from "./client.ts";
 import type { FakeObject } from "./types.ts";
+import { CORE_FIXTURES } from "../e2e/table-fixtures-core.ts";
+import { OTHER_FIXTURES } from "../e2e/table-fixtures-others.ts";
+import { WORKLOAD_FIXTURES } from "../e2e/table-fixtures-workloads.ts";
+
+const TABLE_FIXTURES = [...CORE_FIXTURES, ...WORKLOAD_FIXTURES, ...OTHER_FIXTURES];
 
 const BASE = env.FAKE_APISERVER_URL;
 const TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
@@ -39,6 +45,7 @@ async function seeded(): Promise<FakeCluster> {
   return cluster;
 }
 
+const shape = (columns: any[]) => columns.map((c) => [c.name, c.type, c.format, c.priority]);
 const withoutAge = (columns: { name: string }[], cells: unknown[]) => cells.filter((_, i) => columns[i]?.name !== "Age");
 
 describe("fake API server Tables", () => {
@@ -61,13 +68,6 @@ describe("fake API server Tables", () => {
     expect(body.rows).toEqual([{ cells: ["n2", "Ready,SchedulingDisabled", "<none>", expect.any(String), "", "<none>", "<none>", "<unknown>", "<unknown>", "<unknown>"], object: null }]);
   });
 
-  it("keeps plain JSON for a kind it has no reference printer for (pods)", async () => {
-    const cluster = await FakeCluster.create(BASE);
-    await cluster.apply([{ op: "create", resource: "pods", object: pod({ name: "p", namespace: "ns" }) }]);
-    const body = await getTable(cluster, "/api/v1/namespaces/ns/pods");
-    expect(body.kind).toBe("PodList");
-  });
-
   it.each([
     ["ConfigMap", "/api/v1/configmaps"],
     ["Node", "/api/v1/nodes"],
@@ -76,8 +76,23 @@ describe("fake API server Tables", () => {
     const cluster = await seeded();
     const fake = await getTable(cluster, path);
     const list = (await (await cluster.kube(path)).json()) as { items: KubeObject[] };
-    const ours = table(kind, list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
-    const shape = (columns: any[]) => columns.map((c) => [c.name, c.type, c.format, c.priority]);
+    const ours = table({ group: "", kind }, list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
+    expect(shape(fake.columnDefinitions)).toEqual(shape(ours.columnDefinitions ?? []));
+    expect(fake.rows.map((r: any) => withoutAge(fake.columnDefinitions, r.cells))).toEqual(ours.rows.map((r) => withoutAge(ours.columnDefinitions ?? [], r.cells)));
+  });
+
+  // The kubectl e2e test compares printed text; this compares the JSON, where 3 and "3" differ.
+  it.each(TABLE_FIXTURES.map((f) => [f.resource, f] as const))("prints the table fixtures' %s as src/k8s/table.ts does, cell types included", async (resource, fixture) => {
+    const cluster = await FakeCluster.create(BASE);
+    await cluster.apply(fixture.objects.map((object) => ({ op: "create" as const, resource, object })));
+    const { apiVersion, kind } = fixture.objects[0]! as { apiVersion: string; kind: string };
+    const [plural, ...group] = resource.split(".");
+    const path = `${apiVersion.includes("/") ? "/apis" : "/api"}/${apiVersion}/${plural}`;
+    const fake = await getTable(cluster, path);
+    const list = (await (await cluster.kube(path)).json()) as { items: KubeObject[] };
+    // A custom resource prints from the CRD the fake serves, as /k8s reads it.
+    const crd = fixture.apiVersion ? describeFromCrd(await (await cluster.kube(crdPath(plural!, group.join(".")))).json(), "v1") : undefined;
+    const ours = table(printedKindOf({ group: group.join("."), kind, printerColumns: crd?.printerColumns ?? [] }), list.items, {}, { now: Date.now(), includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" });
     expect(shape(fake.columnDefinitions)).toEqual(shape(ours.columnDefinitions ?? []));
     expect(fake.rows.map((r: any) => withoutAge(fake.columnDefinitions, r.cells))).toEqual(ours.rows.map((r) => withoutAge(ours.columnDefinitions ?? [], r.cells)));
   });

@@ -30,7 +30,7 @@ export function requestedTable(req: IncomingMessage, params: URLSearchParams, de
   if (parameters.get("as") !== "Table" || parameters.get("g") !== "meta.k8s.io") return undefined;
   const version = parameters.get("v");
   if (version !== "v1" && version !== "v1beta1") return undefined;
-  const printer = referencePrinter(def.kind, def.builtIn);
+  const printer = referencePrinter(def);
   if (!printer) return undefined;
   const include = params.get("includeObject") || "Metadata";
   const includeObject = include === "Object" || include === "None" ? include : "Metadata";

@@ -22,6 +22,9 @@ const DAY = 24 * HOUR;
 const NOW = Date.parse("2025-06-01T12:00:00Z");
 const ago = (ms: number): string => new Date(NOW - ms).toISOString().replace(".000Z", "Z");
 const options: TableOptions = { now: NOW, includeObject: "Metadata", apiVersion: "meta.k8s.io/v1" };
+const POD = { group: "", kind: "Pod" };
+const DEPLOYMENT = { group: "apps", kind: "Deployment" };
+const WIDGET = { group: "example.com", kind: "Widget" };
 
 const NAME_DESCRIPTION =
   "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -104,7 +107,7 @@ const lastFinished = (msAgo: number): Json => ({ lastState: { terminated: { exit
 
 /** READY, STATUS, RESTARTS. */
 function summary(p: KubeObject): [unknown, unknown, unknown] {
-  const cells = tableRow("Pod", p, options).cells;
+  const cells = tableRow(POD, p, options).cells;
   return [cells[1], cells[2], cells[3]];
 }
 
@@ -119,7 +122,7 @@ describe("Pod rows", () => {
         containerStatuses: [ready("app"), ready("log")],
       },
     });
-    expect(tableRow("Pod", p, options).cells).toEqual(["web-1", "2/2", "Running", "0", "5d", "10.0.0.5", "node-1", "<none>", "<none>"]);
+    expect(tableRow(POD, p, options).cells).toEqual(["web-1", "2/2", "Running", "0", "5d", "10.0.0.5", "node-1", "<none>", "<none>"]);
   });
 
   it("shows a waiting reason: ContainerCreating", () => {
@@ -260,20 +263,20 @@ describe("Pod rows", () => {
 
   it("keeps Completed for a succeeded pod and adds the Completed row condition", () => {
     const p = pod({ status: { phase: "Succeeded", containerStatuses: [terminated("app", { exitCode: 0, reason: "Completed" })] } });
-    const row = tableRow("Pod", p, options);
+    const row = tableRow(POD, p, options);
     expect(row.cells.slice(1, 4)).toEqual(["0/1", "Completed", "0"]);
     expect(row.conditions).toEqual([{ type: "Completed", status: "True", reason: "Succeeded", message: "The pod has completed successfully." }]);
   });
 
   it("shows Evicted from status.reason and marks the failed row", () => {
     const p = pod({ status: { phase: "Failed", reason: "Evicted", message: "The node was low on resource: memory." } });
-    const row = tableRow("Pod", p, options);
+    const row = tableRow(POD, p, options);
     expect(row.cells.slice(1, 4)).toEqual(["0/1", "Evicted", "0"]);
     expect(row.conditions).toEqual([{ type: "Completed", status: "True", reason: "Failed", message: "The pod failed." }]);
   });
 
   it("gives a running pod no conditions key at all", () => {
-    expect("conditions" in tableRow("Pod", pod(), options)).toBe(false);
+    expect("conditions" in tableRow(POD, pod(), options)).toBe(false);
   });
 
   it("shows Terminating once deletionTimestamp is set, unless the pod already finished", () => {
@@ -310,12 +313,12 @@ describe("Pod rows", () => {
         ],
       },
     });
-    expect(tableRow("Pod", p, options).cells.slice(5)).toEqual(["10.0.0.9", "node-1", "node-2", "1/2"]);
+    expect(tableRow(POD, p, options).cells.slice(5)).toEqual(["10.0.0.9", "node-1", "node-2", "1/2"]);
   });
 
   it("prints <none> for empty wide cells and <unknown> for a missing creationTimestamp", () => {
     const p: KubeObject = { metadata: { name: "bare" }, spec: { containers: [] }, status: {} };
-    expect(tableRow("Pod", p, options).cells).toEqual(["bare", "0/0", "", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"]);
+    expect(tableRow(POD, p, options).cells).toEqual(["bare", "0/0", "", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"]);
   });
 });
 
@@ -334,18 +337,18 @@ describe("Deployment rows", () => {
       { replicas: 3, selector: { matchLabels: { tier: "frontend", app: "web" } }, template },
       { replicas: 3, readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 },
     );
-    const cells = tableRow("Deployment", d, options).cells;
+    const cells = tableRow(DEPLOYMENT, d, options).cells;
     expect(cells).toEqual(["web", "2/3", 3, 2, "10m", "nginx,envoy", "nginx:1.27,envoy:1.30", "app=web,tier=frontend"]);
     expect(JSON.stringify(cells.slice(2, 4))).toBe("[3,2]");
   });
 
   it("reads absent status counts as 0 and an absent spec.replicas as the default 1", () => {
-    expect(tableRow("Deployment", deployment({ replicas: 3, template }), options).cells.slice(1, 4)).toEqual(["0/3", 0, 0]);
-    expect(tableRow("Deployment", deployment({ template }, { readyReplicas: 1 }), options).cells[1]).toBe("1/1");
+    expect(tableRow(DEPLOYMENT, deployment({ replicas: 3, template }), options).cells.slice(1, 4)).toEqual(["0/3", 0, 0]);
+    expect(tableRow(DEPLOYMENT, deployment({ template }, { readyReplicas: 1 }), options).cells[1]).toBe("1/1");
   });
 
   it("prints empty container cells for a template without containers", () => {
-    expect(tableRow("Deployment", deployment({ replicas: 0 }), options).cells.slice(5)).toEqual(["", "", ""]);
+    expect(tableRow(DEPLOYMENT, deployment({ replicas: 0 }), options).cells.slice(5)).toEqual(["", "", ""]);
   });
 });
 
@@ -387,7 +390,7 @@ describe("labelSelectorString", () => {
 
 describe("columnDefinitions", () => {
   it("gives pods 5 default and 4 wide columns, every field present", () => {
-    const columns = columnDefinitions("Pod");
+    const columns = columnDefinitions(POD);
     expect(columns.map((c) => [c.name, c.type, c.format, c.priority])).toEqual([
       ["Name", "string", "name", 0],
       ["Ready", "string", "", 0],
@@ -406,7 +409,7 @@ describe("columnDefinitions", () => {
   });
 
   it("gives deployments their 5 + 3 columns", () => {
-    expect(columnDefinitions("Deployment").map((c) => [c.name, c.type, c.format, c.priority])).toEqual([
+    expect(columnDefinitions(DEPLOYMENT).map((c) => [c.name, c.type, c.format, c.priority])).toEqual([
       ["Name", "string", "name", 0],
       ["Ready", "string", "", 0],
       ["Up-to-date", "string", "", 0],
@@ -416,22 +419,22 @@ describe("columnDefinitions", () => {
       ["Images", "string", "", 1],
       ["Selector", "string", "", 1],
     ]);
-    expect(columnDefinitions("Deployment")[1]?.description).toBe("Number of the pod with ready state");
+    expect(columnDefinitions(DEPLOYMENT)[1]?.description).toBe("Number of the pod with ready state");
   });
 
   it("gives a kind that is not built in Name and Age, as a custom resource without printer columns", () => {
-    expect(columnDefinitions("Widget")).toEqual([
+    expect(columnDefinitions(WIDGET)).toEqual([
       { name: "Name", type: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 },
       { name: "Age", type: "date", format: "", description: AGE_DESCRIPTION, priority: 0 },
     ]);
     const cm: KubeObject = { metadata: { name: "settings", creationTimestamp: ago(3 * HOUR + 5 * MINUTE) }, data: { a: "1" } };
-    expect(tableRow("Widget", cm, options).cells).toEqual(["settings", "3h5m"]);
+    expect(tableRow(WIDGET, cm, options).cells).toEqual(["settings", "3h5m"]);
   });
 
   it("returns a fresh copy each call", () => {
-    const columns = columnDefinitions("Pod");
+    const columns = columnDefinitions(POD);
     columns[0]!.name = "changed";
-    expect(columnDefinitions("Pod")[0]?.name).toBe("Name");
+    expect(columnDefinitions(POD)[0]?.name).toBe("Name");
   });
 });
 
@@ -456,7 +459,7 @@ describe("row objects", () => {
   const item = pod({ metadata: { labels: { app: "web" }, managedFields: [{ manager: "kubectl" }] } });
 
   it("embeds a PartialObjectMetadata with the full ObjectMeta by default", () => {
-    expect(tableRow("Pod", item, options).object).toEqual({
+    expect(tableRow(POD, item, options).object).toEqual({
       kind: "PartialObjectMetadata",
       apiVersion: "meta.k8s.io/v1",
       metadata: item.metadata,
@@ -464,37 +467,37 @@ describe("row objects", () => {
   });
 
   it("gives the PartialObjectMetadata the negotiated Table version", () => {
-    const row = tableRow("Pod", item, { ...options, apiVersion: "meta.k8s.io/v1beta1" });
+    const row = tableRow(POD, item, { ...options, apiVersion: "meta.k8s.io/v1beta1" });
     expect(row.object).toMatchObject({ kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1beta1" });
   });
 
   it("embeds the whole object with kind and apiVersion first for includeObject=Object", () => {
-    const row = tableRow("Pod", item, { ...options, includeObject: "Object", objectApiVersion: "v1" });
+    const row = tableRow(POD, item, { ...options, includeObject: "Object", objectApiVersion: "v1" });
     expect(row.object).toEqual({ kind: "Pod", apiVersion: "v1", ...item });
     expect(Object.keys(row.object ?? {})).toEqual(["kind", "apiVersion", "metadata", "spec", "status"]);
   });
 
   it("keeps an object's own kind and apiVersion", () => {
     const own: KubeObject = { apiVersion: "apps/v1", kind: "Deployment", ...deployment({ replicas: 1 }) };
-    expect(tableRow("Deployment", own, { ...options, includeObject: "Object", objectApiVersion: "v9" }).object).toEqual(own);
+    expect(tableRow(DEPLOYMENT, own, { ...options, includeObject: "Object", objectApiVersion: "v9" }).object).toEqual(own);
   });
 
   it("writes object: null for includeObject=None, as the server's RawExtension does", () => {
-    const row = tableRow("Pod", item, { ...options, includeObject: "None" });
+    const row = tableRow(POD, item, { ...options, includeObject: "None" });
     expect(row.object).toBeNull();
     expect(JSON.stringify(row)).toBe('{"cells":["web-1","0/1","Running","0","5d","<none>","<none>","<none>","<none>"],"object":null}');
   });
 
   it("writes a row's keys in the server's order: cells, conditions, object", () => {
     const done = pod({ status: { phase: "Succeeded" } });
-    expect(Object.keys(tableRow("Pod", done, options))).toEqual(["cells", "conditions", "object"]);
+    expect(Object.keys(tableRow(POD, done, options))).toEqual(["cells", "conditions", "object"]);
   });
 });
 
 describe("table", () => {
   it("serializes a list Table in the server's shape", () => {
     const p = pod({ status: { phase: "Running", podIP: "10.0.0.5", containerStatuses: [ready("app")] } });
-    const t = table("Pod", [p], { resourceVersion: "27", continue: "abc", remainingItemCount: 12 }, { ...options, includeObject: "None" });
+    const t = table(POD, [p], { resourceVersion: "27", continue: "abc", remainingItemCount: 12 }, { ...options, includeObject: "None" });
     const json = JSON.parse(JSON.stringify(t)) as Json;
     expect(Object.keys(json)).toEqual(["kind", "apiVersion", "metadata", "columnDefinitions", "rows"]);
     expect(json.kind).toBe("Table");
@@ -505,17 +508,17 @@ describe("table", () => {
   });
 
   it("drops empty list metadata but keeps a remainingItemCount of 0", () => {
-    expect(table("Pod", [], { resourceVersion: "", continue: "" }, options).metadata).toEqual({});
-    expect(table("Pod", [], { remainingItemCount: 0 }, options).metadata).toEqual({ remainingItemCount: 0 });
+    expect(table(POD, [], { resourceVersion: "", continue: "" }, options).metadata).toEqual({});
+    expect(table(POD, [], { remainingItemCount: 0 }, options).metadata).toEqual({ remainingItemCount: 0 });
   });
 
   it("always has a rows array, empty for an empty list", () => {
-    expect(JSON.stringify(table("Deployment", [], {}, options).rows)).toBe("[]");
+    expect(JSON.stringify(table(DEPLOYMENT, [], {}, options).rows)).toBe("[]");
   });
 
   it("has columnDefinitions: null for watch events after the first", () => {
-    const first = table("Pod", [pod()], { resourceVersion: "42" }, options);
-    const later = table("Pod", [pod()], { resourceVersion: "43" }, options, false);
+    const first = table(POD, [pod()], { resourceVersion: "42" }, options);
+    const later = table(POD, [pod()], { resourceVersion: "43" }, options, false);
     expect(first.columnDefinitions).toHaveLength(9);
     expect(later.columnDefinitions).toBeNull();
     expect(JSON.stringify(later)).toContain('"columnDefinitions":null');
@@ -525,6 +528,6 @@ describe("table", () => {
 
   it("keeps the objects' order, one row each", () => {
     const names = ["c", "a", "b"].map((name) => pod({ metadata: { name } }));
-    expect(table("Pod", names, {}, options).rows.map((r) => r.cells[0])).toEqual(["c", "a", "b"]);
+    expect(table(POD, names, {}, options).rows.map((r) => r.cells[0])).toEqual(["c", "a", "b"]);
   });
 });

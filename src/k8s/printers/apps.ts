@@ -13,11 +13,11 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, containerCells, formatLabels, formatLabelSelector, nameCell, templatePodSpec } from "./cells.ts";
-import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldColumns, fieldDoc, IMAGES_COLUMN, NAME_COLUMN, READY_OF_DESIRED_COLUMN, TEMPLATE_WIDE_COLUMNS, wide } from "./columns.ts";
+import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldColumn, IMAGES_COLUMN, NAME_COLUMN, READY_OF_DESIRED_COLUMN, templateWideColumns } from "./columns.ts";
 import { at, int, records, replicasOrDefault, specAndStatus, text } from "./json.ts";
 import { labelSelectorString } from "./label-selector.ts";
 import { nameAgePrinter, type NameAgeCells } from "./name-age-printer.ts";
-import { cellPrinter, type Printer, type TableCell } from "./printer.ts";
+import { cellPrinter, type ColumnDefinition, type Printer, type TableCell } from "./printer.ts";
 
 /** The wide cells Containers, Images and Selector of a workload whose pod template is `spec.template`. */
 function templateWideCells(spec: Record<string, unknown>, selector: string): TableCell[] {
@@ -28,13 +28,10 @@ export const DEPLOYMENT_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
     READY_OF_DESIRED_COLUMN,
-    // extensions/v1beta1 DeploymentStatus / DeploymentSpec swagger docs (k8s.io/api v0.32).
-    column("Up-to-date", "string", "Total number of non-terminated pods targeted by this deployment that have the desired template spec."),
-    column("Available", "string", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment."),
+    fieldColumn("Up-to-date", "string", "extensionsv1beta1.DeploymentStatus.updatedReplicas"),
+    fieldColumn("Available", "string", "extensionsv1beta1.DeploymentStatus.availableReplicas"),
     AGE_COLUMN,
-    CONTAINERS_COLUMN,
-    IMAGES_COLUMN,
-    wide("Selector", "string", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment."),
+    ...templateWideColumns("extensionsv1beta1.DeploymentSpec.selector"),
   ],
   (deployment, now) => {
     const [spec, status] = specAndStatus(deployment);
@@ -50,7 +47,14 @@ export const DEPLOYMENT_PRINTER: Printer = cellPrinter(
   },
 );
 
-const REPLICA_COUNT_COLUMNS = fieldColumns("integer", "Desired", "Current", "Ready");
+/** Desired, Current and Ready, described by the swagger docs of `type`'s spec and status. */
+function replicaCountColumns(type: "extensionsv1beta1.ReplicaSet" | "apiv1.ReplicationController"): ColumnDefinition[] {
+  return [
+    fieldColumn("Desired", "integer", `${type}Spec.replicas`),
+    fieldColumn("Current", "integer", `${type}Status.replicas`),
+    fieldColumn("Ready", "integer", `${type}Status.readyReplicas`),
+  ];
+}
 
 /** Desired, current and ready replicas, then the template's wide cells with `selector`. */
 function replicaCountCells(object: KubeObject, selector: string): NameAgeCells {
@@ -58,12 +62,12 @@ function replicaCountCells(object: KubeObject, selector: string): NameAgeCells {
   return { own: [replicasOrDefault(spec.replicas), int(status.replicas), int(status.readyReplicas)], wide: templateWideCells(spec, selector) };
 }
 
-export const REPLICA_SET_PRINTER: Printer = nameAgePrinter(REPLICA_COUNT_COLUMNS, TEMPLATE_WIDE_COLUMNS, (rs) =>
+export const REPLICA_SET_PRINTER: Printer = nameAgePrinter(replicaCountColumns("extensionsv1beta1.ReplicaSet"), templateWideColumns("extensionsv1beta1.ReplicaSetSpec.selector"), (rs) =>
   replicaCountCells(rs, formatLabelSelector(at(rs, "spec").selector)),
 );
 
 /** ReplicationController: a map selector (labels.FormatLabels); a nil template gives empty containers. */
-export const REPLICATION_CONTROLLER_PRINTER: Printer = nameAgePrinter(REPLICA_COUNT_COLUMNS, TEMPLATE_WIDE_COLUMNS, (rc) =>
+export const REPLICATION_CONTROLLER_PRINTER: Printer = nameAgePrinter(replicaCountColumns("apiv1.ReplicationController"), templateWideColumns("apiv1.ReplicationControllerSpec.selector"), (rc) =>
   replicaCountCells(rc, formatLabels(at(rc, "spec").selector)),
 );
 
@@ -81,8 +85,15 @@ export const STATEFUL_SET_PRINTER: Printer = cellPrinter(
 );
 
 export const DAEMON_SET_PRINTER: Printer = nameAgePrinter(
-  [...fieldColumns("integer", "Desired", "Current", "Ready", "Up-to-date", "Available"), column("Node Selector", "string", fieldDoc)],
-  TEMPLATE_WIDE_COLUMNS,
+  [
+    fieldColumn("Desired", "integer", "extensionsv1beta1.DaemonSetStatus.desiredNumberScheduled"),
+    fieldColumn("Current", "integer", "extensionsv1beta1.DaemonSetStatus.currentNumberScheduled"),
+    fieldColumn("Ready", "integer", "extensionsv1beta1.DaemonSetStatus.numberReady"),
+    fieldColumn("Up-to-date", "integer", "extensionsv1beta1.DaemonSetStatus.updatedNumberScheduled"),
+    fieldColumn("Available", "integer", "extensionsv1beta1.DaemonSetStatus.numberAvailable"),
+    fieldColumn("Node Selector", "string", "apiv1.PodSpec.nodeSelector"),
+  ],
+  templateWideColumns("extensionsv1beta1.DaemonSetSpec.selector"),
   (ds) => {
     const [spec, status] = specAndStatus(ds);
     const counts = [status.desiredNumberScheduled, status.currentNumberScheduled, status.numberReady, status.updatedNumberScheduled, status.numberAvailable];
@@ -105,6 +116,6 @@ function controllerCell(revision: KubeObject): string {
 }
 
 export const CONTROLLER_REVISION_PRINTER: Printer = cellPrinter(
-  [NAME_COLUMN, column("Controller", "string", "Controller of the object"), column("Revision", "string", fieldDoc), AGE_COLUMN],
+  [NAME_COLUMN, column("Controller", "string", "Controller of the object"), fieldColumn("Revision", "string", "appsv1beta1.ControllerRevision.revision"), AGE_COLUMN],
   (revision, now) => [nameCell(revision), controllerCell(revision), int(revision.revision), ageCell(revision, now)],
 );

@@ -3,12 +3,13 @@
  *   Name Reference Targets MinPods MaxPods Replicas Age
  * REFERENCE is `kind/name`; MINPODS `<unset>` when absent (a string), MAXPODS and REPLICAS integers.
  * TARGETS lists "current/target" per metric (two, then ` + N more...`), `<none>` without metrics;
- * a missing current value is `<unknown>`, an unset utilization target `<auto>`. autoscaling/v2
- * objects are read as they are; an autoscaling/v1 object's CPU target becomes its one metric, as
- * the server's v1→internal conversion does.
+ * a missing current metric is `<unknown>`, a reported one without its value Go's nil quantity
+ * `<nil>`, an unset utilization target `<auto>`. autoscaling/v2 objects are read as they are; an
+ * autoscaling/v1 object's CPU target becomes its one metric, as the server's v1→internal
+ * conversion does.
  */
 import { ageCell, listWithMore, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN } from "./columns.ts";
+import { AGE_COLUMN, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, int, record, records, specAndStatus, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -19,30 +20,39 @@ function source(entry: JsonRecord | undefined, type: string): JsonRecord | undef
   return entry ? record(entry[type.charAt(0).toLowerCase() + type.slice(1)]) : undefined;
 }
 
-function quantity(value: unknown, fallback = "<unknown>"): string {
-  return typeof value === "string" || typeof value === "number" ? String(value) : fallback;
+/** A resource.Quantity pointer's String(): the quantity as stored, `<nil>` when absent. */
+function quantity(value: unknown): string {
+  return typeof value === "string" || typeof value === "number" ? String(value) : "<nil>";
 }
 
 function percent(value: unknown, fallback: string): string {
   return typeof value === "number" ? `${int(value)}%` : fallback;
 }
 
+/**
+ * formatHPAMetrics for one metric. `status` is the status metric at the same index; printers.go
+ * reads its current value whenever the status has a source of the spec's type, so a missing value
+ * prints `<nil>`, except the current average of an averaged External or Object metric, whose
+ * pointer it checks (`<unknown>`).
+ */
 function metricCell(spec: JsonRecord, status: JsonRecord | undefined): string {
   const type = text(spec.type);
   const target = at(source(spec, type), "target");
-  const current = source(status, type) ? at(source(status, type), "current") : undefined;
+  const reported = source(status, type);
+  const current = at(reported, "current");
+  const currentQuantity = (field: string) => (reported ? quantity(current[field]) : "<unknown>");
   switch (type) {
     case "External":
     case "Object":
-      if (target.averageValue !== undefined) return `${quantity(current?.averageValue)}/${quantity(target.averageValue)} (avg)`;
-      return `${current ? quantity(current.value, "0") : "<unknown>"}/${quantity(target.value, "0")}`;
+      if (target.averageValue !== undefined) return `${current.averageValue !== undefined ? quantity(current.averageValue) : "<unknown>"}/${quantity(target.averageValue)} (avg)`;
+      return `${currentQuantity("value")}/${quantity(target.value)}`;
     case "Pods":
-      return `${current ? quantity(current.averageValue, "0") : "<unknown>"}/${quantity(target.averageValue, "0")}`;
+      return `${currentQuantity("averageValue")}/${quantity(target.averageValue)}`;
     case "Resource":
     case "ContainerResource": {
       const name = text(source(spec, type)?.name);
-      if (target.averageValue !== undefined) return `${name}: ${current ? quantity(current.averageValue, "0") : "<unknown>"}/${quantity(target.averageValue)}`;
-      return `${name}: ${percent(current?.averageUtilization, "<unknown>")}/${percent(target.averageUtilization, "<auto>")}`;
+      if (target.averageValue !== undefined) return `${name}: ${currentQuantity("averageValue")}/${quantity(target.averageValue)}`;
+      return `${name}: ${percent(current.averageUtilization, "<unknown>")}/${percent(target.averageUtilization, "<auto>")}`;
     }
     default:
       return "<unknown type>";
@@ -73,7 +83,11 @@ function targetsCell(spec: JsonRecord, status: JsonRecord): string {
 export const HORIZONTAL_POD_AUTOSCALER_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    ...fieldColumns("string", "Reference", "Targets", "MinPods", "MaxPods", "Replicas"),
+    fieldColumn("Reference", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.scaleTargetRef"),
+    fieldColumn("Targets", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.metrics"),
+    fieldColumn("MinPods", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.minReplicas"),
+    fieldColumn("MaxPods", "string", "autoscalingv2beta1.HorizontalPodAutoscalerSpec.maxReplicas"),
+    fieldColumn("Replicas", "string", "autoscalingv2beta1.HorizontalPodAutoscalerStatus.currentReplicas"),
     AGE_COLUMN,
   ],
   (hpa, now) => {

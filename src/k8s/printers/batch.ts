@@ -9,7 +9,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { boolPointerCell, containerCells, durationBetween, formatLabelSelector, sinceCell, templatePodSpec } from "./cells.ts";
-import { column, fieldColumns, fieldDoc, TEMPLATE_WIDE_COLUMNS } from "./columns.ts";
+import { column, fieldColumn, templateWideColumns } from "./columns.ts";
 import { at, int, records, specAndStatus, text, type JsonRecord } from "./json.ts";
 import { nameAgePrinter } from "./name-age-printer.ts";
 import type { Printer, TableCell } from "./printer.ts";
@@ -35,14 +35,17 @@ function completionsCell(spec: JsonRecord, status: JsonRecord): string {
   return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
 }
 
+/** A Job's and a CronJob's wide columns: both describe Selector by the JobSpec's selector. */
+const JOB_WIDE_COLUMNS = templateWideColumns("batchv1.JobSpec.selector");
+
 /** Containers, Images and Selector of a job spec (a Job's own, or a CronJob's jobTemplate.spec). */
 function jobWideCells(jobSpec: JsonRecord): TableCell[] {
   return [...containerCells(templatePodSpec(jobSpec)), formatLabelSelector(jobSpec.selector)];
 }
 
 export const JOB_PRINTER: Printer = nameAgePrinter(
-  [column("Status", "string", "Status of the job."), column("Completions", "string", fieldDoc), column("Duration", "string", "Time required to complete the job.")],
-  TEMPLATE_WIDE_COLUMNS,
+  [column("Status", "string", "Status of the job."), fieldColumn("Completions", "string", "batchv1.JobStatus.succeeded"), column("Duration", "string", "Time required to complete the job.")],
+  JOB_WIDE_COLUMNS,
   (job, now) => {
     const [spec, status] = specAndStatus(job);
     return {
@@ -53,8 +56,14 @@ export const JOB_PRINTER: Printer = nameAgePrinter(
 );
 
 export const CRON_JOB_PRINTER: Printer = nameAgePrinter(
-  [...fieldColumns("string", "Schedule", "Timezone"), column("Suspend", "boolean", fieldDoc), column("Active", "integer", fieldDoc), column("Last Schedule", "string", fieldDoc)],
-  TEMPLATE_WIDE_COLUMNS,
+  [
+    fieldColumn("Schedule", "string", "batchv1beta1.CronJobSpec.schedule"),
+    fieldColumn("Timezone", "string", "batchv1beta1.CronJobSpec.timeZone"),
+    fieldColumn("Suspend", "boolean", "batchv1beta1.CronJobSpec.suspend"),
+    fieldColumn("Active", "integer", "batchv1beta1.CronJobStatus.active"),
+    fieldColumn("Last Schedule", "string", "batchv1beta1.CronJobStatus.lastScheduleTime"),
+  ],
+  JOB_WIDE_COLUMNS,
   (cronJob, now) => {
     const [spec, status] = specAndStatus(cronJob);
     const lastSchedule = status.lastScheduleTime === undefined || status.lastScheduleTime === null ? "<none>" : sinceCell(status.lastScheduleTime, now);

@@ -2,31 +2,43 @@
  * core/v1 printers for configuration and namespaces (KK printers.go 1.32 printConfigMap,
  * printSecret, printNamespace, printServiceAccount, printPodTemplate, printResourceQuota):
  *   ConfigMap       Name Data Age            (DATA: data + binaryData keys, an integer)
- *   Secret          Name Type Data Age       (DATA: data keys, an integer)
+ *   Secret          Name Type Data Age       (DATA: data ∪ stringData keys, an integer)
  *   Namespace       Name Status Age
  *   ServiceAccount  Name Secrets Age         (SECRETS: an integer)
  *   PodTemplate     Name Containers Images "Pod Labels"   (no Age)
  *   ResourceQuota   Name Request Limit Age   ("name: used/hard, …", names sorted; `limits.*` in Limit)
- * Secret DATA counts the keys of the object as cached: an informer whose transform drops `data`
- * shows 0, as review F19 notes.
+ * Secret DATA counts the keys of the object as cached, plus those an informer dropped (without
+ * keepSecretData its transform drops `data` and `stringData` and keeps their number in the
+ * `edge-informer.dev/secret-data-keys` annotation, cache/sensitive-resources.ts), so it is the
+ * API server's count either way.
  */
+import { SECRET_DATA_KEYS_ANNOTATION } from "../../cache/sensitive-resources.ts";
+import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, containerCells, formatLabels, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldDoc, IMAGES_COLUMN, NAME_COLUMN } from "./columns.ts";
+import { AGE_COLUMN, column, CONTAINERS_COLUMN, fieldColumn, IMAGES_COLUMN, NAME_COLUMN } from "./columns.ts";
 import { at, entryCount, record, records, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
-const DATA_COLUMN = column("Data", "string", fieldDoc);
-
-export const CONFIG_MAP_PRINTER: Printer = cellPrinter([NAME_COLUMN, DATA_COLUMN, AGE_COLUMN], (cm, now) => [
+export const CONFIG_MAP_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Data", "string", "apiv1.ConfigMap.data"), AGE_COLUMN], (cm, now) => [
   nameCell(cm),
   entryCount(cm.data) + entryCount(cm.binaryData),
   ageCell(cm, now),
 ]);
 
-export const SECRET_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Type", "string", fieldDoc), DATA_COLUMN, AGE_COLUMN], (secret, now) => [
+/**
+ * The internal Secret's `data` keys: the v1 conversion writes `stringData` into `data`, and an
+ * informer that drops them keeps their number in SECRET_DATA_KEYS_ANNOTATION.
+ */
+function secretDataCount(secret: KubeObject): number {
+  const keys = new Set([...Object.keys(record(secret.data) ?? {}), ...Object.keys(record(secret.stringData) ?? {})]);
+  const dropped = text(record(secret.metadata.annotations)?.[SECRET_DATA_KEYS_ANNOTATION]);
+  return keys.size + (/^\d+$/.test(dropped) ? Number(dropped) : 0);
+}
+
+export const SECRET_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Type", "string", "apiv1.Secret.type"), fieldColumn("Data", "string", "apiv1.Secret.data"), AGE_COLUMN], (secret, now) => [
   nameCell(secret),
   text(secret.type),
-  entryCount(secret.data),
+  secretDataCount(secret),
   ageCell(secret, now),
 ]);
 
@@ -35,7 +47,7 @@ export const NAMESPACE_PRINTER: Printer = cellPrinter(
   (namespace, now) => [nameCell(namespace), text(at(namespace, "status").phase), ageCell(namespace, now)],
 );
 
-export const SERVICE_ACCOUNT_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Secrets", "string", fieldDoc), AGE_COLUMN], (sa, now) => [
+export const SERVICE_ACCOUNT_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Secrets", "string", "apiv1.ServiceAccount.secrets"), AGE_COLUMN], (sa, now) => [
   nameCell(sa),
   records(sa.secrets).length,
   ageCell(sa, now),

@@ -5,12 +5,13 @@
  * Cells in column order: Last Seen, Type, Reason, Object, Subobject, Source, Message, First Seen,
  * Count, Name. FIRST SEEN falls back to eventTime, LAST SEEN to FIRST SEEN; a series gives LAST
  * SEEN and COUNT; a count of 0 prints 1. OBJECT is `kind/name` lower-cased kind (just the kind
- * without a name). SOURCE is "component, host" (reportingController / reportingInstance when the
- * source is empty). The events.k8s.io/v1 field names (regarding, note, deprecated*) are read too.
+ * without a name). SOURCE is "component, host", the reporter and its instance standing in for an
+ * empty source (core/v1 `reportingComponent`, events.k8s.io/v1 `reportingController`, both
+ * `reportingInstance`). The events.k8s.io/v1 field names (regarding, note, deprecated*) are read too.
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { nameCell, sinceCell } from "./cells.ts";
-import { column, fieldColumns, fieldDoc, NAME_COLUMN, wide, wideFieldColumns } from "./columns.ts";
+import { fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { int, record, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -25,10 +26,15 @@ function isSet(timestamp: unknown): boolean {
 
 export const EVENT_PRINTER: Printer = cellPrinter(
   [
-    ...fieldColumns("string", "Last Seen", "Type", "Reason", "Object"),
-    ...wideFieldColumns("string", "Subobject", "Source"),
-    column("Message", "string", fieldDoc),
-    ...wideFieldColumns("string", "First Seen", "Count"),
+    fieldColumn("Last Seen", "string", "apiv1.Event.lastTimestamp"),
+    fieldColumn("Type", "string", "apiv1.Event.type"),
+    fieldColumn("Reason", "string", "apiv1.Event.reason"),
+    fieldColumn("Object", "string", "apiv1.Event.involvedObject"),
+    fieldColumn("Subobject", "string", "apiv1.ObjectReference.fieldPath", 1),
+    fieldColumn("Source", "string", "apiv1.Event.source", 1),
+    fieldColumn("Message", "string", "apiv1.Event.message"),
+    fieldColumn("First Seen", "string", "apiv1.Event.firstTimestamp", 1),
+    fieldColumn("Count", "string", "apiv1.Event.count", 1),
     { ...NAME_COLUMN, priority: 1 },
   ],
   (event, now) => {
@@ -47,7 +53,8 @@ export const EVENT_PRINTER: Printer = cellPrinter(
       count = 1; // a singleton event of the new API has no count
     }
     const kind = text(involved.kind).toLowerCase();
-    const component = text(source.component) || text(event.reportingController);
+    // The internal ReportingController is `reportingComponent` in core/v1 JSON, `reportingController` in events.k8s.io/v1.
+    const component = text(source.component) || text(field(event, "reportingComponent", "reportingController"));
     const instance = text(source.host) || text(event.reportingInstance);
     return [
       lastSeen,

@@ -10,7 +10,7 @@
  * then ` + N more...`, `<unset>` when empty; a port without number shows its name, else `*`.
  */
 import { ageCell, formatLabelSelector, listWithMore, loadBalancerIngress, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN } from "./columns.ts";
+import { AGE_COLUMN, column, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, record, records, strings, text } from "./json.ts";
 import { nameAgePrinter } from "./name-age-printer.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
@@ -62,7 +62,7 @@ export const INGRESS_CLASS_PRINTER: Printer = cellPrinter(
   },
 );
 
-export const NETWORK_POLICY_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Pod-Selector", "string", fieldDoc), AGE_COLUMN], (policy, now) => [
+export const NETWORK_POLICY_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Pod-Selector", "string", "extensionsv1beta1.NetworkPolicySpec.podSelector"), AGE_COLUMN], (policy, now) => [
   nameCell(policy),
   // podSelector is a value, not a pointer: absent is the empty selector.
   formatLabelSelector(at(policy, "spec").podSelector ?? {}),
@@ -75,7 +75,13 @@ function sliceListCell(items: string[]): string {
 }
 
 export const ENDPOINT_SLICE_PRINTER: Printer = cellPrinter(
-  [NAME_COLUMN, column("AddressType", "string", fieldDoc), column("Ports", "string", fieldDoc), column("Endpoints", "string", fieldDoc), AGE_COLUMN],
+  [
+    NAME_COLUMN,
+    fieldColumn("AddressType", "string", "discoveryv1beta1.EndpointSlice.addressType"),
+    fieldColumn("Ports", "string", "discoveryv1beta1.EndpointSlice.ports"),
+    fieldColumn("Endpoints", "string", "discoveryv1beta1.EndpointSlice.endpoints"),
+    AGE_COLUMN,
+  ],
   (slice, now) => {
     const ports = records(slice.ports).map((port) => (typeof port.port === "number" ? String(port.port) : typeof port.name === "string" ? port.name : "*"));
     const addresses = records(slice.endpoints).flatMap((endpoint) => strings(endpoint.addresses));

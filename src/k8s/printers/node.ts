@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN, wide, wideFieldColumns } from "./columns.ts";
+import { AGE_COLUMN, column, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, record, records, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -44,8 +44,12 @@ export const NODE_PRINTER: Printer = cellPrinter(
     column("Status", "string", "The status of the node"),
     column("Roles", "string", "The roles of the node"),
     AGE_COLUMN,
-    column("Version", "string", fieldDoc),
-    ...wideFieldColumns("string", "Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"),
+    fieldColumn("Version", "string", "apiv1.NodeSystemInfo.kubeletVersion"),
+    fieldColumn("Internal-IP", "string", "apiv1.NodeStatus.addresses", 1),
+    fieldColumn("External-IP", "string", "apiv1.NodeStatus.addresses", 1),
+    fieldColumn("OS-Image", "string", "apiv1.NodeSystemInfo.osImage", 1),
+    fieldColumn("Kernel-Version", "string", "apiv1.NodeSystemInfo.kernelVersion", 1),
+    fieldColumn("Container-Runtime", "string", "apiv1.NodeSystemInfo.containerRuntimeVersion", 1),
   ],
   (node, now) => {
     const info = at(node, "status", "nodeInfo");

@@ -7,7 +7,7 @@
 import type { KubeObject } from "../../kube/types.ts";
 import { humanDuration, parseTimestamp } from "../duration.ts";
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, NAME_COLUMN, wide } from "./columns.ts";
+import { AGE_COLUMN, column, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { int, record, records, text, type JsonRecord } from "./json.ts";
 import type { ColumnDefinition, PrintedRow, Printer, TableCell, TableRowCondition } from "./printer.ts";
 
@@ -21,23 +21,10 @@ const POD_COLUMNS: readonly ColumnDefinition[] = [
     "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
   ),
   AGE_COLUMN,
-  // core/v1 PodStatus / PodSpec swagger docs (k8s.io/api v0.32).
-  wide("IP", "string", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."),
-  wide(
-    "Node",
-    "string",
-    "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename",
-  ),
-  wide(
-    "Nominated Node",
-    "string",
-    "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
-  ),
-  wide(
-    "Readiness Gates",
-    "string",
-    'If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
-  ),
+  fieldColumn("IP", "string", "apiv1.PodStatus.podIP", 1),
+  fieldColumn("Node", "string", "apiv1.PodSpec.nodeName", 1),
+  fieldColumn("Nominated Node", "string", "apiv1.PodStatus.nominatedNodeName", 1),
+  fieldColumn("Readiness Gates", "string", "apiv1.PodSpec.readinessGates", 1),
 ];
 
 const POD_SUCCEEDED_CONDITIONS: readonly TableRowCondition[] = [

@@ -5,7 +5,7 @@
  *   Lease                Name Holder Age
  */
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN } from "./columns.ts";
+import { AGE_COLUMN, column, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, int, text } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -27,7 +27,7 @@ export const POD_DISRUPTION_BUDGET_PRINTER: Printer = cellPrinter(
   },
 );
 
-export const LEASE_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Holder", "string", fieldDoc), AGE_COLUMN], (lease, now) => [
+export const LEASE_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Holder", "string", "coordinationv1.LeaseSpec.holderIdentity"), AGE_COLUMN], (lease, now) => [
   nameCell(lease),
   text(at(lease, "spec").holderIdentity),
   ageCell(lease, now),

@@ -7,7 +7,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { AGE_COLUMN, fieldColumn, NAME_COLUMN, wide } from "./columns.ts";
 import { at, records, text } from "./json.ts";
 import { cellPrinter, type Printer, type TableCell } from "./printer.ts";
 
@@ -29,11 +29,11 @@ function bindingCells(binding: KubeObject, now: number): TableCell[] {
   ];
 }
 
-function bindingPrinter(of: string): Printer {
+function bindingPrinter(of: "roleBinding" | "clusterRoleBinding"): Printer {
   return cellPrinter(
     [
       NAME_COLUMN,
-      column("Role", "string", fieldDoc),
+      fieldColumn("Role", "string", of === "roleBinding" ? "rbacv1beta1.RoleBinding.roleRef" : "rbacv1beta1.ClusterRoleBinding.roleRef"),
       AGE_COLUMN,
       wide("Users", "string", `Users in the ${of}`),
       wide("Groups", "string", `Groups in the ${of}`),

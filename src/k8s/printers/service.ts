@@ -8,7 +8,7 @@
  * ` + N more...`, `<none>` without subsets.
  */
 import { ageCell, formatLabels, listWithMore, loadBalancerIngress, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { AGE_COLUMN, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, int, records, strings, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -43,9 +43,12 @@ function portsCell(spec: JsonRecord): string {
 export const SERVICE_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    ...fieldColumns("string", "Type", "Cluster-IP", "External-IP", "Port(s)"),
+    fieldColumn("Type", "string", "apiv1.ServiceSpec.type"),
+    fieldColumn("Cluster-IP", "string", "apiv1.ServiceSpec.clusterIP"),
+    fieldColumn("External-IP", "string", "apiv1.ServiceSpec.externalIPs"),
+    fieldColumn("Port(s)", "string", "apiv1.ServiceSpec.ports"),
     AGE_COLUMN,
-    wide("Selector", "string", fieldDoc),
+    fieldColumn("Selector", "string", "apiv1.ServiceSpec.selector", 1),
   ],
   (service, now) => {
     const spec = at(service, "spec");
@@ -82,7 +85,7 @@ function endpointsCell(subsets: JsonRecord[]): string {
   return listWithMore(all, 3);
 }
 
-export const ENDPOINTS_PRINTER: Printer = cellPrinter([NAME_COLUMN, column("Endpoints", "string", fieldDoc), AGE_COLUMN], (endpoints, now) => [
+export const ENDPOINTS_PRINTER: Printer = cellPrinter([NAME_COLUMN, fieldColumn("Endpoints", "string", "apiv1.Endpoints.subsets"), AGE_COLUMN], (endpoints, now) => [
   nameCell(endpoints),
   endpointsCell(records(endpoints.subsets)),
   ageCell(endpoints, now),

@@ -12,7 +12,7 @@
  */
 import type { KubeObject } from "../../kube/types.ts";
 import { ageCell, nameCell } from "./cells.ts";
-import { AGE_COLUMN, column, fieldColumns, fieldDoc, NAME_COLUMN, wide } from "./columns.ts";
+import { AGE_COLUMN, column, fieldColumn, NAME_COLUMN } from "./columns.ts";
 import { at, record, specAndStatus, strings, text, type JsonRecord } from "./json.ts";
 import { cellPrinter, type Printer } from "./printer.ts";
 
@@ -58,12 +58,16 @@ const VOLUME_ATTRIBUTES_CLASS_COLUMN = (of: string) => column("VolumeAttributesC
 export const PERSISTENT_VOLUME_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    ...fieldColumns("string", "Capacity", "Access Modes", "Reclaim Policy", "Status", "Claim"),
+    fieldColumn("Capacity", "string", "apiv1.PersistentVolumeSpec.capacity"),
+    fieldColumn("Access Modes", "string", "apiv1.PersistentVolumeSpec.accessModes"),
+    fieldColumn("Reclaim Policy", "string", "apiv1.PersistentVolumeSpec.persistentVolumeReclaimPolicy"),
+    fieldColumn("Status", "string", "apiv1.PersistentVolumeStatus.phase"),
+    fieldColumn("Claim", "string", "apiv1.PersistentVolumeSpec.claimRef"),
     column("StorageClass", "string", "StorageClass of the pv"),
     VOLUME_ATTRIBUTES_CLASS_COLUMN("pv"),
-    column("Reason", "string", fieldDoc),
+    fieldColumn("Reason", "string", "apiv1.PersistentVolumeStatus.reason"),
     AGE_COLUMN,
-    wide("VolumeMode", "string", fieldDoc),
+    fieldColumn("VolumeMode", "string", "apiv1.PersistentVolumeSpec.volumeMode", 1),
   ],
   (pv, now) => {
     const spec = at(pv, "spec");
@@ -87,11 +91,14 @@ export const PERSISTENT_VOLUME_PRINTER: Printer = cellPrinter(
 export const PERSISTENT_VOLUME_CLAIM_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    ...fieldColumns("string", "Status", "Volume", "Capacity", "Access Modes"),
+    fieldColumn("Status", "string", "apiv1.PersistentVolumeClaimStatus.phase"),
+    fieldColumn("Volume", "string", "apiv1.PersistentVolumeClaimSpec.volumeName"),
+    fieldColumn("Capacity", "string", "apiv1.PersistentVolumeClaimStatus.capacity"),
+    fieldColumn("Access Modes", "string", "apiv1.PersistentVolumeClaimStatus.accessModes"),
     column("StorageClass", "string", "StorageClass of the pvc"),
     VOLUME_ATTRIBUTES_CLASS_COLUMN("pvc"),
     AGE_COLUMN,
-    wide("VolumeMode", "string", fieldDoc),
+    fieldColumn("VolumeMode", "string", "apiv1.PersistentVolumeClaimSpec.volumeMode", 1),
   ],
   (pvc, now) => {
     const [spec, status] = specAndStatus(pvc);
@@ -113,7 +120,10 @@ export const PERSISTENT_VOLUME_CLAIM_PRINTER: Printer = cellPrinter(
 export const STORAGE_CLASS_PRINTER: Printer = cellPrinter(
   [
     NAME_COLUMN,
-    ...fieldColumns("string", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion"),
+    fieldColumn("Provisioner", "string", "storagev1.StorageClass.provisioner"),
+    fieldColumn("ReclaimPolicy", "string", "storagev1.StorageClass.reclaimPolicy"),
+    fieldColumn("VolumeBindingMode", "string", "storagev1.StorageClass.volumeBindingMode"),
+    fieldColumn("AllowVolumeExpansion", "string", "storagev1.StorageClass.allowVolumeExpansion"),
     AGE_COLUMN,
   ],
   (sc, now) => {
