@@ -104,8 +104,6 @@ export const EVENT_LOG_MIGRATIONS = [
 
 /** The next sequence number, from the state row `s`: past the newest event, or the stored one before any. */
 const NEXT_SEQ_SQL = "COALESCE((SELECT MAX(seq) + 1 FROM event_log), s.next_seq)";
-/** The log's tail as an SQL expression, for statements of other modules that record a log position. */
-export const LOG_TAIL_SQL = "COALESCE((SELECT MAX(seq) FROM event_log), (SELECT next_seq - 1 FROM event_log_state WHERE id = 1))";
 
 const COLUMNS_PER_EVENT = 9;
 const EVENTS_PER_STATEMENT = Math.floor(MAX_BOUND_PARAMETERS / COLUMNS_PER_EVENT);

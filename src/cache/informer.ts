@@ -25,9 +25,10 @@ import type { ListerWatcher } from "../kube/client.ts";
 import type { KubeObject, WatchEvent } from "../kube/types.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 import { DELTA_FIFO_MIGRATIONS, DeltaFIFO } from "./delta-fifo.ts";
-import { EVENT_LOG_MIGRATIONS, EventLog, LOG_TAIL_SQL, type LogBounds, type Retention } from "./event-log.ts";
+import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds, type Retention } from "./event-log.ts";
 import { INDEXER_MIGRATIONS, Indexer } from "./indexer.ts";
 import { processDeltasInTx } from "./process-deltas.ts";
+import { CACHE_PROGRESS_MIGRATIONS, CacheProgress } from "./cache-progress.ts";
 import {
   initialMemory,
   type ReflectorMemory,
@@ -102,47 +103,8 @@ export const INFORMER_MIGRATIONS = [
  */
 const Retransform = { None: 0, Pending: 1, Committed: 2 } as const;
 
-const LAST_SYNC_RV = stmt("informer.lastSyncRv", "SELECT last_sync_rv FROM informer_state WHERE id = 1");
-/** Sets lastSyncRV; the cache is complete up to it too when nothing is left queued (run after the pops). */
-const ADVANCE_RV = stmt(
-  "informer.advanceRv",
-  `UPDATE informer_state SET last_sync_rv = ?,
-     cache_rv = CASE WHEN EXISTS (SELECT 1 FROM fifo_queue) THEN cache_rv ELSE ? END WHERE id = 1`,
-);
-const CACHE_COMPLETE = stmt("informer.cacheComplete", "UPDATE informer_state SET cache_rv = last_sync_rv WHERE id = 1");
-/**
- * Marks the log's tail with the RV the cache is complete up to, after a transaction that may have
- * advanced it: a watch from a resourceVersion starts after the last mark at or below it
- * (`positionOf`). One row per log position. A later RV at the same position (an upstream bookmark:
- * nothing happened in between) moves `rv` on and keeps `first_rv`, so the cache there is known
- * complete at every RV from one to the other: a client resuming from the first is still served.
- */
-const RV_MARK = stmt(
-  "informer.rvMark",
-  `INSERT INTO rv_marks (seq, rv, first_rv)
-   SELECT ${LOG_TAIL_SQL}, i.cache_rv, i.cache_rv FROM informer_state i
-   WHERE i.cache_rv <> '' AND NOT EXISTS (SELECT 1 FROM fifo_queue)
-   ON CONFLICT (seq) DO UPDATE SET rv = excluded.rv`,
-);
-/**
- * Where whole transaction runs end (see boundaryAfter): the last mark within ?2 events after ?1,
- * else the first mark after ?1; NULL when no mark follows ?1 yet.
- */
-const BOUNDARY_AFTER = stmt(
-  "informer.boundaryAfter",
-  `SELECT COALESCE((SELECT MAX(seq) FROM rv_marks WHERE seq > ?1 AND seq <= ?1 + ?2),
-                   (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1)) AS seq`,
-);
-const LAST_MARK = stmt("informer.lastMark", "SELECT MAX(seq) AS seq FROM rv_marks");
-/** The first event after the last mark below ?1 (the log's first when none): where the run ending at ?1 starts. */
-const RUN_START = stmt("informer.runStart", "SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM rv_marks WHERE seq < ?");
-const MARKS_AT_OR_BELOW = stmt("informer.marksBelow", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
-const COMPACT_MARKS = stmt("informer.compactMarks", "DELETE FROM rv_marks WHERE seq < (SELECT MAX(seq) FROM rv_marks WHERE seq < ?)");
-const HIGHEST_MARK = stmt("informer.highestMark", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
 const EARLIER_SERVER_RV = stmt("informer.earlierServerRv", "SELECT earlier_server_rv FROM informer_state WHERE id = 1");
 const SET_EARLIER_SERVER_RV = stmt("informer.setEarlierServerRv", "UPDATE informer_state SET earlier_server_rv = ? WHERE id = 1");
-const FORGET_MARKS = stmt("informer.forgetMarks", "DELETE FROM rv_marks");
-const QUERY_VIEW = stmt("informer.queryView", "SELECT cache_rv FROM informer_state WHERE id = 1");
 const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
 const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
 const SAVE = stmt("informer.save", "UPDATE informer_state SET reflector = ?, memory = ?, wake_at = ? WHERE id = 1");
@@ -185,6 +147,7 @@ export function migrateInformer(db: Db): void {
   migrate(db, "indexer", INDEXER_MIGRATIONS);
   migrate(db, "delta_fifo", DELTA_FIFO_MIGRATIONS);
   migrate(db, "informer", INFORMER_MIGRATIONS);
+  migrate(db, "cache_progress", CACHE_PROGRESS_MIGRATIONS);
   migrate(db, "informer_metrics", LOG_COUNTER_MIGRATIONS);
 }
 
@@ -198,6 +161,7 @@ export class Informer implements ReflectorSink {
   readonly indexer: Indexer;
   readonly log: EventLog;
   readonly fifo: DeltaFIFO;
+  readonly cacheProgress: CacheProgress;
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #random: Random;
@@ -231,6 +195,7 @@ export class Informer implements ReflectorSink {
     this.indexer = new Indexer(db, settings.indexers);
     this.log = new EventLog(db, Indexer.pinsEventSql);
     this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform), (reason) => this.#recordSkipInTx(reason));
+    this.cacheProgress = new CacheProgress(db, () => this.log.bounds().tail, () => this.fifo.isEmpty());
   }
 
   /**
@@ -293,13 +258,16 @@ export class Informer implements ReflectorSink {
   async processQueue(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
     for (let first = true; ; first = false) {
       if (!first) await yieldToEventLoop();
-      const popped = this.#db.transaction(() => this.#popInTx(POP_BATCH));
+      const popped = this.#db.transaction(() => {
+        const { popped, objectDelta } = this.#popInTx(POP_BATCH);
+        this.cacheProgress.addObjectsInTx(objectDelta);
+        return popped;
+      });
       this.#announce();
       if (popped === 0) {
         this.#db.transaction(() => {
           if (this.fifo.releaseStagingInTx()) this.#db.run(RETRANSFORM_DONE);
-          this.#db.run(CACHE_COMPLETE);
-          this.#db.run(RV_MARK);
+          this.cacheProgress.advanceInTx({ objectDelta: 0 });
         });
         this.#announce();
         return true;
@@ -309,15 +277,17 @@ export class Informer implements ReflectorSink {
   }
 
   /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
-  #popInTx(max: number): number {
+  /** Pops up to `max` keys; returns how many, and the objects added minus those deleted. */
+  #popInTx(max: number): { popped: number; objectDelta: number } {
     const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: this.#retransforming() };
-    let total = 0;
-    while (total < max) {
-      const popped = this.fifo.popInTx(Math.min(POP_BATCH, max - total), (batch) => processDeltasInTx(batch, deps));
-      if (popped === 0) break;
-      total += popped;
+    let popped = 0;
+    let objectDelta = 0;
+    while (popped < max) {
+      const keys = this.fifo.popInTx(Math.min(POP_BATCH, max - popped), (batch) => (objectDelta += processDeltasInTx(batch, deps)));
+      if (keys === 0) break;
+      popped += keys;
     }
-    return total;
+    return { popped, objectDelta };
   }
 
   /**
@@ -327,7 +297,7 @@ export class Informer implements ReflectorSink {
   #announce(): void {
     if (!this.#onAppended) return;
     const tail = this.log.nextSeq() - 1;
-    const mark = this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq ?? 0;
+    const mark = this.cacheProgress.lastMark() ?? 0;
     if (tail <= this.#announced && mark <= this.#announcedMark) return;
     this.#announced = tail;
     this.#announcedMark = mark;
@@ -343,13 +313,13 @@ export class Informer implements ReflectorSink {
     const now = this.#clock.now();
     // Metrics count events from the log: before retention may delete any (log-counters.ts).
     this.#db.transaction(() => countLogInTx(this.#db, now));
-    const lastRun = this.#db.first<{ seq: number }>(RUN_START, this.log.bounds().tail)!.seq;
+    const lastRun = this.cacheProgress.lastMarkBelow(this.log.bounds().tail) + 1;
     let continuing = false;
     while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, { keepFrom: lastRun, continuing }))) {
       continuing = true; // a full batch was deleted: more may be left
     }
     // Keep the last mark before the head: a watch from it starts at the head.
-    this.#db.run(COMPACT_MARKS, this.log.bounds().head);
+    this.#db.transaction(() => this.cacheProgress.compactInTx(this.log.bounds().head));
   }
 
   /**
@@ -360,10 +330,10 @@ export class Informer implements ReflectorSink {
    */
   positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired" {
     const { head } = this.log.bounds();
-    const marks = this.#db.all<{ seq: number; rv: string; first_rv: string }>(MARKS_AT_OR_BELOW, head - 1);
+    const marks = this.cacheProgress.marksFrom(head - 1);
     let found: { seq: number; rv: string } | undefined;
     for (const mark of marks) {
-      if (compareResourceVersions(mark.first_rv, resourceVersion) > 0) break;
+      if (compareResourceVersions(mark.firstRv, resourceVersion) > 0) break;
       found = mark;
     }
     if (found === undefined || this.fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
@@ -380,7 +350,7 @@ export class Informer implements ReflectorSink {
    * a whole run before it delivers any of it (k8s/watch-hub.ts).
    */
   boundaryAfter(after: number, span: number): number | undefined {
-    return this.#db.first<{ seq: number | null }>(BOUNDARY_AFTER, after, span)!.seq ?? undefined;
+    return this.cacheProgress.boundaryAfter(after, span);
   }
 
   /**
@@ -401,7 +371,7 @@ export class Informer implements ReflectorSink {
   // --- ReflectorSink -------------------------------------------------------------------------
 
   lastSyncResourceVersion(): string {
-    return this.#db.first<{ last_sync_rv: string }>(LAST_SYNC_RV)!.last_sync_rv;
+    return this.cacheProgress.lastSyncResourceVersion();
   }
 
   /** Whether cached bodies may have been made by an older transform (see Retransform). */
@@ -421,10 +391,11 @@ export class Informer implements ReflectorSink {
     this.#db.transaction(() => {
       if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects, { keepBodies: this.#retransforming() });
       // The initial list: queue and pop the page at once, writing each body once.
-      this.fifo.bufferedInTx(() => {
+      const { objectDelta } = this.fifo.bufferedInTx(() => {
         this.fifo.replaceDirectInTx(objects);
-        this.#popInTx(Number.POSITIVE_INFINITY);
+        return this.#popInTx(Number.POSITIVE_INFINITY);
       });
+      this.cacheProgress.addObjectsInTx(objectDelta);
     });
     this.#announce();
   }
@@ -432,8 +403,7 @@ export class Informer implements ReflectorSink {
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {
     this.#db.transaction(() => {
       this.fifo.commitReplaceInTx();
-      this.#db.run(ADVANCE_RV, resourceVersion, resourceVersion);
-      this.#db.run(RV_MARK);
+      this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta: 0 });
       this.#db.run(RETRANSFORM_COMMITTED);
       this.#saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
@@ -445,16 +415,18 @@ export class Informer implements ReflectorSink {
     // The FIFO keeps the deltas in memory meanwhile, so bodies popped at once are never stored twice.
     // An older backlog (rare while watching) is popped up to a bound here and drained by `tick`.
     this.#db.transaction(() => {
-      this.fifo.bufferedInTx(() => {
+      // Its events alone follow the tail found here only if nothing older was queued (a Replace's
+      // backlog is popped with them otherwise, and a relist's events must start a run of their own).
+      const watchFrom = this.fifo.isEmpty() ? this.log.bounds().tail : undefined;
+      const objectDelta = this.fifo.bufferedInTx(() => {
         for (const event of events) {
           if (event.type === "ADDED") this.fifo.addInTx(event.object);
           else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
           else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
         }
-        this.#popInTx(events.length + POP_BATCH);
+        return this.#popInTx(events.length + POP_BATCH).objectDelta;
       });
-      this.#db.run(ADVANCE_RV, resourceVersion, resourceVersion);
-      this.#db.run(RV_MARK);
+      this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta, ...(watchFrom !== undefined ? { watchFrom } : {}) });
     });
     this.#announce();
   }
@@ -492,17 +464,17 @@ export class Informer implements ReflectorSink {
   #forgetServerInTx(): void {
     const candidates = [
       this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv,
-      this.#db.first<{ rv: string }>(HIGHEST_MARK)?.rv ?? "",
+      this.cacheProgress.highestRv(),
       this.lastSyncResourceVersion(),
     ];
     const highest = candidates.reduce((a, b) => (compareResourceVersions(a, b) >= 0 ? a : b));
     this.#db.run(SET_EARLIER_SERVER_RV, highest);
-    this.#db.run(FORGET_MARKS);
+    this.cacheProgress.forgetMarksInTx();
   }
 
   /** What a query reads (X-Resource-Version, X-Synced): never ahead of what the indexer holds. */
   queryView(): QueryView {
-    return { resourceVersion: this.#db.first<{ cache_rv: string }>(QUERY_VIEW)!.cache_rv, synced: this.fifo.hasSynced() };
+    return { resourceVersion: this.cacheProgress.cacheResourceVersion(), synced: this.fifo.hasSynced() };
   }
 
   /**
@@ -512,7 +484,7 @@ export class Informer implements ReflectorSink {
    */
   snapshotPosition(): number | undefined {
     if (this.fifo.isEmpty()) return undefined;
-    return this.#db.first<{ seq: number | null }>(LAST_MARK)!.seq ?? undefined;
+    return this.cacheProgress.lastMark();
   }
 
   /** The reflector's last error and its kind, or null after a success (what `/k8s` passes on, k8s/cache-readiness.ts). */
@@ -581,7 +553,7 @@ export class Informer implements ReflectorSink {
       cacheResourceVersion: this.queryView().resourceVersion,
       skippedObjects: skipped.skipped_objects,
       lastSkipped: skipped.last_skipped,
-      objects: this.indexer.count(),
+      objects: this.cacheProgress.objectCount(),
       queueDepth: this.fifo.length(),
       watch: {
         state: stateName,

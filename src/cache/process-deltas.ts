@@ -48,7 +48,8 @@ interface Current {
   body?: string;
 }
 
-export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps): void {
+/** Processes a popped batch; returns the objects it added minus those it deleted (CacheProgress counts them). */
+export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps): number {
   const { indexer, log, clock } = deps;
   const cached = indexer.getMetaMany(batch.map((popped) => popped.key));
   const at = clock.now();
@@ -56,6 +57,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
   const events: NewLogEvent[] = [];
   const upserts: ObjectWrite[] = [];
   const deletes: string[] = [];
+  let added = 0;
   const append = (event: Omit<NewLogEvent, "seq" | "at">): number => {
     events.push({ ...event, seq, at });
     return seq++;
@@ -135,6 +137,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
     if (current === undefined) {
       if (initial !== undefined) deletes.push(key);
     } else if (current !== initial && latest) {
+      if (initial === undefined) added++;
       const state = latest;
       upserts.push({
         key,
@@ -146,6 +149,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
   }
   indexer.writeInTx(upserts, deletes);
   log.appendInTx(events);
+  return added - deletes.length;
 }
 
 function isUnchanged(delta: Delta, cached: Current, cachedBody: () => string | null, compareBodies: boolean): boolean {

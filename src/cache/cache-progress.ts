@@ -1,0 +1,220 @@
+/**
+ * The informer's progress: the resourceVersion it last synced to (lastSyncRV), the one the cache
+ * is complete at (what queries read), the number of cached objects, and the marks — log positions
+ * after which the cache was complete at a resourceVersion — that place a watch from an RV in the
+ * log (positionOf) and bound the runs a watch sorts (boundaryAfter).
+ *
+ * Guarantees:
+ * - A transaction that advances any of it writes one row (the state row): lastSyncRV, the cache's
+ *   RV, the newest mark and the object count together (issue 19: they were four rows a batch).
+ * - The newest mark lives in the state row; older marks in `rv_marks`. A new mark moves the newest
+ *   one to `rv_marks`, except where the two runs they end can be one: both only watch events
+ *   (applied in resourceVersion order, nothing relisted), the second right after the first, and
+ *   the merged run under MARK_SPACING events. A watch from an RV inside a merged run starts after
+ *   the mark before it and skips what it saw by RV, which watch-only runs make exact; a relist's
+ *   events (old RVs of objects the client never saw change) always start a run of their own.
+ * - A later RV at the newest mark's position (an upstream bookmark: nothing happened in between)
+ *   moves its `rv` on and keeps `first_rv`: the cache there is complete at every RV between.
+ * - The object count changes in the transaction that adds or deletes objects, so it always equals
+ *   the objects table's size: status and metrics read one row, not every object.
+ */
+import { compareResourceVersions } from "../kube/resource-version.ts";
+import { type Db, stmt } from "../sql.ts";
+
+/** Events a run of watch-only transactions spans before its end is kept as a mark of its own. */
+export const MARK_SPACING = 1_000;
+
+export const CACHE_PROGRESS_MIGRATIONS = [
+  // The newest mark (mark_*; mark_seq NULL: none yet, or all in rv_marks) and the object count.
+  `ALTER TABLE informer_state ADD COLUMN mark_seq INTEGER;
+   ALTER TABLE informer_state ADD COLUMN mark_rv TEXT;
+   ALTER TABLE informer_state ADD COLUMN mark_first_rv TEXT;
+   ALTER TABLE informer_state ADD COLUMN mark_watch_only INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE informer_state ADD COLUMN object_count INTEGER NOT NULL DEFAULT 0;
+   UPDATE informer_state SET object_count = (SELECT COUNT(*) FROM objects)`,
+] as const;
+
+export interface Mark {
+  seq: number;
+  rv: string;
+  firstRv: string;
+}
+
+interface NewestMark extends Mark {
+  /** The run it ends holds watch events only (see the contract). */
+  watchOnly: boolean;
+}
+
+const STATE = stmt(
+  "progress.state",
+  "SELECT last_sync_rv, cache_rv, mark_seq, mark_rv, mark_first_rv, mark_watch_only, object_count FROM informer_state WHERE id = 1",
+);
+const SAVE = stmt(
+  "progress.save",
+  `UPDATE informer_state SET last_sync_rv = ?, cache_rv = ?, mark_seq = ?, mark_rv = ?, mark_first_rv = ?, mark_watch_only = ?,
+     object_count = object_count + ? WHERE id = 1`,
+);
+const ADD_OBJECTS = stmt("progress.addObjects", "UPDATE informer_state SET object_count = object_count + ? WHERE id = 1");
+const KEEP_MARK = stmt("progress.keepMark", "INSERT OR REPLACE INTO rv_marks (seq, rv, first_rv) VALUES (?, ?, ?)");
+const STORED_AROUND = stmt(
+  "progress.storedAround",
+  `SELECT (SELECT MAX(seq) FROM rv_marks WHERE seq > ?1 AND seq <= ?1 + ?2) AS within,
+          (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1) AS first_after`,
+);
+const LAST_STORED_BELOW = stmt("progress.lastStoredBelow", "SELECT MAX(seq) AS seq FROM rv_marks WHERE seq < ?");
+const STORED_FROM = stmt("progress.storedFrom", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
+const DROP_STORED_BELOW = stmt("progress.dropStoredBelow", "DELETE FROM rv_marks WHERE seq < ?");
+const HIGHEST_STORED = stmt("progress.highestStored", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
+const FORGET_STORED = stmt("progress.forgetStored", "DELETE FROM rv_marks");
+
+type StateRow = {
+  last_sync_rv: string;
+  cache_rv: string;
+  mark_seq: number | null;
+  mark_rv: string | null;
+  mark_first_rv: string | null;
+  mark_watch_only: number;
+  object_count: number;
+};
+
+/** What a transaction did, for `advanceInTx`. */
+export interface Advance {
+  /** The new lastSyncRV (a watch chunk's or a committed list's RV); absent: unchanged. */
+  lastSyncRv?: string;
+  /** Objects added minus objects deleted by the transaction's pops. */
+  objectDelta: number;
+  /** Set by a watch chunk: the log's tail before it appended anything. */
+  watchFrom?: number;
+}
+
+export class CacheProgress {
+  readonly #db: Db;
+  readonly #tail: () => number;
+  readonly #queueEmpty: () => boolean;
+
+  constructor(db: Db, tail: () => number, queueEmpty: () => boolean) {
+    this.#db = db;
+    this.#tail = tail;
+    this.#queueEmpty = queueEmpty;
+  }
+
+  lastSyncResourceVersion(): string {
+    return this.#state().last_sync_rv;
+  }
+
+  /** The RV the cache is complete up to (what queries read). */
+  cacheResourceVersion(): string {
+    return this.#state().cache_rv;
+  }
+
+  objectCount(): number {
+    return this.#state().object_count;
+  }
+
+  /**
+   * After a transaction's pops: lastSyncRV as given; the cache complete at it when nothing is
+   * left queued, and the log's tail marked with that RV. One row, and now and then a mark kept.
+   */
+  advanceInTx(advance: Advance): void {
+    const state = this.#state();
+    const lastSync = advance.lastSyncRv ?? state.last_sync_rv;
+    const queueEmpty = this.#queueEmpty();
+    const cacheRv = queueEmpty ? lastSync : state.cache_rv;
+    let newest = newestOf(state);
+    if (queueEmpty && cacheRv !== "") newest = this.#markInTx(newest, this.#tail(), cacheRv, advance.watchFrom);
+    this.#db.run(
+      SAVE,
+      lastSync,
+      cacheRv,
+      newest?.seq ?? null,
+      newest?.rv ?? null,
+      newest?.firstRv ?? null,
+      newest?.watchOnly ? 1 : 0,
+      advance.objectDelta,
+    );
+  }
+
+  /** The object count after pops that do not advance the RV (a Replace being drained). */
+  addObjectsInTx(delta: number): void {
+    if (delta !== 0) this.#db.run(ADD_OBJECTS, delta);
+  }
+
+  /** The newest mark once `tail` is marked at `rv` (the one it replaces kept in rv_marks if it must be). */
+  #markInTx(newest: NewestMark | undefined, tail: number, rv: string, watchFrom: number | undefined): NewestMark {
+    if (newest === undefined) {
+      // None in the state row (a new informer, or marks kept by an earlier release): the last kept
+      // one, if it is at the tail, is moved on rather than replaced (its first_rv stands).
+      const last = this.marksFrom(tail).at(-1);
+      if (last !== undefined) return { ...last, rv, watchOnly: false };
+      const previous = this.lastMarkBelow(tail);
+      return { seq: tail, rv, firstRv: rv, watchOnly: watchFrom !== undefined && watchFrom === previous };
+    }
+    if (newest.seq === tail) return { ...newest, rv };
+    // This transaction's events are all that follow the newest mark, and all of them a watch's.
+    const onlyWatchSince = watchFrom !== undefined && newest.seq === watchFrom;
+    // A merged run starts at a kept mark: a watch from an RV inside it starts there.
+    const runStart = this.#db.first<{ seq: number | null }>(LAST_STORED_BELOW, newest.seq)!.seq;
+    if (onlyWatchSince && newest.watchOnly && runStart !== null && tail - runStart <= MARK_SPACING) return { seq: tail, rv, firstRv: rv, watchOnly: true };
+    this.#db.run(KEEP_MARK, newest.seq, newest.rv, newest.firstRv);
+    return { seq: tail, rv, firstRv: rv, watchOnly: onlyWatchSince };
+  }
+
+  /** The last mark (undefined before any). */
+  lastMark(): number | undefined {
+    const newest = newestOf(this.#state());
+    return newest?.seq ?? this.#db.first<{ seq: number | null }>(LAST_STORED_BELOW, Number.MAX_SAFE_INTEGER)!.seq ?? undefined;
+  }
+
+  /** The last mark below `seq`, or 0. */
+  lastMarkBelow(seq: number): number {
+    const newest = newestOf(this.#state());
+    if (newest !== undefined && newest.seq < seq) return newest.seq;
+    return this.#db.first<{ seq: number | null }>(LAST_STORED_BELOW, seq)!.seq ?? 0;
+  }
+
+  /** The last mark within `span` events after `after`, else the first after it; undefined when none follows. */
+  boundaryAfter(after: number, span: number): number | undefined {
+    const newest = newestOf(this.#state());
+    const stored = this.#db.first<{ within: number | null; first_after: number | null }>(STORED_AROUND, after, span)!;
+    const newestAfter = newest !== undefined && newest.seq > after ? newest.seq : undefined;
+    if (newestAfter !== undefined && newestAfter <= after + span) return newestAfter; // the newest is the last of all
+    if (stored.within !== null) return stored.within;
+    return stored.first_after ?? newestAfter;
+  }
+
+  /** Every mark at or after `seq`, in log order. */
+  marksFrom(seq: number): Mark[] {
+    const stored = this.#db.all<{ seq: number; rv: string; first_rv: string }>(STORED_FROM, seq).map((m) => ({ seq: m.seq, rv: m.rv, firstRv: m.first_rv }));
+    const newest = newestOf(this.#state());
+    return newest !== undefined && newest.seq >= seq ? [...stored, { seq: newest.seq, rv: newest.rv, firstRv: newest.firstRv }] : stored;
+  }
+
+  /** Drops the marks before the last one below `head` (a watch from that one starts at the head). */
+  compactInTx(head: number): void {
+    const keep = this.lastMarkBelow(head);
+    if (keep > 0) this.#db.run(DROP_STORED_BELOW, keep);
+  }
+
+  /** The highest RV any mark holds ("" when none). */
+  highestRv(): string {
+    const stored = this.#db.first<{ rv: string }>(HIGHEST_STORED)?.rv ?? "";
+    const newest = newestOf(this.#state())?.rv ?? "";
+    return compareResourceVersions(stored, newest) >= 0 ? stored : newest;
+  }
+
+  /** Forgets every mark (the cluster moved to another API server: its RVs are another etcd's). */
+  forgetMarksInTx(): void {
+    this.#db.run(FORGET_STORED);
+    const state = this.#state();
+    this.#db.run(SAVE, state.last_sync_rv, state.cache_rv, null, null, null, 0, 0);
+  }
+
+  #state(): StateRow {
+    return this.#db.first<StateRow>(STATE)!;
+  }
+}
+
+function newestOf(row: StateRow): NewestMark | undefined {
+  if (row.mark_seq === null) return undefined;
+  return { seq: row.mark_seq, rv: row.mark_rv!, firstRv: row.mark_first_rv ?? row.mark_rv!, watchOnly: row.mark_watch_only === 1 };
+}

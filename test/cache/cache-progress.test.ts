@@ -1,0 +1,91 @@
+/**
+ * CacheProgress (src/cache/cache-progress.ts) through a real informer: one row a watch chunk for
+ * lastSyncRV, the newest mark and the object count; watch-only runs merged into marks at most
+ * MARK_SPACING apart; a relist's run never merged with a watch run, so a watch from an RV of the
+ * watch run before it still gets the relist's objects of older RVs; the count always the table's.
+ */
+import { describe, expect, it } from "vitest";
+import { MARK_SPACING } from "../../src/cache/cache-progress.ts";
+import { Informer } from "../../src/cache/informer.ts";
+import { initialMemory } from "../../src/cache/reflector.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import type { WatchEvent } from "../../src/kube/types.ts";
+import type { Db } from "../../src/sql.ts";
+import { withDb } from "../helpers/db.ts";
+import { FakeClock, pod } from "../helpers/fakes.ts";
+
+function informer(db: Db) {
+  return new Informer(db, informerSettings(parseInformerSpec({ resource: "pods" }, "progress")), new FakeClock(), () => 0.5);
+}
+
+const storedMarks = (db: Db) => db.all<{ seq: number; rv: string }>({ name: "test.marks", text: "SELECT seq, rv FROM rv_marks ORDER BY seq" });
+const objectRows = (db: Db) => db.first<{ n: number }>({ name: "test.count", text: "SELECT COUNT(*) AS n FROM objects" })!.n;
+const modified = (name: string, rv: string): WatchEvent => ({ type: "MODIFIED", object: pod({ name, rv }) });
+
+/** The events a watch from `rv` gets, as the hub reads them: after its position, those above `skipUpTo`. */
+function eventsAfter(inf: Informer, rv: string): string[] {
+  const position = inf.positionOf(rv);
+  if (position === "expired") throw new Error(`expired: ${rv}`);
+  const events = inf.log.read(position.after, 100_000).events.filter((e) => e.type !== "sync");
+  return events.filter((e) => position.skipUpTo === undefined || BigInt(e.resourceVersion) > BigInt(position.skipUpTo)).map((e) => `${e.key}@${e.resourceVersion}`);
+}
+
+describe("CacheProgress", () => {
+  it("writes one progress row a watch chunk and keeps a mark only every MARK_SPACING events of watching", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      inf.applyWatch([{ type: "ADDED", object: pod({ name: "a", rv: "1" }) }], "1");
+      const CHUNKS = 2_500;
+      for (let i = 2; i <= CHUNKS; i++) inf.applyWatch([modified("a", String(i))], String(i));
+      // 2,500 marks before; now a kept one per ~MARK_SPACING events, and the newest in the state row.
+      expect(storedMarks(db).length).toBeLessThanOrEqual(Math.ceil(CHUNKS / MARK_SPACING));
+      expect(inf.lastSyncResourceVersion()).toBe(String(CHUNKS));
+      expect(inf.boundaryAfter(CHUNKS - 1, 1_000)).toBe(CHUNKS);
+      // A watch from any RV gets exactly the events after it.
+      for (const from of [1, 2, 999, 1_000, 1_001, 1_777, 2_499]) {
+        expect(eventsAfter(inf, String(from))).toEqual(Array.from({ length: CHUNKS - from }, (_, i) => `default/a@${from + i + 1}`));
+      }
+      // A bookmark moves the newest mark's RV on, its first RV stays: both start at the tail.
+      inf.applyWatch([], "3000");
+      expect(inf.positionOf("3000")).toEqual({ after: CHUNKS });
+      expect(inf.positionOf(String(CHUNKS))).toEqual({ after: CHUNKS });
+    }));
+
+  it("never merges a relist's run with the watch run before it: a watch from the watch's RV gets the relist's older-RV objects", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      for (let i = 1; i <= 5; i++) inf.applyWatch([{ type: "ADDED", object: pod({ name: `p${i}`, rv: String(100 + i) }) }], String(100 + i));
+      // A relist finds an object changed long ago (RV 50) that no watch event brought, and p1 gone.
+      inf.beginList();
+      inf.stage([2, 3, 4, 5].map((i) => pod({ name: `p${i}`, rv: String(100 + i) })).concat([pod({ name: "old", rv: "50" })]));
+      inf.commitList("200", { state: { kind: "watching" }, memory: initialMemory });
+      for (let i = 0; i < 3; i++) inf.applyWatch([modified("p2", String(201 + i))], String(201 + i));
+      const fromWatch = eventsAfter(inf, "105");
+      expect(fromWatch).toContain("default/old@50");
+      expect(fromWatch.filter((e) => e.startsWith("default/p1@"))).toHaveLength(1); // its deletion
+      expect(eventsAfter(inf, "202")).toEqual(["default/p2@203"]);
+    }));
+
+  it("keeps the object count equal to the objects table through adds, deletes, relists and replays", () =>
+    withDb((db) => {
+      const inf = informer(db);
+      let rv = 1;
+      const next = () => String(++rv);
+      for (let round = 0; round < 20; round++) {
+        const events: WatchEvent[] = [];
+        for (let i = 0; i < 7; i++) {
+          const name = `p${(round * 3 + i) % 13}`;
+          events.push({ type: i % 3 === 2 ? "DELETED" : i % 3 === 1 ? "MODIFIED" : "ADDED", object: pod({ name, rv: next() }) });
+        }
+        inf.applyWatch(events, String(rv));
+        if (round % 5 === 4) {
+          inf.beginList();
+          inf.stage(Array.from({ length: round }, (_, i) => pod({ name: `r${i}`, rv: next() })));
+          inf.commitList(String(rv), { state: { kind: "watching" }, memory: initialMemory });
+          void inf.processQueue();
+        }
+        expect(inf.progress().objects, `round ${round}`).toBe(objectRows(db));
+      }
+      expect(objectRows(db)).toBeGreaterThan(0);
+    }));
+});
