@@ -5,7 +5,7 @@
  * Guarantees:
  * - Keys are `namespace/name` or `name` (keys.ts). Add and update are one upsert; delete by key.
  * - The `namespace` index always exists (client-go `MetaNamespaceIndexFunc`); it is served from the
- *   objects table's own column, so it costs no extra rows. Configured indexers map an index name to
+ *   key order (a namespace's keys are the range `ns/` to `ns0`), so it costs no rows at all. Configured indexers map an index name to
  *   a field path (`spec.nodeName`, `metadata.labels.app`); a path yields zero, one or many values.
  * - Index entries change with their object in the same transaction; an entry whose value no longer
  *   applies is removed, so no index holds a stale or empty value set (kubernetes#84959). Only
@@ -68,6 +68,14 @@ export const INDEXER_MIGRATIONS = [
      index_name TEXT NOT NULL, value TEXT NOT NULL, key TEXT NOT NULL,
      PRIMARY KEY (index_name, value, key)) WITHOUT ROWID;
    CREATE INDEX index_entries_by_key ON index_entries (key, index_name)`,
+  // Every index entry (of a secondary index too) is a row billed (issue 19): an object row keeps its
+  // own entries (index_values: JSON [[index, value], …], NULL for none), so a change finds them by
+  // key without an index on the entries' keys, and namespaces are key ranges.
+  `ALTER TABLE objects ADD COLUMN index_values TEXT;
+   UPDATE objects SET index_values = (SELECT json_group_array(json_array(i.index_name, i.value)) FROM index_entries i WHERE i.key = objects.key)
+     WHERE EXISTS (SELECT 1 FROM index_entries i WHERE i.key = objects.key);
+   DROP INDEX IF EXISTS index_entries_by_key;
+   DROP INDEX IF EXISTS objects_by_namespace`,
 ] as const;
 
 const COLUMNS = `o.key AS key, o.namespace AS namespace, o.name AS name, o.uid AS uid, o.rv AS rv, o.seq AS seq, e.body AS body`;
@@ -79,10 +87,13 @@ const HAS = stmt("indexer.has", "SELECT 1 AS present FROM objects WHERE key = ?"
 const COUNT = stmt("indexer.count", "SELECT COUNT(*) AS n FROM objects");
 const ANY = stmt("indexer.any", "SELECT 1 AS present FROM objects LIMIT 1");
 const LIST = stmt("indexer.list", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? ORDER BY o.key LIMIT ?`);
+/** A namespace's objects after a key: the key range (?1 || '/', ?1 || '0'), '0' being the character after '/'. */
 const LIST_NAMESPACE = stmt(
   "indexer.listNamespace",
-  `SELECT ${COLUMNS} ${FROM} WHERE o.namespace = ? AND o.key > ? ORDER BY o.key LIMIT ?`,
+  `SELECT ${COLUMNS} ${FROM} WHERE o.key > max(?1 || '/', ?2) AND o.key < ?1 || '0' ORDER BY o.key LIMIT ?3`,
 );
+/** Cluster-scoped objects (namespace ""), whose keys have no '/': a scan, as no range holds them apart. */
+const LIST_NO_NAMESPACE = stmt("indexer.listNoNamespace", `SELECT ${COLUMNS} ${FROM} WHERE o.namespace = '' AND o.key > ? ORDER BY o.key LIMIT ?`);
 const BY_INDEX = stmt(
   "indexer.byIndex",
   `SELECT ${COLUMNS} FROM index_entries i JOIN objects o ON o.key = i.key JOIN event_log e ON e.seq = o.seq
@@ -92,34 +103,35 @@ const INDEX_KEYS = stmt(
   "indexer.indexKeys",
   "SELECT key FROM index_entries WHERE index_name = ? AND value = ? ORDER BY key",
 );
-const NAMESPACE_KEYS = stmt("indexer.namespaceKeys", "SELECT key FROM objects WHERE namespace = ? ORDER BY key");
+const NAMESPACE_KEYS = stmt(
+  "indexer.namespaceKeys",
+  "SELECT key FROM objects WHERE (?1 <> '' AND key > ?1 || '/' AND key < ?1 || '0') OR (?1 = '' AND namespace = '') ORDER BY key",
+);
+/** The first key after ?: namespaces are found by skipping from one key range to the next. */
+const NEXT_KEY = stmt("indexer.nextKey", "SELECT key, namespace FROM objects WHERE key >= ? ORDER BY key LIMIT 1");
 const INDEX_VALUES = stmt(
   "indexer.indexValues",
   "SELECT DISTINCT value FROM index_entries WHERE index_name = ? ORDER BY value",
 );
-const NAMESPACE_VALUES = stmt("indexer.namespaceValues", "SELECT DISTINCT namespace AS value FROM objects ORDER BY namespace");
 // `after` NULL is the first page: "" is a value like any other (a cluster-scoped object's namespace).
 const INDEX_VALUES_PAGE = stmt(
   "indexer.indexValuesPage",
   "SELECT DISTINCT value FROM index_entries WHERE index_name = ?1 AND (?2 IS NULL OR value > ?2) ORDER BY value LIMIT ?3",
 );
-const NAMESPACE_VALUES_PAGE = stmt(
-  "indexer.namespaceValuesPage",
-  "SELECT DISTINCT namespace AS value FROM objects WHERE ?1 IS NULL OR namespace > ?1 ORDER BY namespace LIMIT ?2",
-);
-const OBJECT_COLUMNS = 6;
+const OBJECT_COLUMNS = 7;
 const upsertRows = (rows: number) =>
   stmt(
     "indexer.upsert",
-    `INSERT INTO objects (key, namespace, name, uid, rv, seq) VALUES ${placeholders(rows, OBJECT_COLUMNS)}
-     ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq`,
+    `INSERT INTO objects (key, namespace, name, uid, rv, seq, index_values) VALUES ${placeholders(rows, OBJECT_COLUMNS)}
+     ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq, index_values = excluded.index_values`,
   );
 const deleteKeys = (n: number) => stmt("indexer.delete", `DELETE FROM objects WHERE key IN (${list(n)})`);
-const entriesOf = (n: number) => stmt("indexer.entriesOf", `SELECT index_name, value, key FROM index_entries WHERE key IN (${list(n)})`);
+const entriesOf = (n: number) => stmt("indexer.entriesOf", `SELECT key, index_values FROM objects WHERE key IN (${list(n)}) AND index_values IS NOT NULL`);
 const removeEntryRows = (rows: number) =>
   stmt("indexer.removeEntries", `DELETE FROM index_entries WHERE (index_name, value, key) IN (VALUES ${placeholders(rows, 3)})`);
 const addEntryRows = (rows: number) =>
   stmt("indexer.addEntries", `INSERT OR IGNORE INTO index_entries (index_name, value, key) VALUES ${placeholders(rows, 3)}`);
+const SET_INDEX_VALUES = stmt("indexer.setIndexValues", "UPDATE objects SET index_values = ? WHERE key = ?");
 const CLEAR_ENTRIES = stmt("indexer.clearEntries", "DELETE FROM index_entries");
 const ALL_AFTER = stmt("indexer.allAfter", `SELECT ${COLUMNS} ${FROM} WHERE o.key > ? ORDER BY o.key LIMIT ?`);
 
@@ -191,7 +203,9 @@ export class Indexer implements KnownObjects {
     const rows =
       options.namespace === undefined
         ? this.#db.all<ObjectRow>(LIST, after, options.limit)
-        : this.#db.all<ObjectRow>(LIST_NAMESPACE, options.namespace, after, options.limit);
+        : options.namespace === ""
+          ? this.#db.all<ObjectRow>(LIST_NO_NAMESPACE, after, options.limit)
+          : this.#db.all<ObjectRow>(LIST_NAMESPACE, options.namespace, after, options.limit);
     return rows.map(toCached);
   }
 
@@ -209,19 +223,32 @@ export class Indexer implements KnownObjects {
 
   /** Every value an index currently holds; empty for an unknown index (client-go ListIndexFuncValues). */
   listIndexFuncValues(index: string): string[] {
-    const statement = index === NAMESPACE_INDEX ? NAMESPACE_VALUES : INDEX_VALUES;
-    const args = index === NAMESPACE_INDEX ? [] : [index];
-    return this.#db.all<{ value: string }>(statement, ...args).map((r) => r.value);
+    if (index === NAMESPACE_INDEX) return this.#namespaces();
+    return this.#db.all<{ value: string }>(INDEX_VALUES, index).map((r) => r.value);
   }
 
   /** A page of an index's values in order, after `options.after` (exclusive); paged ListIndexFuncValues. */
   indexValuesPage(index: string, options: ListOptions): string[] {
     const after = options.after ?? null;
-    const rows =
-      index === NAMESPACE_INDEX
-        ? this.#db.all<{ value: string }>(NAMESPACE_VALUES_PAGE, after, options.limit)
-        : this.#db.all<{ value: string }>(INDEX_VALUES_PAGE, index, after, options.limit);
-    return rows.map((r) => r.value);
+    if (index === NAMESPACE_INDEX) return this.#namespaces().filter((ns) => after === null || ns > after).slice(0, options.limit);
+    return this.#db.all<{ value: string }>(INDEX_VALUES_PAGE, index, after, options.limit).map((r) => r.value);
+  }
+
+  /**
+   * Every namespace holding an object, in order: one key read per namespace, skipping each one's
+   * key range (keys order a namespace's range apart from the others', not by namespace name: "a-b/"
+   * sorts before "a/", hence the sort), and one per cluster-scoped key.
+   */
+  #namespaces(): string[] {
+    const found = new Set<string>();
+    for (let from = ""; ; ) {
+      const row = this.#db.first<{ key: string; namespace: string }>(NEXT_KEY, from);
+      if (!row) break;
+      found.add(row.namespace);
+      // A cluster-scoped key (namespace "") holds no '/' and has no range: on to the next key.
+      from = row.namespace === "" ? `${row.key}\u0000` : `${row.namespace}0`;
+    }
+    return [...found].sort();
   }
 
   indexNames(): string[] {
@@ -230,39 +257,36 @@ export class Indexer implements KnownObjects {
 
   /** Stores `upserts` and removes `deletes` (no key in both), with their index entries. */
   writeInTx(upserts: readonly ObjectWrite[], deletes: readonly string[]): void {
-    for (const chunk of chunks(upserts, Math.floor(MAX_BOUND_PARAMETERS / OBJECT_COLUMNS))) {
-      this.#db.run(
-        upsertRows(chunk.length),
-        ...chunk.flatMap((w) => [w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq]),
-      );
-    }
-    for (const chunk of chunks(deletes, MAX_BOUND_PARAMETERS)) this.#db.run(deleteKeys(chunk.length), ...chunk);
-    if (this.#indexers.size === 0) return;
-    // The entries the touched keys have (read: cheap), against those they must have (computed):
-    // only the difference is written, in one statement each way per chunk.
-    const had = new Map<string, Set<string>>();
-    for (const chunk of chunks([...upserts.map((w) => w.key), ...deletes], MAX_BOUND_PARAMETERS)) {
-      for (const row of this.#db.all<{ index_name: string; value: string; key: string }>(entriesOf(chunk.length), ...chunk)) {
-        let entries = had.get(row.key);
-        if (!entries) had.set(row.key, (entries = new Set()));
-        entries.add(entryId(row.index_name, row.value));
-      }
-    }
+    // The entries the touched keys had, from their rows (read before they are written), against
+    // those they must have: only the difference is written, one statement each way per chunk.
+    const had = this.#indexers.size === 0 ? new Map<string, string[][]>() : this.#entriesOfKeys([...upserts.map((w) => w.key), ...deletes]);
     const added: string[][] = [];
     const removed: string[][] = [];
-    for (const { key, object } of upserts) {
-      const before = had.get(key) ?? new Set<string>();
-      const after = new Set<string>();
-      for (const [index, value] of this.#entriesOf(object())) {
-        const id = entryId(index, value);
-        after.add(id);
-        if (!before.has(id)) added.push([index, value, key]);
-      }
-      for (const id of before) if (!after.has(id)) removed.push([...splitEntryId(id), key]);
+    const rows: unknown[][] = [];
+    for (const w of upserts) {
+      const entries = this.#indexers.size === 0 ? [] : [...this.#entriesOf(w.object())];
+      const before = new Set((had.get(w.key) ?? []).map(([index, value]) => entryId(index!, value!)));
+      const after = new Set(entries.map(([index, value]) => entryId(index, value)));
+      for (const [index, value] of entries) if (!before.has(entryId(index, value))) added.push([index, value, w.key]);
+      for (const [index, value] of had.get(w.key) ?? []) if (!after.has(entryId(index!, value!))) removed.push([index!, value!, w.key]);
+      rows.push([w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq, entries.length === 0 ? null : JSON.stringify(entries)]);
     }
-    for (const key of deletes) for (const id of had.get(key) ?? []) removed.push([...splitEntryId(id), key]);
+    for (const key of deletes) for (const [index, value] of had.get(key) ?? []) removed.push([index!, value!, key]);
+    for (const chunk of chunks(rows, Math.floor(MAX_BOUND_PARAMETERS / OBJECT_COLUMNS))) this.#db.run(upsertRows(chunk.length), ...chunk.flat());
+    for (const chunk of chunks(deletes, MAX_BOUND_PARAMETERS)) this.#db.run(deleteKeys(chunk.length), ...chunk);
     for (const chunk of chunks(removed, Math.floor(MAX_BOUND_PARAMETERS / 3))) this.#db.run(removeEntryRows(chunk.length), ...chunk.flat());
     this.#insertEntriesInTx(added);
+  }
+
+  /** The [index, value] entries each of `keys` holds now (keys without any are absent). */
+  #entriesOfKeys(keys: readonly string[]): Map<string, string[][]> {
+    const had = new Map<string, string[][]>();
+    for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS)) {
+      for (const row of this.#db.all<{ key: string; index_values: string }>(entriesOf(chunk.length), ...chunk)) {
+        had.set(row.key, JSON.parse(row.index_values) as string[][]);
+      }
+    }
+    return had;
   }
 
   /**
@@ -273,12 +297,14 @@ export class Indexer implements KnownObjects {
   rebuildInTx(after: string | undefined, batch: number): string | undefined {
     if (after === undefined) this.#db.run(CLEAR_ENTRIES);
     const rows = this.#db.all<ObjectRow>(ALL_AFTER, after ?? "", batch);
-    this.#addEntriesInTx(rows.map((row) => ({ key: row.key, object: JSON.parse(row.body) as KubeObject })));
+    const entries: string[][] = [];
+    for (const row of rows) {
+      const own = [...this.#entriesOf(JSON.parse(row.body) as KubeObject)];
+      this.#db.run(SET_INDEX_VALUES, own.length === 0 ? null : JSON.stringify(own), row.key);
+      for (const [index, value] of own) entries.push([index, value, row.key]);
+    }
+    this.#insertEntriesInTx(entries);
     return rows.length === batch ? rows[rows.length - 1]!.key : undefined;
-  }
-
-  #addEntriesInTx(objects: readonly { key: string; object: KubeObject }[]): void {
-    this.#insertEntriesInTx(objects.flatMap(({ key, object }) => [...this.#entriesOf(object)].map(([index, value]) => [index, value, key])));
   }
 
   /** [index, value] of every entry `object` has. */
@@ -304,7 +330,3 @@ function entryId(index: string, value: string): string {
   return `${index}\u0000${value}`;
 }
 
-function splitEntryId(id: string): [string, string] {
-  const at = id.indexOf("\u0000");
-  return [id.slice(0, at), id.slice(at + 1)];
-}

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { EventLog } from "../../src/cache/event-log.ts";
-import { Indexer } from "../../src/cache/indexer.ts";
+import { Indexer, INDEXER_MIGRATIONS } from "../../src/cache/indexer.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
-import type { Db } from "../../src/sql.ts";
-import { withDb } from "../helpers/db.ts";
+import { type Db, migrate } from "../../src/sql.ts";
+import { withCountedDb, withDb } from "../helpers/db.ts";
 import { pod } from "../helpers/fakes.ts";
 
 const INDEXERS = { byNode: "spec.nodeName", byApp: "metadata.labels.app", byFinalizer: "metadata.finalizers" };
@@ -60,6 +60,38 @@ describe("Indexer", () => {
       expect(s.indexer.listIndexFuncValues("namespace")).toEqual(["", "x"]);
       expect(s.indexer.indexKeys("namespace", "x")).toEqual(["x/a"]);
       expect(keys(s.indexer.byIndex("namespace", "", { limit: 10 }))).toEqual(["n1"]);
+    }));
+
+  it("lists namespaces by key range, in namespace order although keys order 'a-b/' before 'a/'", () =>
+    withCountedDb((db, rowsRead) => {
+      const s = store(db);
+      for (const ns of ["a", "a-b", "b", "ab"]) for (let i = 0; i < 50; i++) s.put(pod({ name: `p${i}`, namespace: ns }));
+      const before = rowsRead();
+      expect(s.indexer.listIndexFuncValues("namespace")).toEqual(["a", "a-b", "ab", "b"]);
+      expect(rowsRead() - before).toBeLessThan(10); // one key per namespace, not 200 rows
+      expect(s.indexer.indexValuesPage("namespace", { after: "a", limit: 2 })).toEqual(["a-b", "ab"]);
+      const listed = rowsRead();
+      expect(keys(s.indexer.list({ namespace: "a", limit: 100 }))).toHaveLength(50);
+      expect(rowsRead() - listed).toBeLessThanOrEqual(101); // its 50 rows and their bodies: a range, not a scan of 200
+      expect(keys(s.indexer.list({ namespace: "a", after: "a/p8", limit: 100 }))).toEqual(["a/p9"]); // key order: p8 < p9, the last
+      expect(s.indexer.indexKeys("namespace", "a-b")).toHaveLength(50);
+    }));
+
+  it("carries index entries into the object rows when upgraded from a release that kept them apart", () =>
+    withDb((db) => {
+      // The tables as the first migration made them, with an entry, then the migrations since.
+      const sql = (text: string, ...values: unknown[]) => db.run({ name: "test.sql", text }, ...values);
+      sql("DROP TABLE objects");
+      sql("DROP TABLE index_entries");
+      sql("DELETE FROM schema_migrations WHERE module = 'indexer'");
+      migrate(db, "indexer", INDEXER_MIGRATIONS.slice(0, 1));
+      const s = store(db, { byNode: "spec.nodeName" });
+      sql("INSERT INTO objects (key, namespace, name, uid, rv, seq) VALUES ('default/a', 'default', 'a', 'u', '1', 1)");
+      sql("INSERT INTO index_entries (index_name, value, key) VALUES ('byNode', 'n1', 'default/a')");
+      migrate(db, "indexer", INDEXER_MIGRATIONS);
+      s.put(pod({ name: "a", nodeName: "n2", rv: "2" }));
+      expect(s.indexer.indexKeys("byNode", "n1")).toEqual([]);
+      expect(s.indexer.indexKeys("byNode", "n2")).toEqual(["default/a"]);
     }));
 
   it("indexes field paths with zero, one or many values", () =>
