@@ -168,7 +168,8 @@ const compactBelowHead = (pinnedSql: string) =>
        WHERE e.seq < ?1
          AND NOT EXISTS (${pinnedSql})
          AND e.seq NOT IN (SELECT r.prev_seq FROM event_log r WHERE r.seq >= ?1 AND r.prev_seq < ?1)
-       ORDER BY e.seq LIMIT ?2)`,
+       ORDER BY e.seq LIMIT ?2)
+     RETURNING coalesce(octet_length(body), 0) AS bytes`,
   );
 
 /** Events the head moves by at least (a hundredth of maxEvents, within 1 and 1,024); see the contract. */
@@ -212,6 +213,17 @@ const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.mi
 function eventValues(event: NewLogEvent): unknown[] {
   const flags = (event.initialList ? FLAG_INITIAL_LIST : 0) | (event.finalStateUnknown ? FLAG_FINAL_STATE_UNKNOWN : 0);
   return [event.seq, event.type, event.key, event.uid, event.resourceVersion, event.body, event.prevSeq, flags, event.at];
+}
+
+export interface CompactOptions {
+  /** Retention never moves the head past this by age (the caller's last transaction run). */
+  keepFrom?: number;
+  /** A previous call deleted a full batch: delete on although the head stays. */
+  continuing?: boolean;
+  /** Called in the transaction before rows are deleted (metrics count the events first). */
+  beforeDelete?: () => void;
+  /** The bytes of bodies the call deleted. */
+  deleted?: (bytes: number) => void;
 }
 
 export class EventLog {
@@ -312,7 +324,7 @@ export class EventLog {
    * to `limit` unreferenced rows before it. Returns whether more may be left to delete: call again
    * (in a new transaction) with `continuing` while it does.
    */
-  compactInTx(now: number, retention: Retention, limit: number, options: { keepFrom?: number; continuing?: boolean } = {}): boolean {
+  compactInTx(now: number, retention: Retention, limit: number, options: CompactOptions = {}): boolean {
     const { head, tail } = this.bounds();
     if (tail === 0) return false;
     const keepFrom = options.keepFrom ?? tail;
@@ -320,8 +332,11 @@ export class EventLog {
     const firstRecent = this.#db.first<{ seq: number }>(FIRST_RECENT, byCount, now - retention.maxAgeSeconds * 1000);
     const newHead = Math.max(byCount, Math.min(firstRecent?.seq ?? tail, tail, keepFrom));
     const moved = newHead >= head + retentionStep(retention.maxEvents);
+    if (!moved && !options.continuing) return false;
+    options.beforeDelete?.();
     if (moved) this.#db.run(SET_HEAD, newHead);
-    else if (!options.continuing) return false;
-    return this.#db.run(this.#compact, moved ? newHead : head, limit) >= limit;
+    const deleted = this.#db.all<{ bytes: number }>(this.#compact, moved ? newHead : head, limit);
+    options.deleted?.(deleted.reduce((sum, row) => sum + row.bytes, 0));
+    return deleted.length >= limit;
   }
 }

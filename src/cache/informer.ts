@@ -40,7 +40,7 @@ import {
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
-import { countLogInTx, type InformerMetrics, lastEventAt, LOG_COUNTER_MIGRATIONS, logBytes } from "../metrics/log-counters.ts";
+import { countLogInTx, type InformerMetrics, lastEventAt, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "../metrics/log-counters.ts";
 import type { InformerIdentity } from "../metrics/identity.ts";
 import { countersOf, type ErrorReason } from "./reflector-counters.ts";
 import { logStep } from "./reflector-log.ts";
@@ -311,12 +311,16 @@ export class Informer implements ReflectorSink {
    */
   compactLog(): void {
     const now = this.#clock.now();
-    // Metrics count events from the log: before retention may delete any (log-counters.ts).
-    this.#db.transaction(() => countLogInTx(this.#db, now));
     const lastRun = this.cacheProgress.lastMarkBelow(this.log.bounds().tail) + 1;
-    let continuing = false;
-    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, { keepFrom: lastRun, continuing }))) {
-      continuing = true; // a full batch was deleted: more may be left
+    // Metrics count events from the log: before retention deletes any (log-counters.ts), in its transaction.
+    const options = {
+      keepFrom: lastRun,
+      continuing: false,
+      beforeDelete: () => countLogInTx(this.#db, now),
+      deleted: (bytes: number) => logBytesDeletedInTx(this.#db, bytes),
+    };
+    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, options))) {
+      options.continuing = true; // a full batch was deleted: more may be left
     }
     // Keep the last mark before the head: a watch from it starts at the head.
     this.#db.transaction(() => this.cacheProgress.compactInTx(this.log.bounds().head));
@@ -537,7 +541,7 @@ export class Informer implements ReflectorSink {
       lastErrorAt: memory.lastError === null ? null : (memory.lastErrorAt ?? null),
       ...counts,
       lastEventAt: lastEventAt(this.#db, progress.eventLog.tail),
-      logBytes: logBytes(this.#db, now),
+      logBytes: logBytes(this.#db),
       at: now,
     };
   }

@@ -1,18 +1,22 @@
 /**
- * Events appended to an informer's log, counted by type, and a per-minute series of the last hour
- * (the status page's sparkline). Counted lazily from the log itself: the write path pays nothing.
+ * Events appended to an informer's log, counted by type, a per-minute series of the last hour (the
+ * status page's sparkline), and the bytes of bodies the log holds. Counted lazily from the log
+ * itself: the write path pays nothing.
  *
  * Guarantees:
  * - Every event is counted exactly once: `counted_seq` (the last event counted) advances in the
- *   transaction that adds the counts, and counting runs before retention may delete rows
- *   (`Informer.compactLog` calls `countLogInTx` first) and whenever metrics are read.
+ *   transaction that adds the counts, and counting runs before retention deletes rows (in the
+ *   same transaction: EventLog.compactInTx's `beforeDelete`) and whenever metrics are read —
+ *   never per applied batch (a row written per batch, issue 19).
+ * - `log_bytes` is the bytes of the bodies of counted events still stored: added as they are
+ *   counted, taken off as retention deletes them (`logBytesDeletedInTx`), so reading it reads one row.
  * - The counts are durable and only grow: Prometheus counters across evictions and restarts; only
  *   deleting the informer (all its storage) resets them.
  * - The series keeps SERIES_MINUTES minutes, keyed by the minute of each event's `at`, so counting
  *   late files events under the minute they happened.
  *
  * Cost: one grouped read of the events since the last count (a primary-key range) and one UPDATE,
- * per scrape and per compaction, never per applied batch. The read touches `event_log`'s `seq`,
+ * per scrape and per retention step, never per applied batch. The read touches `event_log`'s `seq`,
  * `type` and `at` only; event-log.ts owns that table and its writes.
  */
 import type { LogEventType } from "../cache/event-log.ts";
@@ -26,15 +30,20 @@ export const LOG_COUNTER_MIGRATIONS = [
      id INTEGER PRIMARY KEY CHECK (id = 1), counted_seq INTEGER NOT NULL, events TEXT NOT NULL, minutes TEXT NOT NULL);
    INSERT INTO informer_metrics (id, counted_seq, events, minutes)
      VALUES (1, 0, '{"add":0,"update":0,"delete":0,"sync":0}', '[]')`,
+  // log_bytes: see the contract; the rows already counted, once, when this release first runs.
+  `ALTER TABLE informer_metrics ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;
+   UPDATE informer_metrics SET log_bytes = (SELECT coalesce(sum(octet_length(body)), 0) FROM event_log WHERE seq <= informer_metrics.counted_seq)`,
 ] as const;
 
 const GET = stmt("logCounters.get", "SELECT counted_seq, events, minutes FROM informer_metrics WHERE id = 1");
 const NEW_EVENTS = stmt(
   "logCounters.newEvents",
-  `SELECT type, at / ${MINUTE_MS} AS minute, count(*) AS n, max(seq) AS last
+  `SELECT type, at / ${MINUTE_MS} AS minute, count(*) AS n, max(seq) AS last, coalesce(sum(octet_length(body)), 0) AS bytes
    FROM event_log WHERE seq > ? GROUP BY type, minute`,
 );
-const SET = stmt("logCounters.set", "UPDATE informer_metrics SET counted_seq = ?, events = ?, minutes = ? WHERE id = 1");
+const SET = stmt("logCounters.set", "UPDATE informer_metrics SET counted_seq = ?, events = ?, minutes = ?, log_bytes = log_bytes + ? WHERE id = 1");
+const BYTES_DELETED = stmt("logCounters.bytesDeleted", "UPDATE informer_metrics SET log_bytes = log_bytes - ? WHERE id = 1");
+const LOG_BYTES = stmt("logCounters.bytes", "SELECT log_bytes FROM informer_metrics WHERE id = 1");
 
 export type EventCounts = Record<LogEventType, number>;
 
@@ -49,16 +58,18 @@ export function countLogInTx(db: Db, now: number): LogCounts {
   const row = db.first<{ counted_seq: number; events: string; minutes: string }>(GET)!;
   const events = JSON.parse(row.events) as EventCounts;
   const byMinute = new Map<number, number>(JSON.parse(row.minutes) as [number, number][]);
-  const fresh = db.all<{ type: LogEventType; minute: number; n: number; last: number }>(NEW_EVENTS, row.counted_seq);
+  const fresh = db.all<{ type: LogEventType; minute: number; n: number; last: number; bytes: number }>(NEW_EVENTS, row.counted_seq);
   const oldest = Math.floor(now / MINUTE_MS) - SERIES_MINUTES + 1;
   let counted = row.counted_seq;
-  for (const { type, minute, n, last } of fresh) {
+  let bytes = 0;
+  for (const { type, minute, n, last, bytes: eventBytes } of fresh) {
     events[type] = (events[type] ?? 0) + n;
+    bytes += eventBytes;
     if (minute >= oldest) byMinute.set(minute, (byMinute.get(minute) ?? 0) + n);
     counted = Math.max(counted, last);
   }
   const minutes = [...byMinute].filter(([minute]) => minute >= oldest).sort((a, b) => a[0] - b[0]);
-  if (fresh.length > 0 || minutes.length !== byMinute.size) db.run(SET, counted, JSON.stringify(events), JSON.stringify(minutes));
+  if (fresh.length > 0 || minutes.length !== byMinute.size) db.run(SET, counted, JSON.stringify(events), JSON.stringify(minutes), bytes);
   return { events, minutes: minutes.map(([minute, n]) => ({ minute, events: n })) };
 }
 
@@ -70,28 +81,19 @@ export function perMinute(counts: LogCounts, now: number): number[] {
 }
 
 const LAST_EVENT_AT = stmt("logCounters.lastEventAt", "SELECT at FROM event_log WHERE seq = ?");
-/**
- * Bytes of bodies the log retains (objects' current states included: the indexer points at them).
- * octet_length reads only each row's header, never its body (SQLite OPFLAG_BYTELENARG), so this
- * costs a pass over the log's pages, not its bodies: ~0.1 s for 100,000 events of 1.5 KB here,
- * hence read at most once per LOG_BYTES_MAX_AGE_MS per object, however often it is scraped.
- */
-const LOG_BYTES = stmt("logCounters.bytes", "SELECT coalesce(sum(octet_length(body)), 0) AS bytes FROM event_log");
-
 /** When the newest event (`tail`) was appended; null before the first. */
 export function lastEventAt(db: Db, tail: number): number | null {
   return tail === 0 ? null : (db.first<{ at: number }>(LAST_EVENT_AT, tail)?.at ?? null);
 }
 
-export const LOG_BYTES_MAX_AGE_MS = 60_000;
-const logBytesRead = new WeakMap<Db, { at: number; bytes: number }>();
+/** Bytes of bodies the log retains, as of the last count (objects' current states included: the indexer points at them). */
+export function logBytes(db: Db): number {
+  return db.first<{ log_bytes: number }>(LOG_BYTES)!.log_bytes;
+}
 
-export function logBytes(db: Db, now: number): number {
-  const last = logBytesRead.get(db);
-  if (last && now - last.at < LOG_BYTES_MAX_AGE_MS && now >= last.at) return last.bytes;
-  const bytes = db.first<{ bytes: number }>(LOG_BYTES)!.bytes;
-  logBytesRead.set(db, { at: now, bytes });
-  return bytes;
+/** Retention deleted `bytes` of counted bodies; inside its transaction. */
+export function logBytesDeletedInTx(db: Db, bytes: number): void {
+  if (bytes > 0) db.run(BYTES_DELETED, bytes);
 }
 
 /** An informer's metrics as read at `at` (Informer.metrics). */

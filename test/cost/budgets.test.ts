@@ -40,8 +40,10 @@ const BUDGETS: Record<string, Budget> = {
   "status.informer": { written: 0, read: 10 },
   // 0 written, 14 read (was 2,012); target: no O(objects) rows
   "metrics.informer": { written: 0, read: 16 },
-  // 0 written, 2,014 read (the log's bytes summed over every event row, once a minute; was 4,012); target: no O(objects) rows
-  "metrics.informer.minute": { written: 0, read: 2_215 },
+  // 1 written, ~4,010 read: it counts the events appended since the last count (here the setup's 4,000; a scrape
+  // reads what arrived since the one before), once, where a count ran with every watch step and wrote a row per
+  // batch; the log's bytes are kept as they change (was 2,000 read per scrape); target: no O(objects) rows
+  "metrics.informer.minute": { written: 1, read: 4_415 },
   // 0 written, 2 read
   "cron.informer": { written: 0, read: 3 },
   // 0 written, 2,004 read for 500 objects
