@@ -120,8 +120,17 @@ export class CacheProgress {
     const lastSync = advance.lastSyncRv ?? state.last_sync_rv;
     const queueEmpty = this.#queueEmpty();
     const cacheRv = queueEmpty ? lastSync : state.cache_rv;
-    let newest = newestOf(state);
-    if (queueEmpty && cacheRv !== "") newest = this.#markInTx(newest, this.#tail(), cacheRv, advance.watchFrom);
+    const before = newestOf(state);
+    const newest = queueEmpty && cacheRv !== "" ? this.#markInTx(before, this.#tail(), cacheRv, advance.watchFrom) : before;
+    // Nothing moved (the loop checks an empty queue at every step): a row rewritten unchanged is still billed.
+    const unchanged =
+      advance.objectDelta === 0 &&
+      lastSync === state.last_sync_rv &&
+      cacheRv === state.cache_rv &&
+      newest?.seq === before?.seq &&
+      newest?.rv === before?.rv &&
+      newest?.watchOnly === before?.watchOnly;
+    if (unchanged) return;
     this.#db.run(
       SAVE,
       lastSync,

@@ -48,6 +48,8 @@ const DELIVERED_KEYS = 200;
 const SESSION_MINUTES = 7.5;
 const BOOKMARKS_PER_SESSION = 8;
 const IDLE_SESSIONS = 4;
+/** Events of the watch session measured through the informer's loop (30 ms apart: kept short). */
+const LOOP_EVENTS = 64;
 const LOG_ROWS = stmt("cost.logRows", "SELECT count(*) AS n FROM event_log");
 const SECRET = `whsec_${btoa("a cost test secret, 32 bytes long")}`;
 
@@ -127,6 +129,16 @@ export function measureModules(): Promise<Cost[]> {
     const removed = rowsBefore - logRows();
     expectState(removed > 0, "retention removed nothing");
     costs.push(cost("retention.event", "informer", "an event removed by retention (rows read: the scan past the events it keeps)", removed, retention.per(removed)));
+
+    // An update as the informer's loop applies it in production (after retention caught up above): a watch session of one-event
+    // batches (pauses past the 20 ms batching window), each step also checking the queue and
+    // retention, which the batches above leave out.
+    const loopChunks = Array.from({ length: LOOP_EVENTS }, (_, i) => [modified(i, ++rv)] as WatchChunk).flatMap((chunk, i) => (i === 0 ? [chunk] : [30, chunk]));
+    const loop = new Meter(db.rows);
+    await loop.during(() => informer.tick(new FakeListerWatcher({ watches: [{ batches: loopChunks }] }), clock.now() + SLICE_MS));
+    expectState(informer.lastSyncResourceVersion() === String(rv), "the watch session was not applied");
+    const loopOperation = "an update event as the informer's loop applies it: one event a watch batch, each step checking the queue and retention";
+    costs.push(cost("update.loop", "informer", loopOperation, LOOP_EVENTS, loop.per(LOOP_EVENTS)));
 
     costs.push(...(await measureDeliveries(informer, db, sameStorage(), clock, () => ++rv)));
     costs.push(await measureIdleWatch(informer, db, clock, () => ++rv));
