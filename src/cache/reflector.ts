@@ -462,7 +462,7 @@ function deadlineAt(end: number, clock: Clock): Deadline {
   const reached = new Promise<"deadline">((resolve) => {
     const remaining = end - clock.now();
     if (remaining <= 0) resolve("deadline");
-    else clear = (clock.setTimer ?? realTimer)(remaining, () => resolve("deadline"));
+    else clear = clock.setTimer ? clock.setTimer(remaining, () => resolve("deadline")) : realTimer(remaining, () => resolve("deadline"));
   });
   return { reached, clear: () => clear() };
 }
