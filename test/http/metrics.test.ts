@@ -211,4 +211,20 @@ describe("GET /metrics", () => {
     expect(text).not.toContain("reader-secret-0123456789abcdefghijk");
     expect((await get({ authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
   });
+
+  it("shows an informer sleeping between watch windows (maxLagSeconds) in watch_state", async () => {
+    const cluster = await newCluster();
+    const { name, stub } = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(stub);
+    await waitFor("the informer to sleep", async () => (await status(stub)).watch.state === "sleeping");
+    const { metrics } = await scrape();
+    const informer = { cluster: "default", informer: name };
+    expect(Object.fromEntries(["idle", "listing", "watching", "sleeping", "backoff"].map((state) => [state, value(metrics, "edge_informer_watch_state", { ...informer, state })]))).toEqual({
+      idle: 0,
+      listing: 0,
+      watching: 0,
+      sleeping: 1,
+      backoff: 0,
+    });
+  });
 });

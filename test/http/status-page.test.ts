@@ -98,4 +98,14 @@ describe("status page", () => {
       expect(text).not.toContain(sub.secret);
     }
   });
+
+  it("shows an informer sleeping between watch windows as following its resource, and when it wakes", async () => {
+    const cluster = await newCluster();
+    const { name, stub } = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(stub);
+    await waitFor("the informer to sleep", async () => unwrap(await stub.status()).watch.state === "sleeping");
+    const page = await createApp().request(`${base}/`, { headers: { accept: "text/html" } }, env);
+    const section = (await page.text()).split(`data-informer="${name}"`)[1]!;
+    expect(section).toMatch(/<dd data-field="watch"><span class="badge ok">sleeping<\/span> <span class="age">wakes in (5\d s|1 min)<\/span>/);
+  });
 });
