@@ -53,6 +53,19 @@ describe("webhook subscriptions", () => {
     expect((unwrap(await stub.status())).subscriptions).toBe(1);
   });
 
+  it("delivers the changes of an informer sleeping between watch windows, nudged as each window grows the log (maxLagSeconds)", async () => {
+    const { cluster, name, stub } = await syncedInformer(4, { maxLagSeconds: 3 });
+    const hook = await endpoint();
+    const { secret } = await subscribe(name, hook);
+    await waitReceiverConverged(hook, secret, cluster);
+    await waitFor("the informer to sleep", async () => unwrap(await stub.status()).watch.state === "sleeping");
+    const changedAt = Date.now();
+    await cluster.create("pods", pod({ name: "while-asleep", namespace: "ns-0" }));
+    await waitReceiverConverged(hook, secret, cluster);
+    // Its lag, then the window's open and the delivery: no subscription keeps the informer awake.
+    expect(Date.now() - changedAt).toBeLessThan(3_000 + 3_000);
+  });
+
   it("names the cluster in every event's body and header, signed, with ids that tell clusters apart and stay the same in the default one", async () => {
     // Two clusters holding the same pods, each mirrored by an informer named "pods", and the default
     // cluster's informer of the same pods: three subscriptions, three receivers.
