@@ -19,7 +19,7 @@
  *   watching ──refused / 429 / stream broke / idle timer──▶ watching after backoff
  *   watching ──first bookmark, nothing keeps it awake──▶ sleeping until maxLagSeconds later
  *   watching ──clean close of a watch that delivered nothing, nothing keeps it awake──▶ sleeping
- *   sleeping ──its time──▶ watching now (the next window: re-watch from lastSyncRV, no relist)
+ *   sleeping ──its time: the next window, a watch from lastSyncRV (no relist)──▶ as watching does
  *
  * The sleeping transitions exist only with `maxLagSeconds` > 0; when a window ends, and what keeps
  * an informer awake, is watch-windows.ts's to decide.
@@ -180,9 +180,8 @@ export async function step(state: ReflectorState, memory: ReflectorMemory, ctx: 
     case "listing":
       return listPage(state, memory, ctx);
     case "watching":
+    case "sleeping": // its time came: the next window, a watch like any other
       return watch(memory, ctx);
-    case "sleeping":
-      return { state: { kind: "watching" }, memory, wakeAt: ctx.clock.now() };
     default: {
       const unknown: never = state;
       throw new Error(`unknown reflector state ${JSON.stringify(unknown)}`);

@@ -309,8 +309,7 @@ describe("Reflector", () => {
       ]);
       expect(h.state).toEqual({ kind: "sleeping" });
       expect(h.results[2]!.wakeAt).toBe(h.clock.now() + 60_000);
-      await h.run(2, 0); // sleeping → watching → (the next window)
-      expect(h.results[3]).toMatchObject({ state: { kind: "watching" }, wakeAt: h.clock.now() });
+      await h.run(1, 0); // sleeping → (the next window)
       expect(lw.watches.map((w) => w.resourceVersion)).toEqual(["10", "15"]);
       expect(lw.lists).toHaveLength(1);
       expect(h.state).toEqual({ kind: "sleeping" });
@@ -339,7 +338,7 @@ describe("Reflector", () => {
         watches: [{ batches: [[bookmark("15")]] }, { batches: [[errorEvent(410, "Expired")]] }],
       });
       const h = harness(lw, windows);
-      await h.run(5, 0); // … → the window → sleeping → watching → 410
+      await h.run(4, 0); // … → the window → sleeping → (the next window) 410
       expect(h.state.kind).toBe("idle");
       await h.run(2, 0);
       expect(lw.lists.map((l) => l.resourceVersion)).toEqual(["0", "15"]);
