@@ -24,34 +24,29 @@ const IDLE_ROWS_A_MINUTE = 10;
 /** A change may arrive maxLagSeconds after its commit, plus the time a window takes to open and apply it. */
 const OPEN_AND_APPLY_MS = 1_000;
 
-/** An informer of `pods` on `db`, its clock and the simulated API server it watches. */
-function simulated(db: Db, maxLagSeconds: number) {
+/** An informer of `pods` on `db`, its clock and the simulated API server it watches, after its initial list. */
+async function synced(db: Db, maxLagSeconds: number) {
   const clock = new SimulatedClock();
   const server = new SimulatedApiServer(clock, { objects: 20 });
   const informer = new Informer(db, informerSettings(parseInformerSpec({ resource: "pods", maxLagSeconds }, "windows")), clock, () => 0.5);
   /** When each slice asked to be woken, and when it asked. */
   const alarms: { at: number; wakeAt: number }[] = [];
-  return {
-    clock,
-    server,
-    informer,
-    alarms,
-    /** The object's alarm loop (InformerObject.alarm): a slice, then sleep until the time it answered. */
-    async runUntil(end: number) {
-      while (clock.now() < end) {
-        const wakeAt = await clock.run(informer.tick(server, clock.now() + SLICE_MS));
-        alarms.push({ at: clock.now(), wakeAt });
-        clock.sleepUntil(Math.max(wakeAt, clock.now() + 1));
-      }
-    },
+  /** The object's alarm loop (InformerObject.alarm): a slice, then sleep until the time it answered. */
+  const runUntil = async (end: number) => {
+    while (clock.now() < end) {
+      const wakeAt = await clock.run(informer.tick(server, clock.now() + SLICE_MS));
+      alarms.push({ at: clock.now(), wakeAt });
+      clock.sleepUntil(Math.max(wakeAt, clock.now() + 1));
+    }
   };
+  await runUntil(clock.now() + 1); // the initial list: a slice of its own
+  return { clock, server, informer, alarms, runUntil };
 }
 
 describe("Watch windows (maxLagSeconds)", () => {
   it("at maxLagSeconds 60 a quiet informer holds its upstream watch open at most 10% of an hour, within the idle row budget, and each change arrives within ~60 s", () =>
     withDb(async (db) => {
-      const sim = simulated(db, 60);
-      await sim.runUntil(sim.clock.now() + 1); // the initial list
+      const sim = await synced(db, 60);
       expect(sim.informer.progress()).toMatchObject({ synced: true, objects: 20 });
       const from = sim.clock.now();
       const writtenBefore = db.rows.written;
@@ -80,8 +75,7 @@ describe("Watch windows (maxLagSeconds)", () => {
 
   it("sleeps after a window, then resumes from the window's bookmark and brings a change made meanwhile within ~60 s", () =>
     withDb(async (db) => {
-      const sim = simulated(db, 60);
-      await sim.runUntil(sim.clock.now() + 1); // the initial list
+      const sim = await synced(db, 60);
       await sim.clock.run(sim.informer.tick(sim.server, sim.clock.now() + SLICE_MS)); // the first window
       const window = sim.server.watches[0]!;
       expect(window.closedAt! - window.openedAt).toBeLessThan(5_000); // its pre-timeout bookmark ended it
@@ -103,8 +97,7 @@ describe("Watch windows (maxLagSeconds)", () => {
 
   it("always watches with maxLagSeconds 0 (the default): a watch is open all the time", () =>
     withDb(async (db) => {
-      const sim = simulated(db, 0);
-      await sim.runUntil(sim.clock.now() + 1);
+      const sim = await synced(db, 0);
       const from = sim.clock.now();
       await sim.runUntil(from + HOUR_MS);
       // All the time, but for the millisecond each alarm takes to re-arm between sessions.

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { pod } from "../fake-apiserver/builders.ts";
-import { newCluster, startInformer, status, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, status, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 import { histogram, parseMetrics, samples, value } from "../metrics/prometheus-parse.ts";
@@ -216,7 +216,7 @@ describe("GET /metrics", () => {
     const cluster = await newCluster();
     const { name, stub } = await startInformer(cluster, { maxLagSeconds: 60 });
     await waitSynced(stub);
-    await waitFor("the informer to sleep", async () => (await status(stub)).watch.state === "sleeping");
+    await waitSleeping(stub);
     const { metrics } = await scrape();
     const informer = { cluster: "default", informer: name };
     expect(Object.fromEntries(["idle", "listing", "watching", "sleeping", "backoff"].map((state) => [state, value(metrics, "edge_informer_watch_state", { ...informer, state })]))).toEqual({

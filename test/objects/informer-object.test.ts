@@ -18,9 +18,9 @@ import {
   readWholeLog,
   startInformer,
   status,
-  type InformerStub,
   waitConverged,
   waitFor,
+  waitSleeping,
   waitSynced,
 } from "../helpers/informer.ts";
 
@@ -272,20 +272,19 @@ describe("InformerObject", () => {
   });
 
   describe("watch windows (maxLagSeconds, issue 19)", () => {
-    const sleeping = (stub: InformerStub) =>
-      waitFor("the informer to sleep", async () => {
-        const s = await status(stub);
-        return s.watch.state === "sleeping" && s;
-      });
+    /** A cluster of three pods and an informer of them at `maxLagSeconds`, synced and asleep after its first window. */
+    const asleepOn = async (maxLagSeconds: number) => {
+      const cluster = await newCluster();
+      await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
+      const { stub } = await startInformer(cluster, { maxLagSeconds });
+      await waitSynced(stub);
+      return { cluster, stub, asleep: await waitSleeping(stub) };
+    };
     const watches = async (cluster: FakeCluster) => (await cluster.requests()).filter((r) => r.query.watch === "true");
     const lists = async (cluster: FakeCluster) => (await cluster.requests()).filter((r) => r.query.watch === undefined);
 
     it("opens a window, drains it, and sleeps with its alarm at most 60 s ahead and no watch open", async () => {
-      const cluster = await newCluster();
-      await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
-      const { stub } = await startInformer(cluster, { maxLagSeconds: 60 });
-      await waitSynced(stub);
-      const asleep = await sleeping(stub);
+      const { cluster, stub, asleep } = await asleepOn(60);
       const seen = Date.now();
       expect((await cluster.info()).openWatches).toBe(0);
       // One window: the spec's 3 s timeout (under a window's 5 s), ended by its pre-timeout bookmark.
@@ -299,11 +298,7 @@ describe("InformerObject", () => {
     // Real time here (test/cache/watch-windows.test.ts has the hour of simulated time at 60 s): a lag
     // of 5 s, so that the informer wakes by its own alarm while the test waits.
     it("resumes from its RV after the sleep, bringing a change made meanwhile within about maxLagSeconds", async () => {
-      const cluster = await newCluster();
-      await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
-      const { stub } = await startInformer(cluster, { maxLagSeconds: 5 });
-      await waitSynced(stub);
-      const asleep = await sleeping(stub);
+      const { cluster, stub, asleep } = await asleepOn(5);
       await cluster.clearRequests();
       const first = (await cluster.state("pods")).items[0]!;
       const changedAt = Date.now();
@@ -312,21 +307,17 @@ describe("InformerObject", () => {
       expect(Date.now() - changedAt).toBeLessThan(5_000 + 1_500);
       expect((await watches(cluster))[0]!.query.resourceVersion).toBe(asleep.lastSyncResourceVersion);
       expect(await lists(cluster)).toEqual([]);
-      expect((await sleeping(stub)).relists).toBe(0);
+      expect((await waitSleeping(stub)).relists).toBe(0);
     });
 
     it("relists when a window's resume finds its RV compacted (410), as ever", async () => {
-      const cluster = await newCluster();
-      await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
-      const { stub } = await startInformer(cluster, { maxLagSeconds: 5 });
-      await waitSynced(stub);
-      const asleep = await sleeping(stub);
+      const { cluster, stub, asleep } = await asleepOn(5);
       const first = (await cluster.state("pods")).items[0]!;
       await cluster.clearRequests();
       await cluster.update("pods", { ...first, status: { phase: "Succeeded" } });
       await cluster.compact();
       await waitConverged(stub, cluster);
-      expect((await sleeping(stub)).relists).toBe(1);
+      expect((await waitSleeping(stub)).relists).toBe(1);
       expect((await cluster.requests()).slice(0, 2).map((r) => [r.query.watch ?? "list", r.query.resourceVersion])).toEqual([
         ["true", asleep.lastSyncResourceVersion], // answered 410
         ["list", asleep.lastSyncResourceVersion],
@@ -338,7 +329,7 @@ describe("InformerObject", () => {
       await cluster.create("pods", pod({ name: "a", namespace: "x" }));
       const { stub } = await startInformer(cluster, { maxLagSeconds: 60 });
       await waitSynced(stub);
-      const asleep = await sleeping(stub);
+      const asleep = await waitSleeping(stub);
       const info = describeResource("pods", undefined)!;
       const opened = unwrap(
         await stub.watch({ info, format: { kind: "json" }, includeObject: "Object", bookmarks: false, initialEvents: false, resourceVersion: asleep.cacheResourceVersion }),
@@ -356,7 +347,7 @@ describe("InformerObject", () => {
       // A client that went away is noticed when the next event is written to it; then the next
       // upstream bookmark ends the watch.
       await cluster.create("pods", pod({ name: "c", namespace: "x" }));
-      await sleeping(stub);
+      await waitSleeping(stub);
     });
   });
 });

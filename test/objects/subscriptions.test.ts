@@ -13,7 +13,7 @@ import { eventId } from "../../src/delivery/event-id.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
-import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { startInCluster } from "../helpers/clusters.ts";
 import { receiverView, subscribe, subscriptionStored, waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
@@ -58,7 +58,7 @@ describe("webhook subscriptions", () => {
     const hook = await endpoint();
     const { secret } = await subscribe(name, hook);
     await waitReceiverConverged(hook, secret, cluster);
-    await waitFor("the informer to sleep", async () => unwrap(await stub.status()).watch.state === "sleeping");
+    await waitSleeping(stub);
     const changedAt = Date.now();
     await cluster.create("pods", pod({ name: "while-asleep", namespace: "ns-0" }));
     await waitReceiverConverged(hook, secret, cluster);
