@@ -2,6 +2,11 @@
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /**
+   * Calls `fire` after `ms` unless the returned function is called first; absent, `setTimeout`.
+   * A test's clock runs it in simulated time, so an hour of timers takes no hour (watch windows).
+   */
+  setTimer?(ms: number, fire: () => void): () => void;
 }
 
 /** A number in [0, 1). */

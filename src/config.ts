@@ -24,6 +24,8 @@ const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 
 export const DEFAULT_RETENTION = { maxEvents: 100_000, maxAgeSeconds: 2 * 24 * 3600 };
 export const DEFAULT_PAGE_SIZE = 500;
+/** An hour: longer is a periodic list rather than an informer (an RV that old is compacted, so each window relists). */
+export const MAX_LAG_SECONDS = 3600;
 
 type IssueSink = { addIssue(issue: { code: "custom"; path: (string | number)[]; message: string }): void };
 
@@ -75,6 +77,12 @@ export const informerSpecSchema = z
     ),
     /** Server-side watch timeout; default random in [300, 600) s, like client-go. */
     watchTimeoutSeconds: z.optional(int(1, 1800)),
+    /**
+     * How late a change may reach the cache, in seconds: > 0 lets the informer sleep between watch
+     * windows (cache/watch-windows.ts); absent or 0, it always watches. Optional, so stored specs
+     * stay as they were.
+     */
+    maxLagSeconds: z.optional(int(0, MAX_LAG_SECONDS)),
     pageSize: z._default(int(1, 10_000), DEFAULT_PAGE_SIZE),
     /** Required (true) to mirror a sensitive resource, `secrets` (cache/sensitive-resources.ts). */
     allowSensitive: z.optional(z.boolean()),
@@ -208,6 +216,7 @@ export function informerSettings(spec: InformerSpec): InformerSettings {
     reflector: {
       pageSize: spec.pageSize,
       ...(spec.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: spec.watchTimeoutSeconds }),
+      ...(spec.maxLagSeconds === undefined ? {} : { maxLagSeconds: spec.maxLagSeconds }),
     },
   };
 }

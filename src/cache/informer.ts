@@ -54,7 +54,7 @@ export interface InformerSettings {
   reflector: ReflectorOptions;
 }
 
-export type WatchStateName = "idle" | "listing" | "watching" | "backoff";
+export type WatchStateName = "idle" | "listing" | "watching" | "sleeping" | "backoff";
 
 export interface InformerProgress {
   synced: boolean;

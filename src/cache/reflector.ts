@@ -17,6 +17,12 @@
  *   watching ──ERROR 410 / other ERROR / failed request / malformed line──▶ idle after backoff
  *                                                                          (relist at lastSyncRV)
  *   watching ──refused / 429 / stream broke / idle timer──▶ watching after backoff
+ *   watching ──first bookmark, nothing keeps it awake──▶ sleeping until maxLagSeconds later
+ *   watching ──clean close of a watch that delivered nothing, nothing keeps it awake──▶ sleeping
+ *   sleeping ──its time: the next window, a watch from lastSyncRV (no relist)──▶ as watching does
+ *
+ * The sleeping transitions exist only with `maxLagSeconds` > 0; when a window ends, and what keeps
+ * an informer awake, is watch-windows.ts's to decide.
  *
  * Guarantees: no RV exists before a list (a state carries only the data valid in it); bookmarks
  * advance the RV and are never stored; events and the RV they bring are handed to the sink in one
@@ -51,6 +57,7 @@ import {
 import type { KubeObject, Status, WatchEvent } from "../kube/types.ts";
 import { WatchDecodeError } from "../kube/watch-decoder.ts";
 import { type BackoffState, initialBackoff, nextBackoff } from "./backoff.ts";
+import { endsAtBookmark, nextWindowAt, sleepsAfterClose, type WindowOptions, windowTimeoutSeconds } from "./watch-windows.ts";
 import {
   countersOf,
   type ErrorReason,
@@ -74,7 +81,9 @@ export type ReflectorState =
       /** The RV of page 1, which every later page shares (consistent snapshot). */
       snapshotRv?: string;
     }
-  | { kind: "watching" };
+  | { kind: "watching" }
+  /** Between watch windows (watch-windows.ts): no watch open, the cache current up to lastSyncRV. */
+  | { kind: "sleeping" };
 
 /** What the reflector remembers across steps besides its state (persisted with it). */
 export interface ReflectorMemory {
@@ -124,7 +133,7 @@ export interface ReflectorSink {
   watchOpened(memory: ReflectorMemory): void;
 }
 
-export interface ReflectorOptions {
+export interface ReflectorOptions extends WindowOptions {
   /** Page size of paginated lists (client-go pager default 500). */
   pageSize: number;
   /** Fixed server watch timeout; by default random in [300, 600) s (reference §2.1.2). */
@@ -171,6 +180,7 @@ export async function step(state: ReflectorState, memory: ReflectorMemory, ctx: 
     case "listing":
       return listPage(state, memory, ctx);
     case "watching":
+    case "sleeping": // its time came: the next window, a watch like any other
       return watch(memory, ctx);
     default: {
       const unknown: never = state;
@@ -281,9 +291,10 @@ async function listPage(
 async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepResult> {
   const { clock, sink } = ctx;
   const startRv = sink.lastSyncResourceVersion();
-  const timeoutSeconds =
-    ctx.options.watchTimeoutSeconds ??
-    Math.floor(MIN_WATCH_TIMEOUT_SECONDS + ctx.random() * MIN_WATCH_TIMEOUT_SECONDS);
+  const timeoutSeconds = windowTimeoutSeconds(
+    ctx.options,
+    ctx.options.watchTimeoutSeconds ?? Math.floor(MIN_WATCH_TIMEOUT_SECONDS + ctx.random() * MIN_WATCH_TIMEOUT_SECONDS),
+  );
   const started = clock.now();
   let stream: WatchStream;
   try {
@@ -314,6 +325,8 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
   let rv = startRv;
   /** Events received, bookmarks included (client-go's very-short-watch check counts them too). */
   let received = 0;
+  /** Events delivered to the sink, bookmarks not included. */
+  let delivered = 0;
   const reader = new BatchingReader(stream, clock);
   try {
     for (;;) {
@@ -327,10 +340,11 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
         if (received === 0 && clock.now() - started < VERY_SHORT_WATCH_MS) {
           return backoff({ kind: "idle" }, dropped(memory), new VeryShortWatchError("very short watch: the watch closed at once without events"), ctx);
         }
-        return { state: { kind: "watching" }, memory, wakeAt: clock.now() };
+        return sleepsAfterClose(ctx.options, delivered) ? asleep(memory, ctx) : { state: { kind: "watching" }, memory, wakeAt: clock.now() };
       }
       const apply: WatchEvent[] = [];
       let failure: KubeApiError | undefined;
+      let bookmarked = false;
       for (const event of batch) {
         if (event.type === "ERROR") {
           failure = KubeApiError.fromStatus(event.object as unknown as Status);
@@ -338,17 +352,23 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
         }
         if (event.type !== "ADDED") rvOrdered = true;
         if (event.type !== "BOOKMARK") apply.push(event);
+        else bookmarked = true;
         received++;
         const eventRv = event.object.metadata?.resourceVersion;
         if (rvOrdered && typeof eventRv === "string" && eventRv !== "") rv = eventRv;
       }
       if (apply.length > 0 || rv !== sink.lastSyncResourceVersion()) sink.applyWatch(apply, rv);
+      delivered += apply.length;
       if (failure) {
         stream.cancel();
         // 429: slow down and re-watch; 410 and anything else: relist at lastSyncRV (not at "":
         // a list at an RV is not-older-than, so it never goes back in time, reference §2.4.3).
         const next = isTooManyRequests(failure) ? "watching" : "idle";
         return backoff({ kind: next }, dropped(memory), failure, ctx);
+      }
+      if (bookmarked && endsAtBookmark(ctx.options)) {
+        stream.cancel();
+        return asleep(memory, ctx);
       }
     }
   } catch (error) {
@@ -358,6 +378,11 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
     const next = error instanceof WatchDecodeError ? "idle" : "watching";
     return backoff({ kind: next }, dropped(memory), error, ctx);
   }
+}
+
+/** The window ended: no watch open until the next (watch-windows.ts). */
+function asleep(memory: ReflectorMemory, ctx: StepContext): StepResult {
+  return { state: { kind: "sleeping" }, memory, wakeAt: nextWindowAt(ctx.options, ctx.clock.now()) };
 }
 
 /** An answer of the API server or a failure to reach it, as opposed to a failure of our own storage. */
@@ -432,18 +457,18 @@ interface Deadline {
 }
 
 function deadlineAt(end: number, clock: Clock): Deadline {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let clear = () => {};
   const reached = new Promise<"deadline">((resolve) => {
     const remaining = end - clock.now();
     if (remaining <= 0) resolve("deadline");
-    else timer = setTimeout(() => resolve("deadline"), remaining);
+    else clear = clock.setTimer ? clock.setTimer(remaining, () => resolve("deadline")) : realTimer(remaining, () => resolve("deadline"));
   });
-  return {
-    reached,
-    clear: () => {
-      if (timer !== undefined) clearTimeout(timer);
-    },
-  };
+  return { reached, clear: () => clear() };
+}
+
+function realTimer(ms: number, fire: () => void): () => void {
+  const timer = setTimeout(fire, ms);
+  return () => clearTimeout(timer);
 }
 
 function withError(memory: ReflectorMemory, error: unknown, now: number): ReflectorMemory {

@@ -42,6 +42,11 @@ export interface InformerSpec {
   retention?: { maxEvents?: number; maxAgeSeconds?: number };
   /** Server-side watch timeout; default random in 300–600 s, like client-go. */
   watchTimeoutSeconds?: number;
+  /**
+   * How late a change may reach the cache, 0–3600 s (default 0: always watching). Above 0 the
+   * informer watches in windows and sleeps between them, so its Durable Object can hibernate.
+   */
+  maxLagSeconds?: number;
   /** List page size (default 500). */
   pageSize?: number;
 }
@@ -68,8 +73,11 @@ export interface InformerStatus {
   /** Objects from the API server the cache could not hold (no name, too large), skipped; and why the last was. */
   skippedObjects: number;
   lastSkipped: string | null;
-  /** `state` is "idle", "listing", "watching" or "backoff" (waiting after an error, see lastError). */
-  watch: { state: string; since: string | null; restarts: number };
+  /**
+   * `state` is "idle", "listing", "watching", "sleeping" (between watch windows, `maxLagSeconds` > 0;
+   * `wakesAt` says when the next opens) or "backoff" (waiting after an error, see lastError).
+   */
+  watch: { state: string; since: string | null; restarts: number; wakesAt?: string };
   relists: number;
   lastError: string | null;
   /** The oldest readable and the newest event sequence numbers. */

@@ -85,7 +85,7 @@ function clusterTable(groups: ClusterGroup[]): Html {
 }
 
 function clusterRow({ cluster, informers }: ClusterGroup): Html {
-  const watching = informers.filter((i) => i.metrics.progress.watch.state === "watching").length;
+  const watching = informers.filter((i) => following(i.metrics.progress.watch.state)).length;
   const failing = informers.filter((i) => i.metrics.progress.watch.state === "backoff").length;
   const tone = informers.length === 0 ? "quiet" : failing > 0 ? "bad" : watching === informers.length ? "ok" : "warn";
   return html`<tr data-cluster="${cluster.name}">
@@ -122,7 +122,7 @@ function informerSection(snapshot: InformerSnapshot, now: number): Html {
   <dl class="facts">
     <div><dt>Objects</dt><dd data-field="objects">${p.objects.toLocaleString("en")}</dd></div>
     <div><dt>Queue</dt><dd data-field="queue">${p.queueDepth}</dd></div>
-    <div><dt>Watch</dt><dd data-field="watch"><span class="badge ${p.watch.state === "watching" ? "ok" : p.watch.state === "backoff" ? "bad" : "warn"}">${p.watch.state}</span>${p.watch.since ? html` <span class="age">for ${age(now - Date.parse(p.watch.since))}</span>` : ""}</dd></div>
+    <div><dt>Watch</dt><dd data-field="watch"><span class="badge ${following(p.watch.state) ? "ok" : p.watch.state === "backoff" ? "bad" : "warn"}">${p.watch.state}</span>${p.watch.state === "sleeping" ? html` <span class="age">wakes in ${age(p.wakeAt - now)}</span>` : p.watch.since ? html` <span class="age">for ${age(now - Date.parse(p.watch.since))}</span>` : ""}</dd></div>
     <div><dt>Relists</dt><dd data-field="relists">${Object.values(m.counters.relists).reduce((a, b) => a + b, 0)}${relistCauses.length > 0 ? html` <span class="age">(${relistCauses.map(([cause, n]) => `${cause} ${n}`).join(", ")})</span>` : ""}</dd></div>
     <div><dt>Last event</dt><dd data-field="last-event">${m.lastEventAt === null ? "none yet" : `${age(now - m.lastEventAt)} ago`}</dd></div>
     <div class="wide"><dt>Events per minute <span class="age">(last hour: ${series.reduce((a, b) => a + b, 0).toLocaleString("en")})</span></dt><dd>${sparkline(series)}</dd></div>
@@ -169,6 +169,11 @@ function sparkline(series: number[]): Html {
     })
     .join("");
   return html`<svg class="spark" role="img" aria-label="events per minute over the last hour, at most ${max} a minute" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" data-field="sparkline" data-max="${max}">${raw(bars)}<line x1="0" y1="${height - 0.5}" x2="${width}" y2="${height - 0.5}"/></svg>`;
+}
+
+/** Whether an informer follows its resource: watching, or sleeping between watch windows (maxLagSeconds). */
+function following(state: string): boolean {
+  return state === "watching" || state === "sleeping";
 }
 
 function age(ms: number): string {

@@ -29,7 +29,7 @@ const sqlRows = (prefix: string, what: "read" | "written", whose: string): Metri
     prefix,
   );
 
-export const WATCH_STATES = ["idle", "listing", "watching", "backoff"] as const;
+export const WATCH_STATES = ["idle", "listing", "watching", "sleeping", "backoff"] as const;
 export const SUBSCRIPTION_STATES = ["active", "failing", "disabled"] as const;
 
 /** Every family, in the order written (README "Monitoring" lists them). */

@@ -71,7 +71,8 @@ export interface InformerStatus {
   queueDepth: number;
   skippedObjects: number;
   lastSkipped: string | null;
-  watch: { state: string; since: string | null; restarts: number };
+  /** `wakesAt`: while `state` is "sleeping", when the next watch window opens (cache/watch-windows.ts). */
+  watch: { state: string; since: string | null; restarts: number; wakesAt?: string };
   relists: number;
   lastError: string | null;
   eventLog: { head: number; tail: number };
@@ -268,7 +269,7 @@ export class InformerObject extends DurableObject<Env> {
    * An unsynced cache opens nothing (review F5): its partial or stale objects are no initial state.
    */
   async watch(request: WatchParams): Promise<Result<WatchOpening>> {
-    return this.#withInformer((_, informer): WatchOpening => {
+    const opened = this.#withInformer((_, informer): WatchOpening => {
       const readiness = this.#readiness(informer);
       if (!readiness.synced) return { notReady: readiness };
       const stream = this.#watches.open({
@@ -284,6 +285,23 @@ export class InformerObject extends DurableObject<Env> {
       });
       return { stream };
     });
+    if (opened.ok && "stream" in opened.value && this.#wakeForWatchers()) await this.ctx.storage.setAlarm(Date.now() + 1);
+    return opened;
+  }
+
+  /**
+   * Wakes an informer sleeping between watch windows (cache/watch-windows.ts) while a `/k8s` watch
+   * is open: its client expects live events. Asked when a watch opens and when the alarm re-arms
+   * (a watch may open just as a window ends). Answers whether it woke it; the caller sets the alarm.
+   */
+  #wakeForWatchers(): boolean {
+    if (this.#watches.watchers === 0) return false;
+    const woke = this.#withInformer((spec, informer) => {
+      if ((spec.maxLagSeconds ?? 0) === 0 || informer.progress().watch.state !== "sleeping") return false;
+      informer.wakeNow();
+      return true;
+    });
+    return woke.ok && woke.value;
   }
 
   /**
@@ -503,6 +521,7 @@ export class InformerObject extends DurableObject<Env> {
       const stored = this.#stored();
       if (!stored) return;
       next ??= this.#informer(stored.spec).progress().wakeAt;
+      if (this.#wakeForWatchers()) next = Date.now();
     } catch {
       next = Date.now() + FALLBACK_REARM_MS;
     }
@@ -543,9 +562,11 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   #informer(spec: InformerSpec): Informer {
+    const settings = informerSettings(spec);
     return new Informer(
       this.#db,
-      informerSettings(spec),
+      // An open `/k8s` watch keeps the informer awake (cache/watch-windows.ts).
+      { ...settings, reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0 } },
       systemClock,
       systemRandom,
       (tail) => {
@@ -633,7 +654,7 @@ export class InformerObject extends DurableObject<Env> {
       queueDepth: progress.queueDepth,
       skippedObjects: progress.skippedObjects,
       lastSkipped: progress.lastSkipped,
-      watch: progress.watch,
+      watch: progress.watch.state === "sleeping" ? { ...progress.watch, wakesAt: new Date(progress.wakeAt).toISOString() } : progress.watch,
       relists: progress.relists,
       lastError: progress.lastError,
       eventLog: progress.eventLog,

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   initialMemory,
   type ReflectorMemory,
+  type ReflectorOptions,
   type ReflectorState,
   type StepResult,
   step,
@@ -11,6 +12,7 @@ import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import { WatchDecodeError } from "../../src/kube/watch-decoder.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 import { FakeListerWatcher, RecordingSink, expired, tooLargeRv } from "../helpers/fake-lister-watcher.ts";
+import { WINDOW_TIMEOUT_SECONDS } from "../../src/cache/watch-windows.ts";
 
 const streamCut = () => KubeApiError.connectionFailed(new Error("the watch stream ended in the middle of an event"));
 const event = (type: WatchEvent["type"], object: KubeObject): WatchEvent => ({ type, object });
@@ -22,7 +24,7 @@ const errorEvent = (code: number, reason: string): WatchEvent => ({
 
 function harness(
   lw: FakeListerWatcher,
-  options: { watchTimeoutSeconds?: number } = {},
+  options: Omit<ReflectorOptions, "pageSize"> = {},
   start: { state?: ReflectorState; memory?: ReflectorMemory; sink?: RecordingSink } = {},
 ) {
   const clock = new FakeClock();
@@ -283,6 +285,85 @@ describe("Reflector", () => {
     const h = harness(lw, { watchTimeoutSeconds: 5 });
     await h.run(3);
     expect(lw.watches[0]!.timeoutSeconds).toBe(5);
+  });
+
+  describe("watch windows (maxLagSeconds, issue 19)", () => {
+    const windows = { maxLagSeconds: 60 };
+    const synced = () => ({ lists: [{ items: [], resourceVersion: "10" }] });
+
+    it("ends a window at its first bookmark, sleeps maxLagSeconds, then resumes from the bookmark's RV without relisting", async () => {
+      const lw = new FakeListerWatcher({
+        ...synced(),
+        watches: [
+          // the backlog, then the pre-timeout bookmark; what would follow it is never read
+          { batches: [[event("ADDED", pod({ name: "a", rv: "11" }))], 30, [bookmark("15")], 60_000, [event("ADDED", pod({ name: "late", rv: "16" }))]] },
+          { batches: [[bookmark("17")]] },
+        ],
+      });
+      const h = harness(lw, windows);
+      await h.run(3, 0); // idle → listing → watching → (the window)
+      expect(lw.watches[0]).toMatchObject({ resourceVersion: "10", timeoutSeconds: WINDOW_TIMEOUT_SECONDS });
+      expect(h.sink.applied.map((a) => [a.events.length, a.resourceVersion])).toEqual([
+        [1, "11"],
+        [0, "15"],
+      ]);
+      expect(h.state).toEqual({ kind: "sleeping" });
+      expect(h.results[2]!.wakeAt).toBe(h.clock.now() + 60_000);
+      await h.run(1, 0); // sleeping → (the next window)
+      expect(lw.watches.map((w) => w.resourceVersion)).toEqual(["10", "15"]);
+      expect(lw.lists).toHaveLength(1);
+      expect(h.state).toEqual({ kind: "sleeping" });
+    });
+
+    it.each([
+      ["sleeps after a window that delivered nothing: nothing was pending", [], "sleeping", 60_000],
+      ["opens the next window at once after one that delivered events: more may be pending", [[event("ADDED", pod({ name: "a", rv: "11" }))]], "watching", 0],
+    ] as [string, WatchEvent[][], string, number][])("without a bookmark (a server that sends none) %s", async (_, batches, next, waitMs) => {
+      // The server closes the window at its timeout (a close at once would be a very short watch).
+      const atTimeout = () => h.clock.advance(WINDOW_TIMEOUT_SECONDS * 1000);
+      const lw = new FakeListerWatcher({ ...synced(), watches: [{ batches, end: "close", beforeEnd: atTimeout }] });
+      const h = harness(lw, windows);
+      await h.run(3, 0);
+      expect(h.memory.lastError).toBeNull();
+      expect(h.state.kind).toBe(next);
+      expect(h.results[2]!.wakeAt).toBe(h.clock.now() + waitMs);
+    });
+
+    it("relists when the window's resume finds its RV expired (410), as ever", async () => {
+      const lw = new FakeListerWatcher({
+        lists: [
+          { items: [], resourceVersion: "10" },
+          { items: [], resourceVersion: "40" },
+        ],
+        watches: [{ batches: [[bookmark("15")]] }, { batches: [[errorEvent(410, "Expired")]] }],
+      });
+      const h = harness(lw, windows);
+      await h.run(4, 0); // … → the window → sleeping → (the next window) 410
+      expect(h.state.kind).toBe("idle");
+      await h.run(2, 0);
+      expect(lw.lists.map((l) => l.resourceVersion)).toEqual(["0", "15"]);
+      expect(h.memory.relists).toBe(1);
+    });
+
+    it("holds a full session while something keeps it awake, and ends at the first bookmark after that stops", async () => {
+      // keepAwake's answers: at the open (a full session's timeout), at the first bookmark, at the second.
+      const answers = [true, true, false];
+      const lw = new FakeListerWatcher({ ...synced(), watches: [{ batches: [[bookmark("12")], 30, [bookmark("13")], 60_000, [bookmark("14")]] }] });
+      const h = harness(lw, { ...windows, keepAwake: () => answers.shift() ?? false });
+      await h.run(3, 0);
+      expect(lw.watches[0]!.timeoutSeconds).toBeGreaterThanOrEqual(300);
+      expect(h.sink.rv).toBe("13");
+      expect(h.state).toEqual({ kind: "sleeping" });
+    });
+
+    it("never sleeps with maxLagSeconds 0: bookmarks only advance the RV, a close re-watches at once", async () => {
+      const lw = new FakeListerWatcher({ ...synced(), watches: [{ batches: [[bookmark("12")], 30, [bookmark("13")]], end: "close" }] });
+      const h = harness(lw, { maxLagSeconds: 0 });
+      await h.run(3, 0);
+      expect(lw.watches[0]!.timeoutSeconds).toBeGreaterThanOrEqual(300);
+      expect(h.sink.applied.map((a) => a.resourceVersion)).toEqual(["12", "13"]);
+      expect(h.results[2]).toMatchObject({ state: { kind: "watching" }, wakeAt: h.clock.now() });
+    });
   });
 
   describe("hardening (issue 7)", () => {

@@ -59,6 +59,14 @@ export async function waitSynced(stub: InformerStub) {
   });
 }
 
+/** Waits until the informer sleeps between watch windows (maxLagSeconds); answers its status then. */
+export async function waitSleeping(stub: InformerStub) {
+  return waitFor("the informer to sleep", async () => {
+    const s = await status(stub);
+    return s.watch.state === "sleeping" && s;
+  });
+}
+
 /** Every cached object, through the query API, as key → resourceVersion. */
 export async function cacheVersions(stub: InformerStub): Promise<Map<string, string>> {
   const versions = new Map<string, string>();

@@ -126,6 +126,10 @@ describe("HTTP API", () => {
       ["an indexer named namespace", { resource: "pods", indexers: { namespace: "spec.x" } }, /namespace index/],
       ["a mismatched name", { name: "other", resource: "pods" }, /does not match/],
       ["a negative page size", { resource: "pods", pageSize: -1 }, /pageSize/],
+      ["a negative maxLagSeconds", { resource: "pods", maxLagSeconds: -1 }, /maxLagSeconds: .*>=0/],
+      ["a maxLagSeconds over an hour", { resource: "pods", maxLagSeconds: 3601 }, /maxLagSeconds: .*<=3600/],
+      ["a fractional maxLagSeconds", { resource: "pods", maxLagSeconds: 1.5 }, /maxLagSeconds: .*int/],
+      ["a maxLagSeconds as text", { resource: "pods", maxLagSeconds: "60" }, /maxLagSeconds: .*number/],
       // kubectl resolves short, singular and unqualified names; a spec names the resource exactly.
       ["a built-in without its group", { resource: "deployments" }, /'deployments' is kubectl's shorthand for the built-in resource 'deployments.apps'/],
       ["a built-in's singular", { resource: "pod" }, /write "resource": "pods"/],

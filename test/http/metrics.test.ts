@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { pod } from "../fake-apiserver/builders.ts";
-import { newCluster, startInformer, status, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, status, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 import { histogram, parseMetrics, samples, value } from "../metrics/prometheus-parse.ts";
@@ -210,5 +210,21 @@ describe("GET /metrics", () => {
     expect(parseMetrics(text).has("edge_informer_metrics_read_errors")).toBe(true);
     expect(text).not.toContain("reader-secret-0123456789abcdefghijk");
     expect((await get({ authorization: `Bearer ${ADMIN_TOKEN}` })).status).toBe(200);
+  });
+
+  it("shows an informer sleeping between watch windows (maxLagSeconds) in watch_state", async () => {
+    const cluster = await newCluster();
+    const { name, stub } = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(stub);
+    await waitSleeping(stub);
+    const { metrics } = await scrape();
+    const informer = { cluster: "default", informer: name };
+    expect(Object.fromEntries(["idle", "listing", "watching", "sleeping", "backoff"].map((state) => [state, value(metrics, "edge_informer_watch_state", { ...informer, state })]))).toEqual({
+      idle: 0,
+      listing: 0,
+      watching: 0,
+      sleeping: 1,
+      backoff: 0,
+    });
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { presentedToken as credentialToken } from "../../src/auth/principal.ts";
-import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { startInCluster } from "../helpers/clusters.ts";
 import { subscribe } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
@@ -97,5 +97,15 @@ describe("status page", () => {
       expect(text).not.toContain(fake.url); // its path names the fake cluster: shown by host only
       expect(text).not.toContain(sub.secret);
     }
+  });
+
+  it("shows an informer sleeping between watch windows as following its resource, and when it wakes", async () => {
+    const cluster = await newCluster();
+    const { name, stub } = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(stub);
+    await waitSleeping(stub);
+    const page = await createApp().request(`${base}/`, { headers: { accept: "text/html" } }, env);
+    const section = (await page.text()).split(`data-informer="${name}"`)[1]!;
+    expect(section).toMatch(/<dd data-field="watch"><span class="badge ok">sleeping<\/span> <span class="age">wakes in (5\d s|1 min)<\/span>/);
   });
 });

@@ -2,11 +2,14 @@
  * InformerObject against the fake API server: initial sync, watch, relists, and the request
  * sequence client-go would make (reference §8.1–8.4), through the real Durable Object and alarms.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { parseInformerSpec } from "../../src/config.ts";
 import { unwrap } from "../../src/errors.ts";
+import { describeResource } from "../../src/k8s/catalog.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
-import { pod } from "../fake-apiserver/client.ts";
+import { type FakeCluster, pod } from "../fake-apiserver/client.ts";
+import { readLines } from "../helpers/watch-lines.ts";
 import {
   cacheVersions,
   clusterVersions,
@@ -17,6 +20,7 @@ import {
   status,
   waitConverged,
   waitFor,
+  waitSleeping,
   waitSynced,
 } from "../helpers/informer.ts";
 
@@ -265,5 +269,85 @@ describe("InformerObject", () => {
     });
     expect(after.value.items.map((t) => JSON.parse(t).metadata.name)).toEqual(["b"]);
     expect(after.resourceVersion).not.toBe("");
+  });
+
+  describe("watch windows (maxLagSeconds, issue 19)", () => {
+    /** A cluster of three pods and an informer of them at `maxLagSeconds`, synced and asleep after its first window. */
+    const asleepOn = async (maxLagSeconds: number) => {
+      const cluster = await newCluster();
+      await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
+      const { stub } = await startInformer(cluster, { maxLagSeconds });
+      await waitSynced(stub);
+      return { cluster, stub, asleep: await waitSleeping(stub) };
+    };
+    const watches = async (cluster: FakeCluster) => (await cluster.requests()).filter((r) => r.query.watch === "true");
+    const lists = async (cluster: FakeCluster) => (await cluster.requests()).filter((r) => r.query.watch === undefined);
+
+    it("opens a window, drains it, and sleeps with its alarm at most 60 s ahead and no watch open", async () => {
+      const { cluster, stub, asleep } = await asleepOn(60);
+      const seen = Date.now();
+      expect((await cluster.info()).openWatches).toBe(0);
+      // One window: the spec's 3 s timeout (under a window's 5 s), ended by its pre-timeout bookmark.
+      expect((await watches(cluster)).map((r) => r.query.timeoutSeconds)).toEqual(["3"]);
+      const wakesAt = Date.parse(asleep.watch.wakesAt!);
+      expect(wakesAt).toBeLessThanOrEqual(seen + 60_000);
+      expect(wakesAt).toBeGreaterThan(seen + 50_000);
+      expect(await runInDurableObject(stub, (_, state) => state.storage.getAlarm())).toBe(wakesAt);
+    });
+
+    // Real time here (test/cache/watch-windows.test.ts has the hour of simulated time at 60 s): a lag
+    // of 5 s, so that the informer wakes by its own alarm while the test waits.
+    it("resumes from its RV after the sleep, bringing a change made meanwhile within about maxLagSeconds", async () => {
+      const { cluster, stub, asleep } = await asleepOn(5);
+      await cluster.clearRequests();
+      const first = (await cluster.state("pods")).items[0]!;
+      const changedAt = Date.now();
+      await cluster.update("pods", { ...first, status: { phase: "Succeeded" } });
+      await waitConverged(stub, cluster);
+      expect(Date.now() - changedAt).toBeLessThan(5_000 + 1_500);
+      expect((await watches(cluster))[0]!.query.resourceVersion).toBe(asleep.lastSyncResourceVersion);
+      expect(await lists(cluster)).toEqual([]);
+      expect((await waitSleeping(stub)).relists).toBe(0);
+    });
+
+    it("relists when a window's resume finds its RV compacted (410), as ever", async () => {
+      const { cluster, stub, asleep } = await asleepOn(5);
+      const first = (await cluster.state("pods")).items[0]!;
+      await cluster.clearRequests();
+      await cluster.update("pods", { ...first, status: { phase: "Succeeded" } });
+      await cluster.compact();
+      await waitConverged(stub, cluster);
+      expect((await waitSleeping(stub)).relists).toBe(1);
+      expect((await cluster.requests()).slice(0, 2).map((r) => [r.query.watch ?? "list", r.query.resourceVersion])).toEqual([
+        ["true", asleep.lastSyncResourceVersion], // answered 410
+        ["list", asleep.lastSyncResourceVersion],
+      ]);
+    });
+
+    it("stays awake with live events while a /k8s watch is open, and sleeps again once it closes", async () => {
+      const cluster = await newCluster();
+      await cluster.create("pods", pod({ name: "a", namespace: "x" }));
+      const { stub } = await startInformer(cluster, { maxLagSeconds: 60 });
+      await waitSynced(stub);
+      const asleep = await waitSleeping(stub);
+      const info = describeResource("pods", undefined)!;
+      const opened = unwrap(
+        await stub.watch({ info, format: { kind: "json" }, includeObject: "Object", bookmarks: false, initialEvents: false, resourceVersion: asleep.cacheResourceVersion }),
+      );
+      if (!("stream" in opened)) throw new Error("the /k8s watch did not open");
+      // It wakes at once, not at its alarm, and past a window's length it is still watching.
+      await waitFor("the informer to wake", async () => (await status(stub)).watch.state === "watching");
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect((await status(stub)).watch.state).toBe("watching");
+      const changedAt = Date.now();
+      await cluster.create("pods", pod({ name: "b", namespace: "x" }));
+      const [line] = await readLines(opened.stream, 1); // then cancels: the client goes away
+      expect(JSON.parse(line!)).toMatchObject({ type: "ADDED", object: { metadata: { name: "b" } } });
+      expect(Date.now() - changedAt).toBeLessThan(3_000);
+      // A client that went away is noticed when the next event is written to it; then the next
+      // upstream bookmark ends the watch.
+      await cluster.create("pods", pod({ name: "c", namespace: "x" }));
+      await waitSleeping(stub);
+    });
   });
 });

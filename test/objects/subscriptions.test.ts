@@ -13,7 +13,7 @@ import { eventId } from "../../src/delivery/event-id.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
-import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { newCluster, startInformer, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { startInCluster } from "../helpers/clusters.ts";
 import { receiverView, subscribe, subscriptionStored, waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
@@ -51,6 +51,19 @@ describe("webhook subscriptions", () => {
     expect(status).toMatchObject({ state: "active", lag: 0, consecutiveFailures: 0, deadLetters: 0, marker: null });
     expect(status).not.toHaveProperty("secret");
     expect((unwrap(await stub.status())).subscriptions).toBe(1);
+  });
+
+  it("delivers the changes of an informer sleeping between watch windows, nudged as each window grows the log (maxLagSeconds)", async () => {
+    const { cluster, name, stub } = await syncedInformer(4, { maxLagSeconds: 3 });
+    const hook = await endpoint();
+    const { secret } = await subscribe(name, hook);
+    await waitReceiverConverged(hook, secret, cluster);
+    await waitSleeping(stub);
+    const changedAt = Date.now();
+    await cluster.create("pods", pod({ name: "while-asleep", namespace: "ns-0" }));
+    await waitReceiverConverged(hook, secret, cluster);
+    // Its lag, then the window's open and the delivery: no subscription keeps the informer awake.
+    expect(Date.now() - changedAt).toBeLessThan(3_000 + 3_000);
   });
 
   it("names the cluster in every event's body and header, signed, with ids that tell clusters apart and stay the same in the default one", async () => {
