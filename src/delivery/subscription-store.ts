@@ -198,6 +198,9 @@ const MIGRATIONS = [
    ALTER TABLE outbox ADD COLUMN acked INTEGER NOT NULL DEFAULT 0`,
   // Issue 12: the informer's cluster.
   `ALTER TABLE subscription ADD COLUMN cluster TEXT NOT NULL DEFAULT '${DEFAULT_CLUSTER}'`,
+  // Issue 19: every upsert of a delivered key wrote this entry too (a billed row). Its readers do
+  // without: a sweep pages in key order (the primary key) and skips the keys the replay touched.
+  `DROP INDEX delivered_keys_by_gen`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
