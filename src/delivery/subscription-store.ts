@@ -19,10 +19,9 @@
  *   `nextSequence`, and nothing else consumes sequence numbers.
  * - The outbox records whether it is a batch (`{"events": [...]}`) or one event: a retry sends the
  *   body that was written, whatever `maxBatchSize` says now (#7.12).
- * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts (trimmed every TRIM_EVERY
- *   inserts, so it holds up to that many more for a moment); dead letters the newest
- *   DEAD_LETTER_LIMIT events. Their count is kept in the subscription row, changed in the same
- *   transaction as the rows, so a status never counts rows (#7.21).
+ * - The delivery log (delivery-log.ts) lists the newest DELIVERY_LOG_SIZE attempts; dead letters
+ *   are the newest DEAD_LETTER_LIMIT events, their count kept in the subscription row, changed in
+ *   the same transaction as the rows, so a status never counts rows (#7.21).
  * - Nothing is stored until `create`: the tables are created then (lazily), so touching an
  *   unknown subscription's object leaves no storage behind (#7.17).
  * - This store is the only writer of its tables (one instance per object), so it keeps the
@@ -34,9 +33,9 @@ import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, type Statement, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
-import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
+import { countDeadLettersInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
+import { DELIVERY_LOG_MIGRATIONS, DeliveryLog, type DeliveryRecord } from "./delivery-log.ts";
 
-export const DELIVERY_LOG_SIZE = 200;
 export const DEAD_LETTER_LIMIT = 10_000;
 /** Text chunk size: well under the 2 MB row limit. */
 const CHUNK_CHARS = 512 * 1024;
@@ -143,16 +142,6 @@ export interface StoredOutbox {
   inline: boolean;
   /** Deliveries at the front whose acknowledgement (or dead letter) is stored. */
   acked: number;
-}
-
-export interface DeliveryRecord {
-  eventIds: string[];
-  sequence: number;
-  attempt: number;
-  status: number | null;
-  durationMs: number;
-  at: number;
-  error: string | null;
 }
 
 export interface DeadLetterRecord extends OutboxEvent {
@@ -290,25 +279,6 @@ const DELETE_TEXT = stmt("texts.delete", "DELETE FROM texts WHERE name = ?");
 const DELETE_OUTBOX_TEXTS = stmt("texts.deleteOutbox", "DELETE FROM texts WHERE name >= 'out:' AND name < 'out;'");
 const RENAME_TEXT = stmt("texts.rename", "UPDATE texts SET name = ? WHERE name = ?");
 
-const INSERT_DELIVERY = stmt(
-  "deliveries.insert",
-  "INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n",
-);
-/** Inserts the records of a JSON array of `[event_ids, sequence, attempt, status, duration_ms, at, error]`, in order. */
-const INSERT_DELIVERIES = stmt(
-  "deliveries.insertMany",
-  `INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error)
-   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 FROM json_each(?) ORDER BY key
-   RETURNING n`,
-);
-/** The delivery log is trimmed every this many attempts (a statement per attempt is what costs). */
-const TRIM_EVERY = 20;
-const TRIM_DELIVERIES = stmt(
-  "deliveries.trim",
-  "DELETE FROM deliveries WHERE n <= (SELECT max(n) FROM deliveries) - ?",
-);
-const RECENT_DELIVERIES = stmt("deliveries.recent", "SELECT * FROM deliveries WHERE n < ? ORDER BY n DESC LIMIT ?");
-
 const INSERT_DEAD_LETTER = stmt(
   "deadLetters.insert",
   "INSERT OR REPLACE INTO dead_letters (event_id, sequence, type, key, uid, rv, attempts, last_error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -369,6 +339,7 @@ export interface Page<T> {
 
 export class SubscriptionStore {
   readonly #db: Db;
+  readonly #log: DeliveryLog;
   /** The tables exist: this object holds (or held) a subscription. */
   #created: boolean;
   /** The last spec and position texts read, parsed (a step reads the row twice per delivery). */
@@ -379,12 +350,14 @@ export class SubscriptionStore {
 
   constructor(db: Db) {
     this.#db = db;
+    this.#log = new DeliveryLog(db);
     this.#created = db.first(TABLE_EXISTS) !== undefined;
     if (this.#created) this.#migrate();
   }
 
   #migrate(): void {
     migrate(this.#db, "subscription", MIGRATIONS);
+    migrate(this.#db, "delivery_log", DELIVERY_LOG_MIGRATIONS); // after the table it replaces exists
     migrate(this.#db, "delivery_metrics", DELIVERY_COUNTER_MIGRATIONS);
   }
 
@@ -698,59 +671,14 @@ export class SubscriptionStore {
 
   // --- delivery log and dead letters -----------------------------------------------------------
 
-  recordAttempt(record: DeliveryRecord): void {
-    const { n } = this.#db.first<{ n: number }>(
-      INSERT_DELIVERY,
-      JSON.stringify(record.eventIds),
-      record.sequence,
-      record.attempt,
-      record.status,
-      record.durationMs,
-      record.at,
-      record.error,
-    )!;
-    if (n % TRIM_EVERY === 0) {
-      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
-      this.#run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
-    }
-  }
-
-  /** Records attempts in order: one statement however many (a window's acknowledgements). */
+  /** Records attempts in order: one row however many (a window's acknowledgements). */
   recordAttempts(records: readonly DeliveryRecord[]): void {
-    if (records.length === 0) return;
-    if (records.length === 1) return this.recordAttempt(records[0]!);
-    const rows = records.map((r) => [JSON.stringify(r.eventIds), r.sequence, r.attempt, r.status, r.durationMs, r.at, r.error]);
-    const numbers = this.#db.all<{ n: number }>(INSERT_DELIVERIES, JSON.stringify(rows));
-    if (numbers.some(({ n }) => n % TRIM_EVERY === 0)) {
-      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
-      this.#run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
-    }
+    this.#log.appendInTx(records);
   }
 
   /** The newest attempts first, before attempt number `before`. */
-  deliveries(limit: number, before = Number.MAX_SAFE_INTEGER): Page<DeliveryRecord> {
-    const rows = this.#db.all<{
-      n: number;
-      event_ids: string;
-      sequence: number;
-      attempt: number;
-      status: number | null;
-      duration_ms: number;
-      at: number;
-      error: string | null;
-    }>(RECENT_DELIVERIES, before, limit + 1);
-    const page = rows.slice(0, limit);
-    const items = page.map((row) => ({
-        eventIds: JSON.parse(row.event_ids),
-        sequence: row.sequence,
-        attempt: row.attempt,
-        status: row.status,
-        durationMs: row.duration_ms,
-      at: row.at,
-      error: row.error,
-    }));
-    // A delivery record is small (its ids, a status, an error of ≤ 200 characters): counted, not sized.
-    return rows.length > limit ? { items, after: page.at(-1)!.n } : { items };
+  deliveries(limit: number, before?: number): Page<DeliveryRecord> {
+    return this.#log.page(limit, before);
   }
 
   /**

@@ -51,7 +51,6 @@ import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
   type DeadLetterRecord,
   type DeliveredKey,
-  type DeliveryRecord,
   type Marker,
   type OutboxEvent,
   type Page,
@@ -61,6 +60,7 @@ import {
   SubscriptionStore,
 } from "./subscription-store.ts";
 import type { Db } from "../sql.ts";
+import type { DeliveryRecord } from "./delivery-log.ts";
 
 /** How many log events or cached objects one read brings in. */
 export const FEED_PAGE = 200;
@@ -497,7 +497,7 @@ export class Subscription {
     const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
     this.store.transaction(() => {
-      this.store.recordAttempt(attempt);
+      this.store.recordAttempts([attempt]);
       if (delivered) this.store.removeDeadLetterInTx(id);
       if (result.status === 410) this.#disableInTx(now, result);
     });
@@ -527,7 +527,7 @@ export class Subscription {
     }
     const windowed = this.#windowed;
     this.#transaction(record, () => {
-      this.store.recordAttempt(attempted);
+      this.store.recordAttempts([attempted]);
       switch (decision.kind) {
         case "delivered":
           this.store.applyDeliveredInTx(delivery.events, record.generation);

@@ -1,16 +1,16 @@
 /**
  * A subscription's delivery counters: attempts by outcome, retries, events delivered, dead letters,
  * and a histogram of attempt durations. Counted lazily from the delivery log
- * (subscription-store.ts keeps its newest attempts), so a delivery pays no statement for them.
+ * (delivery/delivery-log.ts keeps its newest attempts), so a delivery pays no statement for them.
  *
  * Guarantees:
  * - Every attempt is counted exactly once: `counted_n` (the last attempt counted) advances in the
  *   transaction that adds its counts, and counting runs before the delivery log is trimmed
- *   (`SubscriptionStore.recordAttempt`, once per TRIM_EVERY attempts) and whenever metrics are read.
+ *   (`DeliveryLog.appendInTx`, once per TRIM_STEP attempts) and whenever metrics are read.
  * - Durable, only growing: Prometheus counters across evictions; deleting the subscription resets them.
  * - Outcomes are a closed set (DELIVERY_OUTCOMES); no label comes from a URL, a body or an error text.
  *
- * Cost: one read of the attempts since the last count and one UPDATE, per trim (every 20 attempts)
+ * Cost: one read of the attempts since the last count and one UPDATE, per trim (every 100 attempts)
  * and per scrape; one UPDATE per dead-lettered batch (rare by definition).
  */
 import { type Db, stmt } from "../sql.ts";
@@ -49,10 +49,15 @@ export const DELIVERY_COUNTER_MIGRATIONS = [
 ] as const;
 
 const GET = stmt("deliveryCounters.get", "SELECT counted_n, counts FROM delivery_metrics WHERE id = 1");
-/** Reads the delivery log's rows (subscription-store.ts owns the table and its writes). */
+/**
+ * Reads the delivery log's attempts after attempt number `?`, one result row each (delivery/delivery-log.ts
+ * owns the table and its writes: a row holds consecutive attempts from number `n`, and is counted whole).
+ */
 const NEW_ATTEMPTS = stmt(
   "deliveryCounters.newAttempts",
-  "SELECT n, json_array_length(event_ids) AS events, attempt, status, duration_ms, error FROM deliveries WHERE n > ? ORDER BY n",
+  `SELECT d.n + a.key AS n, json_array_length(a.value -> 0) AS events, a.value ->> 2 AS attempt, a.value ->> 3 AS status,
+     a.value ->> 4 AS duration_ms, a.value ->> 6 AS error
+   FROM delivery_log d, json_each(d.attempts) a WHERE d.n > ? ORDER BY d.n, a.key`,
 );
 const SET = stmt("deliveryCounters.set", "UPDATE delivery_metrics SET counted_n = ?, counts = ? WHERE id = 1");
 

@@ -15,7 +15,7 @@ import { env } from "cloudflare:workers";
 import { Informer } from "../../src/cache/informer.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import { type Feed, type StepResult, Subscription, WINDOW_DELIVERIES } from "../../src/delivery/subscription.ts";
-import { DELIVERY_LOG_SIZE } from "../../src/delivery/subscription-store.ts";
+import { DELIVERY_LOG_SIZE } from "../../src/delivery/delivery-log.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
