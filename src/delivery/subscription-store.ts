@@ -22,6 +22,11 @@
  * - The delivery log (delivery-log.ts) lists the newest DELIVERY_LOG_SIZE attempts; dead letters
  *   are the newest DEAD_LETTER_LIMIT events, their count kept in the subscription row, changed in
  *   the same transaction as the rows, so a status never counts rows (#7.21).
+ * - The keys the receiver holds (delivered_keys, which replays read and mark) are written in bulk:
+ *   acknowledged events first change `held_changes` in the subscription row (key → uid, rv and
+ *   generation, or deleted), in the statement that moves the position; they go to delivered_keys,
+ *   in two statements, when they would hold more than HELD_CHANGES_MAX keys and before
+ *   delivered_keys is read or marked. A key that changes often stays one entry (issue 19).
  * - Nothing is stored until `create`: the tables are created then (lazily), so touching an
  *   unknown subscription's object leaves no storage behind (#7.17).
  * - This store is the only writer of its tables (one instance per object), so it keeps the
@@ -62,6 +67,15 @@ export interface Marker {
   /** Replays: 1 for the first pass (absent), 2 and up for later passes. */
   pass?: number;
 }
+
+/**
+ * How an acknowledged event left its key, until delivered_keys has it: `[uid, rv, gen]` held, or
+ * null deleted.
+ */
+type HeldChange = [string, string, number] | null;
+
+/** The held changes are written to delivered_keys when they would hold more keys than this. */
+export const HELD_CHANGES_MAX = 1_000;
 
 /** A key the receiver holds, as last sent to it. */
 export interface DeliveredKey {
@@ -190,6 +204,8 @@ const MIGRATIONS = [
   // Issue 19: every upsert of a delivered key wrote this entry too (a billed row). Its readers do
   // without: a sweep pages in key order (the primary key) and skips the keys the replay touched.
   `DROP INDEX delivered_keys_by_gen`,
+  // Issue 19: acknowledged events' keys, written with the position instead of a row each (HeldChanges).
+  `ALTER TABLE subscription ADD COLUMN held_changes TEXT NOT NULL DEFAULT '{}'`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
@@ -197,7 +213,13 @@ export const MAX_PAGE_CHARS = 4 * 1024 * 1024;
 
 const TABLE_EXISTS = stmt("subscription.exists", "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'subscription'");
 
-const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
+const GET = stmt(
+  "subscription.get",
+  `SELECT sub_id, cluster, informer, spec, secret, previous_secret, previous_secret_until, declared, created_at, position,
+     disabled_reason, expired, next_sequence, generation, next_resync_at, failures, first_failure_at, next_attempt_at,
+     last_delivery_at, last_error, dead_letters
+   FROM subscription WHERE id = 1`,
+);
 const INSERT = stmt(
   "subscription.insert",
   `INSERT INTO subscription (id, sub_id, cluster, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
@@ -205,17 +227,15 @@ const INSERT = stmt(
    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
 const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
-/** Upserts the keys of a JSON array of `[key, uid, rv]` (distinct keys), all with generation `?2`. */
+/** Upserts the keys of a JSON array of `[key, uid, rv, gen]` (distinct keys). */
 const UPSERT_KEYS = stmt(
   "deliveredKeys.upsert",
   `INSERT INTO delivered_keys (key, uid, rv, gen)
-   SELECT value ->> 0, value ->> 1, value ->> 2, ?2 FROM json_each(?1) WHERE true
+   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) WHERE true
    ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen`,
 );
-const UPSERT_KEY = stmt(
-  "deliveredKeys.upsertOne",
-  "INSERT INTO delivered_keys (key, uid, rv, gen) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen",
-);
+const GET_HELD_CHANGES = stmt("subscription.getHeldChanges", "SELECT held_changes FROM subscription WHERE id = 1");
+const SET_HELD_CHANGES = stmt("subscription.setHeldChanges", "UPDATE subscription SET held_changes = ? WHERE id = 1");
 const DELETE_KEYS = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key IN (SELECT value FROM json_each(?))");
 const TOUCH_KEY = stmt("deliveredKeys.touch", "UPDATE delivered_keys SET gen = ? WHERE key = ?");
 const HELD_SINCE = stmt(
@@ -253,10 +273,13 @@ const CLEAR_FAILURES = stmt(
   "UPDATE subscription SET failures = 0, first_failure_at = NULL, next_attempt_at = NULL WHERE id = 1",
 );
 const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscription SET dead_letters = dead_letters + ? WHERE id = 1");
-/** An acknowledged batch, in one statement: the position, its sequence numbers taken, the failure streak over. */
+/**
+ * Acknowledged deliveries, in one statement: the position, their sequence numbers taken, the keys
+ * they changed (held_changes), the failure streak over.
+ */
 const SET_DELIVERED = stmt(
   "subscription.setDelivered",
-  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, ?), last_delivery_at = ?, last_error = NULL,
+  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, ?), last_delivery_at = ?, held_changes = ?, last_error = NULL,
      failures = 0, first_failure_at = NULL, next_attempt_at = NULL
    WHERE id = 1`,
 );
@@ -347,6 +370,8 @@ export class SubscriptionStore {
   #parsedPosition: { text: string; position: Position } | undefined;
   /** The subscription row as last read, until this store writes (see the guarantees above). */
   #record: SubscriptionRecord | undefined;
+  /** `held_changes` as stored, parsed (undefined: read it), until a transaction throws. */
+  #changes: Map<string, HeldChange> | undefined;
 
   constructor(db: Db) {
     this.#db = db;
@@ -365,7 +390,9 @@ export class SubscriptionStore {
     try {
       return this.#db.transaction(fn);
     } catch (error) {
-      this.#record = undefined; // a row read inside the rolled-back transaction is not the stored one
+      // A row read or changes applied inside the rolled-back transaction are not the stored ones.
+      this.#record = undefined;
+      this.#changes = undefined;
       throw error;
     }
   }
@@ -494,11 +521,11 @@ export class SubscriptionStore {
   }
 
   /**
-   * An acknowledged batch (`lastSequence` its last event's): moves to `position`, takes its
-   * sequence numbers and ends any failure streak, in one statement.
+   * Acknowledged deliveries of `events` (`lastSequence` the last one's): moves to `position`, takes
+   * their sequence numbers, notes the keys they changed and ends any failure streak, in one statement.
    */
-  recordDeliveredInTx(now: number, position: Position, lastSequence: number): void {
-    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now);
+  recordDeliveredInTx(now: number, position: Position, lastSequence: number, events: readonly OutboxEvent[], gen: number): void {
+    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now, this.#heldChangesAfter(events, gen));
   }
 
   /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
@@ -630,33 +657,62 @@ export class SubscriptionStore {
     return this.get()!.generation;
   }
 
-  /** Acknowledged (or dead-lettered) events change what the receiver holds. */
+  /** Dead-lettered events change what the receiver holds too (it may get them by redelivery). */
   applyDeliveredInTx(events: readonly OutboxEvent[], gen: number): void {
-    // The last event of each key decides (as applying them in order would): one statement for the
-    // keys held now, one for the keys deleted.
-    const last = new Map<string, OutboxEvent>();
+    this.#run(SET_HELD_CHANGES, this.#heldChangesAfter(events, gen));
+  }
+
+  /**
+   * The held changes with `events` applied in order (the last of each key decides), as the
+   * column's new text; written to delivered_keys first when they would hold more than
+   * HELD_CHANGES_MAX keys.
+   */
+  #heldChangesAfter(events: readonly OutboxEvent[], gen: number): string {
+    const changes = this.#heldChanges();
     for (const event of events) {
-      last.delete(event.key);
-      last.set(event.key, event);
+      changes.delete(event.key); // a key's place is its last change's: the text stays in delivery order
+      changes.set(event.key, event.type === "delete" ? null : [event.uid, event.resourceVersion, gen]);
     }
-    const held: [string, string, string][] = [];
+    if (changes.size > HELD_CHANGES_MAX) this.#foldInTx(changes);
+    return JSON.stringify(Object.fromEntries(changes));
+  }
+
+  #heldChanges(): Map<string, HeldChange> {
+    this.#changes ??= new Map(Object.entries(JSON.parse(this.#db.first<{ held_changes: string }>(GET_HELD_CHANGES)!.held_changes) as Record<string, HeldChange>));
+    return this.#changes;
+  }
+
+  /** Writes the held changes to delivered_keys and empties them (the caller stores them empty). */
+  #foldInTx(changes: Map<string, HeldChange>): void {
+    const held: [string, string, string, number][] = [];
     const deleted: string[] = [];
-    for (const event of last.values()) {
-      if (event.type === "delete") deleted.push(event.key);
-      else held.push([event.key, event.uid, event.resourceVersion]);
+    for (const [key, change] of changes) {
+      if (change === null) deleted.push(key);
+      else held.push([key, ...change]);
     }
     if (deleted.length > 0) this.#run(DELETE_KEYS, JSON.stringify(deleted));
-    if (held.length === 1) this.#run(UPSERT_KEY, held[0]![0], held[0]![1], held[0]![2], gen);
-    else if (held.length > 1) this.#run(UPSERT_KEYS, JSON.stringify(held), gen);
+    if (held.length > 0) this.#run(UPSERT_KEYS, JSON.stringify(held));
+    changes.clear();
+  }
+
+  /** Brings delivered_keys up to date before it is read or marked (a transaction of its own, or the caller's). */
+  #folded(): void {
+    if (this.#heldChanges().size === 0) return;
+    this.transaction(() => {
+      this.#foldInTx(this.#heldChanges());
+      this.#run(SET_HELD_CHANGES, "{}");
+    });
   }
 
   /** Keys a replay skips because their newer events follow: still held, not to be swept. */
   touchKeys(keys: readonly string[], gen: number): void {
+    this.#folded();
     for (const key of keys) this.#run(TOUCH_KEY, gen, key);
   }
 
   /** The keys of `objects` the receiver was sent in generation `since` or later, in that very state. */
   heldSince(objects: readonly { key: string; uid: string; resourceVersion: string }[], since: number): Set<string> {
+    this.#folded();
     const wanted = new Map(objects.map((o) => [o.key, o]));
     const rows = this.#db.all<{ key: string; uid: string; rv: string }>(HELD_SINCE, since, JSON.stringify([...wanted.keys()]));
     return new Set(rows.filter((row) => wanted.get(row.key)?.uid === row.uid && wanted.get(row.key)?.resourceVersion === row.rv).map((row) => row.key));
@@ -664,6 +720,7 @@ export class SubscriptionStore {
 
   /** Keys sent before generation `gen` and not touched since, in key order after `after`. */
   staleKeys(gen: number, after: string | null, limit: number): DeliveredKey[] {
+    this.#folded();
     return this.#db
       .all<{ key: string; uid: string; rv: string }>(STALE_KEYS, gen, after ?? "", limit)
       .map((row) => ({ key: row.key, uid: row.uid, resourceVersion: row.rv }));

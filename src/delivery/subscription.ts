@@ -358,11 +358,16 @@ export class Subscription {
     const before = this.store.get()!.position;
     const result = this.store.transaction(() => {
       this.store.recordAttempts(pending);
-      this.store.applyDeliveredInTx(done.length === 1 ? last.events : done.flatMap((d) => d.events), record.generation);
       if (acked === deliveryCount(stored)) this.store.deleteOutboxInTx(stored.inline);
       else this.store.setOutboxAckedInTx(acked);
       // The position, the deliveries' sequence numbers and the end of any failure streak: one statement.
-      this.store.recordDeliveredInTx(pending.at(-1)?.at ?? this.#clock.now(), last.advance, last.events.at(-1)!.sequence);
+      this.store.recordDeliveredInTx(
+        pending.at(-1)?.at ?? this.#clock.now(),
+        last.advance,
+        last.events.at(-1)!.sequence,
+        done.flatMap((d) => d.events),
+        record.generation,
+      );
       if (before.marker?.kind === "replay" && last.advance.marker === null) this.store.setExpired(false);
       return fn();
     });
@@ -530,11 +535,10 @@ export class Subscription {
       this.store.recordAttempts([attempted]);
       switch (decision.kind) {
         case "delivered":
-          this.store.applyDeliveredInTx(delivery.events, record.generation);
           if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
           else this.store.setOutboxAckedInTx(index + 1);
           // The position, the delivery's sequence numbers and the end of any failure streak: one statement.
-          this.store.recordDeliveredInTx(now, delivery.advance, delivery.events.at(-1)!.sequence);
+          this.store.recordDeliveredInTx(now, delivery.advance, delivery.events.at(-1)!.sequence, delivery.events, record.generation);
           if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.setExpired(false);
           return;
         case "retry":

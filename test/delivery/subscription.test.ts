@@ -8,6 +8,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
+import { HELD_CHANGES_MAX } from "../../src/delivery/subscription-store.ts";
 import { Subscription, type StepResult, type SubscriptionOptions, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
@@ -288,6 +289,37 @@ describe("Subscription", () => {
     });
   });
 
+  it("keeps the keys it sent with its position, writes them to delivered_keys in bulk, and retracts them after an expiry either way", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false });
+      const key = (i: number) => `default/k${String(i).padStart(4, "0")}`;
+      const keys = HELD_CHANGES_MAX + 100;
+      for (let i = 0; i < keys; i++) feed.put(key(i));
+      const statements = await statementsOf(db, () => drain(subscription), "writes");
+      // One write of delivered_keys, when the changes held with the position passed HELD_CHANGES_MAX
+      // keys (at the window that brought them there); the rest are held with the position.
+      expect(statements.filter((name) => name.startsWith("deliveredKeys."))).toEqual(["deliveredKeys.upsert"]);
+      const count = (sql: string) => db.first<{ n: number }>({ name: "test.count", text: sql })!.n;
+      const written = count("SELECT count(*) AS n FROM delivered_keys");
+      expect(written).toBeGreaterThan(HELD_CHANGES_MAX);
+      expect(written).toBeLessThanOrEqual(HELD_CHANGES_MAX + WINDOW_DELIVERIES);
+      expect(count("SELECT count(*) AS n FROM subscription, json_each(held_changes)")).toBe(keys - written);
+
+      // The receiver holds every key. One written to delivered_keys and one still among the held
+      // changes go while the log that says so expires.
+      feed.delete(key(0));
+      feed.delete(key(keys - 1));
+      feed.put(key(1));
+      feed.compact(feed.tail);
+      clock.advance(60_000);
+      await drain(subscription);
+      const retracted = endpoint.events.filter((e) => e.finalStateUnknown);
+      expect(summary(retracted)).toEqual([`delete ${key(0)}@101`, `delete ${key(keys - 1)}@${100 + keys}`]);
+      expect(endpoint.events.filter((e) => e.initialList)).toHaveLength(keys - 2);
+      expect(subscription.status()).toMatchObject({ expired: false, marker: null });
+    });
+  });
+
   it("filters by type and namespace, and turns selector transitions into add and delete", async () => {
     await withDb(async (db) => {
       const { feed, endpoint, subscription } = setup(db, {
@@ -433,7 +465,6 @@ describe("Subscription", () => {
       expect(subscription.store.get()!.position.cursor).toBe(1);
       expect(await writes(() => subscription.step())).toEqual([
         "deliveryLog.insert",
-        "deliveredKeys.upsert",
         "outbox.delete",
         "subscription.setDelivered",
       ]);
