@@ -8,14 +8,13 @@
  * - Lists exactly the newest DELIVERY_LOG_SIZE attempts, paged by attempt number, so a `continue`
  *   token stays valid while the log grows (a page may only end sooner when older attempts go).
  * - Bounded in bulk: each time the newest attempt number passes a multiple of TRIM_STEP, the rows
- *   wholly older than the newest DELIVERY_LOG_SIZE attempts are deleted in one statement, after the
- *   delivery counters counted them (metrics/delivery-counters.ts). The table holds at most about
- *   DELIVERY_LOG_SIZE + TRIM_STEP attempts plus a row, and each row is deleted once.
+ *   wholly older than the newest DELIVERY_LOG_SIZE attempts are deleted in one statement, after
+ *   `beforeTrim` ran (the delivery counters count them, metrics/delivery-counters.ts). The table
+ *   holds at most about DELIVERY_LOG_SIZE + TRIM_STEP attempts plus a row, each row deleted once.
  * - Numbers are never reused: the newest row is never trimmed, and numbering goes on from it.
  * - Written inside the caller's transaction, with what the attempts changed.
  */
 import { type Db, stmt } from "../sql.ts";
-import { countDeliveriesInTx } from "../metrics/delivery-counters.ts";
 import type { Page } from "./subscription-store.ts";
 
 /** Attempts the log lists. */
@@ -49,12 +48,21 @@ const NEWEST = stmt("deliveryLog.newest", "SELECT last FROM delivery_log ORDER B
 const INSERT = stmt("deliveryLog.insert", "INSERT INTO delivery_log (n, last, attempts) VALUES (?, ?, ?)");
 const TRIM = stmt("deliveryLog.trim", "DELETE FROM delivery_log WHERE last <= ?");
 const RECENT = stmt("deliveryLog.recent", "SELECT n, attempts FROM delivery_log WHERE n < ? ORDER BY n DESC LIMIT ?");
+const AFTER = stmt("deliveryLog.after", "SELECT n, attempts FROM delivery_log WHERE n > ? ORDER BY n");
+
+/** An attempt with its number. */
+export interface NumberedAttempt {
+  n: number;
+  record: DeliveryRecord;
+}
 
 export class DeliveryLog {
   readonly #db: Db;
+  readonly #beforeTrim: () => void;
 
-  constructor(db: Db) {
+  constructor(db: Db, beforeTrim: () => void) {
     this.#db = db;
+    this.#beforeTrim = beforeTrim;
   }
 
   /** Stores attempts in order, as one row; inside a transaction. */
@@ -65,7 +73,7 @@ export class DeliveryLog {
     const stored = records.map((r): StoredAttempt => [r.eventIds, r.sequence, r.attempt, r.status, r.durationMs, r.at, r.error]);
     this.#db.run(INSERT, newest + 1, last, JSON.stringify(stored));
     if (Math.floor(last / TRIM_STEP) > Math.floor(newest / TRIM_STEP)) {
-      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
+      this.#beforeTrim();
       this.#db.run(TRIM, last - DELIVERY_LOG_SIZE);
     }
   }
@@ -75,16 +83,7 @@ export class DeliveryLog {
     const oldest = this.#newest() - DELIVERY_LOG_SIZE + 1;
     // The first row may hold attempts at or after `before`: one row more than the attempts asked for.
     const rows = this.#db.all<{ n: number; attempts: string }>(RECENT, before, limit + 2);
-    const numbered: { n: number; record: DeliveryRecord }[] = [];
-    for (const row of rows) {
-      const attempts = JSON.parse(row.attempts) as StoredAttempt[];
-      for (let i = attempts.length - 1; i >= 0; i--) {
-        const n = row.n + i;
-        if (n >= before || n < oldest) continue;
-        const [eventIds, sequence, attempt, status, durationMs, at, error] = attempts[i]!;
-        numbered.push({ n, record: { eventIds, sequence, attempt, status, durationMs, at, error } });
-      }
-    }
+    const numbered = rows.flatMap((row) => numberedAttempts(row).reverse()).filter(({ n }) => n < before && n >= oldest);
     const page = numbered.slice(0, limit);
     // A delivery record is small (its ids, a status, an error of ≤ 200 characters): counted, not sized.
     const items = page.map(({ record }) => record);
@@ -94,4 +93,16 @@ export class DeliveryLog {
   #newest(): number {
     return this.#db.first<{ last: number }>(NEWEST)?.last ?? 0;
   }
+}
+
+/** The attempts after attempt number `after`, oldest first, whole rows at a time (what the counters count). */
+export function attemptsAfter(db: Db, after: number): NumberedAttempt[] {
+  return db.all<{ n: number; attempts: string }>(AFTER, after).flatMap(numberedAttempts);
+}
+
+function numberedAttempts(row: { n: number; attempts: string }): NumberedAttempt[] {
+  return (JSON.parse(row.attempts) as StoredAttempt[]).map(([eventIds, sequence, attempt, status, durationMs, at, error], i) => ({
+    n: row.n + i,
+    record: { eventIds, sequence, attempt, status, durationMs, at, error },
+  }));
 }

@@ -9,7 +9,8 @@
  *   to move to once it is acknowledged (or dead-lettered). Events keep their ids, sequence numbers
  *   and bodies across retries, evictions and restarts, and `acked` counts the deliveries at the
  *   front whose acknowledgement is durable, so the cursor never moves ahead of an unacknowledged
- *   event (DESIGN invariant 4), and whatever may have been sent is sent again as written.
+ *   event (DESIGN invariant 4), and whatever may have been sent is sent again as written. (Most
+ *   windows of log events are never written here: subscription.ts rebuilds them from the position.)
  * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
  *   objects of up to 1.5 MB each).
  * - A batch whose texts fit one chunk is one row (texts inline): writing the outbox is one
@@ -38,7 +39,7 @@ import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, type Statement, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
-import { countDeadLettersInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
+import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
 import { DELIVERY_LOG_MIGRATIONS, DeliveryLog, type DeliveryRecord } from "./delivery-log.ts";
 
 export const DEAD_LETTER_LIMIT = 10_000;
@@ -279,7 +280,8 @@ const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscriptio
  */
 const SET_DELIVERED = stmt(
   "subscription.setDelivered",
-  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, ?), last_delivery_at = ?, held_changes = ?, last_error = NULL,
+  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, coalesce(?, 0)), last_delivery_at = coalesce(?, last_delivery_at),
+     held_changes = ?, last_error = NULL,
      failures = 0, first_failure_at = NULL, next_attempt_at = NULL
    WHERE id = 1`,
 );
@@ -291,7 +293,7 @@ const GET_OUTBOX = stmt(
 const PUT_OUTBOX = stmt(
   "outbox.put",
   `INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths, advances, acked)
-   VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 );
 const SET_OUTBOX_ACKED = stmt("outbox.setAcked", "UPDATE outbox SET acked = ? WHERE id = 1");
 const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
@@ -375,7 +377,7 @@ export class SubscriptionStore {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#log = new DeliveryLog(db);
+    this.#log = new DeliveryLog(db, () => countDeliveriesInTx(db)); // the counters count attempts before they are trimmed
     this.#created = db.first(TABLE_EXISTS) !== undefined;
     if (this.#created) this.#migrate();
   }
@@ -521,11 +523,12 @@ export class SubscriptionStore {
   }
 
   /**
-   * Acknowledged deliveries of `events` (`lastSequence` the last one's): moves to `position`, takes
-   * their sequence numbers, notes the keys they changed and ends any failure streak, in one statement.
+   * Acknowledged deliveries of `events` (`lastSequence` the last one's; null: none, only events
+   * filtered out), the last at `at`: moves to `position`, takes their sequence numbers, notes the
+   * keys they changed and ends any failure streak, in one statement.
    */
-  recordDeliveredInTx(now: number, position: Position, lastSequence: number, events: readonly OutboxEvent[], gen: number): void {
-    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now, this.#heldChangesAfter(events, gen));
+  recordDeliveredInTx(at: number | null, position: Position, lastSequence: number | null, events: readonly OutboxEvent[], gen: number): void {
+    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence === null ? null : lastSequence + 1, at, this.#heldChangesAfter(events, gen));
   }
 
   /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
@@ -570,10 +573,10 @@ export class SubscriptionStore {
   }
 
   /**
-   * Stores a batch and its event texts (the outbox is empty); inside a transaction. One statement
-   * when the texts fit one chunk together.
+   * Stores a batch and its event texts (the outbox is empty), the first `acked` deliveries done;
+   * inside a transaction. One statement when the texts fit one chunk together.
    */
-  putOutboxInTx(outbox: Outbox, texts: readonly string[]): StoredOutbox {
+  putOutboxInTx(outbox: Outbox, texts: readonly string[], acked = 0): StoredOutbox {
     const chars = texts.reduce((sum, text) => sum + text.length, 0);
     const inline = chars <= CHUNK_CHARS;
     this.#run(
@@ -586,9 +589,10 @@ export class SubscriptionStore {
       inline ? texts.join("") : null,
       inline ? JSON.stringify(texts.map((text) => text.length)) : null,
       outbox.advances === undefined ? null : JSON.stringify(outbox.advances),
+      acked,
     );
     if (!inline) texts.forEach((text, i) => this.#putText(outboxText(i), text));
-    return { outbox, texts: [...texts], inline, acked: 0 };
+    return { outbox, texts: [...texts], inline, acked };
   }
 
   /** The first `acked` deliveries of the window are acknowledged (or dead-lettered). */

@@ -7,13 +7,20 @@
  * Guarantees:
  * - Invariant 4: the cursor moves past an event only when the endpoint answered 2xx for it, or it
  *   was dead-lettered after the retry budget. Delivery is at least once; ids are stable.
- * - Every body is in the durable outbox before it is sent, with its id and sequence number, so
- *   anything sent is sent again exactly as written. At `maxBatchSize` 1 the outbox is a window of
- *   up to WINDOW_DELIVERIES events; acknowledgements are held in memory (never longer than
- *   WINDOW_MS, never past a failure, an idle step or any other write of the position) and stored
- *   with the next window's outbox in one transaction. A crash loses only the memory: the window is
- *   sent again from its first delivery not acknowledged durably. A window read back from storage
- *   (after a restart) stores each acknowledgement as it comes, so repeated crashes still progress.
+ * - Anything sent is sent again exactly as it was (id, sequence number, body). A body is in the
+ *   durable outbox before it is sent (a batch, a page of a replay or resync, an instance's first
+ *   window), or it is one of a window of log events at `maxBatchSize` 1 kept in memory: the stored
+ *   position and next sequence number rebuild that window byte for byte after a crash, since ids
+ *   and texts come from the log's immutable events, the spec and the sequence number. What would
+ *   build it otherwise stores it first: a spec update, and anything stored about it other than an
+ *   acknowledgement (a failure, a dead letter, a 410), so retries and restarts send it as sent.
+ * - At `maxBatchSize` 1 acknowledgements (and events filtered out) are held in memory and stored
+ *   together: after WINDOW_DELIVERIES of them, WINDOW_MS after the last store (the idle step's
+ *   alarm comes back for it), and before a failure or any other write of the position. A window's
+ *   bookkeeping is then one delivery-log row and one UPDATE (issue 19). A crash loses only the
+ *   memory: what was not stored is sent again from the stored position. A window read back from
+ *   storage stores each acknowledgement as it comes, and an instance stores its windows in the
+ *   outbox until it has stored an acknowledgement, so repeated crashes still progress.
  * - Invariant 3: events go out in log order, one batch in flight; a replay or resync is a marker
  *   at log position P, expanded only after every event up to P went out, from the objects whose
  *   last change is at or before P (DESIGN "Resync and replay as log markers"). An object changed
@@ -69,16 +76,16 @@ export const IDLE_POLL_MS = 60_000;
 /** A feed read (an RPC to the informer) that takes longer has failed: a healthy one takes milliseconds. */
 export const FEED_TIMEOUT_MS = 30_000;
 /**
- * At `maxBatchSize` 1 the outbox holds a window of up to this many deliveries, written in one
- * statement, and their acknowledgements are stored together when the window is done: one commit
- * per window instead of one per delivery (the commit is most of a delivery's cost, BENCHMARKS.md
- * "Cost per delivery"). A crash resends at most this many acknowledged deliveries, as written.
+ * At `maxBatchSize` 1 a window is up to this many deliveries, and acknowledgements are stored this
+ * many at a time at most: one commit and two rows per window instead of per delivery (BENCHMARKS.md
+ * "Cost per delivery", "Cost"). A crash resends at most this many acknowledged deliveries, as sent.
  */
 export const WINDOW_DELIVERIES = 32;
 /**
- * Acknowledgements held in memory longer than this are stored without waiting for the window's
- * end: how old a delivery sent again after a crash can be, for a slow receiver. (At 1 s, 99
- * subscriptions sharing one thread stored every ~10 deliveries instead of 32.)
+ * Acknowledgements held in memory are stored once this long has passed since the last store (at
+ * the next acknowledgement, or at the idle step its alarm brings): how old a delivery sent again
+ * after a crash can be. (At 1 s, 99 subscriptions sharing one thread stored every ~10 deliveries
+ * instead of 32.)
  */
 export const WINDOW_MS = 5_000;
 /** A window's texts stay within one inline row (subscription-store.ts chunks above 512 Ki characters). */
@@ -208,31 +215,33 @@ export class Subscription {
   readonly #feed: Feed;
   readonly #send: Send;
   /** Candidates `items[start..]` already read from the feed, from position `from` (memory only: a cache). */
-  #ahead: { from: string; items: Candidate[]; start: number } | undefined;
+  #ahead: { from: string; items: Candidate[]; start: number; fromLog: boolean } | undefined;
   #filter: { spec: string; filter: EventFilter } | undefined;
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
   readonly #feedTimeoutMs: number;
   /**
-   * The outbox exactly as this object wrote or last read it (memory only; null: empty; undefined:
-   * not known, read it). Only this object writes the outbox: it is set after the transaction that
-   * wrote it committed, and forgotten before any transaction that changes it.
+   * The outbox (a batch, or a window of single deliveries) as this object wrote, read or built it
+   * (memory only; null: none; undefined: not known, read it). Only this object writes the outbox:
+   * it is set after the transaction that wrote it committed, and forgotten before any transaction
+   * that changes it. Not `#durable`: a window built from the log and kept in memory only.
    */
   #outbox: StoredOutbox | null | undefined;
+  #durable = true;
   /** The secret's HMAC key, imported once. */
   readonly #signer = new DeliverySigner();
   /** Seals and opens the stored secrets. */
   readonly secrets: SubscriptionSecrets;
-  /**
-   * Deliveries of `#outbox` acknowledged so far (≥ its stored `acked`; memory only). Those beyond
-   * the stored count are pending: `#pending` holds their attempt records, stored by `#settleInTx`.
-   */
+  /** Deliveries of `#outbox` acknowledged so far, stored or held (≥ its stored `acked`; memory only). */
   #acked = 0;
-  #pending: DeliveryRecord[] = [];
-  /** This instance wrote `#outbox`, so it knows what was sent of it and may hold acknowledgements. */
+  /** This instance wrote or built `#outbox`, so it knows what was sent of it and may hold acknowledgements. */
   #windowed = false;
-  /** When `#outbox`'s progress was last stored. */
+  /** Progress made since the position was stored, held in memory until `#transaction` stores it. */
+  #held: Held | null = null;
+  /** When progress was last stored (or an outbox written or read). */
   #settledAt = 0;
+  /** This instance stored an acknowledgement: its windows of log events may stay in memory. */
+  #proven = false;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
@@ -280,12 +289,25 @@ export class Subscription {
    * changed resync period applies from now: 0 stops resyncing, N resyncs N seconds from now.
    */
   updateSpec(spec: SubscriptionSpec, secret: string): void {
-    const record = this.store.get();
+    const record = this.#record();
     if (!record) throw new ApiError("NotFound", "subscription not found");
-    this.store.transaction(() => {
+    // A window kept in memory was built under the old spec, and would be built under the new one
+    // after a restart: it is stored as it is, so it goes out as it was begun (the new spec applies
+    // to the next window).
+    const window = this.#outbox && !this.#durable && this.#acked < deliveryCount(this.#outbox) ? this.#outbox : null;
+    const acked = this.#acked;
+    const written = this.#transaction(record, () => {
       this.store.updateSpec(spec, secret);
       if (spec.resyncPeriodSeconds !== record.spec.resyncPeriodSeconds) this.store.setNextResync(nextResync(this.#clock.now(), spec));
+      return window && this.store.putOutboxInTx(window.outbox, window.texts, acked);
     });
+    if (written) this.#setOutbox(written, this.#windowed);
+  }
+
+  /** Stores the progress held in memory now: for a reader of what is stored (the delivery log, the counters). */
+  flush(): void {
+    const record = this.#record();
+    if (record && this.#held) this.#transaction(record, () => undefined);
   }
 
   /** Runs one step: deliver the outbox, start a due resync, or fill the outbox from the feed. */
@@ -325,64 +347,70 @@ export class Subscription {
   }
 
   /**
-   * The stored record, with the acknowledgements held in memory applied: the position and sequence
-   * numbers they reach (a failure is never held, so the retry state is the stored one).
+   * The stored record, with the progress held in memory applied: the position and sequence numbers
+   * it reaches (a failure is never held, so the retry state is the stored one).
    */
   #record(): SubscriptionRecord | undefined {
     const record = this.store.get();
-    const stored = this.#outbox;
-    if (!record || !stored || this.#acked <= stored.acked) return record;
-    const last = deliveryAt(stored, this.#acked - 1);
-    const replayEnded = record.position.marker?.kind === "replay" && last.advance.marker === null;
+    const held = this.#held;
+    if (!record || !held) return record;
+    const replayEnded = record.position.marker?.kind === "replay" && held.advance.marker === null;
+    const last = held.events.at(-1);
     return {
       ...record,
-      position: last.advance,
-      nextSequence: Math.max(record.nextSequence, last.events.at(-1)!.sequence + 1),
-      lastDeliveryAt: this.#pending.at(-1)?.at ?? record.lastDeliveryAt,
+      position: held.advance,
+      nextSequence: last ? Math.max(record.nextSequence, last.sequence + 1) : record.nextSequence,
+      lastDeliveryAt: held.records.at(-1)?.at ?? record.lastDeliveryAt,
       expired: record.expired && !replayEnded,
     };
   }
 
   /**
-   * A transaction that first stores the acknowledgements held in memory. Every write of the
-   * position goes through here, so none overtakes or loses them. `record` is as `#record` gave it.
+   * A transaction that first stores the progress held in memory. Every write of the position goes
+   * through here, so none overtakes or loses it. `record` is as `#record` gave it.
    */
   #transaction<T>(record: SubscriptionRecord, fn: () => T): T {
+    const held = this.#held;
+    if (!held) return this.store.transaction(fn);
     const stored = this.#outbox;
-    if (!stored || this.#acked <= stored.acked) return this.store.transaction(fn);
     const acked = this.#acked;
-    const pending = this.#pending;
-    const done: Delivery[] = [];
-    for (let i = stored.acked; i < acked; i++) done.push(deliveryAt(stored, i));
-    const last = done.at(-1)!;
+    // A stored outbox moves with its held acknowledgements (a window in memory has nothing stored).
+    const moved = stored && this.#durable && acked > stored.acked ? stored : null;
     const before = this.store.get()!.position;
     const result = this.store.transaction(() => {
-      this.store.recordAttempts(pending);
-      if (acked === deliveryCount(stored)) this.store.deleteOutboxInTx(stored.inline);
-      else this.store.setOutboxAckedInTx(acked);
-      // The position, the deliveries' sequence numbers and the end of any failure streak: one statement.
-      this.store.recordDeliveredInTx(
-        pending.at(-1)?.at ?? this.#clock.now(),
-        last.advance,
-        last.events.at(-1)!.sequence,
-        done.flatMap((d) => d.events),
-        record.generation,
-      );
-      if (before.marker?.kind === "replay" && last.advance.marker === null) this.store.setExpired(false);
+      this.store.recordAttempts(held.records);
+      if (moved && acked === deliveryCount(moved)) this.store.deleteOutboxInTx(moved.inline);
+      else if (moved) this.store.setOutboxAckedInTx(acked);
+      // The position, the sequence numbers and keys of what was delivered, the end of any failure streak: one statement.
+      const last = held.records.at(-1);
+      this.store.recordDeliveredInTx(last?.at ?? null, held.advance, held.events.at(-1)?.sequence ?? null, held.events, record.generation);
+      if (before.marker?.kind === "replay" && held.advance.marker === null) this.store.setExpired(false);
       return fn();
     });
-    // Memory follows only once the transaction committed (a thrown one leaves them held).
-    this.#setOutbox(acked === deliveryCount(stored) ? null : { ...stored, acked }, this.#windowed);
+    // Memory follows only once the transaction committed (a thrown one leaves it held).
+    this.#held = null;
+    this.#settledAt = this.#clock.now();
+    if (held.records.length > 0) this.#proven = true;
+    if (moved) this.#outbox = acked === deliveryCount(moved) ? null : { ...moved, acked };
     return result;
   }
 
-  /** The outbox as stored now (null: none); `windowed` when this instance wrote it. */
-  #setOutbox(stored: StoredOutbox | null, windowed: boolean): void {
-    this.#outbox = stored;
-    this.#acked = stored?.acked ?? 0;
-    this.#pending = [];
+  /** Holds progress: `events` acknowledged by `attempt` (none: filtered out), reaching `advance`. */
+  #hold(advance: Position, events: readonly OutboxEvent[], attempt?: DeliveryRecord): Held {
+    const held = (this.#held ??= { records: [], events: [], advance });
+    held.advance = advance;
+    held.events.push(...events);
+    if (attempt) held.records.push(attempt);
+    return held;
+  }
+
+  /** The outbox as stored now (null: none), or a window built in memory (`durable` false); `windowed` when this instance wrote or built it. */
+  #setOutbox(outbox: StoredOutbox | null, windowed: boolean, durable = true): void {
+    this.#outbox = outbox;
+    this.#durable = durable;
+    this.#acked = outbox?.acked ?? 0;
     this.#windowed = windowed;
-    this.#settledAt = this.#clock.now();
+    if (durable) this.#settledAt = this.#clock.now();
   }
 
   /** When the alarm should next run if nothing else happens (after a nudge: as soon as allowed). */
@@ -476,6 +504,7 @@ export class Subscription {
 
   /** The delivery log, newest first: at most `limit` attempts, after the page `token` ended. */
   deliveries(limit: number, token?: string): ListAnswer<DeliveryAttempt> {
+    this.flush(); // the acknowledgements held in memory are attempts too
     return listAnswer(this.store.deliveries(limit, pageAfter(token)), deliveryAttempt);
   }
 
@@ -524,20 +553,27 @@ export class Subscription {
     const attempt = record.failures + 1;
     const attempted = attemptRecord(eventIds, delivery.events[0]!.sequence, attempt, result, now);
     if (decision.kind === "delivered" && record.failures === 0 && this.#windowed && this.#outbox === stored) {
-      // Held in memory: stored with the next window's outbox (or sooner, see #transaction's callers).
+      // Held in memory: stored with a later write, at the latest after WINDOW_DELIVERIES or WINDOW_MS.
       this.#acked = index + 1;
-      this.#pending.push(attempted);
-      if (this.#acked < count && now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
+      const held = this.#hold(delivery.advance, delivery.events, attempted);
+      if (held.records.length >= WINDOW_DELIVERIES || now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
       return;
     }
+    // Read after the await: a spec update meanwhile may have stored the window kept in memory.
+    const current = this.#outbox ?? stored;
+    const durable = this.#durable;
     const windowed = this.#windowed;
+    let written = current;
     this.#transaction(record, () => {
+      // Anything but a held acknowledgement is stored with its window: a retry, a dead letter or a
+      // restart sends it as it was sent.
+      if (!durable) written = this.store.putOutboxInTx(current.outbox, current.texts, index);
       this.store.recordAttempts([attempted]);
       switch (decision.kind) {
         case "delivered":
-          if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
+          if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
           else this.store.setOutboxAckedInTx(index + 1);
-          // The position, the delivery's sequence numbers and the end of any failure streak: one statement.
+          // The position, the delivery's sequence numbers and keys, the end of any failure streak: one statement.
           this.store.recordDeliveredInTx(now, delivery.advance, delivery.events.at(-1)!.sequence, delivery.events, record.generation);
           if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.setExpired(false);
           return;
@@ -548,8 +584,8 @@ export class Subscription {
           // The receiver may get these by redelivery: count them as sent, so a later replay's
           // sweep can retract them.
           this.store.applyDeliveredInTx(delivery.events, record.generation);
-          this.store.deadLetterEventsInTx(stored, delivery.indices, now, attempt, result.error ?? null);
-          if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
+          this.store.deadLetterEventsInTx(written, delivery.indices, now, attempt, result.error ?? null);
+          if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
           else this.store.setOutboxAckedInTx(index + 1);
           this.store.clearFailures();
           this.store.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
@@ -563,7 +599,8 @@ export class Subscription {
     logDelivery(record, decision.kind, result, attempt, eventIds.length);
     const moved = decision.kind === "delivered" || decision.kind === "dead-letter";
     const acked = moved ? index + 1 : index;
-    this.#setOutbox(acked === count ? null : { ...stored, acked }, windowed);
+    if (moved) this.#proven = true;
+    this.#setOutbox(acked === count ? null : { ...written, acked }, windowed);
   }
 
   #disableInTx(now: number, result: SendResult): void {
@@ -641,9 +678,13 @@ export class Subscription {
       }
     }
     const advance = items[consumed - 1]!.advance;
-    this.#ahead = { from: positionKey(advance), items, start: consumed };
+    this.#ahead = { from: positionKey(advance), items, start: consumed, fromLog: read.fromLog };
+    // A window of log events may stay in memory (see the contract): rebuilt from the stored position
+    // after a crash. Not before this instance stores an acknowledgement (held ones are stored first).
+    const inMemory = windowed && read.fromLog && (this.#proven || (this.#held?.records.length ?? 0) > 0);
     if (picked.length === 0) {
-      this.#transaction(record, () => this.#advanceInTx(record.position, advance));
+      if (inMemory) this.#hold(advance, []);
+      else this.#transaction(record, () => this.#advanceInTx(record.position, advance));
       return { kind: "progress" };
     }
     const events = await Promise.all(
@@ -662,36 +703,44 @@ export class Subscription {
     // Each delivery of a window moves to its own event; the last also past the filtered-out ones after it.
     const advances = windowed ? picked.map((p, i) => (i === picked.length - 1 ? advance : p.candidate.advance)) : undefined;
     // Sequence numbers are taken when a delivery leaves the outbox (subscription-store.ts).
-    const written = this.#transaction(record, () =>
-      this.store.putOutboxInTx(
-        { webhookId, events: events.map((e) => e.meta), batched, advance, ...(advances ? { advances } : {}), createdAt: this.#clock.now() },
-        events.map((e) => e.text),
-      ),
-    );
+    const outbox = { webhookId, events: events.map((e) => e.meta), batched, advance, ...(advances ? { advances } : {}), createdAt: this.#clock.now() };
+    const texts = events.map((e) => e.text);
+    // The spec changed while the window was built (an update's await): a restart would build it otherwise.
+    if (inMemory && this.store.get()?.spec === record.spec) {
+      // A stored outbox still here is done: it goes with the acknowledgements it holds.
+      if (this.#outbox && this.#durable) this.#transaction(record, () => undefined);
+      this.#setOutbox({ outbox, texts, inline: true, acked: 0 }, true, false);
+      return { kind: "progress" };
+    }
+    const written = this.#transaction(record, () => this.store.putOutboxInTx(outbox, texts));
     this.#setOutbox(written, true);
     return { kind: "progress" };
   }
 
   #idle(record: SubscriptionRecord): StepResult {
-    // Nothing more to send: what is held in memory is stored now, not when the next event comes.
-    this.#transaction(record, () => undefined);
-    const poll = this.#clock.now() + IDLE_POLL_MS;
-    return { kind: "idle", until: record.nextResyncAt === null ? poll : Math.min(poll, record.nextResyncAt) };
+    // Nothing more to send: what is held is stored once WINDOW_MS after the last store, so that
+    // events arriving one at a time share a window's bookkeeping; the alarm comes back for it.
+    const now = this.#clock.now();
+    if (this.#held && now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
+    const poll = now + IDLE_POLL_MS;
+    const until = Math.min(poll, record.nextResyncAt ?? poll, this.#held ? this.#settledAt + WINDOW_MS : poll);
+    return { kind: "idle", until };
   }
 
   async #candidates(
     record: SubscriptionRecord,
-  ): Promise<{ kind: "items"; items: Candidate[]; start?: number } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
+  ): Promise<{ kind: "items"; items: Candidate[]; start?: number; fromLog: boolean } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
     const position = record.position;
     if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > this.#ahead.start) {
-      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start };
+      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start, fromLog: this.#ahead.fromLog };
     }
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
       // A marker's pages read the keys the receiver holds (`delivered_keys`): store what is held first.
       this.#transaction(record, () => undefined);
-      return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
+      const page = marker.sweep ? this.#sweep(position.cursor, marker) : await this.#expand(record, marker);
+      return page.kind === "items" ? { ...page, fromLog: false } : page;
     }
     const read = await this.#fromFeed(this.#feed.read(position.cursor, FEED_PAGE));
     this.noteTail(read.bounds.tail);
@@ -701,7 +750,7 @@ export class Subscription {
     const items = read.events
       .filter((event) => event.seq <= upTo)
       .map((event): Candidate => ({ ...event, advance: { cursor: event.seq, marker } }));
-    return { kind: "items", items };
+    return { kind: "items", items, fromLog: true };
   }
 
   /** A page of a marker's expansion: the cached objects last changed at or before the marker. */
@@ -801,6 +850,16 @@ function identityOnly(held: DeliveredKey): string {
 }
 
 const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;
+
+/** Progress not stored yet, in order (see Subscription.#held). */
+interface Held {
+  /** The attempts that acknowledged them, for the delivery log. */
+  records: DeliveryRecord[];
+  /** The events acknowledged: their sequence numbers are taken and their keys held when stored. */
+  events: OutboxEvent[];
+  /** The position they reach. */
+  advance: Position;
+}
 
 /** One request of an outbox: the whole batch, or one event of a window. */
 interface Delivery {

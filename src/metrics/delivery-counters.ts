@@ -14,6 +14,7 @@
  * and per scrape; one UPDATE per dead-lettered batch (rare by definition).
  */
 import { type Db, stmt } from "../sql.ts";
+import { attemptsAfter } from "../delivery/delivery-log.ts";
 
 export const DELIVERY_OUTCOMES = ["2xx", "3xx", "4xx", "5xx", "network", "timeout"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
@@ -49,16 +50,6 @@ export const DELIVERY_COUNTER_MIGRATIONS = [
 ] as const;
 
 const GET = stmt("deliveryCounters.get", "SELECT counted_n, counts FROM delivery_metrics WHERE id = 1");
-/**
- * Reads the delivery log's attempts after attempt number `?`, one result row each (delivery/delivery-log.ts
- * owns the table and its writes: a row holds consecutive attempts from number `n`, and is counted whole).
- */
-const NEW_ATTEMPTS = stmt(
-  "deliveryCounters.newAttempts",
-  `SELECT d.n + a.key AS n, json_array_length(a.value -> 0) AS events, a.value ->> 2 AS attempt, a.value ->> 3 AS status,
-     a.value ->> 4 AS duration_ms, a.value ->> 6 AS error
-   FROM delivery_log d, json_each(d.attempts) a WHERE d.n > ? ORDER BY d.n, a.key`,
-);
 const SET = stmt("deliveryCounters.set", "UPDATE delivery_metrics SET counted_n = ?, counts = ? WHERE id = 1");
 
 /** What an attempt's status and error say about it (sender.ts writes "no answer within …" on a timeout). */
@@ -78,22 +69,19 @@ function read(db: Db): { countedN: number; counts: DeliveryCounts } {
 /** Counts the attempts recorded since the last count; inside a transaction. */
 export function countDeliveriesInTx(db: Db): DeliveryCounts {
   const { countedN, counts } = read(db);
-  const rows = db.all<{ n: number; events: number; attempt: number; status: number | null; duration_ms: number; error: string | null }>(
-    NEW_ATTEMPTS,
-    countedN,
-  );
-  if (rows.length === 0) return counts;
-  for (const row of rows) {
-    const outcome = outcomeOf(row.status, row.error);
+  const attempts = attemptsAfter(db, countedN);
+  if (attempts.length === 0) return counts;
+  for (const { record } of attempts) {
+    const outcome = outcomeOf(record.status, record.error);
     counts.attempts[outcome] += 1;
-    if (row.attempt > 1) counts.retries += 1;
-    if (outcome === "2xx") counts.eventsDelivered += row.events;
-    const seconds = row.duration_ms / 1000;
+    if (record.attempt > 1) counts.retries += 1;
+    if (outcome === "2xx") counts.eventsDelivered += record.eventIds.length;
+    const seconds = record.durationMs / 1000;
     const bucket = LATENCY_BUCKETS_SECONDS.findIndex((le) => seconds <= le);
     counts.latencyBuckets[bucket === -1 ? LATENCY_BUCKETS_SECONDS.length : bucket]! += 1;
     counts.latencySumSeconds += seconds;
   }
-  db.run(SET, rows.at(-1)!.n, JSON.stringify(counts));
+  db.run(SET, attempts.at(-1)!.n, JSON.stringify(counts));
   return counts;
 }
 

@@ -193,6 +193,7 @@ export class SubscriptionObject extends DurableObject<Env> {
   /** The subscription's counters, brought up to date first (metrics/delivery-counters.ts). */
   async metrics(): Promise<Result<SubscriptionMetrics>> {
     return this.#with((subscription) => {
+      subscription.flush(); // what the counters count is the delivery log, which held acknowledgements join
       const counts = this.#db.transaction(() => countDeliveriesInTx(this.#db));
       const record = subscription.store.get()!;
       return {

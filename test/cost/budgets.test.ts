@@ -22,12 +22,12 @@ const BUDGETS: Record<string, Budget> = {
   "update.batch100": { written: 2.25, read: 6.8 },
   // 1.36 written, 13.25 read (the scan of the retained events' references, once per step of the head); no target yet
   "retention.event": { written: 1.5, read: 14.6 },
-  // 4.25 written, 11.35 read (delivery log 1 with its trim 0.24, outbox put and delete, position with the keys it changed; was 8.01 with the log's AUTOINCREMENT counter and trim per 20, and a delivered-key row and its gen index); target ≤ 0.3, goal 0.1
-  "delivery.steady": { written: 4.7, read: 12.5 },
+  // 0.1 written, 0.27 read (per window of 32: its delivery-log row 1, the position's UPDATE with the keys it changed 1, a trimmed log row 0.9, the counters 0.3; was 8.01: delivery log 2 with its trim 1, a delivered key and its index entry 2, outbox put and delete 2, position 1); target ≤ 0.3, goal 0.1
+  "delivery.steady": { written: 0.11, read: 0.3 },
   // 0 written, 5.0 read
   "delivery.steady.feed": { written: 0, read: 7.7 },
-  // 0.94 written, 3.78 read (the delivery log a row per window, and the steady runs' rows trimmed 0.79; was 4.21); target ≤ 0.3, goal 0.1
-  "delivery.burst": { written: 1.05, read: 4.2 },
+  // 0.1 written, 0.27 read (the same per window of 32; was 4.21: a delivered key and its index entry 2, delivery log 1, its trim 1); target ≤ 0.3, goal 0.1
+  "delivery.burst": { written: 0.11, read: 0.3 },
   // 0 written, 2.01 read
   "delivery.burst.feed": { written: 0, read: 2.3 },
   // 0 written, 0 read (the record is in memory)
