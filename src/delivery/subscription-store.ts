@@ -39,7 +39,7 @@ import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, type Statement, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
-import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
+import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS, type DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { DELIVERY_LOG_MIGRATIONS, DeliveryLog, type DeliveryRecord } from "./delivery-log.ts";
 
 export const DEAD_LETTER_LIMIT = 10_000;
@@ -276,12 +276,12 @@ const CLEAR_FAILURES = stmt(
 const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscription SET dead_letters = dead_letters + ? WHERE id = 1");
 /**
  * Acknowledged deliveries, in one statement: the position, their sequence numbers taken, the keys
- * they changed (held_changes), the failure streak over.
+ * they changed (held_changes), their attempts (log_pending, delivery-log.ts), the failure streak over.
  */
 const SET_DELIVERED = stmt(
   "subscription.setDelivered",
   `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, coalesce(?, 0)), last_delivery_at = coalesce(?, last_delivery_at),
-     held_changes = ?, last_error = NULL,
+     held_changes = ?, log_pending = ?, last_error = NULL,
      failures = 0, first_failure_at = NULL, next_attempt_at = NULL
    WHERE id = 1`,
 );
@@ -377,7 +377,7 @@ export class SubscriptionStore {
 
   constructor(db: Db) {
     this.#db = db;
-    this.#log = new DeliveryLog(db, () => countDeliveriesInTx(db)); // the counters count attempts before they are trimmed
+    this.#log = new DeliveryLog(db, () => countDeliveriesInTx(db, this.#log)); // the counters count attempts before they are trimmed
     this.#created = db.first(TABLE_EXISTS) !== undefined;
     if (this.#created) this.#migrate();
   }
@@ -395,6 +395,7 @@ export class SubscriptionStore {
       // A row read or changes applied inside the rolled-back transaction are not the stored ones.
       this.#record = undefined;
       this.#changes = undefined;
+      this.#log.forget();
       throw error;
     }
   }
@@ -523,12 +524,19 @@ export class SubscriptionStore {
   }
 
   /**
-   * Acknowledged deliveries of `events` (`lastSequence` the last one's; null: none, only events
-   * filtered out), the last at `at`: moves to `position`, takes their sequence numbers, notes the
-   * keys they changed and ends any failure streak, in one statement.
+   * Deliveries of `events` acknowledged by `attempts` (`lastSequence` the last event's, and the
+   * last attempt `at`; null: none, only events filtered out): moves to `position`, takes their
+   * sequence numbers, notes the keys they changed, logs the attempts and ends any failure streak,
+   * in one statement.
    */
-  recordDeliveredInTx(at: number | null, position: Position, lastSequence: number | null, events: readonly OutboxEvent[], gen: number): void {
-    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence === null ? null : lastSequence + 1, at, this.#heldChangesAfter(events, gen));
+  recordDeliveredInTx(
+    delivered: { at: number | null; lastSequence: number | null; events: readonly OutboxEvent[]; attempts: readonly DeliveryRecord[] },
+    position: Position,
+    gen: number,
+  ): void {
+    const { at, lastSequence, events, attempts } = delivered;
+    const next = lastSequence === null ? null : lastSequence + 1;
+    this.#run(SET_DELIVERED, JSON.stringify(position), next, at, this.#heldChangesAfter(events, gen), this.#log.appendInTx(attempts));
   }
 
   /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
@@ -732,9 +740,14 @@ export class SubscriptionStore {
 
   // --- delivery log and dead letters -----------------------------------------------------------
 
-  /** Records attempts in order: one row however many (a window's acknowledgements). */
+  /** Records attempts in order (an acknowledgement's are recorded by `recordDeliveredInTx`). */
   recordAttempts(records: readonly DeliveryRecord[]): void {
-    this.#log.appendInTx(records);
+    this.#log.recordInTx(records);
+  }
+
+  /** The delivery counters, brought up to date (metrics/delivery-counters.ts). */
+  countDeliveries(): DeliveryCounts {
+    return this.transaction(() => countDeliveriesInTx(this.#db, this.#log));
   }
 
   /** The newest attempts first, before attempt number `before`. */

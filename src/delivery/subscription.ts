@@ -378,12 +378,11 @@ export class Subscription {
     const moved = stored && this.#durable && acked > stored.acked ? stored : null;
     const before = this.store.get()!.position;
     const result = this.store.transaction(() => {
-      this.store.recordAttempts(held.records);
       if (moved && acked === deliveryCount(moved)) this.store.deleteOutboxInTx(moved.inline);
       else if (moved) this.store.setOutboxAckedInTx(acked);
-      // The position, the sequence numbers and keys of what was delivered, the end of any failure streak: one statement.
-      const last = held.records.at(-1);
-      this.store.recordDeliveredInTx(last?.at ?? null, held.advance, held.events.at(-1)?.sequence ?? null, held.events, record.generation);
+      // The position, the sequence numbers, keys and attempts of what was delivered, the end of any failure streak: one statement.
+      const delivered = { at: held.records.at(-1)?.at ?? null, lastSequence: held.events.at(-1)?.sequence ?? null, events: held.events, attempts: held.records };
+      this.store.recordDeliveredInTx(delivered, held.advance, record.generation);
       if (before.marker?.kind === "replay" && held.advance.marker === null) this.store.setExpired(false);
       return fn();
     });
@@ -568,13 +567,17 @@ export class Subscription {
       // Anything but a held acknowledgement is stored with its window: a retry, a dead letter or a
       // restart sends it as it was sent.
       if (!durable) written = this.store.putOutboxInTx(current.outbox, current.texts, index);
-      this.store.recordAttempts([attempted]);
+      if (decision.kind !== "delivered") this.store.recordAttempts([attempted]);
       switch (decision.kind) {
         case "delivered":
           if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
           else this.store.setOutboxAckedInTx(index + 1);
-          // The position, the delivery's sequence numbers and keys, the end of any failure streak: one statement.
-          this.store.recordDeliveredInTx(now, delivery.advance, delivery.events.at(-1)!.sequence, delivery.events, record.generation);
+          // The position, the delivery's sequence numbers, keys and attempt, the end of any failure streak: one statement.
+          this.store.recordDeliveredInTx(
+            { at: now, lastSequence: delivery.events.at(-1)!.sequence, events: delivery.events, attempts: [attempted] },
+            delivery.advance,
+            record.generation,
+          );
           if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.setExpired(false);
           return;
         case "retry":

@@ -6,7 +6,7 @@
  * Guarantees:
  * - Every attempt is counted exactly once: `counted_n` (the last attempt counted) advances in the
  *   transaction that adds its counts, and counting runs before the delivery log is trimmed
- *   (`DeliveryLog.appendInTx`, once per TRIM_STEP attempts) and whenever metrics are read.
+ *   (`DeliveryLog`'s `beforeTrim`, once per TRIM_STEP attempts) and whenever metrics are read.
  * - Durable, only growing: Prometheus counters across evictions; deleting the subscription resets them.
  * - Outcomes are a closed set (DELIVERY_OUTCOMES); no label comes from a URL, a body or an error text.
  *
@@ -14,7 +14,7 @@
  * and per scrape; one UPDATE per dead-lettered batch (rare by definition).
  */
 import { type Db, stmt } from "../sql.ts";
-import { attemptsAfter } from "../delivery/delivery-log.ts";
+import type { NumberedAttempt } from "../delivery/delivery-log.ts";
 
 export const DELIVERY_OUTCOMES = ["2xx", "3xx", "4xx", "5xx", "network", "timeout"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
@@ -66,10 +66,10 @@ function read(db: Db): { countedN: number; counts: DeliveryCounts } {
   return { countedN: row.counted_n, counts: { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<DeliveryCounts>) } };
 }
 
-/** Counts the attempts recorded since the last count; inside a transaction. */
-export function countDeliveriesInTx(db: Db): DeliveryCounts {
+/** Counts the attempts `log` recorded since the last count; inside a transaction. */
+export function countDeliveriesInTx(db: Db, log: { after(n: number): NumberedAttempt[] }): DeliveryCounts {
   const { countedN, counts } = read(db);
-  const attempts = attemptsAfter(db, countedN);
+  const attempts = log.after(countedN);
   if (attempts.length === 0) return counts;
   for (const { record } of attempts) {
     const outcome = outcomeOf(record.status, record.error);

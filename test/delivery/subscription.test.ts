@@ -488,16 +488,16 @@ describe("Subscription", () => {
       expect(await writes(() => drain(subscription))).toEqual([]); // a is acknowledged, held; idle
       for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
       // The stored window goes with a's acknowledgement; the next one is built in memory.
-      expect(await writes(() => subscription.step())).toEqual(["deliveryLog.insert", "outbox.delete", "subscription.setDelivered"]);
+      expect(await writes(() => subscription.step())).toEqual(["outbox.delete", "subscription.setDelivered"]);
       for (let i = 0; i < 3; i++) expect(await writes(() => subscription.step())).toEqual([]); // b, c, d: held
       expect(await writes(() => drain(subscription))).toEqual([]); // idle, within WINDOW_MS of the last store
       expect(subscription.status()).toMatchObject({ cursor: 4, lag: 0 }); // the status counts them
       expect(subscription.store.get()).toMatchObject({ position: { cursor: 1 }, nextSequence: 2 });
       expect(subscription.store.storedOutbox()).toBeUndefined();
-      // WINDOW_MS after the last store, the idle step stores them: the log's row, then the position
-      // with the sequence numbers and keys.
+      // WINDOW_MS after the last store, the idle step stores them: one UPDATE, of the position with
+      // the sequence numbers, the keys and the attempts.
       clock.advance(WINDOW_MS);
-      expect(await writes(() => drain(subscription))).toEqual(["deliveryLog.insert", "subscription.setDelivered"]);
+      expect(await writes(() => drain(subscription))).toEqual(["subscription.setDelivered"]);
       expect(subscription.store.get()).toMatchObject({ position: { cursor: 4 }, nextSequence: 5 });
       expect(subscription.deliveries(10).items.map((d) => [d.sequence, d.status])).toEqual([
         [4, 204],
