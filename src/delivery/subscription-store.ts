@@ -23,11 +23,8 @@
  * - The delivery log (delivery-log.ts) lists the newest DELIVERY_LOG_SIZE attempts; dead letters
  *   are the newest DEAD_LETTER_LIMIT events, their count kept in the subscription row, changed in
  *   the same transaction as the rows, so a status never counts rows (#7.21).
- * - The keys the receiver holds (delivered_keys, which replays read and mark) are written in bulk:
- *   acknowledged events first change `held_changes` in the subscription row (key → uid, rv and
- *   generation, or deleted), in the statement that moves the position; they go to delivered_keys,
- *   in two statements, when they would hold more than HELD_CHANGES_MAX keys and before
- *   delivered_keys is read or marked. A key that changes often stays one entry (issue 19).
+ * - The keys the receiver holds (held-keys.ts) change with each acknowledged event, in the
+ *   statement that moves the position.
  * - Nothing is stored until `create`: the tables are created then (lazily), so touching an
  *   unknown subscription's object leaves no storage behind (#7.17).
  * - This store is the only writer of its tables (one instance per object), so it keeps the
@@ -41,6 +38,7 @@ import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS, type DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { DELIVERY_LOG_MIGRATIONS, DeliveryLog, type DeliveryRecord } from "./delivery-log.ts";
+import { type DeliveredKey, HELD_KEYS_MIGRATIONS, HeldKeys } from "./held-keys.ts";
 
 export const DEAD_LETTER_LIMIT = 10_000;
 /** Text chunk size: well under the 2 MB row limit. */
@@ -67,22 +65,6 @@ export interface Marker {
   since?: number;
   /** Replays: 1 for the first pass (absent), 2 and up for later passes. */
   pass?: number;
-}
-
-/**
- * How an acknowledged event left its key, until delivered_keys has it: `[uid, rv, gen]` held, or
- * null deleted.
- */
-type HeldChange = [string, string, number] | null;
-
-/** The held changes are written to delivered_keys when they would hold more keys than this. */
-export const HELD_CHANGES_MAX = 1_000;
-
-/** A key the receiver holds, as last sent to it. */
-export interface DeliveredKey {
-  key: string;
-  uid: string;
-  resourceVersion: string;
 }
 
 /** Where the subscription is: events up to `cursor` are handled; `marker` is pending or expanding. */
@@ -202,11 +184,6 @@ const MIGRATIONS = [
    ALTER TABLE outbox ADD COLUMN acked INTEGER NOT NULL DEFAULT 0`,
   // Issue 12: the informer's cluster.
   `ALTER TABLE subscription ADD COLUMN cluster TEXT NOT NULL DEFAULT '${DEFAULT_CLUSTER}'`,
-  // Issue 19: every upsert of a delivered key wrote this entry too (a billed row). Its readers do
-  // without: a sweep pages in key order (the primary key) and skips the keys the replay touched.
-  `DROP INDEX delivered_keys_by_gen`,
-  // Issue 19: acknowledged events' keys, written with the position instead of a row each (HeldChanges).
-  `ALTER TABLE subscription ADD COLUMN held_changes TEXT NOT NULL DEFAULT '{}'`,
 ] as const;
 
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
@@ -228,25 +205,6 @@ const INSERT = stmt(
    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
 const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
-/** Upserts the keys of a JSON array of `[key, uid, rv, gen]` (distinct keys). */
-const UPSERT_KEYS = stmt(
-  "deliveredKeys.upsert",
-  `INSERT INTO delivered_keys (key, uid, rv, gen)
-   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?) WHERE true
-   ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen`,
-);
-const GET_HELD_CHANGES = stmt("subscription.getHeldChanges", "SELECT held_changes FROM subscription WHERE id = 1");
-const SET_HELD_CHANGES = stmt("subscription.setHeldChanges", "UPDATE subscription SET held_changes = ? WHERE id = 1");
-const DELETE_KEYS = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key IN (SELECT value FROM json_each(?))");
-const TOUCH_KEY = stmt("deliveredKeys.touch", "UPDATE delivered_keys SET gen = ? WHERE key = ?");
-const HELD_SINCE = stmt(
-  "deliveredKeys.heldSince",
-  "SELECT key, uid, rv FROM delivered_keys WHERE gen >= ? AND key IN (SELECT value FROM json_each(?))",
-);
-const STALE_KEYS = stmt(
-  "deliveredKeys.stale",
-  "SELECT key, uid, rv FROM delivered_keys WHERE gen < ? AND key > ? ORDER BY key LIMIT ?",
-);
 const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
 /** The secret columns sealed anew (delivery/stored-secrets.ts), only if they still hold what was read (?3, ?4). */
 const RESEAL_SECRETS = stmt(
@@ -365,6 +323,7 @@ export interface Page<T> {
 export class SubscriptionStore {
   readonly #db: Db;
   readonly #log: DeliveryLog;
+  readonly #heldKeys: HeldKeys;
   /** The tables exist: this object holds (or held) a subscription. */
   #created: boolean;
   /** The last spec and position texts read, parsed (a step reads the row twice per delivery). */
@@ -372,19 +331,20 @@ export class SubscriptionStore {
   #parsedPosition: { text: string; position: Position } | undefined;
   /** The subscription row as last read, until this store writes (see the guarantees above). */
   #record: SubscriptionRecord | undefined;
-  /** `held_changes` as stored, parsed (undefined: read it), until a transaction throws. */
-  #changes: Map<string, HeldChange> | undefined;
 
   constructor(db: Db) {
     this.#db = db;
     this.#log = new DeliveryLog(db, () => countDeliveriesInTx(db, this.#log)); // the counters count attempts before they are trimmed
+    this.#heldKeys = new HeldKeys(db);
     this.#created = db.first(TABLE_EXISTS) !== undefined;
     if (this.#created) this.#migrate();
   }
 
   #migrate(): void {
     migrate(this.#db, "subscription", MIGRATIONS);
-    migrate(this.#db, "delivery_log", DELIVERY_LOG_MIGRATIONS); // after the table it replaces exists
+    // After the store's: each replaces a table of the store's first layout.
+    migrate(this.#db, "delivery_log", DELIVERY_LOG_MIGRATIONS);
+    migrate(this.#db, "held_keys", HELD_KEYS_MIGRATIONS);
     migrate(this.#db, "delivery_metrics", DELIVERY_COUNTER_MIGRATIONS);
   }
 
@@ -394,7 +354,7 @@ export class SubscriptionStore {
     } catch (error) {
       // A row read or changes applied inside the rolled-back transaction are not the stored ones.
       this.#record = undefined;
-      this.#changes = undefined;
+      this.#heldKeys.forget();
       this.#log.forget();
       throw error;
     }
@@ -536,7 +496,7 @@ export class SubscriptionStore {
   ): void {
     const { at, lastSequence, events, attempts } = delivered;
     const next = lastSequence === null ? null : lastSequence + 1;
-    this.#run(SET_DELIVERED, JSON.stringify(position), next, at, this.#heldChangesAfter(events, gen), this.#log.appendInTx(attempts));
+    this.#run(SET_DELIVERED, JSON.stringify(position), next, at, this.#heldKeys.applyInTx(events, gen), this.#log.appendInTx(attempts));
   }
 
   /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
@@ -671,71 +631,22 @@ export class SubscriptionStore {
 
   /** Dead-lettered events change what the receiver holds too (it may get them by redelivery). */
   applyDeliveredInTx(events: readonly OutboxEvent[], gen: number): void {
-    this.#run(SET_HELD_CHANGES, this.#heldChangesAfter(events, gen));
-  }
-
-  /**
-   * The held changes with `events` applied in order (the last of each key decides), as the
-   * column's new text; written to delivered_keys first when they would hold more than
-   * HELD_CHANGES_MAX keys.
-   */
-  #heldChangesAfter(events: readonly OutboxEvent[], gen: number): string {
-    const changes = this.#heldChanges();
-    for (const event of events) {
-      changes.delete(event.key); // a key's place is its last change's: the text stays in delivery order
-      changes.set(event.key, event.type === "delete" ? null : [event.uid, event.resourceVersion, gen]);
-    }
-    if (changes.size > HELD_CHANGES_MAX) this.#foldInTx(changes);
-    return JSON.stringify(Object.fromEntries(changes));
-  }
-
-  #heldChanges(): Map<string, HeldChange> {
-    this.#changes ??= new Map(Object.entries(JSON.parse(this.#db.first<{ held_changes: string }>(GET_HELD_CHANGES)!.held_changes) as Record<string, HeldChange>));
-    return this.#changes;
-  }
-
-  /** Writes the held changes to delivered_keys and empties them (the caller stores them empty). */
-  #foldInTx(changes: Map<string, HeldChange>): void {
-    const held: [string, string, string, number][] = [];
-    const deleted: string[] = [];
-    for (const [key, change] of changes) {
-      if (change === null) deleted.push(key);
-      else held.push([key, ...change]);
-    }
-    if (deleted.length > 0) this.#run(DELETE_KEYS, JSON.stringify(deleted));
-    if (held.length > 0) this.#run(UPSERT_KEYS, JSON.stringify(held));
-    changes.clear();
-  }
-
-  /** Brings delivered_keys up to date before it is read or marked (a transaction of its own, or the caller's). */
-  #folded(): void {
-    if (this.#heldChanges().size === 0) return;
-    this.transaction(() => {
-      this.#foldInTx(this.#heldChanges());
-      this.#run(SET_HELD_CHANGES, "{}");
-    });
+    this.#heldKeys.recordInTx(events, gen);
   }
 
   /** Keys a replay skips because their newer events follow: still held, not to be swept. */
   touchKeys(keys: readonly string[], gen: number): void {
-    this.#folded();
-    for (const key of keys) this.#run(TOUCH_KEY, gen, key);
+    this.transaction(() => this.#heldKeys.touch(keys, gen));
   }
 
   /** The keys of `objects` the receiver was sent in generation `since` or later, in that very state. */
-  heldSince(objects: readonly { key: string; uid: string; resourceVersion: string }[], since: number): Set<string> {
-    this.#folded();
-    const wanted = new Map(objects.map((o) => [o.key, o]));
-    const rows = this.#db.all<{ key: string; uid: string; rv: string }>(HELD_SINCE, since, JSON.stringify([...wanted.keys()]));
-    return new Set(rows.filter((row) => wanted.get(row.key)?.uid === row.uid && wanted.get(row.key)?.resourceVersion === row.rv).map((row) => row.key));
+  heldSince(objects: readonly DeliveredKey[], since: number): Set<string> {
+    return this.transaction(() => this.#heldKeys.heldSince(objects, since));
   }
 
   /** Keys sent before generation `gen` and not touched since, in key order after `after`. */
   staleKeys(gen: number, after: string | null, limit: number): DeliveredKey[] {
-    this.#folded();
-    return this.#db
-      .all<{ key: string; uid: string; rv: string }>(STALE_KEYS, gen, after ?? "", limit)
-      .map((row) => ({ key: row.key, uid: row.uid, resourceVersion: row.rv }));
+    return this.transaction(() => this.#heldKeys.stale(gen, after, limit));
   }
 
   // --- delivery log and dead letters -----------------------------------------------------------

@@ -57,7 +57,6 @@ import { logDelivery } from "./log-lines.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
   type DeadLetterRecord,
-  type DeliveredKey,
   type Marker,
   type OutboxEvent,
   type Page,
@@ -68,6 +67,7 @@ import {
 } from "./subscription-store.ts";
 import type { Db } from "../sql.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
+import type { DeliveredKey } from "./held-keys.ts";
 
 /** How many log events or cached objects one read brings in. */
 export const FEED_PAGE = 200;
@@ -740,7 +740,7 @@ export class Subscription {
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
-      // A marker's pages read the keys the receiver holds (`delivered_keys`): store what is held first.
+      // A marker's pages read the keys the receiver holds (held-keys.ts): store what is held first.
       this.#transaction(record, () => undefined);
       const page = marker.sweep ? this.#sweep(position.cursor, marker) : await this.#expand(record, marker);
       return page.kind === "items" ? { ...page, fromLog: false } : page;

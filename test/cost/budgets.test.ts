@@ -38,8 +38,8 @@ const BUDGETS: Record<string, Budget> = {
   "delivery.paced": { written: 0.27, read: 0.62 },
   // 0 written, 7 read
   "delivery.paced.feed": { written: 0, read: 7.7 },
-  // 1.1 written, 1.26 read (each key not among the last 1,000 delivered: its row of delivered_keys, written in bulk, 1.03; the window's 0.07)
-  "delivery.distinct": { written: 1.21, read: 1.39 },
+  // 0.075 written, 0.23 read (each key not among the last 1,000 delivered: the window's 0.072, and a fold of 1,000 keys into the few segments of 2,000 that they fall in; 2.1 with a row a key, 1.1 with a row a key written in bulk)
+  "delivery.distinct": { written: 0.083, read: 0.26 },
   // 0 written, 2.01 read
   "delivery.distinct.feed": { written: 0, read: 2.3 },
   // 2.93 written, 594 read a minute (RV mark and lastSyncRV per bookmark; the retention scan); target ≤ 10 rows a minute

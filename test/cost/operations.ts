@@ -15,7 +15,7 @@ import { env } from "cloudflare:workers";
 import { Informer } from "../../src/cache/informer.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import { type Feed, type StepResult, Subscription, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
-import { HELD_CHANGES_MAX } from "../../src/delivery/subscription-store.ts";
+import { HELD_CHANGES_MAX } from "../../src/delivery/held-keys.ts";
 import { DELIVERY_LOG_SIZE } from "../../src/delivery/delivery-log.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
@@ -140,7 +140,7 @@ export function measureModules(): Promise<Cost[]> {
  * time (each delivered before the next arrives, within WINDOW_MS of each other), and a backlog
  * (windows of 32 deliveries); then a caught-up subscription's poll; then events one a second (a
  * window's bookkeeping shared by ~5), and a backlog of keys not delivered lately (the keys the
- * receiver holds are written to delivered_keys in bulk, a row each).
+ * receiver holds go from the subscription row to their segments in bulk).
  */
 async function measureDeliveries(informer: Informer, informerDb: Db, db: Db, clock: FakeClock, nextRv: () => number): Promise<Cost[]> {
   const feed: Feed = {

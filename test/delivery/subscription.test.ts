@@ -8,7 +8,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
-import { HELD_CHANGES_MAX } from "../../src/delivery/subscription-store.ts";
+import { HELD_CHANGES_MAX, SEGMENT_KEYS } from "../../src/delivery/held-keys.ts";
 import { Subscription, type StepResult, type SubscriptionOptions, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
@@ -306,7 +306,7 @@ describe("Subscription", () => {
     });
   });
 
-  it("keeps the keys it sent with its position, writes them to delivered_keys in bulk, and retracts them after an expiry either way", async () => {
+  it("keeps the keys it sent with its position, writes them to held_keys in bulk, a segment a row, and retracts them after an expiry either way", async () => {
     await withDb(async (db) => {
       const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false });
       const key = (i: number) => `default/k${String(i).padStart(4, "0")}`;
@@ -321,16 +321,17 @@ describe("Subscription", () => {
         },
         "writes",
       );
-      // One write of delivered_keys, when the changes held with the position passed HELD_CHANGES_MAX
-      // keys (at the window that brought them there); the rest are held with the position.
-      expect(statements.filter((name) => name.startsWith("deliveredKeys."))).toEqual(["deliveredKeys.upsert"]);
+      // One write of held_keys, when the changes held with the position passed HELD_CHANGES_MAX keys
+      // (at the window that brought them there): a row per segment of at most SEGMENT_KEYS / 2 keys
+      // after the split, not per key. The rest are held with the position.
       const count = (sql: string) => db.first<{ n: number }>({ name: "test.count", text: sql })!.n;
-      const written = count("SELECT count(*) AS n FROM delivered_keys");
+      const written = count("SELECT sum(json_array_length(keys)) AS n FROM held_keys");
       expect(written).toBeGreaterThan(HELD_CHANGES_MAX);
       expect(written).toBeLessThanOrEqual(HELD_CHANGES_MAX + WINDOW_DELIVERIES);
+      expect(statements.filter((name) => name.startsWith("heldKeys."))).toEqual(Array(Math.ceil(written / (SEGMENT_KEYS / 2))).fill("heldKeys.put"));
       expect(count("SELECT count(*) AS n FROM subscription, json_each(held_changes)")).toBe(keys - written);
 
-      // The receiver holds every key. One written to delivered_keys and one still among the held
+      // The receiver holds every key. One written to held_keys and one still among the held
       // changes go while the log that says so expires.
       feed.delete(key(0));
       feed.delete(key(keys - 1));
