@@ -41,7 +41,7 @@
  * from the stored position, and a resync never copies the cache into the log.
  */
 import type { Clock, Random } from "../clock.ts";
-import type { LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
+import type { LogBounds, LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
 import { ApiError, ValidationError } from "../errors.ts";
 import { splitKey } from "../cache/keys.ts";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
@@ -215,7 +215,7 @@ export class Subscription {
   readonly #feed: Feed;
   readonly #send: Send;
   /** Candidates `items[start..]` already read from the feed, from position `from` (memory only: a cache). */
-  #ahead: { from: string; items: Candidate[]; start: number; fromLog: boolean } | undefined;
+  #ahead: { from: string; items: Candidate[]; start: number; log?: LogBounds } | undefined;
   #filter: { spec: string; filter: EventFilter } | undefined;
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
@@ -642,6 +642,10 @@ export class Subscription {
       const replayed = record.position.replayed;
       this.#transaction(record, () => {
         this.store.setExpired(true);
+        // An instance that has stored no acknowledgement does not know what a predecessor sent from
+        // a window kept in memory (numbered from the stored next sequence, and now gone from the
+        // log): it skips those numbers, so that none is given to two events.
+        if (!this.#proven) this.store.takeSequencesInTx(record.nextSequence + WINDOW_DELIVERIES - 1);
         const gen = this.store.nextGenerationInTx();
         const pass = replayed ? { since: replayed.since, pass: replayed.pass + 1 } : {};
         this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen, ...pass } });
@@ -681,12 +685,13 @@ export class Subscription {
       }
     }
     const advance = items[consumed - 1]!.advance;
-    this.#ahead = { from: positionKey(advance), items, start: consumed, fromLog: read.fromLog };
-    // A window of log events may stay in memory (see the contract): rebuilt from the stored position
-    // after a crash. Not before this instance stores an acknowledgement (held ones are stored first).
-    const inMemory = windowed && read.fromLog && (this.#proven || (this.#held?.records.length ?? 0) > 0);
+    this.#ahead = { from: positionKey(advance), items, start: consumed, ...(read.log ? { log: read.log } : {}) };
+    // Log events may be held in memory (see the contract): read again from the stored position after
+    // a crash. Not before this instance stores an acknowledgement (held ones are stored first).
+    const mayHold = windowed && read.log !== undefined && (this.#proven || (this.#held?.records.length ?? 0) > 0);
+    const inMemory = mayHold && rebuildable(this.store.get()!.position.cursor, read.log!);
     if (picked.length === 0) {
-      if (inMemory) this.#hold(advance, []);
+      if (mayHold) this.#hold(advance, []);
       else this.#transaction(record, () => this.#advanceInTx(record.position, advance));
       return { kind: "progress" };
     }
@@ -732,18 +737,17 @@ export class Subscription {
 
   async #candidates(
     record: SubscriptionRecord,
-  ): Promise<{ kind: "items"; items: Candidate[]; start?: number; fromLog: boolean } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
+  ): Promise<{ kind: "items"; items: Candidate[]; start?: number; log?: LogBounds } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
     const position = record.position;
     if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > this.#ahead.start) {
-      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start, fromLog: this.#ahead.fromLog };
+      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start, ...(this.#ahead.log ? { log: this.#ahead.log } : {}) };
     }
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
       // A marker's pages read the keys the receiver holds (held-keys.ts): store what is held first.
       this.#transaction(record, () => undefined);
-      const page = marker.sweep ? this.#sweep(position.cursor, marker) : await this.#expand(record, marker);
-      return page.kind === "items" ? { ...page, fromLog: false } : page;
+      return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
     const read = await this.#fromFeed(this.#feed.read(position.cursor, FEED_PAGE));
     this.noteTail(read.bounds.tail);
@@ -753,7 +757,7 @@ export class Subscription {
     const items = read.events
       .filter((event) => event.seq <= upTo)
       .map((event): Candidate => ({ ...event, advance: { cursor: event.seq, marker } }));
-    return { kind: "items", items, fromLog: true };
+    return { kind: "items", items, log: read.bounds };
   }
 
   /** A page of a marker's expansion: the cached objects last changed at or before the marker. */
@@ -888,6 +892,17 @@ function deliveryAt(stored: StoredOutbox, i: number): Delivery {
   }
   const event = outbox.events[i]!;
   return { webhookId: event.eventId, events: [event], indices: [i], body: texts[i]!, advance: outbox.advances[i]! };
+}
+
+/**
+ * A window of log events may be kept in memory only while the stored position is in the newer half
+ * of the retained log: rebuilding it after a crash needs the events after that position, and for
+ * retention to remove them first, the subscription's object would have to stay down while half of
+ * the log turned over (half of `maxEvents` new events, each batch of which nudges it awake, or half
+ * of `maxAgeSeconds`). A subscription further behind stores its windows in the outbox.
+ */
+function rebuildable(stored: number, log: LogBounds): boolean {
+  return stored - log.head >= (log.tail - log.head) / 2;
 }
 
 /** Roughly the characters an event's text will take. */

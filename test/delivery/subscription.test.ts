@@ -88,6 +88,13 @@ async function statementsOf<T>(db: Db, fn: () => T | Promise<T>, which: "all" | 
   return names;
 }
 
+/** A feed whose log holds `count` events from before the subscription (so that its position is a recent one). */
+function withHistory(count: number): FakeFeed {
+  const feed = new FakeFeed();
+  feed.history(count);
+  return feed;
+}
+
 /**
  * Delivers one event (`key`, put now unless it is in the log already) and stores its
  * acknowledgement: the instance has then stored one, so its windows of log events stay in memory.
@@ -480,7 +487,7 @@ describe("Subscription", () => {
 
   it("stores an instance's first window, keeps later windows of log events in memory, and stores a window's acknowledgements in one transaction (maxBatchSize 1)", async () => {
     await withDb(async (db) => {
-      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false });
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false }, withHistory(300));
       const writes = (fn: () => unknown) => statementsOf(db, fn, "writes");
       feed.put("default/a");
       // Until this instance has stored an acknowledgement, its window is in the outbox: crashes
@@ -492,14 +499,14 @@ describe("Subscription", () => {
       expect(await writes(() => subscription.step())).toEqual(["outbox.delete", "subscription.setDelivered"]);
       for (let i = 0; i < 3; i++) expect(await writes(() => subscription.step())).toEqual([]); // b, c, d: held
       expect(await writes(() => drain(subscription))).toEqual([]); // idle, within WINDOW_MS of the last store
-      expect(subscription.status()).toMatchObject({ cursor: 4, lag: 0 }); // the status counts them
-      expect(subscription.store.get()).toMatchObject({ position: { cursor: 1 }, nextSequence: 2 });
+      expect(subscription.status()).toMatchObject({ cursor: 304, lag: 0 }); // the status counts them
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 301 }, nextSequence: 2 });
       expect(subscription.store.storedOutbox()).toBeUndefined();
       // WINDOW_MS after the last store, the idle step stores them: one UPDATE, of the position with
       // the sequence numbers, the keys and the attempts.
       clock.advance(WINDOW_MS);
       expect(await writes(() => drain(subscription))).toEqual(["subscription.setDelivered"]);
-      expect(subscription.store.get()).toMatchObject({ position: { cursor: 4 }, nextSequence: 5 });
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 304 }, nextSequence: 5 });
       expect(subscription.deliveries(10).items.map((d) => [d.sequence, d.status])).toEqual([
         [4, 204],
         [3, 204],
@@ -555,7 +562,7 @@ describe("Subscription", () => {
   it("resends a window kept in memory from the stored position after a crash at any step, byte for byte, then numbers on", async () => {
     const run = (crashAfter: number | null) =>
       withDb(async (db) => {
-        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, labelSelector: "app=web" });
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, labelSelector: "app=web" }, withHistory(20));
         feed.put("default/a", { app: "web" });
         await storedOne(subscription, feed, clock);
         for (let i = 0; i < 12; i++) feed.put(`default/p${i % 5}`, { app: i % 4 === 3 ? "db" : "web" }); // some filtered out
@@ -588,7 +595,7 @@ describe("Subscription", () => {
 
   it("resends a window kept in memory when the process dies during a POST, as sent", async () => {
     await withDb(async (db) => {
-      const { feed, clock, endpoint, make } = setup(db, { replayExisting: false });
+      const { feed, clock, endpoint, make } = setup(db, { replayExisting: false }, withHistory(10));
       let dying = false;
       const crashing = new Subscription(db, clock, fixedRandom(0.5), feed, async (r) => {
         const result = await endpoint.send(r);
@@ -599,6 +606,7 @@ describe("Subscription", () => {
       for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
       await crashing.step(); // the window, in memory
       await crashing.step(); // b: held
+      expect(crashing.store.storedOutbox()).toBeUndefined();
       dying = true;
       await expect(crashing.step()).rejects.toThrow(/process died/); // c was received
       const revived = make();
@@ -613,13 +621,50 @@ describe("Subscription", () => {
         [3, "default/c"],
         [4, "default/d"],
       ]);
-      expect(revived.status()).toMatchObject({ cursor: 4, lag: 0 });
+      expect(revived.status()).toMatchObject({ cursor: 14, lag: 0 });
+    });
+  });
+
+  it("keeps windows in the outbox while its position is in the older half of the log, where retention could pass it during a crash", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, subscription } = setup(db, { replayExisting: false });
+      await storedOne(subscription, feed, clock);
+      for (let i = 0; i < 10; i++) feed.put(`default/p${i}`);
+      feed.compact(2); // head 2: the stored position (1) is behind the log's older half
+      await subscription.step();
+      expect(subscription.store.storedOutbox()).toMatchObject({ outbox: { events: expect.arrayContaining([expect.objectContaining({ key: "default/p0" })]) } });
+      await drain(subscription);
+      for (let i = 0; i < 4; i++) feed.put(`default/q${i}`);
+      clock.advance(WINDOW_MS);
+      await drain(subscription); // stored at cursor 11 of 1..15: in the newer half
+      for (let i = 0; i < 4; i++) feed.put(`default/r${i}`);
+      await subscription.step();
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+    });
+  });
+
+  it("skips the numbers a lost window may have used when a restart finds its position gone from the log, so none is given to two events", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false }, withHistory(10));
+      await storedOne(subscription, feed, clock);
+      for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
+      for (let i = 0; i < 3; i++) await subscription.step(); // the window in memory, b and c sent
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+      // The crash, and the subscription stays down while retention passes its stored position.
+      feed.put("default/e");
+      feed.compact(feed.tail);
+      await drain(make());
+      const numbers = new Map<number, Set<string>>();
+      for (const e of endpoint.events) numbers.set(e.sequence, (numbers.get(e.sequence) ?? new Set()).add(e.id));
+      expect([...numbers.values()].filter((ids) => ids.size > 1)).toEqual([]);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, 3, ...endpoint.events.slice(3).map((_, i) => 2 + WINDOW_DELIVERIES + i)]);
+      expect(summary(endpoint.events.slice(3)).every((s) => s.startsWith("add "))).toBe(true); // the replay
     });
   });
 
   it("stores a window kept in memory at its first failure: the retries, a restart and the dead letter send it as sent", async () => {
     await withDb(async (db) => {
-      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, retryBudgetSeconds: 60 });
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, retryBudgetSeconds: 60 }, withHistory(10));
       await storedOne(subscription, feed, clock);
       for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
       const send = endpoint.send.bind(endpoint);
@@ -632,7 +677,7 @@ describe("Subscription", () => {
       const waiting = await drain(subscription); // b held, c failed
       expect(waiting.kind).toBe("wait");
       // b's acknowledgement and the window, with b done, in the failure's transaction.
-      expect(subscription.store.get()).toMatchObject({ position: { cursor: 2 }, nextSequence: 3, failures: 1 });
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 12 }, nextSequence: 3, failures: 1 });
       expect(subscription.store.storedOutbox()).toMatchObject({ acked: 1, outbox: { events: [{ key: "default/b" }, { key: "default/c" }, { key: "default/d" }] } });
       let revived = make();
       for (let result = await drain(revived); result.kind === "wait"; result = await drain(revived)) {
@@ -643,18 +688,19 @@ describe("Subscription", () => {
       expect(new Set(failed).size).toBe(1); // every attempt at c, byte for byte
       expect(revived.deadLetters(10).items.map((d) => [d.key, d.sequence, d.event])).toEqual([["default/c", 3, JSON.parse(failed[0]!)]]);
       expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, ...failed.map(() => 3), 4]);
-      expect(revived.status()).toMatchObject({ cursor: 4, deadLetters: 1, state: "active" });
+      expect(revived.status()).toMatchObject({ cursor: 14, deadLetters: 1, state: "active" });
     });
   });
 
   it("stores a window kept in memory when its spec changes: it goes out as begun, the next window under the new spec", async () => {
     await withDb(async (db) => {
-      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false });
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false }, withHistory(10));
       await storedOne(subscription, feed, clock);
       for (const name of ["b", "c", "d"]) feed.put(`default/${name}`, { app: "web" });
       feed.put("default/e", { app: "db" });
       await subscription.step(); // the window of b, c, d, e, in memory
       await subscription.step(); // b: held
+      expect(subscription.store.storedOutbox()).toBeUndefined();
       const record = subscription.store.get()!;
       subscription.updateSpec({ ...record.spec, labelSelector: "app=db" }, record.secret);
       expect(subscription.store.storedOutbox()).toMatchObject({ acked: 1, outbox: { events: [{ key: "default/b" }, {}, {}, {}] } });
