@@ -14,6 +14,11 @@
  *   and texts come from the log's immutable events, the spec and the sequence number. What would
  *   build it otherwise stores it first: a spec update, and anything stored about it other than an
  *   acknowledgement (a failure, a dead letter, a 410), so retries and restarts send it as sent.
+ *   Only while the stored position is in the newer half of the retained log (`rebuildable`) is a
+ *   window kept in memory: retention must not remove its events before a restart reads them. Should
+ *   it still (an outage while half the log turns over), an instance that has stored nothing yet
+ *   skips WINDOW_DELIVERIES sequence numbers as it expires, so that no number names two events;
+ *   the keys such a lost window sent are not known to a later sweep (architecture.md "Windows").
  * - At `maxBatchSize` 1 acknowledgements (and events filtered out) are held in memory and stored
  *   together: after WINDOW_DELIVERIES of them, WINDOW_MS after the last store (the idle step's
  *   alarm comes back for it), and before a failure or any other write of the position. A window's
@@ -77,7 +82,7 @@ export const IDLE_POLL_MS = 60_000;
 export const FEED_TIMEOUT_MS = 30_000;
 /**
  * At `maxBatchSize` 1 a window is up to this many deliveries, and acknowledgements are stored this
- * many at a time at most: one commit and two rows per window instead of per delivery (BENCHMARKS.md
+ * many at a time at most: one commit and one UPDATE per window instead of per delivery (BENCHMARKS.md
  * "Cost per delivery", "Cost"). A crash resends at most this many acknowledged deliveries, as sent.
  */
 export const WINDOW_DELIVERIES = 32;
@@ -713,7 +718,8 @@ export class Subscription {
     // Sequence numbers are taken when a delivery leaves the outbox (subscription-store.ts).
     const outbox = { webhookId, events: events.map((e) => e.meta), batched, advance, ...(advances ? { advances } : {}), createdAt: this.#clock.now() };
     const texts = events.map((e) => e.text);
-    // The spec changed while the window was built (an update's await): a restart would build it otherwise.
+    // In memory, unless the spec changed while the window was built (an update during the awaits):
+    // a restart would build it under the new one.
     if (inMemory && this.store.get()?.spec === record.spec) {
       // A stored outbox still here is done: it goes with the acknowledgements it holds.
       if (this.#outbox && this.#durable) this.#transaction(record, () => undefined);
