@@ -16,9 +16,9 @@
  *   acknowledgement (a failure, a dead letter, a 410), so retries and restarts send it as sent.
  *   Only while the stored position is in the newer half of the retained log (`rebuildable`) is a
  *   window kept in memory: retention must not remove its events before a restart reads them. Should
- *   it still (an outage while half the log turns over), an instance that has stored nothing yet
- *   skips WINDOW_DELIVERIES sequence numbers as it expires, so that no number names two events;
- *   the keys such a lost window sent are not known to a later sweep (architecture.md "Windows").
+ *   it still (an outage while half the log turns over), an instance that expires from the position
+ *   it woke at skips WINDOW_DELIVERIES sequence numbers, so that no number names two events; the
+ *   keys such a lost window sent are not known to a later sweep (architecture.md "Windows").
  * - At `maxBatchSize` 1 acknowledgements (and events filtered out) are held in memory and stored
  *   together: after WINDOW_DELIVERIES of them, WINDOW_MS after the last store (the idle step's
  *   alarm comes back for it), and before a failure or any other write of the position. A window's
@@ -247,6 +247,11 @@ export class Subscription {
   #settledAt = 0;
   /** This instance stored an acknowledgement: its windows of log events may stay in memory. */
   #proven = false;
+  /**
+   * This instance moved the position (held or stored): what was sent before the position it
+   * expires from, it sent itself or sent again with the same numbers.
+   */
+  #progressed = false;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
@@ -401,6 +406,7 @@ export class Subscription {
 
   /** Holds progress: `events` acknowledged by `attempt` (none: filtered out), reaching `advance`. */
   #hold(advance: Position, events: readonly OutboxEvent[], attempt?: DeliveryRecord): Held {
+    this.#progressed = true;
     const held = (this.#held ??= { records: [], events: [], advance });
     held.advance = advance;
     held.events.push(...events);
@@ -607,7 +613,7 @@ export class Subscription {
     logDelivery(record, decision.kind, result, attempt, eventIds.length);
     const moved = decision.kind === "delivered" || decision.kind === "dead-letter";
     const acked = moved ? index + 1 : index;
-    if (moved) this.#proven = true;
+    if (moved) this.#proven = this.#progressed = true;
     this.#setOutbox(acked === count ? null : { ...written, acked }, windowed);
   }
 
@@ -647,10 +653,10 @@ export class Subscription {
       const replayed = record.position.replayed;
       this.#transaction(record, () => {
         this.store.setExpired(true);
-        // An instance that has stored no acknowledgement does not know what a predecessor sent from
-        // a window kept in memory (numbered from the stored next sequence, and now gone from the
-        // log): it skips those numbers, so that none is given to two events.
-        if (!this.#proven) this.store.takeSequencesInTx(record.nextSequence + WINDOW_DELIVERIES - 1);
+        // Expiring from the position it woke at, an instance does not know what a predecessor sent
+        // from a window kept in memory (numbered from the stored next sequence, and now gone from
+        // the log): it skips those numbers, so that none is given to two events.
+        if (!this.#progressed) this.store.takeSequencesInTx(record.nextSequence + WINDOW_DELIVERIES - 1);
         const gen = this.store.nextGenerationInTx();
         const pass = replayed ? { since: replayed.since, pass: replayed.pass + 1 } : {};
         this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen, ...pass } });
