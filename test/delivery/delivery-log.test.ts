@@ -9,29 +9,13 @@ import { DELIVERY_LOG_SIZE, type DeliveryRecord, ROW_ATTEMPTS } from "../../src/
 import { SubscriptionStore } from "../../src/delivery/subscription-store.ts";
 import { type Db, stmt } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
+import { storedSubscription } from "../helpers/stored-subscription.ts";
 
 const ROWS = stmt("test.logRows", "SELECT n, last FROM delivery_log ORDER BY n");
 const PENDING = stmt("test.logPending", "SELECT json_array_length(log_pending) AS n FROM subscription");
 
 /** Attempt `i`: its sequence is `i`, so a listing shows which attempts it holds. */
 const attempt = (i: number): DeliveryRecord => ({ eventIds: [`evt_${i}`], sequence: i, attempt: 1, status: 204, durationMs: 3, at: 1_000 + i, error: null });
-
-function created(db: Db): SubscriptionStore {
-  const store = new SubscriptionStore(db);
-  store.create({
-    id: "sub_log",
-    cluster: "default",
-    informer: "pods",
-    spec: { url: "https://hooks.example/a", events: ["add", "update", "delete", "sync"], resyncPeriodSeconds: 0, replayExisting: false, maxBatchSize: 1, retryBudgetSeconds: 60, timeoutSeconds: 15 },
-    secret: "whsec_x",
-    declared: false,
-    now: 0,
-    position: { cursor: 0, marker: null },
-    generation: 1,
-    nextResyncAt: null,
-  });
-  return store;
-}
 
 /** Stores attempts 1..count in calls of `sizes` attempts each (cycling), as windows would. */
 function store(db: Db, log: SubscriptionStore, count: number, sizes: number[]): void {
@@ -48,7 +32,7 @@ const range = (from: number, to: number) => Array.from({ length: from - to + 1 }
 describe("DeliveryLog", () => {
   it("keeps the newest attempts in the subscription row, moves them to a row ROW_ATTEMPTS or more at a time, and lists them one by one, newest first", async () => {
     await withDb((db) => {
-      const log = created(db);
+      const log = storedSubscription(db);
       const total = ROW_ATTEMPTS + 8;
       store(db, log, total, [ROW_ATTEMPTS - 2, 1, 7, 1, 1]);
       expect(db.all(ROWS)).toEqual([{ n: 1, last: ROW_ATTEMPTS + 6 }]); // pending, then 1 more, then 7: one row
@@ -60,7 +44,7 @@ describe("DeliveryLog", () => {
 
   it("moves pending attempts to a row sooner when their text is long (a batch's attempt names up to 100 events)", async () => {
     await withDb((db) => {
-      const log = created(db);
+      const log = storedSubscription(db);
       const batch = (i: number): DeliveryRecord => ({ ...attempt(i), eventIds: Array.from({ length: 100 }, (_, j) => `evt_${String(i * 100 + j).padStart(22, "0")}`) });
       const pendingChars = stmt("test.pendingChars", "SELECT length(log_pending) AS chars FROM subscription");
       for (let i = 1; i <= 40; i++) {
@@ -74,7 +58,7 @@ describe("DeliveryLog", () => {
 
   it("pages by attempt number, inside a row too, with a token that stays valid while the log grows", async () => {
     await withDb((db) => {
-      const log = created(db);
+      const log = storedSubscription(db);
       store(db, log, 70, [32, 5]);
       expect(db.all(ROWS)).toEqual([{ n: 1, last: 69 }]); // and 70 pending: pages cross both
       const first = log.deliveries(10);
@@ -90,7 +74,7 @@ describe("DeliveryLog", () => {
 
   it("lists exactly the newest DELIVERY_LOG_SIZE attempts, and trims whole rows in bulk once they were counted", async () => {
     await withDb((db) => {
-      const log = created(db);
+      const log = storedSubscription(db);
       const total = 3 * DELIVERY_LOG_SIZE + 17;
       store(db, log, total, [32, 5, 1]);
       const listed = log.deliveries(DELIVERY_LOG_SIZE);
@@ -110,7 +94,7 @@ describe("DeliveryLog", () => {
     await withDb((db) => {
       // A subscription stored before the log's layout changed: its attempts in `deliveries`, one a
       // row, the newest numbered 9, and the log's migration not run yet.
-      created(db);
+      storedSubscription(db);
       for (const sql of [
         "DROP TABLE delivery_log",
         "ALTER TABLE subscription DROP COLUMN log_pending",

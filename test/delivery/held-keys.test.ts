@@ -10,25 +10,9 @@ import { SubscriptionStore } from "../../src/delivery/subscription-store.ts";
 import { type Db, stmt } from "../../src/sql.ts";
 import { Prng } from "../fake-apiserver/prng.ts";
 import { withDb } from "../helpers/db.ts";
+import { storedSubscription } from "../helpers/stored-subscription.ts";
 
 const SEGMENTS = stmt("test.segments", "SELECT lo, keys FROM held_keys ORDER BY lo");
-
-function created(db: Db): SubscriptionStore {
-  const store = new SubscriptionStore(db);
-  store.create({
-    id: "sub_keys",
-    cluster: "default",
-    informer: "pods",
-    spec: { url: "https://hooks.example/a", events: ["add", "update", "delete", "sync"], resyncPeriodSeconds: 0, replayExisting: false, maxBatchSize: 1, retryBudgetSeconds: 60, timeoutSeconds: 15 },
-    secret: "whsec_x",
-    declared: false,
-    now: 0,
-    position: { cursor: 0, marker: null },
-    generation: 1,
-    nextResyncAt: null,
-  });
-  return store;
-}
 
 /** Keys as they come: namespaced, cluster-scoped, and names that look like numbers (a JS object would reorder those). */
 const keyOf = (i: number) => (i % 7 === 0 ? String(i) : `ns-${i % 5}/pod-${String(i).padStart(5, "0")}`);
@@ -86,7 +70,7 @@ function expectSegments(db: Db): void {
 describe("HeldKeys", () => {
   it("answers as a Map of the same changes would, through changes held, written in bulk, split and emptied segments", async () => {
     await withDb((db) => {
-      created(db);
+      storedSubscription(db);
       const held = new HeldKeys(db);
       const model = new Model();
       const rng = new Prng(19);
@@ -135,7 +119,7 @@ describe("HeldKeys", () => {
 
   it("cuts the first layout's rows, one a key, into segments", async () => {
     await withDb((db) => {
-      created(db);
+      storedSubscription(db);
       for (const sql of [
         "DROP TABLE held_keys",
         "ALTER TABLE subscription DROP COLUMN held_changes",
