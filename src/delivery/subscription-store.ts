@@ -17,7 +17,8 @@
  *   statement, removing it another. Larger batches keep their texts in chunks (`texts`).
  * - Sequence numbers are taken when a batch leaves the outbox (acknowledged or dead-lettered), in
  *   the same statement that moves the position: a batch in the outbox numbers its events from
- *   `nextSequence`, and nothing else consumes sequence numbers.
+ *   `nextSequence`, and nothing else consumes sequence numbers (but an expiry that skips those a
+ *   lost window may have used, subscription.ts).
  * - The outbox records whether it is a batch (`{"events": [...]}`) or one event: a retry sends the
  *   body that was written, whatever `maxBatchSize` says now (#7.12).
  * - The delivery log (delivery-log.ts) lists the newest DELIVERY_LOG_SIZE attempts; dead letters
