@@ -45,6 +45,8 @@ export async function runCost() {
       informerBusy: priced(add(of("update.batch100"), of("retention.event"))),
       subscriptionSteady: priced(add(of("delivery.steady"), of("delivery.steady.feed"))),
       subscriptionBacklog: priced(add(of("delivery.burst"), of("delivery.burst.feed"))),
+      subscriptionPaced: priced(add(of("delivery.paced"), of("delivery.paced.feed"))),
+      subscriptionManyKeys: priced(add(of("delivery.distinct"), of("delivery.distinct.feed"))),
     },
     perMillionListedObjects: priced(of("list.object")),
     idlePerMonth: {
@@ -79,6 +81,8 @@ export function costRows(result) {
     line("an informer's event, 100 a batch", e.informerBusy),
     line("a subscription's delivery (maxBatchSize 1), one at a time", e.subscriptionSteady),
     line("a subscription's delivery (maxBatchSize 1), from a backlog", e.subscriptionBacklog),
+    line("a subscription's delivery (maxBatchSize 1), one a second", e.subscriptionPaced),
+    line("a subscription's delivery (maxBatchSize 1), of a key not delivered lately", e.subscriptionManyKeys),
     line("an object of the initial list", l),
     ["an idle informer, a month (rows, $)", "", idle.informer.written, idle.informer.read, idle.informer.dollars, ""],
     ["an idle subscription, a month (rows, $)", "", idle.subscription.written, idle.subscription.read, idle.subscription.dollars, ""],

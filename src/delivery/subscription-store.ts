@@ -9,20 +9,23 @@
  *   to move to once it is acknowledged (or dead-lettered). Events keep their ids, sequence numbers
  *   and bodies across retries, evictions and restarts, and `acked` counts the deliveries at the
  *   front whose acknowledgement is durable, so the cursor never moves ahead of an unacknowledged
- *   event (DESIGN invariant 4), and whatever may have been sent is sent again as written.
+ *   event (DESIGN invariant 4), and whatever may have been sent is sent again as written. (Most
+ *   windows of log events are never written here: subscription.ts rebuilds them from the position.)
  * - Event texts are stored in chunks below SQLite's 2 MB row limit (an update carries two
  *   objects of up to 1.5 MB each).
  * - A batch whose texts fit one chunk is one row (texts inline): writing the outbox is one
  *   statement, removing it another. Larger batches keep their texts in chunks (`texts`).
  * - Sequence numbers are taken when a batch leaves the outbox (acknowledged or dead-lettered), in
  *   the same statement that moves the position: a batch in the outbox numbers its events from
- *   `nextSequence`, and nothing else consumes sequence numbers.
+ *   `nextSequence`, and nothing else consumes sequence numbers (but an expiry that skips those a
+ *   lost window may have used, subscription.ts).
  * - The outbox records whether it is a batch (`{"events": [...]}`) or one event: a retry sends the
  *   body that was written, whatever `maxBatchSize` says now (#7.12).
- * - The delivery log keeps the newest DELIVERY_LOG_SIZE attempts (trimmed every TRIM_EVERY
- *   inserts, so it holds up to that many more for a moment); dead letters the newest
- *   DEAD_LETTER_LIMIT events. Their count is kept in the subscription row, changed in the same
- *   transaction as the rows, so a status never counts rows (#7.21).
+ * - The delivery log (delivery-log.ts) lists the newest DELIVERY_LOG_SIZE attempts; dead letters
+ *   are the newest DEAD_LETTER_LIMIT events, their count kept in the subscription row, changed in
+ *   the same transaction as the rows, so a status never counts rows (#7.21).
+ * - The keys the receiver holds (held-keys.ts) change with each acknowledged event, in the
+ *   statement that moves the position.
  * - Nothing is stored until `create`: the tables are created then (lazily), so touching an
  *   unknown subscription's object leaves no storage behind (#7.17).
  * - This store is the only writer of its tables (one instance per object), so it keeps the
@@ -34,9 +37,10 @@ import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, type Statement, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
-import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS } from "../metrics/delivery-counters.ts";
+import { countDeadLettersInTx, countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS, type DeliveryCounts } from "../metrics/delivery-counters.ts";
+import { DELIVERY_LOG_MIGRATIONS, DeliveryLog, type DeliveryRecord } from "./delivery-log.ts";
+import { type DeliveredKey, HELD_KEYS_MIGRATIONS, HeldKeys } from "./held-keys.ts";
 
-export const DELIVERY_LOG_SIZE = 200;
 export const DEAD_LETTER_LIMIT = 10_000;
 /** Text chunk size: well under the 2 MB row limit. */
 const CHUNK_CHARS = 512 * 1024;
@@ -62,13 +66,6 @@ export interface Marker {
   since?: number;
   /** Replays: 1 for the first pass (absent), 2 and up for later passes. */
   pass?: number;
-}
-
-/** A key the receiver holds, as last sent to it. */
-export interface DeliveredKey {
-  key: string;
-  uid: string;
-  resourceVersion: string;
 }
 
 /** Where the subscription is: events up to `cursor` are handled; `marker` is pending or expanding. */
@@ -145,16 +142,6 @@ export interface StoredOutbox {
   acked: number;
 }
 
-export interface DeliveryRecord {
-  eventIds: string[];
-  sequence: number;
-  attempt: number;
-  status: number | null;
-  durationMs: number;
-  at: number;
-  error: string | null;
-}
-
 export interface DeadLetterRecord extends OutboxEvent {
   attempts: number;
   lastError: string | null;
@@ -205,7 +192,13 @@ export const MAX_PAGE_CHARS = 4 * 1024 * 1024;
 
 const TABLE_EXISTS = stmt("subscription.exists", "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'subscription'");
 
-const GET = stmt("subscription.get", "SELECT * FROM subscription WHERE id = 1");
+const GET = stmt(
+  "subscription.get",
+  `SELECT sub_id, cluster, informer, spec, secret, previous_secret, previous_secret_until, declared, created_at, position,
+     disabled_reason, expired, next_sequence, generation, next_resync_at, failures, first_failure_at, next_attempt_at,
+     last_delivery_at, last_error, dead_letters
+   FROM subscription WHERE id = 1`,
+);
 const INSERT = stmt(
   "subscription.insert",
   `INSERT INTO subscription (id, sub_id, cluster, informer, spec, secret, declared, created_at, position, disabled_reason, expired,
@@ -213,27 +206,6 @@ const INSERT = stmt(
    VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 1, ?, ?, 0, NULL, NULL, NULL, NULL)`,
 );
 const NEXT_GENERATION = stmt("subscription.nextGeneration", "UPDATE subscription SET generation = generation + 1 WHERE id = 1");
-/** Upserts the keys of a JSON array of `[key, uid, rv]` (distinct keys), all with generation `?2`. */
-const UPSERT_KEYS = stmt(
-  "deliveredKeys.upsert",
-  `INSERT INTO delivered_keys (key, uid, rv, gen)
-   SELECT value ->> 0, value ->> 1, value ->> 2, ?2 FROM json_each(?1) WHERE true
-   ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen`,
-);
-const UPSERT_KEY = stmt(
-  "deliveredKeys.upsertOne",
-  "INSERT INTO delivered_keys (key, uid, rv, gen) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, gen = excluded.gen",
-);
-const DELETE_KEYS = stmt("deliveredKeys.delete", "DELETE FROM delivered_keys WHERE key IN (SELECT value FROM json_each(?))");
-const TOUCH_KEY = stmt("deliveredKeys.touch", "UPDATE delivered_keys SET gen = ? WHERE key = ?");
-const HELD_SINCE = stmt(
-  "deliveredKeys.heldSince",
-  "SELECT key, uid, rv FROM delivered_keys WHERE gen >= ? AND key IN (SELECT value FROM json_each(?))",
-);
-const STALE_KEYS = stmt(
-  "deliveredKeys.stale",
-  "SELECT key, uid, rv FROM delivered_keys WHERE gen < ? AND key > ? ORDER BY key LIMIT ?",
-);
 const UPDATE_SPEC = stmt("subscription.updateSpec", "UPDATE subscription SET spec = ?, secret = ? WHERE id = 1");
 /** The secret columns sealed anew (delivery/stored-secrets.ts), only if they still hold what was read (?3, ?4). */
 const RESEAL_SECRETS = stmt(
@@ -261,10 +233,14 @@ const CLEAR_FAILURES = stmt(
   "UPDATE subscription SET failures = 0, first_failure_at = NULL, next_attempt_at = NULL WHERE id = 1",
 );
 const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscription SET dead_letters = dead_letters + ? WHERE id = 1");
-/** An acknowledged batch, in one statement: the position, its sequence numbers taken, the failure streak over. */
+/**
+ * Acknowledged deliveries, in one statement: the position, their sequence numbers taken, the keys
+ * they changed (held_changes), their attempts (log_pending, delivery-log.ts), the failure streak over.
+ */
 const SET_DELIVERED = stmt(
   "subscription.setDelivered",
-  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, ?), last_delivery_at = ?, last_error = NULL,
+  `UPDATE subscription SET position = ?, next_sequence = max(next_sequence, coalesce(?, 0)), last_delivery_at = coalesce(?, last_delivery_at),
+     held_changes = ?, log_pending = ?, last_error = NULL,
      failures = 0, first_failure_at = NULL, next_attempt_at = NULL
    WHERE id = 1`,
 );
@@ -276,7 +252,7 @@ const GET_OUTBOX = stmt(
 const PUT_OUTBOX = stmt(
   "outbox.put",
   `INSERT INTO outbox (id, webhook_id, events, advance, batched, created_at, inline_texts, inline_lengths, advances, acked)
-   VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+   VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 );
 const SET_OUTBOX_ACKED = stmt("outbox.setAcked", "UPDATE outbox SET acked = ? WHERE id = 1");
 const DELETE_OUTBOX = stmt("outbox.delete", "DELETE FROM outbox WHERE id = 1");
@@ -286,25 +262,6 @@ const PUT_TEXT_PART = stmt("texts.put", "INSERT OR REPLACE INTO texts (name, par
 const DELETE_TEXT = stmt("texts.delete", "DELETE FROM texts WHERE name = ?");
 const DELETE_OUTBOX_TEXTS = stmt("texts.deleteOutbox", "DELETE FROM texts WHERE name >= 'out:' AND name < 'out;'");
 const RENAME_TEXT = stmt("texts.rename", "UPDATE texts SET name = ? WHERE name = ?");
-
-const INSERT_DELIVERY = stmt(
-  "deliveries.insert",
-  "INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n",
-);
-/** Inserts the records of a JSON array of `[event_ids, sequence, attempt, status, duration_ms, at, error]`, in order. */
-const INSERT_DELIVERIES = stmt(
-  "deliveries.insertMany",
-  `INSERT INTO deliveries (event_ids, sequence, attempt, status, duration_ms, at, error)
-   SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 FROM json_each(?) ORDER BY key
-   RETURNING n`,
-);
-/** The delivery log is trimmed every this many attempts (a statement per attempt is what costs). */
-const TRIM_EVERY = 20;
-const TRIM_DELIVERIES = stmt(
-  "deliveries.trim",
-  "DELETE FROM deliveries WHERE n <= (SELECT max(n) FROM deliveries) - ?",
-);
-const RECENT_DELIVERIES = stmt("deliveries.recent", "SELECT * FROM deliveries WHERE n < ? ORDER BY n DESC LIMIT ?");
 
 const INSERT_DEAD_LETTER = stmt(
   "deadLetters.insert",
@@ -366,6 +323,8 @@ export interface Page<T> {
 
 export class SubscriptionStore {
   readonly #db: Db;
+  readonly #log: DeliveryLog;
+  readonly #heldKeys: HeldKeys;
   /** The tables exist: this object holds (or held) a subscription. */
   #created: boolean;
   /** The last spec and position texts read, parsed (a step reads the row twice per delivery). */
@@ -376,12 +335,17 @@ export class SubscriptionStore {
 
   constructor(db: Db) {
     this.#db = db;
+    this.#log = new DeliveryLog(db, () => countDeliveriesInTx(db, this.#log)); // the counters count attempts before they are trimmed
+    this.#heldKeys = new HeldKeys(db);
     this.#created = db.first(TABLE_EXISTS) !== undefined;
     if (this.#created) this.#migrate();
   }
 
   #migrate(): void {
     migrate(this.#db, "subscription", MIGRATIONS);
+    // After the store's: each replaces a table of the store's first layout.
+    migrate(this.#db, "delivery_log", DELIVERY_LOG_MIGRATIONS);
+    migrate(this.#db, "held_keys", HELD_KEYS_MIGRATIONS);
     migrate(this.#db, "delivery_metrics", DELIVERY_COUNTER_MIGRATIONS);
   }
 
@@ -389,7 +353,10 @@ export class SubscriptionStore {
     try {
       return this.#db.transaction(fn);
     } catch (error) {
-      this.#record = undefined; // a row read inside the rolled-back transaction is not the stored one
+      // A row read or changes applied inside the rolled-back transaction are not the stored ones.
+      this.#record = undefined;
+      this.#heldKeys.forget();
+      this.#log.forget();
       throw error;
     }
   }
@@ -518,11 +485,19 @@ export class SubscriptionStore {
   }
 
   /**
-   * An acknowledged batch (`lastSequence` its last event's): moves to `position`, takes its
-   * sequence numbers and ends any failure streak, in one statement.
+   * Deliveries of `events` acknowledged by `attempts` (`lastSequence` the last event's, and the
+   * last attempt `at`; null: none, only events filtered out): moves to `position`, takes their
+   * sequence numbers, notes the keys they changed, logs the attempts and ends any failure streak,
+   * in one statement.
    */
-  recordDeliveredInTx(now: number, position: Position, lastSequence: number): void {
-    this.#run(SET_DELIVERED, JSON.stringify(position), lastSequence + 1, now);
+  recordDeliveredInTx(
+    delivered: { at: number | null; lastSequence: number | null; events: readonly OutboxEvent[]; attempts: readonly DeliveryRecord[] },
+    position: Position,
+    gen: number,
+  ): void {
+    const { at, lastSequence, events, attempts } = delivered;
+    const next = lastSequence === null ? null : lastSequence + 1;
+    this.#run(SET_DELIVERED, JSON.stringify(position), next, at, this.#heldKeys.applyInTx(events, gen), this.#log.appendInTx(attempts));
   }
 
   /** Takes the sequence numbers up to `lastSequence` (a batch leaving the outbox otherwise). */
@@ -567,10 +542,10 @@ export class SubscriptionStore {
   }
 
   /**
-   * Stores a batch and its event texts (the outbox is empty); inside a transaction. One statement
-   * when the texts fit one chunk together.
+   * Stores a batch and its event texts (the outbox is empty), the first `acked` deliveries done;
+   * inside a transaction. One statement when the texts fit one chunk together.
    */
-  putOutboxInTx(outbox: Outbox, texts: readonly string[]): StoredOutbox {
+  putOutboxInTx(outbox: Outbox, texts: readonly string[], acked = 0): StoredOutbox {
     const chars = texts.reduce((sum, text) => sum + text.length, 0);
     const inline = chars <= CHUNK_CHARS;
     this.#run(
@@ -583,9 +558,10 @@ export class SubscriptionStore {
       inline ? texts.join("") : null,
       inline ? JSON.stringify(texts.map((text) => text.length)) : null,
       outbox.advances === undefined ? null : JSON.stringify(outbox.advances),
+      acked,
     );
     if (!inline) texts.forEach((text, i) => this.#putText(outboxText(i), text));
-    return { outbox, texts: [...texts], inline, acked: 0 };
+    return { outbox, texts: [...texts], inline, acked };
   }
 
   /** The first `acked` deliveries of the window are acknowledged (or dead-lettered). */
@@ -654,100 +630,41 @@ export class SubscriptionStore {
     return this.get()!.generation;
   }
 
-  /** Acknowledged (or dead-lettered) events change what the receiver holds. */
+  /** Dead-lettered events change what the receiver holds too (it may get them by redelivery). */
   applyDeliveredInTx(events: readonly OutboxEvent[], gen: number): void {
-    // The last event of each key decides (as applying them in order would): one statement for the
-    // keys held now, one for the keys deleted.
-    const last = new Map<string, OutboxEvent>();
-    for (const event of events) {
-      last.delete(event.key);
-      last.set(event.key, event);
-    }
-    const held: [string, string, string][] = [];
-    const deleted: string[] = [];
-    for (const event of last.values()) {
-      if (event.type === "delete") deleted.push(event.key);
-      else held.push([event.key, event.uid, event.resourceVersion]);
-    }
-    if (deleted.length > 0) this.#run(DELETE_KEYS, JSON.stringify(deleted));
-    if (held.length === 1) this.#run(UPSERT_KEY, held[0]![0], held[0]![1], held[0]![2], gen);
-    else if (held.length > 1) this.#run(UPSERT_KEYS, JSON.stringify(held), gen);
+    this.#heldKeys.recordInTx(events, gen);
   }
 
   /** Keys a replay skips because their newer events follow: still held, not to be swept. */
   touchKeys(keys: readonly string[], gen: number): void {
-    for (const key of keys) this.#run(TOUCH_KEY, gen, key);
+    this.transaction(() => this.#heldKeys.touch(keys, gen));
   }
 
   /** The keys of `objects` the receiver was sent in generation `since` or later, in that very state. */
-  heldSince(objects: readonly { key: string; uid: string; resourceVersion: string }[], since: number): Set<string> {
-    const wanted = new Map(objects.map((o) => [o.key, o]));
-    const rows = this.#db.all<{ key: string; uid: string; rv: string }>(HELD_SINCE, since, JSON.stringify([...wanted.keys()]));
-    return new Set(rows.filter((row) => wanted.get(row.key)?.uid === row.uid && wanted.get(row.key)?.resourceVersion === row.rv).map((row) => row.key));
+  heldSince(objects: readonly DeliveredKey[], since: number): Set<string> {
+    return this.transaction(() => this.#heldKeys.heldSince(objects, since));
   }
 
   /** Keys sent before generation `gen` and not touched since, in key order after `after`. */
   staleKeys(gen: number, after: string | null, limit: number): DeliveredKey[] {
-    return this.#db
-      .all<{ key: string; uid: string; rv: string }>(STALE_KEYS, gen, after ?? "", limit)
-      .map((row) => ({ key: row.key, uid: row.uid, resourceVersion: row.rv }));
+    return this.transaction(() => this.#heldKeys.stale(gen, after, limit));
   }
 
   // --- delivery log and dead letters -----------------------------------------------------------
 
-  recordAttempt(record: DeliveryRecord): void {
-    const { n } = this.#db.first<{ n: number }>(
-      INSERT_DELIVERY,
-      JSON.stringify(record.eventIds),
-      record.sequence,
-      record.attempt,
-      record.status,
-      record.durationMs,
-      record.at,
-      record.error,
-    )!;
-    if (n % TRIM_EVERY === 0) {
-      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
-      this.#run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
-    }
+  /** Records attempts in order (an acknowledgement's are recorded by `recordDeliveredInTx`). */
+  recordAttempts(records: readonly DeliveryRecord[]): void {
+    this.#log.recordInTx(records);
   }
 
-  /** Records attempts in order: one statement however many (a window's acknowledgements). */
-  recordAttempts(records: readonly DeliveryRecord[]): void {
-    if (records.length === 0) return;
-    if (records.length === 1) return this.recordAttempt(records[0]!);
-    const rows = records.map((r) => [JSON.stringify(r.eventIds), r.sequence, r.attempt, r.status, r.durationMs, r.at, r.error]);
-    const numbers = this.#db.all<{ n: number }>(INSERT_DELIVERIES, JSON.stringify(rows));
-    if (numbers.some(({ n }) => n % TRIM_EVERY === 0)) {
-      countDeliveriesInTx(this.#db); // before the trim deletes attempts (metrics/delivery-counters.ts)
-      this.#run(TRIM_DELIVERIES, DELIVERY_LOG_SIZE);
-    }
+  /** The delivery counters, brought up to date (metrics/delivery-counters.ts). */
+  countDeliveries(): DeliveryCounts {
+    return this.transaction(() => countDeliveriesInTx(this.#db, this.#log));
   }
 
   /** The newest attempts first, before attempt number `before`. */
-  deliveries(limit: number, before = Number.MAX_SAFE_INTEGER): Page<DeliveryRecord> {
-    const rows = this.#db.all<{
-      n: number;
-      event_ids: string;
-      sequence: number;
-      attempt: number;
-      status: number | null;
-      duration_ms: number;
-      at: number;
-      error: string | null;
-    }>(RECENT_DELIVERIES, before, limit + 1);
-    const page = rows.slice(0, limit);
-    const items = page.map((row) => ({
-        eventIds: JSON.parse(row.event_ids),
-        sequence: row.sequence,
-        attempt: row.attempt,
-        status: row.status,
-        durationMs: row.duration_ms,
-      at: row.at,
-      error: row.error,
-    }));
-    // A delivery record is small (its ids, a status, an error of ≤ 200 characters): counted, not sized.
-    return rows.length > limit ? { items, after: page.at(-1)!.n } : { items };
+  deliveries(limit: number, before?: number): Page<DeliveryRecord> {
+    return this.#log.page(limit, before);
   }
 
   /**

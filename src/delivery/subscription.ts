@@ -7,13 +7,25 @@
  * Guarantees:
  * - Invariant 4: the cursor moves past an event only when the endpoint answered 2xx for it, or it
  *   was dead-lettered after the retry budget. Delivery is at least once; ids are stable.
- * - Every body is in the durable outbox before it is sent, with its id and sequence number, so
- *   anything sent is sent again exactly as written. At `maxBatchSize` 1 the outbox is a window of
- *   up to WINDOW_DELIVERIES events; acknowledgements are held in memory (never longer than
- *   WINDOW_MS, never past a failure, an idle step or any other write of the position) and stored
- *   with the next window's outbox in one transaction. A crash loses only the memory: the window is
- *   sent again from its first delivery not acknowledged durably. A window read back from storage
- *   (after a restart) stores each acknowledgement as it comes, so repeated crashes still progress.
+ * - Anything sent is sent again exactly as it was (id, sequence number, body). A body is in the
+ *   durable outbox before it is sent (a batch, a page of a replay or resync, an instance's first
+ *   window), or it is one of a window of log events at `maxBatchSize` 1 kept in memory: the stored
+ *   position and next sequence number rebuild that window byte for byte after a crash, since ids
+ *   and texts come from the log's immutable events, the spec and the sequence number. What would
+ *   build it otherwise stores it first: a spec update, and anything stored about it other than an
+ *   acknowledgement (a failure, a dead letter, a 410), so retries and restarts send it as sent.
+ *   Only while the stored position is in the newer half of the retained log (`rebuildable`) is a
+ *   window kept in memory: retention must not remove its events before a restart reads them. Should
+ *   it still (an outage while half the log turns over), an instance that expires from the position
+ *   it woke at skips WINDOW_DELIVERIES sequence numbers, so that no number names two events; the
+ *   keys such a lost window sent are not known to a later sweep (architecture.md "Windows").
+ * - At `maxBatchSize` 1 acknowledgements (and events filtered out) are held in memory and stored
+ *   together: after WINDOW_DELIVERIES of them, WINDOW_MS after the last store (the idle step's
+ *   alarm comes back for it), and before a failure or any other write of the position. A window's
+ *   bookkeeping is then one delivery-log row and one UPDATE (issue 19). A crash loses only the
+ *   memory: what was not stored is sent again from the stored position. A window read back from
+ *   storage stores each acknowledgement as it comes, and an instance stores its windows in the
+ *   outbox until it has stored an acknowledgement, so repeated crashes still progress.
  * - Invariant 3: events go out in log order, one batch in flight; a replay or resync is a marker
  *   at log position P, expanded only after every event up to P went out, from the objects whose
  *   last change is at or before P (DESIGN "Resync and replay as log markers"). An object changed
@@ -34,7 +46,7 @@
  * from the stored position, and a resync never copies the cache into the log.
  */
 import type { Clock, Random } from "../clock.ts";
-import type { LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
+import type { LogBounds, LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
 import { ApiError, ValidationError } from "../errors.ts";
 import { splitKey } from "../cache/keys.ts";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
@@ -50,8 +62,6 @@ import { logDelivery } from "./log-lines.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import {
   type DeadLetterRecord,
-  type DeliveredKey,
-  type DeliveryRecord,
   type Marker,
   type OutboxEvent,
   type Page,
@@ -61,6 +71,8 @@ import {
   SubscriptionStore,
 } from "./subscription-store.ts";
 import type { Db } from "../sql.ts";
+import type { DeliveryRecord } from "./delivery-log.ts";
+import type { DeliveredKey } from "./held-keys.ts";
 
 /** How many log events or cached objects one read brings in. */
 export const FEED_PAGE = 200;
@@ -69,16 +81,16 @@ export const IDLE_POLL_MS = 60_000;
 /** A feed read (an RPC to the informer) that takes longer has failed: a healthy one takes milliseconds. */
 export const FEED_TIMEOUT_MS = 30_000;
 /**
- * At `maxBatchSize` 1 the outbox holds a window of up to this many deliveries, written in one
- * statement, and their acknowledgements are stored together when the window is done: one commit
- * per window instead of one per delivery (the commit is most of a delivery's cost, BENCHMARKS.md
- * "Cost per delivery"). A crash resends at most this many acknowledged deliveries, as written.
+ * At `maxBatchSize` 1 a window is up to this many deliveries, and acknowledgements are stored this
+ * many at a time at most: one commit and one UPDATE per window instead of per delivery (BENCHMARKS.md
+ * "Cost per delivery", "Cost"). A crash resends at most this many acknowledged deliveries, as sent.
  */
 export const WINDOW_DELIVERIES = 32;
 /**
- * Acknowledgements held in memory longer than this are stored without waiting for the window's
- * end: how old a delivery sent again after a crash can be, for a slow receiver. (At 1 s, 99
- * subscriptions sharing one thread stored every ~10 deliveries instead of 32.)
+ * Acknowledgements held in memory are stored once this long has passed since the last store (at
+ * the next acknowledgement, or at the idle step its alarm brings): how old a delivery sent again
+ * after a crash can be. (At 1 s, 99 subscriptions sharing one thread stored every ~10 deliveries
+ * instead of 32.)
  */
 export const WINDOW_MS = 5_000;
 /** A window's texts stay within one inline row (subscription-store.ts chunks above 512 Ki characters). */
@@ -208,31 +220,38 @@ export class Subscription {
   readonly #feed: Feed;
   readonly #send: Send;
   /** Candidates `items[start..]` already read from the feed, from position `from` (memory only: a cache). */
-  #ahead: { from: string; items: Candidate[]; start: number } | undefined;
+  #ahead: { from: string; items: Candidate[]; start: number; log?: LogBounds } | undefined;
   #filter: { spec: string; filter: EventFilter } | undefined;
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
   readonly #feedTimeoutMs: number;
   /**
-   * The outbox exactly as this object wrote or last read it (memory only; null: empty; undefined:
-   * not known, read it). Only this object writes the outbox: it is set after the transaction that
-   * wrote it committed, and forgotten before any transaction that changes it.
+   * The outbox (a batch, or a window of single deliveries) as this object wrote, read or built it
+   * (memory only; null: none; undefined: not known, read it). Only this object writes the outbox:
+   * it is set after the transaction that wrote it committed, and forgotten before any transaction
+   * that changes it. Not `#durable`: a window built from the log and kept in memory only.
    */
   #outbox: StoredOutbox | null | undefined;
+  #durable = true;
   /** The secret's HMAC key, imported once. */
   readonly #signer = new DeliverySigner();
   /** Seals and opens the stored secrets. */
   readonly secrets: SubscriptionSecrets;
-  /**
-   * Deliveries of `#outbox` acknowledged so far (≥ its stored `acked`; memory only). Those beyond
-   * the stored count are pending: `#pending` holds their attempt records, stored by `#settleInTx`.
-   */
+  /** Deliveries of `#outbox` acknowledged so far, stored or held (≥ its stored `acked`; memory only). */
   #acked = 0;
-  #pending: DeliveryRecord[] = [];
-  /** This instance wrote `#outbox`, so it knows what was sent of it and may hold acknowledgements. */
+  /** This instance wrote or built `#outbox`, so it knows what was sent of it and may hold acknowledgements. */
   #windowed = false;
-  /** When `#outbox`'s progress was last stored. */
+  /** Progress made since the position was stored, held in memory until `#transaction` stores it. */
+  #held: Held | null = null;
+  /** When progress was last stored (or an outbox written or read). */
   #settledAt = 0;
+  /** This instance stored an acknowledgement: its windows of log events may stay in memory. */
+  #proven = false;
+  /**
+   * This instance moved the position (held or stored): what was sent before the position it
+   * expires from, it sent itself or sent again with the same numbers.
+   */
+  #progressed = false;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
@@ -280,12 +299,25 @@ export class Subscription {
    * changed resync period applies from now: 0 stops resyncing, N resyncs N seconds from now.
    */
   updateSpec(spec: SubscriptionSpec, secret: string): void {
-    const record = this.store.get();
+    const record = this.#record();
     if (!record) throw new ApiError("NotFound", "subscription not found");
-    this.store.transaction(() => {
+    // A window kept in memory was built under the old spec, and would be built under the new one
+    // after a restart: it is stored as it is, so it goes out as it was begun (the new spec applies
+    // to the next window).
+    const window = this.#outbox && !this.#durable && this.#acked < deliveryCount(this.#outbox) ? this.#outbox : null;
+    const acked = this.#acked;
+    const written = this.#transaction(record, () => {
       this.store.updateSpec(spec, secret);
       if (spec.resyncPeriodSeconds !== record.spec.resyncPeriodSeconds) this.store.setNextResync(nextResync(this.#clock.now(), spec));
+      return window && this.store.putOutboxInTx(window.outbox, window.texts, acked);
     });
+    if (written) this.#setOutbox(written, this.#windowed);
+  }
+
+  /** Stores the progress held in memory now: for a reader of what is stored (the delivery log, the counters). */
+  flush(): void {
+    const record = this.#record();
+    if (record && this.#held) this.#transaction(record, () => undefined);
   }
 
   /** Runs one step: deliver the outbox, start a due resync, or fill the outbox from the feed. */
@@ -325,59 +357,70 @@ export class Subscription {
   }
 
   /**
-   * The stored record, with the acknowledgements held in memory applied: the position and sequence
-   * numbers they reach (a failure is never held, so the retry state is the stored one).
+   * The stored record, with the progress held in memory applied: the position and sequence numbers
+   * it reaches (a failure is never held, so the retry state is the stored one).
    */
   #record(): SubscriptionRecord | undefined {
     const record = this.store.get();
-    const stored = this.#outbox;
-    if (!record || !stored || this.#acked <= stored.acked) return record;
-    const last = deliveryAt(stored, this.#acked - 1);
-    const replayEnded = record.position.marker?.kind === "replay" && last.advance.marker === null;
+    const held = this.#held;
+    if (!record || !held) return record;
+    const replayEnded = record.position.marker?.kind === "replay" && held.advance.marker === null;
+    const last = held.events.at(-1);
     return {
       ...record,
-      position: last.advance,
-      nextSequence: Math.max(record.nextSequence, last.events.at(-1)!.sequence + 1),
-      lastDeliveryAt: this.#pending.at(-1)?.at ?? record.lastDeliveryAt,
+      position: held.advance,
+      nextSequence: last ? Math.max(record.nextSequence, last.sequence + 1) : record.nextSequence,
+      lastDeliveryAt: held.records.at(-1)?.at ?? record.lastDeliveryAt,
       expired: record.expired && !replayEnded,
     };
   }
 
   /**
-   * A transaction that first stores the acknowledgements held in memory. Every write of the
-   * position goes through here, so none overtakes or loses them. `record` is as `#record` gave it.
+   * A transaction that first stores the progress held in memory. Every write of the position goes
+   * through here, so none overtakes or loses it. `record` is as `#record` gave it.
    */
   #transaction<T>(record: SubscriptionRecord, fn: () => T): T {
+    const held = this.#held;
+    if (!held) return this.store.transaction(fn);
     const stored = this.#outbox;
-    if (!stored || this.#acked <= stored.acked) return this.store.transaction(fn);
     const acked = this.#acked;
-    const pending = this.#pending;
-    const done: Delivery[] = [];
-    for (let i = stored.acked; i < acked; i++) done.push(deliveryAt(stored, i));
-    const last = done.at(-1)!;
+    // A stored outbox moves with its held acknowledgements (a window in memory has nothing stored).
+    const moved = stored && this.#durable && acked > stored.acked ? stored : null;
     const before = this.store.get()!.position;
     const result = this.store.transaction(() => {
-      this.store.recordAttempts(pending);
-      this.store.applyDeliveredInTx(done.length === 1 ? last.events : done.flatMap((d) => d.events), record.generation);
-      if (acked === deliveryCount(stored)) this.store.deleteOutboxInTx(stored.inline);
-      else this.store.setOutboxAckedInTx(acked);
-      // The position, the deliveries' sequence numbers and the end of any failure streak: one statement.
-      this.store.recordDeliveredInTx(pending.at(-1)?.at ?? this.#clock.now(), last.advance, last.events.at(-1)!.sequence);
-      if (before.marker?.kind === "replay" && last.advance.marker === null) this.store.setExpired(false);
+      if (moved && acked === deliveryCount(moved)) this.store.deleteOutboxInTx(moved.inline);
+      else if (moved) this.store.setOutboxAckedInTx(acked);
+      // The position, the sequence numbers, keys and attempts of what was delivered, the end of any failure streak: one statement.
+      const delivered = { at: held.records.at(-1)?.at ?? null, lastSequence: held.events.at(-1)?.sequence ?? null, events: held.events, attempts: held.records };
+      this.store.recordDeliveredInTx(delivered, held.advance, record.generation);
+      if (before.marker?.kind === "replay" && held.advance.marker === null) this.store.setExpired(false);
       return fn();
     });
-    // Memory follows only once the transaction committed (a thrown one leaves them held).
-    this.#setOutbox(acked === deliveryCount(stored) ? null : { ...stored, acked }, this.#windowed);
+    // Memory follows only once the transaction committed (a thrown one leaves it held).
+    this.#held = null;
+    this.#settledAt = this.#clock.now();
+    if (held.records.length > 0) this.#proven = true;
+    if (moved) this.#outbox = acked === deliveryCount(moved) ? null : { ...moved, acked };
     return result;
   }
 
-  /** The outbox as stored now (null: none); `windowed` when this instance wrote it. */
-  #setOutbox(stored: StoredOutbox | null, windowed: boolean): void {
-    this.#outbox = stored;
-    this.#acked = stored?.acked ?? 0;
-    this.#pending = [];
+  /** Holds progress: `events` acknowledged by `attempt` (none: filtered out), reaching `advance`. */
+  #hold(advance: Position, events: readonly OutboxEvent[], attempt?: DeliveryRecord): Held {
+    this.#progressed = true;
+    const held = (this.#held ??= { records: [], events: [], advance });
+    held.advance = advance;
+    held.events.push(...events);
+    if (attempt) held.records.push(attempt);
+    return held;
+  }
+
+  /** The outbox as stored now (null: none), or a window built in memory (`durable` false); `windowed` when this instance wrote or built it. */
+  #setOutbox(outbox: StoredOutbox | null, windowed: boolean, durable = true): void {
+    this.#outbox = outbox;
+    this.#durable = durable;
+    this.#acked = outbox?.acked ?? 0;
     this.#windowed = windowed;
-    this.#settledAt = this.#clock.now();
+    if (durable) this.#settledAt = this.#clock.now();
   }
 
   /** When the alarm should next run if nothing else happens (after a nudge: as soon as allowed). */
@@ -471,6 +514,7 @@ export class Subscription {
 
   /** The delivery log, newest first: at most `limit` attempts, after the page `token` ended. */
   deliveries(limit: number, token?: string): ListAnswer<DeliveryAttempt> {
+    this.flush(); // the acknowledgements held in memory are attempts too
     return listAnswer(this.store.deliveries(limit, pageAfter(token)), deliveryAttempt);
   }
 
@@ -497,7 +541,7 @@ export class Subscription {
     const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
     this.store.transaction(() => {
-      this.store.recordAttempt(attempt);
+      this.store.recordAttempts([attempt]);
       if (delivered) this.store.removeDeadLetterInTx(id);
       if (result.status === 410) this.#disableInTx(now, result);
     });
@@ -519,22 +563,32 @@ export class Subscription {
     const attempt = record.failures + 1;
     const attempted = attemptRecord(eventIds, delivery.events[0]!.sequence, attempt, result, now);
     if (decision.kind === "delivered" && record.failures === 0 && this.#windowed && this.#outbox === stored) {
-      // Held in memory: stored with the next window's outbox (or sooner, see #transaction's callers).
+      // Held in memory: stored with a later write, at the latest after WINDOW_DELIVERIES or WINDOW_MS.
       this.#acked = index + 1;
-      this.#pending.push(attempted);
-      if (this.#acked < count && now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
+      const held = this.#hold(delivery.advance, delivery.events, attempted);
+      if (held.records.length >= WINDOW_DELIVERIES || now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
       return;
     }
+    // Read after the await: a spec update meanwhile may have stored the window kept in memory.
+    const current = this.#outbox ?? stored;
+    const durable = this.#durable;
     const windowed = this.#windowed;
+    let written = current;
     this.#transaction(record, () => {
-      this.store.recordAttempt(attempted);
+      // Anything but a held acknowledgement is stored with its window: a retry, a dead letter or a
+      // restart sends it as it was sent.
+      if (!durable) written = this.store.putOutboxInTx(current.outbox, current.texts, index);
+      if (decision.kind !== "delivered") this.store.recordAttempts([attempted]);
       switch (decision.kind) {
         case "delivered":
-          this.store.applyDeliveredInTx(delivery.events, record.generation);
-          if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
+          if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
           else this.store.setOutboxAckedInTx(index + 1);
-          // The position, the delivery's sequence numbers and the end of any failure streak: one statement.
-          this.store.recordDeliveredInTx(now, delivery.advance, delivery.events.at(-1)!.sequence);
+          // The position, the delivery's sequence numbers, keys and attempt, the end of any failure streak: one statement.
+          this.store.recordDeliveredInTx(
+            { at: now, lastSequence: delivery.events.at(-1)!.sequence, events: delivery.events, attempts: [attempted] },
+            delivery.advance,
+            record.generation,
+          );
           if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.setExpired(false);
           return;
         case "retry":
@@ -544,8 +598,8 @@ export class Subscription {
           // The receiver may get these by redelivery: count them as sent, so a later replay's
           // sweep can retract them.
           this.store.applyDeliveredInTx(delivery.events, record.generation);
-          this.store.deadLetterEventsInTx(stored, delivery.indices, now, attempt, result.error ?? null);
-          if (index + 1 === count) this.store.deleteOutboxInTx(stored.inline);
+          this.store.deadLetterEventsInTx(written, delivery.indices, now, attempt, result.error ?? null);
+          if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
           else this.store.setOutboxAckedInTx(index + 1);
           this.store.clearFailures();
           this.store.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
@@ -559,7 +613,8 @@ export class Subscription {
     logDelivery(record, decision.kind, result, attempt, eventIds.length);
     const moved = decision.kind === "delivered" || decision.kind === "dead-letter";
     const acked = moved ? index + 1 : index;
-    this.#setOutbox(acked === count ? null : { ...stored, acked }, windowed);
+    if (moved) this.#proven = this.#progressed = true;
+    this.#setOutbox(acked === count ? null : { ...written, acked }, windowed);
   }
 
   #disableInTx(now: number, result: SendResult): void {
@@ -598,6 +653,10 @@ export class Subscription {
       const replayed = record.position.replayed;
       this.#transaction(record, () => {
         this.store.setExpired(true);
+        // Expiring from the position it woke at, an instance does not know what a predecessor sent
+        // from a window kept in memory (numbered from the stored next sequence, and now gone from
+        // the log): it skips those numbers, so that none is given to two events.
+        if (!this.#progressed) this.store.takeSequencesInTx(record.nextSequence + WINDOW_DELIVERIES - 1);
         const gen = this.store.nextGenerationInTx();
         const pass = replayed ? { since: replayed.since, pass: replayed.pass + 1 } : {};
         this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen, ...pass } });
@@ -637,9 +696,14 @@ export class Subscription {
       }
     }
     const advance = items[consumed - 1]!.advance;
-    this.#ahead = { from: positionKey(advance), items, start: consumed };
+    this.#ahead = { from: positionKey(advance), items, start: consumed, ...(read.log ? { log: read.log } : {}) };
+    // Log events may be held in memory (see the contract): read again from the stored position after
+    // a crash. Not before this instance stores an acknowledgement (held ones are stored first).
+    const mayHold = windowed && read.log !== undefined && (this.#proven || (this.#held?.records.length ?? 0) > 0);
+    const inMemory = mayHold && rebuildable(this.store.get()!.position.cursor, read.log!);
     if (picked.length === 0) {
-      this.#transaction(record, () => this.#advanceInTx(record.position, advance));
+      if (mayHold) this.#hold(advance, []);
+      else this.#transaction(record, () => this.#advanceInTx(record.position, advance));
       return { kind: "progress" };
     }
     const events = await Promise.all(
@@ -658,34 +722,42 @@ export class Subscription {
     // Each delivery of a window moves to its own event; the last also past the filtered-out ones after it.
     const advances = windowed ? picked.map((p, i) => (i === picked.length - 1 ? advance : p.candidate.advance)) : undefined;
     // Sequence numbers are taken when a delivery leaves the outbox (subscription-store.ts).
-    const written = this.#transaction(record, () =>
-      this.store.putOutboxInTx(
-        { webhookId, events: events.map((e) => e.meta), batched, advance, ...(advances ? { advances } : {}), createdAt: this.#clock.now() },
-        events.map((e) => e.text),
-      ),
-    );
+    const outbox = { webhookId, events: events.map((e) => e.meta), batched, advance, ...(advances ? { advances } : {}), createdAt: this.#clock.now() };
+    const texts = events.map((e) => e.text);
+    // In memory, unless the spec changed while the window was built (an update during the awaits):
+    // a restart would build it under the new one.
+    if (inMemory && this.store.get()?.spec === record.spec) {
+      // A stored outbox still here is done: it goes with the acknowledgements it holds.
+      if (this.#outbox && this.#durable) this.#transaction(record, () => undefined);
+      this.#setOutbox({ outbox, texts, inline: true, acked: 0 }, true, false);
+      return { kind: "progress" };
+    }
+    const written = this.#transaction(record, () => this.store.putOutboxInTx(outbox, texts));
     this.#setOutbox(written, true);
     return { kind: "progress" };
   }
 
   #idle(record: SubscriptionRecord): StepResult {
-    // Nothing more to send: what is held in memory is stored now, not when the next event comes.
-    this.#transaction(record, () => undefined);
-    const poll = this.#clock.now() + IDLE_POLL_MS;
-    return { kind: "idle", until: record.nextResyncAt === null ? poll : Math.min(poll, record.nextResyncAt) };
+    // Nothing more to send: what is held is stored once WINDOW_MS after the last store, so that
+    // events arriving one at a time share a window's bookkeeping; the alarm comes back for it.
+    const now = this.#clock.now();
+    if (this.#held && now - this.#settledAt >= WINDOW_MS) this.#transaction(record, () => undefined);
+    const poll = now + IDLE_POLL_MS;
+    const until = Math.min(poll, record.nextResyncAt ?? poll, this.#held ? this.#settledAt + WINDOW_MS : poll);
+    return { kind: "idle", until };
   }
 
   async #candidates(
     record: SubscriptionRecord,
-  ): Promise<{ kind: "items"; items: Candidate[]; start?: number } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
+  ): Promise<{ kind: "items"; items: Candidate[]; start?: number; log?: LogBounds } | { kind: "expired"; tail: number } | { kind: "move"; to: Position }> {
     const position = record.position;
     if (this.#ahead?.from === positionKey(position) && this.#ahead.items.length > this.#ahead.start) {
-      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start };
+      return { kind: "items", items: this.#ahead.items, start: this.#ahead.start, ...(this.#ahead.log ? { log: this.#ahead.log } : {}) };
     }
     this.#ahead = undefined;
     const marker = position.marker;
     if (marker && position.cursor >= marker.at) {
-      // A marker's pages read the keys the receiver holds (`delivered_keys`): store what is held first.
+      // A marker's pages read the keys the receiver holds (held-keys.ts): store what is held first.
       this.#transaction(record, () => undefined);
       return marker.sweep ? this.#sweep(position.cursor, marker) : this.#expand(record, marker);
     }
@@ -697,7 +769,7 @@ export class Subscription {
     const items = read.events
       .filter((event) => event.seq <= upTo)
       .map((event): Candidate => ({ ...event, advance: { cursor: event.seq, marker } }));
-    return { kind: "items", items };
+    return { kind: "items", items, log: read.bounds };
   }
 
   /** A page of a marker's expansion: the cached objects last changed at or before the marker. */
@@ -798,6 +870,16 @@ function identityOnly(held: DeliveredKey): string {
 
 const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;
 
+/** Progress not stored yet, in order (see Subscription.#held). */
+interface Held {
+  /** The attempts that acknowledged them, for the delivery log. */
+  records: DeliveryRecord[];
+  /** The events acknowledged: their sequence numbers are taken and their keys held when stored. */
+  events: OutboxEvent[];
+  /** The position they reach. */
+  advance: Position;
+}
+
 /** One request of an outbox: the whole batch, or one event of a window. */
 interface Delivery {
   webhookId: string;
@@ -822,6 +904,17 @@ function deliveryAt(stored: StoredOutbox, i: number): Delivery {
   }
   const event = outbox.events[i]!;
   return { webhookId: event.eventId, events: [event], indices: [i], body: texts[i]!, advance: outbox.advances[i]! };
+}
+
+/**
+ * A window of log events may be kept in memory only while the stored position is in the newer half
+ * of the retained log: rebuilding it after a crash needs the events after that position, and for
+ * retention to remove them first, the subscription's object would have to stay down while half of
+ * the log turned over (half of `maxEvents` new events, each batch of which nudges it awake, or half
+ * of `maxAgeSeconds`). A subscription further behind stores its windows in the outbox.
+ */
+function rebuildable(stored: number, log: LogBounds): boolean {
+  return stored - log.head >= (log.tail - log.head) / 2;
 }
 
 /** Roughly the characters an event's text will take. */

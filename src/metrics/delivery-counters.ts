@@ -1,19 +1,20 @@
 /**
  * A subscription's delivery counters: attempts by outcome, retries, events delivered, dead letters,
  * and a histogram of attempt durations. Counted lazily from the delivery log
- * (subscription-store.ts keeps its newest attempts), so a delivery pays no statement for them.
+ * (delivery/delivery-log.ts keeps its newest attempts), so a delivery pays no statement for them.
  *
  * Guarantees:
  * - Every attempt is counted exactly once: `counted_n` (the last attempt counted) advances in the
  *   transaction that adds its counts, and counting runs before the delivery log is trimmed
- *   (`SubscriptionStore.recordAttempt`, once per TRIM_EVERY attempts) and whenever metrics are read.
+ *   (`DeliveryLog`'s `beforeTrim`, once per TRIM_STEP attempts) and whenever metrics are read.
  * - Durable, only growing: Prometheus counters across evictions; deleting the subscription resets them.
  * - Outcomes are a closed set (DELIVERY_OUTCOMES); no label comes from a URL, a body or an error text.
  *
- * Cost: one read of the attempts since the last count and one UPDATE, per trim (every 20 attempts)
+ * Cost: one read of the attempts since the last count and one UPDATE, per trim (every 100 attempts)
  * and per scrape; one UPDATE per dead-lettered batch (rare by definition).
  */
 import { type Db, stmt } from "../sql.ts";
+import type { NumberedAttempt } from "../delivery/delivery-log.ts";
 
 export const DELIVERY_OUTCOMES = ["2xx", "3xx", "4xx", "5xx", "network", "timeout"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
@@ -49,11 +50,6 @@ export const DELIVERY_COUNTER_MIGRATIONS = [
 ] as const;
 
 const GET = stmt("deliveryCounters.get", "SELECT counted_n, counts FROM delivery_metrics WHERE id = 1");
-/** Reads the delivery log's rows (subscription-store.ts owns the table and its writes). */
-const NEW_ATTEMPTS = stmt(
-  "deliveryCounters.newAttempts",
-  "SELECT n, json_array_length(event_ids) AS events, attempt, status, duration_ms, error FROM deliveries WHERE n > ? ORDER BY n",
-);
 const SET = stmt("deliveryCounters.set", "UPDATE delivery_metrics SET counted_n = ?, counts = ? WHERE id = 1");
 
 /** What an attempt's status and error say about it (sender.ts writes "no answer within …" on a timeout). */
@@ -70,25 +66,22 @@ function read(db: Db): { countedN: number; counts: DeliveryCounts } {
   return { countedN: row.counted_n, counts: { ...emptyCounts(), ...(JSON.parse(row.counts) as Partial<DeliveryCounts>) } };
 }
 
-/** Counts the attempts recorded since the last count; inside a transaction. */
-export function countDeliveriesInTx(db: Db): DeliveryCounts {
+/** Counts the attempts `log` recorded since the last count; inside a transaction. */
+export function countDeliveriesInTx(db: Db, log: { after(n: number): NumberedAttempt[] }): DeliveryCounts {
   const { countedN, counts } = read(db);
-  const rows = db.all<{ n: number; events: number; attempt: number; status: number | null; duration_ms: number; error: string | null }>(
-    NEW_ATTEMPTS,
-    countedN,
-  );
-  if (rows.length === 0) return counts;
-  for (const row of rows) {
-    const outcome = outcomeOf(row.status, row.error);
+  const attempts = log.after(countedN);
+  if (attempts.length === 0) return counts;
+  for (const { record } of attempts) {
+    const outcome = outcomeOf(record.status, record.error);
     counts.attempts[outcome] += 1;
-    if (row.attempt > 1) counts.retries += 1;
-    if (outcome === "2xx") counts.eventsDelivered += row.events;
-    const seconds = row.duration_ms / 1000;
+    if (record.attempt > 1) counts.retries += 1;
+    if (outcome === "2xx") counts.eventsDelivered += record.eventIds.length;
+    const seconds = record.durationMs / 1000;
     const bucket = LATENCY_BUCKETS_SECONDS.findIndex((le) => seconds <= le);
     counts.latencyBuckets[bucket === -1 ? LATENCY_BUCKETS_SECONDS.length : bucket]! += 1;
     counts.latencySumSeconds += seconds;
   }
-  db.run(SET, rows.at(-1)!.n, JSON.stringify(counts));
+  db.run(SET, attempts.at(-1)!.n, JSON.stringify(counts));
   return counts;
 }
 

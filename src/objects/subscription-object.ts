@@ -35,7 +35,7 @@ import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
-import { countDeliveriesInTx, type DeliveryCounts } from "../metrics/delivery-counters.ts";
+import type { DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { subscriptionIdentity } from "../metrics/identity.ts";
 
@@ -193,7 +193,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   /** The subscription's counters, brought up to date first (metrics/delivery-counters.ts). */
   async metrics(): Promise<Result<SubscriptionMetrics>> {
     return this.#with((subscription) => {
-      const counts = this.#db.transaction(() => countDeliveriesInTx(this.#db));
+      subscription.flush(); // what the counters count is the delivery log, which held acknowledgements join
+      const counts = subscription.store.countDeliveries();
       const record = subscription.store.get()!;
       return {
         id: record.id,

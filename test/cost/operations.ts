@@ -14,8 +14,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Informer } from "../../src/cache/informer.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
-import { type Feed, type StepResult, Subscription, WINDOW_DELIVERIES } from "../../src/delivery/subscription.ts";
-import { DELIVERY_LOG_SIZE } from "../../src/delivery/subscription-store.ts";
+import { type Feed, type StepResult, Subscription, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
+import { HELD_CHANGES_MAX } from "../../src/delivery/held-keys.ts";
+import { DELIVERY_LOG_SIZE } from "../../src/delivery/delivery-log.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
@@ -148,8 +149,10 @@ export function measureModules(): Promise<Cost[]> {
 
 /**
  * Deliveries at maxBatchSize 1 to an endpoint that answers 204 at once: events arriving one at a
- * time (each delivered before the next arrives, so every acknowledgement is stored at the idle step
- * that follows), and a backlog (windows of 32 deliveries); then a caught-up subscription's poll.
+ * time (each delivered before the next arrives, within WINDOW_MS of each other), and a backlog
+ * (windows of 32 deliveries); then a caught-up subscription's poll; then events one a second (a
+ * window's bookkeeping shared by ~5), and a backlog of keys not delivered lately (the keys the
+ * receiver holds go from the subscription row to their segments in bulk).
  */
 async function measureDeliveries(informer: Informer, informerDb: Db, db: Db, clock: FakeClock, nextRv: () => number): Promise<Cost[]> {
   const feed: Feed = {
@@ -192,6 +195,24 @@ async function measureDeliveries(informer: Informer, informerDb: Db, db: Db, clo
   expectState(subscription.status()!.cursor === informer.log.bounds().tail, "the subscription did not catch up");
   await measure("poll.subscription", "a caught-up subscription's poll (once a minute)", 1, async (during) => {
     await during(() => subscription.step());
+  });
+  // Where windows are shorter or keys many, bookkeeping is shared less: what a delivery costs then.
+  const paced = async (during: (fn: () => Promise<unknown>) => Promise<unknown>) => {
+    for (let n = 0; n < EVENTS; n++) {
+      append();
+      clock.advance(1_000);
+      await during(() => drain(subscription));
+    }
+  };
+  await paced((fn) => fn()); // first, so that the log rows trimmed meanwhile are of this pace too
+  await measure("delivery.paced", `the same, one event a second (acknowledgements are stored every ${WINDOW_MS / 1000} s)`, EVENTS, paced);
+  const distinct = 2 * HELD_CHANGES_MAX;
+  await measure("delivery.distinct", `the same from a backlog, each of a key not among the last ${HELD_CHANGES_MAX.toLocaleString("en")} delivered`, distinct, async (during) => {
+    for (let n = 0; n < distinct; n++) {
+      const rv = nextRv();
+      informer.applyWatch([modified(DELIVERED_KEYS + n, rv)], String(rv));
+    }
+    await during(() => drain(subscription));
   });
   return costs;
 }

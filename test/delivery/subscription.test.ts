@@ -8,6 +8,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
+import { HELD_CHANGES_MAX, SEGMENT_KEYS } from "../../src/delivery/held-keys.ts";
 import { Subscription, type StepResult, type SubscriptionOptions, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
@@ -61,18 +62,21 @@ async function drain(subscription: Subscription, max = 10_000): Promise<StepResu
   throw new Error("the subscription never settled");
 }
 
-/** Statement names run against `db` while `fn` runs. */
-async function statementsOf<T>(db: Db, fn: () => T | Promise<T>): Promise<string[]> {
+/** Statement names run against `db` while `fn` runs (`writes`: only those that are not a SELECT). */
+async function statementsOf<T>(db: Db, fn: () => T | Promise<T>, which: "all" | "writes" = "all"): Promise<string[]> {
   const names: string[] = [];
+  const note = (s: Statement) => {
+    if (which === "all" || !/^\s*SELECT\b/i.test(s.text)) names.push(s.name);
+  };
   type Call = (s: Statement, ...bindings: unknown[]) => unknown;
   const spied = db as unknown as { all: Call; run: Call };
   const { all, run } = spied;
   spied.all = function (this: Db, s, ...bindings) {
-    names.push(s.name);
+    note(s);
     return all.call(this, s, ...bindings);
   };
   spied.run = function (this: Db, s, ...bindings) {
-    names.push(s.name);
+    note(s);
     return run.call(this, s, ...bindings);
   };
   try {
@@ -82,6 +86,25 @@ async function statementsOf<T>(db: Db, fn: () => T | Promise<T>): Promise<string
     spied.run = run;
   }
   return names;
+}
+
+/** A feed whose log holds `count` events from before the subscription (so that its position is a recent one). */
+function withHistory(count: number): FakeFeed {
+  const feed = new FakeFeed();
+  feed.history(count);
+  return feed;
+}
+
+/**
+ * Delivers one event (`key`, put now unless it is in the log already) and stores its
+ * acknowledgement: the instance has then stored one, so its windows of log events stay in memory.
+ */
+async function storedOne(subscription: Subscription, feed: FakeFeed, clock: FakeClock, key = "default/a"): Promise<void> {
+  if (!feed.objects.has(key)) feed.put(key);
+  await drain(subscription);
+  clock.advance(WINDOW_MS);
+  await drain(subscription);
+  expect(subscription.store.get()!.position.cursor).toBe(feed.tail);
 }
 
 const summary = (events: WebhookEvent[]) => events.map((e) => `${e.type} ${e.key}@${e.resourceVersion}`);
@@ -202,11 +225,16 @@ describe("Subscription", () => {
       const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, resyncPeriodSeconds: 60 });
       feed.put("default/a");
       feed.put("default/b");
-      const idle = await drain(subscription);
-      expect(idle).toEqual({ kind: "idle", until: clock.now() + 60_000 });
+      // Idle: the acknowledgements of a and b are stored WINDOW_MS after the window was, then it
+      // sleeps until the resync.
+      const start = clock.now();
+      expect(await drain(subscription)).toEqual({ kind: "idle", until: start + WINDOW_MS });
+      clock.advance(WINDOW_MS);
+      expect(await drain(subscription)).toEqual({ kind: "idle", until: start + 60_000 });
+      expect(subscription.store.get()!.position.cursor).toBe(2);
       feed.put("default/c");
       subscription.noteTail(feed.tail); // the nudge: marker at P = 3
-      clock.advance(60_000);
+      clock.advance(60_000 - WINDOW_MS);
       expect(await subscription.step()).toEqual({ kind: "progress" });
       feed.put("default/a"); // after P: skipped by the resync, delivered after it
       await drain(subscription);
@@ -281,6 +309,46 @@ describe("Subscription", () => {
       ]);
       expect(after[2]).toMatchObject({ finalStateUnknown: true, object: { metadata: { name: "c", namespace: "default", uid: "uid-default/c" } } });
       expect(after[0]!.initialList && after[1]!.initialList).toBe(true);
+      expect(subscription.status()).toMatchObject({ expired: false, marker: null });
+    });
+  });
+
+  it("keeps the keys it sent with its position, writes them to held_keys in bulk, a segment a row, and retracts them after an expiry either way", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false });
+      const key = (i: number) => `default/k${String(i).padStart(4, "0")}`;
+      const keys = HELD_CHANGES_MAX + 100;
+      for (let i = 0; i < keys; i++) feed.put(key(i));
+      const statements = await statementsOf(
+        db,
+        async () => {
+          await drain(subscription);
+          clock.advance(WINDOW_MS); // the last acknowledgements are stored
+          await drain(subscription);
+        },
+        "writes",
+      );
+      // One write of held_keys, when the changes held with the position passed HELD_CHANGES_MAX keys
+      // (at the window that brought them there): a row per segment of at most SEGMENT_KEYS / 2 keys
+      // after the split, not per key. The rest are held with the position.
+      const count = (sql: string) => db.first<{ n: number }>({ name: "test.count", text: sql })!.n;
+      const written = count("SELECT sum(json_array_length(keys)) AS n FROM held_keys");
+      expect(written).toBeGreaterThan(HELD_CHANGES_MAX);
+      expect(written).toBeLessThanOrEqual(HELD_CHANGES_MAX + WINDOW_DELIVERIES);
+      expect(statements.filter((name) => name.startsWith("heldKeys."))).toEqual(Array(Math.ceil(written / (SEGMENT_KEYS / 2))).fill("heldKeys.put"));
+      expect(count("SELECT count(*) AS n FROM subscription, json_each(held_changes)")).toBe(keys - written);
+
+      // The receiver holds every key. One written to held_keys and one still among the held
+      // changes go while the log that says so expires.
+      feed.delete(key(0));
+      feed.delete(key(keys - 1));
+      feed.put(key(1));
+      feed.compact(feed.tail);
+      clock.advance(60_000);
+      await drain(subscription);
+      const retracted = endpoint.events.filter((e) => e.finalStateUnknown);
+      expect(summary(retracted)).toEqual([`delete ${key(0)}@101`, `delete ${key(keys - 1)}@${100 + keys}`]);
+      expect(endpoint.events.filter((e) => e.initialList)).toHaveLength(keys - 2);
       expect(subscription.status()).toMatchObject({ expired: false, marker: null });
     });
   });
@@ -417,24 +485,28 @@ describe("Subscription", () => {
     });
   });
 
-  it("writes a window of deliveries in one statement and stores its acknowledgements in one transaction (maxBatchSize 1)", async () => {
+  it("stores an instance's first window, keeps later windows of log events in memory, and stores a window's acknowledgements in one transaction (maxBatchSize 1)", async () => {
     await withDb(async (db) => {
-      const { feed, endpoint, subscription } = setup(db, { replayExisting: false });
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false }, withHistory(300));
+      const writes = (fn: () => unknown) => statementsOf(db, fn, "writes");
       feed.put("default/a");
-      await drain(subscription);
+      // Until this instance has stored an acknowledgement, its window is in the outbox: crashes
+      // before every store still progress, from the stored window.
+      expect(await writes(() => subscription.step())).toEqual(["outbox.put"]);
+      expect(await writes(() => drain(subscription))).toEqual([]); // a is acknowledged, held; idle
       for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
-      const writes = (names: string[]) => names.filter((n) => !/\.(get|read)$/.test(n));
-      expect(writes(await statementsOf(db, () => subscription.step()))).toEqual(["outbox.put"]);
-      for (let i = 0; i < 3; i++) expect(writes(await statementsOf(db, () => subscription.step()))).toEqual([]); // held in memory
-      expect(subscription.status()).toMatchObject({ cursor: 4, lag: 0 }); // the status counts them
-      expect(subscription.store.get()!.position.cursor).toBe(1);
-      expect(writes(await statementsOf(db, () => subscription.step()))).toEqual([
-        "deliveries.insertMany",
-        "deliveredKeys.upsert",
-        "outbox.delete",
-        "subscription.setDelivered",
-      ]);
-      expect(subscription.store.get()).toMatchObject({ position: { cursor: 4 }, nextSequence: 5 });
+      // The stored window goes with a's acknowledgement; the next one is built in memory.
+      expect(await writes(() => subscription.step())).toEqual(["outbox.delete", "subscription.setDelivered"]);
+      for (let i = 0; i < 3; i++) expect(await writes(() => subscription.step())).toEqual([]); // b, c, d: held
+      expect(await writes(() => drain(subscription))).toEqual([]); // idle, within WINDOW_MS of the last store
+      expect(subscription.status()).toMatchObject({ cursor: 304, lag: 0 }); // the status counts them
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 301 }, nextSequence: 2 });
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+      // WINDOW_MS after the last store, the idle step stores them: one UPDATE, of the position with
+      // the sequence numbers, the keys and the attempts.
+      clock.advance(WINDOW_MS);
+      expect(await writes(() => drain(subscription))).toEqual(["subscription.setDelivered"]);
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 304 }, nextSequence: 5 });
       expect(subscription.deliveries(10).items.map((d) => [d.sequence, d.status])).toEqual([
         [4, 204],
         [3, 204],
@@ -442,17 +514,25 @@ describe("Subscription", () => {
         [1, 204],
       ]);
 
-      // A burst: one transaction per window of WINDOW_DELIVERIES, the next window's outbox in it.
-      for (let i = 0; i < 3 * WINDOW_DELIVERIES; i++) feed.put(`default/p${i}`);
+      // A burst, then events one at a time: one transaction per WINDOW_DELIVERIES acknowledgements, and no outbox.
       const transaction = db.transaction.bind(db);
       let transactions = 0;
       db.transaction = (fn) => {
         transactions++;
         return transaction(fn);
       };
-      await drain(subscription);
-      expect(endpoint.events.map((e) => e.sequence)).toEqual(Array.from({ length: 4 + 3 * WINDOW_DELIVERIES }, (_, i) => i + 1));
-      expect(transactions).toBeLessThanOrEqual(3 + 1 + 1); // three windows, a page end, the idle step
+      const stored = await writes(async () => {
+        for (let i = 0; i < 3 * WINDOW_DELIVERIES; i++) feed.put(`default/p${i}`);
+        await drain(subscription);
+        for (let i = 0; i < WINDOW_DELIVERIES; i++) {
+          feed.put(`default/q${i}`);
+          await drain(subscription);
+        }
+      });
+      expect(endpoint.events.map((e) => e.sequence)).toEqual(Array.from({ length: 4 + 4 * WINDOW_DELIVERIES }, (_, i) => i + 1));
+      expect(transactions).toBe(4);
+      expect(stored.filter((name) => name.startsWith("outbox."))).toEqual([]);
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: feed.tail }, nextSequence: 5 + 4 * WINDOW_DELIVERIES });
     });
   });
 
@@ -476,6 +556,183 @@ describe("Subscription", () => {
         [5, "default/e"],
       ]);
       expect(revived.status()).toMatchObject({ cursor: 5, lag: 0 });
+    });
+  });
+
+  it("resends a window kept in memory from the stored position after a crash at any step, byte for byte, then numbers on", async () => {
+    const run = (crashAfter: number | null) =>
+      withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, labelSelector: "app=web" }, withHistory(20));
+        feed.put("default/a", { app: "web" });
+        await storedOne(subscription, feed, clock);
+        for (let i = 0; i < 12; i++) feed.put(`default/p${i % 5}`, { app: i % 4 === 3 ? "db" : "web" }); // some filtered out
+        let beforeCrash = 0;
+        if (crashAfter === null) await drain(subscription);
+        else {
+          // Windows in memory, acknowledgements held: the crash loses them all.
+          for (let i = 0; i < crashAfter; i++) await subscription.step();
+          expect(subscription.store.storedOutbox()).toBeUndefined();
+          beforeCrash = endpoint.received.length;
+          const revived = make();
+          await drain(revived);
+          expect(revived.status()).toMatchObject({ cursor: feed.tail, lag: 0 });
+        }
+        return { bodies: endpoint.received.map((r) => r.request.body), beforeCrash };
+      });
+    const { bodies: reference } = await run(null);
+    for (let crashAfter = 1; crashAfter <= 14; crashAfter++) {
+      const { bodies, beforeCrash } = await run(crashAfter);
+      // Before the crash, the reference's first requests; after it, the reference from the stored
+      // position on: what was sent and not stored goes out again, as it was, and nothing is skipped.
+      const after = bodies.slice(beforeCrash);
+      const from = reference.length - after.length;
+      expect(bodies.slice(0, beforeCrash), `crash after ${crashAfter} steps`).toEqual(reference.slice(0, beforeCrash));
+      expect(after, `crash after ${crashAfter} steps`).toEqual(reference.slice(from));
+      expect(from).toBeGreaterThanOrEqual(1); // a's acknowledgement was stored
+      expect(from).toBeLessThanOrEqual(beforeCrash);
+    }
+  });
+
+  it("resends a window kept in memory when the process dies during a POST, as sent", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, make } = setup(db, { replayExisting: false }, withHistory(10));
+      let dying = false;
+      const crashing = new Subscription(db, clock, fixedRandom(0.5), feed, async (r) => {
+        const result = await endpoint.send(r);
+        if (dying) throw new Error("the process died before the answer was stored");
+        return result;
+      });
+      await storedOne(crashing, feed, clock);
+      for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
+      await crashing.step(); // the window, in memory
+      await crashing.step(); // b: held
+      expect(crashing.store.storedOutbox()).toBeUndefined();
+      dying = true;
+      await expect(crashing.step()).rejects.toThrow(/process died/); // c was received
+      const revived = make();
+      await drain(revived);
+      const bodies = endpoint.received.map((r) => r.request.body);
+      expect(bodies.slice(3, 5)).toEqual(bodies.slice(1, 3)); // b, c again, byte for byte, then d
+      expect(endpoint.events.map((e) => [e.sequence, e.key])).toEqual([
+        [1, "default/a"],
+        [2, "default/b"],
+        [3, "default/c"],
+        [2, "default/b"],
+        [3, "default/c"],
+        [4, "default/d"],
+      ]);
+      expect(revived.status()).toMatchObject({ cursor: 14, lag: 0 });
+    });
+  });
+
+  it("keeps windows in the outbox while its position is in the older half of the log, where retention could pass it during a crash", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, subscription } = setup(db, { replayExisting: false });
+      await storedOne(subscription, feed, clock);
+      for (let i = 0; i < 10; i++) feed.put(`default/p${i}`);
+      feed.compact(2); // head 2: the stored position (1) is behind the log's older half
+      await subscription.step();
+      expect(subscription.store.storedOutbox()).toMatchObject({ outbox: { events: expect.arrayContaining([expect.objectContaining({ key: "default/p0" })]) } });
+      await drain(subscription);
+      for (let i = 0; i < 4; i++) feed.put(`default/q${i}`);
+      clock.advance(WINDOW_MS);
+      await drain(subscription); // stored at cursor 11 of 1..15: in the newer half
+      for (let i = 0; i < 4; i++) feed.put(`default/r${i}`);
+      await subscription.step();
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+    });
+  });
+
+  it("skips the numbers a lost window may have used when a restart finds its position gone from the log, so none is given to two events", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false }, withHistory(10));
+      await storedOne(subscription, feed, clock);
+      for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
+      for (let i = 0; i < 3; i++) await subscription.step(); // the window in memory, b and c sent
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+      // The crash, and the subscription stays down while retention passes its stored position.
+      feed.put("default/e");
+      feed.compact(feed.tail);
+      await drain(make());
+      const numbers = new Map<number, Set<string>>();
+      for (const e of endpoint.events) numbers.set(e.sequence, (numbers.get(e.sequence) ?? new Set()).add(e.id));
+      expect([...numbers.values()].filter((ids) => ids.size > 1)).toEqual([]);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, 3, ...endpoint.events.slice(3).map((_, i) => 2 + WINDOW_DELIVERIES + i)]);
+      expect(summary(endpoint.events.slice(3)).every((s) => s.startsWith("add "))).toBe(true); // the replay
+    });
+  });
+
+  it("stores a window kept in memory at its first failure: the retries, a restart and the dead letter send it as sent", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, retryBudgetSeconds: 60 }, withHistory(10));
+      await storedOne(subscription, feed, clock);
+      for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
+      const send = endpoint.send.bind(endpoint);
+      endpoint.send = async (request) => {
+        const result = await send(request);
+        return request.body.includes('"key":"default/c"') ? { status: 500, durationMs: 1, error: "HTTP 500" } : result;
+      };
+      await subscription.step(); // the window, in memory
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+      const waiting = await drain(subscription); // b held, c failed
+      expect(waiting.kind).toBe("wait");
+      // b's acknowledgement and the window, with b done, in the failure's transaction.
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 12 }, nextSequence: 3, failures: 1 });
+      expect(subscription.store.storedOutbox()).toMatchObject({ acked: 1, outbox: { events: [{ key: "default/b" }, { key: "default/c" }, { key: "default/d" }] } });
+      let revived = make();
+      for (let result = await drain(revived); result.kind === "wait"; result = await drain(revived)) {
+        clock.advance(result.until - clock.now());
+        revived = make();
+      }
+      const failed = endpoint.received.slice(2, -1).map((r) => r.request.body);
+      expect(new Set(failed).size).toBe(1); // every attempt at c, byte for byte
+      expect(revived.deadLetters(10).items.map((d) => [d.key, d.sequence, d.event])).toEqual([["default/c", 3, JSON.parse(failed[0]!)]]);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, ...failed.map(() => 3), 4]);
+      expect(revived.status()).toMatchObject({ cursor: 14, deadLetters: 1, state: "active" });
+    });
+  });
+
+  it("stores a window kept in memory when its spec changes: it goes out as begun, the next window under the new spec", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false }, withHistory(10));
+      await storedOne(subscription, feed, clock);
+      for (const name of ["b", "c", "d"]) feed.put(`default/${name}`, { app: "web" });
+      feed.put("default/e", { app: "db" });
+      await subscription.step(); // the window of b, c, d, e, in memory
+      await subscription.step(); // b: held
+      expect(subscription.store.storedOutbox()).toBeUndefined();
+      const record = subscription.store.get()!;
+      subscription.updateSpec({ ...record.spec, labelSelector: "app=db" }, record.secret);
+      expect(subscription.store.storedOutbox()).toMatchObject({ acked: 1, outbox: { events: [{ key: "default/b" }, {}, {}, {}] } });
+      feed.put("default/f", { app: "web" }); // not selected any more
+      feed.put("default/g", { app: "db" });
+      await drain(make()); // a restart: the stored window goes on from c, then the new selection
+      expect(summary(endpoint.events)).toEqual([
+        "add default/a@101",
+        "add default/b@102",
+        "add default/c@103",
+        "add default/d@104",
+        "add default/e@105",
+        "add default/g@107",
+      ]);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
+    });
+  });
+
+  it("holds events filtered out with the position, and stores them with the next acknowledgements or WINDOW_MS later", async () => {
+    await withDb(async (db) => {
+      const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, namespace: "team-a" });
+      feed.put("team-a/a");
+      await storedOne(subscription, feed, clock, "team-a/a");
+      for (let i = 0; i < 5; i++) feed.put(`team-b/x${i}`);
+      expect(await statementsOf(db, () => drain(subscription), "writes")).toEqual([]);
+      expect(subscription.status()).toMatchObject({ cursor: 6, lag: 0 });
+      expect(subscription.store.get()!.position.cursor).toBe(1);
+      await drain(make()); // a crash: read and filtered out again, nothing sent
+      clock.advance(WINDOW_MS);
+      expect(await statementsOf(db, () => drain(subscription), "writes")).toEqual(["subscription.setDelivered"]);
+      expect(subscription.store.get()).toMatchObject({ position: { cursor: 6 }, nextSequence: 2 });
+      expect(summary(endpoint.events)).toEqual(["add team-a/a@101"]);
     });
   });
 

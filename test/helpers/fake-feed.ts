@@ -44,6 +44,14 @@ export class FakeFeed implements Feed {
     return this.#append("delete", key, previous.uid, previous.rv, previous.body, null, false, finalStateUnknown);
   }
 
+  /**
+   * Appends `count` events of an object outside the cache (nothing else changes): the history a log
+   * holds from before a subscription, which makes its position a recent one.
+   */
+  history(count: number): void {
+    for (let i = 0; i < count; i++) this.#append("update", "history/h", "uid-history/h", "1", "{}", "{}", false, false);
+  }
+
   /** Drops events before `head` (retention). */
   compact(head: number): void {
     this.head = head;
