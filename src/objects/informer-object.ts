@@ -233,11 +233,13 @@ export class InformerObject extends DurableObject<Env> {
    * waits here on the watch hub's wake-up, as a watch-list's start does. Awaiting it keeps no input
    * gate shut: the object serves other requests and ingests meanwhile. An RV the cluster's earlier
    * API server handed out is told at once (Informer.fromEarlierServer): no wait makes it comparable.
+   * An informer sleeping between watch windows opens the next one now: its cache may only be behind.
    */
   async awaitResourceVersion(resourceVersion: string, waitMs: number): Promise<Result<Freshness>> {
     const earlier = this.#withInformer((_, informer) => informer.fromEarlierServer(resourceVersion));
     if (!earlier.ok) return earlier;
     if (earlier.value) return ok("earlierServer");
+    if (this.#wakeIfSleeping()) await this.ctx.storage.setAlarm(Date.now() + 1);
     await this.#watches.reaches(resourceVersion, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
     return this.#withInformer((_, informer) => ({ current: informer.queryView().resourceVersion }));
   }
@@ -295,7 +297,11 @@ export class InformerObject extends DurableObject<Env> {
    * (a watch may open just as a window ends). Answers whether it woke it; the caller sets the alarm.
    */
   #wakeForWatchers(): boolean {
-    if (this.#watches.watchers === 0) return false;
+    return this.#watches.watchers > 0 && this.#wakeIfSleeping();
+  }
+
+  /** Opens the next watch window now if the informer sleeps between them; answers whether it did. */
+  #wakeIfSleeping(): boolean {
     const woke = this.#withInformer((spec, informer) => {
       if ((spec.maxLagSeconds ?? 0) === 0 || informer.progress().watch.state !== "sleeping") return false;
       informer.wakeNow();

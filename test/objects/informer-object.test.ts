@@ -324,6 +324,17 @@ describe("InformerObject", () => {
       ]);
     });
 
+    it("opens the next window at once for a /k8s list ahead of its cache, and answers it within the 3 s wait", async () => {
+      const { cluster, stub } = await asleepOn(60);
+      const first = (await cluster.state("pods")).items[0]!;
+      const changed = await cluster.update("pods", { ...first, status: { phase: "Succeeded" } });
+      const wanted = changed.metadata.resourceVersion!;
+      const answer = unwrap(await stub.awaitResourceVersion(wanted, 3_000));
+      // Asleep for up to 60 s, it would have answered with its old RV (a 504) after 3 s.
+      expect(answer).toEqual({ current: expect.any(String) });
+      expect(BigInt((answer as { current: string }).current)).toBeGreaterThanOrEqual(BigInt(wanted));
+    });
+
     it("stays awake with live events while a /k8s watch is open, and sleeps again once it closes", async () => {
       const cluster = await newCluster();
       await cluster.create("pods", pod({ name: "a", namespace: "x" }));
