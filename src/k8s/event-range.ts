@@ -10,6 +10,10 @@
  * - the plain JSON frames of the whole range, joined and encoded in chunks (`chunks`), for watchers
  *   that take every event as it is.
  *
+ * What a range keeps of its own is bounded by HELD_BYTES (frames by their length, parsed states by
+ * twice their text's): past it, work is done for each watcher again rather than kept, so the four
+ * ranges a hub keeps add at most ~16 MiB to an isolate several objects share.
+ *
  * Counters (`FrameCounters`) tell tests and benchmarks how often the work was actually done.
  */
 import type { LogEvent } from "../cache/event-log.ts";
@@ -26,6 +30,8 @@ export interface FrameCounters {
 export const CHUNK_CHARS = 256 * 1024;
 /** Encodings whose frames one range keeps (a new one replaces the oldest). */
 const ENCODINGS_KEPT = 8;
+/** Bytes of frames and parsed states one range keeps at most (see the contract). */
+export const HELD_BYTES = 4 * 1024 * 1024;
 const WATCH_TYPES = { add: "ADDED", update: "MODIFIED", delete: "DELETED" } as const;
 
 export class EventRange {
@@ -34,6 +40,7 @@ export class EventRange {
   readonly #parsed: (ParsedEvent | undefined)[];
   readonly #frames = new Map<string, Map<string, string>>();
   #chunks: Uint8Array[] | undefined;
+  #held = 0;
 
   constructor(ordered: readonly LogEvent[], counters: FrameCounters) {
     this.ordered = ordered;
@@ -49,8 +56,8 @@ export class EventRange {
       let object: KubeObject | undefined;
       let oldObject: KubeObject | undefined;
       parsed = {
-        object: () => (object ??= this.#parse(event.object)),
-        oldObject: () => (oldObject ??= this.#parse(event.oldObject)),
+        object: () => object ?? this.#parse(event.object, (kept) => (object = kept)),
+        oldObject: () => oldObject ?? this.#parse(event.oldObject, (kept) => (oldObject = kept)),
       };
       this.#parsed[index] = parsed;
     }
@@ -63,7 +70,11 @@ export class EventRange {
     if (!frames) {
       frames = new Map();
       this.#frames.set(encoding.key, frames);
-      if (this.#frames.size > ENCODINGS_KEPT) this.#frames.delete(this.#frames.keys().next().value!);
+      if (this.#frames.size > ENCODINGS_KEPT) {
+        const [oldest, dropped] = this.#frames.entries().next().value!;
+        for (const frame of dropped.values()) this.#held -= frame.length;
+        this.#frames.delete(oldest);
+      }
     }
     const slot = `${index}:${type}`;
     let frame = frames.get(slot);
@@ -71,7 +82,7 @@ export class EventRange {
       const event = this.ordered[index]!;
       frame = encoding.encode(type, event.object!, () => this.parsed(index).object());
       this.#counters.framed++;
-      frames.set(slot, frame);
+      if (this.#hold(frame.length)) frames.set(slot, frame);
     }
     return frame;
   }
@@ -86,10 +97,20 @@ export class EventRange {
     return this.#chunks;
   }
 
-  #parse(text: string | null): KubeObject {
+  #parse(text: string | null, keep: (object: KubeObject) => void): KubeObject {
     if (text === null) throw new Error("no state to parse");
     this.#counters.parsed++;
-    return JSON.parse(text) as KubeObject;
+    const object = JSON.parse(text) as KubeObject;
+    // A parsed object takes about twice its text's bytes.
+    if (this.#hold(2 * text.length)) keep(object);
+    return object;
+  }
+
+  /** Whether `bytes` more fit under HELD_BYTES (and if so, counts them). */
+  #hold(bytes: number): boolean {
+    if (this.#held + bytes > HELD_BYTES) return false;
+    this.#held += bytes;
+    return true;
   }
 }
 

@@ -250,17 +250,19 @@ export class WatchHub {
         for (const chunk of range.chunks()) if (!(await send(chunk))) return;
       } else {
         let frames = "";
+        // One encoding for the batch (`now` is the batch's): not an object per event per watcher.
+        let shared = framer.sharedEncoding(now);
         for (let i = 0; i < range.ordered.length; i++) {
           const event = range.ordered[i]!;
           if (inScope && !inScope(event.key)) continue;
           if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
           const shown = translate(event, filter, range.parsed(i));
           if (!shown) continue;
-          const encoding = shown.own ? framer.sharedEncoding(now) : undefined;
-          if (encoding) frames += range.frame(i, shown.type, encoding);
+          if (shown.own && shared) frames += range.frame(i, shown.type, shared);
           else {
             this.counters.framed++;
             frames += framer.frame(shown.type, shown.object, now, shown.own ? () => range.parsed(i).object() : undefined);
+            shared ??= framer.sharedEncoding(now); // a Table watcher's frames are shared after its first
           }
           if (frames.length >= CHUNK_CHARS) {
             if (!(await send(frames))) return;
