@@ -31,6 +31,9 @@ export interface SqlStorageLike {
 
 export type Row = Record<string, SqlStorageValue>;
 
+/** A migration: DDL statements separated by `;`, or a step that moves data in code. */
+export type Migration = string | ((db: Db) => void);
+
 export class SqlError extends Error {
   override readonly name = "SqlError";
   readonly statement: string;
@@ -90,6 +93,7 @@ const MIGRATIONS_SET = stmt(
   "INSERT INTO schema_migrations (module, version) VALUES (?, ?) ON CONFLICT (module) DO UPDATE SET version = excluded.version",
 );
 
+const TABLE_EXISTS = stmt("migrations.tableExists", "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ?");
 const SCHEMA_EXISTS = stmt(
   "migrations.exists",
   "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
@@ -107,18 +111,22 @@ export function hasSchema(db: Db): boolean {
  * Applies a module's migrations that have not run yet, in order, each in its own transaction.
  * Idempotent: runs on every wake and does nothing when the schema is current.
  */
-export function migrate(db: Db, module: string, migrations: readonly string[]): void {
+export function migrate(db: Db, module: string, migrations: readonly Migration[]): void {
   db.run(MIGRATIONS_TABLE);
   const current = db.first<{ version: number }>(MIGRATIONS_GET, module)?.version ?? 0;
   for (let version = current + 1; version <= migrations.length; version++) {
-    const ddl = migrations[version - 1]!;
+    const step = migrations[version - 1]!;
     db.transaction(() => {
-      for (const part of ddl.split(";").map((p) => p.trim()).filter(Boolean)) {
-        db.run(stmt(`${module}.migration${version}`, part));
-      }
+      if (typeof step === "function") step(db);
+      else for (const part of step.split(";").map((p) => p.trim()).filter(Boolean)) db.run(stmt(`${module}.migration${version}`, part));
       db.run(MIGRATIONS_SET, module, version);
     });
   }
+}
+
+/** Whether a table exists: a migration that moves data from another module's table checks first. */
+export function tableExists(db: Db, name: string): boolean {
+  return db.first(TABLE_EXISTS, name) !== undefined;
 }
 
 /** Builds `(?, ?, ?), (?, ?, ?)` for a multi-row insert of `rows` rows of `columns` values. */

@@ -4,64 +4,45 @@
  *
  * Guarantees:
  * - Sequence numbers only grow and are never reused, even after retention: the newest event is
- *   never deleted, so the tail is the largest stored `seq` (`next_seq` in the state row only counts
- *   before the first event: writing it per append cost a row per transaction, issue 19); a log made
- *   anew (its tables deleted and created again) has a new `incarnation()`.
- * - Appends are multi-row statements with sequence numbers assigned up front (`nextSeq`), so a
- *   batch that refers to its own earlier events (an add then an update of one key) needs no reads.
+ *   never deleted, so the tail is the last segment's `last_seq` (`next_seq` in the state row only
+ *   counts before the first event); a log made anew (its tables deleted and created again) has a
+ *   new `incarnation()`.
+ * - Events are stored in segments (log-segment.ts): an append is one row per SEGMENT_EVENTS events
+ *   or so, not a row per event (issue 19: rows written are what the platform bills). Objects keep
+ *   their own bodies (indexer.ts), so the cache needs no segment; an event refers to the event
+ *   holding the state it replaced, which retention keeps while the event is retained.
+ * - Appends carry sequence numbers assigned up front (`nextSeq`), consecutive.
  * - An event is appended in the same transaction that updates the indexer (DESIGN invariant 2),
  *   so an event in the log means the indexer already reflects it.
  * - Every event at or after `head` is readable; reading from before `head` means the reader fell
- *   behind retention and must rebuild (`read` reports it, never silently skips).
- * - Bodies are stored once: an update stores the new state and points at the event that holds the
- *   old one (`prev_seq`); a sync points at the current state. The indexer's rows point at the event
- *   of each object's last change, so retention keeps rows the cache or a retained event still needs.
+ *   behind retention and must rebuild (`read` reports it, never silently skips). Events before the
+ *   head that share a segment with one after it stay stored but are never returned.
  * - Retention moves the head in steps (RETENTION_STEP: a hundredth of `maxEvents`, at most 1,024
- *   events), so the rows before it are deleted in bulk: finding which of them retained events still
- *   point at reads the retained events once per step, where an index on `prev_seq` cost a row
- *   written with every update (issue 19). The log holds at most a step more than `maxEvents`.
+ *   events) and deletes the segments wholly before it that no retained event refers to. A reference
+ *   is made only to an event at or after the head of its time, so the log stores at most about
+ *   twice `maxEvents` (and a step and a segment).
+ * - Reads decode a segment once: the decoded ones are kept within DECODED_UNITS (they never change).
  */
-import { type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
+import { type Db, stmt } from "../sql.ts";
+import { compareResourceVersions } from "../kube/resource-version.ts";
+import { moveRowsToSegments } from "./log-segment-migration.ts";
+import { decodeEntries, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
 
-export type LogEventType = "add" | "update" | "delete" | "sync";
+export type { LogEvent, LogEventType };
 
-export interface NewLogEvent {
-  /** Assigned by the caller from `nextSeq()`: consecutive within an append. */
-  seq: number;
-  type: LogEventType;
-  key: string;
-  uid: string;
-  resourceVersion: string;
-  /** The new (or, for a delete, last known) state's JSON; null for a sync, whose state is `prevSeq`'s. */
-  body: string | null;
-  /** The event holding the previous state (updates, syncs). */
-  prevSeq: number | null;
-  initialList: boolean;
-  finalStateUnknown: boolean;
-  at: number;
-}
+/**
+ * An event to append: `seq` assigned by the caller from `nextSeq()` (consecutive within an append),
+ * `body` its new (for a delete, last known) state, `oldBody` the cached state it replaced (null for an
+ * add, and for a delete of a key that was only queued); a sync's body is the cached state.
+ */
+export type NewLogEvent = SegmentEvent;
 
-export interface LogEvent {
-  seq: number;
-  type: LogEventType;
-  key: string;
-  uid: string;
-  resourceVersion: string;
-  /** JSON text of the object (kept as text: subscribers forward it without re-encoding). */
-  object: string | null;
-  /** JSON text of the previous state, for updates and syncs. */
-  oldObject: string | null;
-  initialList: boolean;
-  finalStateUnknown: boolean;
-  at: number;
-}
 
 /** An event without its bodies. */
 export interface LogChange {
   seq: number;
   type: LogEventType;
   key: string;
-  prevSeq: number | null;
 }
 
 export interface Retention {
@@ -83,8 +64,11 @@ export interface ReadResult {
   bounds: LogBounds;
 }
 
-const FLAG_INITIAL_LIST = 1;
-const FLAG_FINAL_STATE_UNKNOWN = 2;
+/** Entries (no bodies) of the segments after a position, and the bytes those segments store. */
+export interface EntriesRead {
+  entries: SegmentEntry[];
+  bytes: number;
+}
 
 export const EVENT_LOG_MIGRATIONS = [
   `CREATE TABLE event_log (
@@ -96,124 +80,94 @@ export const EVENT_LOG_MIGRATIONS = [
   // incarnation: see EventLog.incarnation.
   `ALTER TABLE event_log_state ADD COLUMN incarnation TEXT NOT NULL DEFAULT '';
    UPDATE event_log_state SET incarnation = lower(hex(randomblob(8)))`,
-  // Retention finds referenced rows by a scan per step instead (see the contract above); next_seq is
-  // no longer written per append: the stored one stays right for a log that has no event yet.
   `DROP INDEX IF EXISTS event_log_by_prev;
    UPDATE event_log_state SET next_seq = COALESCE((SELECT MAX(seq) + 1 FROM event_log), next_seq)`,
+  // Segments (issue 19): the readable events move over, with the state each replaced; the indexer
+  // took its objects' bodies from event_log first (informer.ts runs its migrations before these).
+  `CREATE TABLE event_segments (
+     first_seq INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, last_at INTEGER NOT NULL, min_ref INTEGER,
+     events TEXT NOT NULL, bodies TEXT NOT NULL);
+   CREATE TABLE event_segment_parts (
+     first_seq INTEGER NOT NULL, part INTEGER NOT NULL, text TEXT NOT NULL, PRIMARY KEY (first_seq, part)) WITHOUT ROWID`,
+  (db: Db) => moveRowsToSegments(db),
+  "DROP TABLE event_log",
 ] as const;
 
-/** The next sequence number, from the state row `s`: past the newest event, or the stored one before any. */
-const NEXT_SEQ_SQL = "COALESCE((SELECT MAX(seq) + 1 FROM event_log), s.next_seq)";
-
-const COLUMNS_PER_EVENT = 9;
-const EVENTS_PER_STATEMENT = Math.floor(MAX_BOUND_PARAMETERS / COLUMNS_PER_EVENT);
-const appendRows = (rows: number) =>
-  stmt(
-    "eventLog.append",
-    `INSERT INTO event_log (seq, type, key, uid, rv, body, prev_seq, flags, at) VALUES ${placeholders(rows, COLUMNS_PER_EVENT)}`,
-  );
-const NEXT_SEQ = stmt("eventLog.nextSeq", `SELECT ${NEXT_SEQ_SQL} AS next_seq FROM event_log_state s WHERE s.id = 1`);
-const BOUNDS = stmt("eventLog.bounds", `SELECT s.head AS head, ${NEXT_SEQ_SQL} AS next_seq FROM event_log_state s WHERE s.id = 1`);
+const TAIL_SQL = "(SELECT last_seq FROM event_segments ORDER BY first_seq DESC LIMIT 1)";
+const NEXT_SEQ = stmt("eventLog.nextSeq", `SELECT COALESCE(${TAIL_SQL} + 1, next_seq) AS next_seq FROM event_log_state WHERE id = 1`);
+const BOUNDS = stmt("eventLog.bounds", `SELECT head, COALESCE(${TAIL_SQL} + 1, next_seq) AS next_seq FROM event_log_state WHERE id = 1`);
 const INCARNATION = stmt("eventLog.incarnation", "SELECT incarnation FROM event_log_state WHERE id = 1");
 const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
-/** The bounds and the events after `?1` from the head on, in one statement: one row with no event when none follows. */
-const READ = stmt(
+/** The first segment holding an event after ?1: the one holding ?1 + 1, or the next. */
+const START_SQL = "COALESCE((SELECT first_seq FROM event_segments WHERE first_seq <= ?1 + 1 ORDER BY first_seq DESC LIMIT 1), 0)";
+/** Whole segments from the one holding ?1 + 1 on, ?2 at most, bodies and all. */
+const SEGMENTS_AFTER = stmt(
   "eventLog.read",
-  `SELECT s.head AS head, ${NEXT_SEQ_SQL} AS next_seq, e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
-          COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
-   FROM event_log_state s
-   LEFT JOIN event_log e ON e.seq > ?1 AND e.seq >= s.head
-   LEFT JOIN event_log p ON p.seq = e.prev_seq
-   WHERE s.id = 1 ORDER BY e.seq LIMIT ?2`,
+  `SELECT first_seq, last_seq, events, bodies, EXISTS (SELECT 1 FROM event_segment_parts p WHERE p.first_seq = s.first_seq) AS split
+   FROM event_segments s WHERE s.first_seq >= ${START_SQL} AND s.last_seq > ?1 ORDER BY s.first_seq LIMIT ?2`,
 );
-/**
- * The sequence numbers of (?1, ?2] from the head on, in resourceVersion order (length, then text:
- * how resourceVersions compare, resource-version.ts; ties in log order). Only numbers: a span is
- * sorted once (readInOrder), however many pages it is read in.
- */
-const SPAN_ORDER = stmt(
-  "eventLog.spanOrder",
-  `SELECT e.seq AS seq FROM event_log_state s JOIN event_log e ON e.seq > ?1 AND e.seq <= ?2 AND e.seq >= s.head
-   WHERE s.id = 1 ORDER BY length(e.rv), e.rv, e.seq`,
+/** The entries (no bodies) of the segments holding (?1, ?2]. */
+const ENTRIES_BETWEEN = stmt(
+  "eventLog.entries",
+  `SELECT first_seq, events FROM event_segments WHERE first_seq >= ${START_SQL} AND last_seq > ?1 AND first_seq <= ?2 ORDER BY first_seq`,
 );
-/** The events whose sequence numbers ?1 (a JSON array) lists, in that order. */
-const READ_LISTED = stmt(
-  "eventLog.readListed",
-  `SELECT e.seq AS seq, e.type AS type, e.key AS key, e.uid AS uid, e.rv AS rv,
-          COALESCE(e.body, p.body) AS body, p.body AS old_body, e.flags AS flags, e.at AS at
-   FROM json_each(?1) j JOIN event_log e ON e.seq = j.value
-   LEFT JOIN event_log p ON p.seq = e.prev_seq
-   ORDER BY j.key`,
+/** The entries of up to ?2 segments from the one holding ?1 + 1 on, with the bytes each stores. */
+const ENTRIES_AFTER = stmt(
+  "eventLog.entriesAfter",
+  `SELECT first_seq, events, octet_length(bodies) + (SELECT coalesce(sum(octet_length(text)), 0) FROM event_segment_parts p WHERE p.first_seq = s.first_seq) AS bytes
+   FROM event_segments s WHERE s.first_seq >= ${START_SQL} AND s.last_seq > ?1 ORDER BY s.first_seq LIMIT ?2`,
 );
+/** The segment holding ?, by its entries. */
+const HOLDING = stmt("eventLog.holding", "SELECT first_seq, events FROM event_segments WHERE first_seq <= ? ORDER BY first_seq DESC LIMIT 1");
+/** The segment holding ?, bodies and all (a reference followed). */
+const HOLDING_WHOLE = stmt(
+  "eventLog.follow",
+  `SELECT first_seq, last_seq, events, bodies, EXISTS (SELECT 1 FROM event_segment_parts p WHERE p.first_seq = s.first_seq) AS split
+   FROM event_segments s WHERE first_seq <= ?1 ORDER BY first_seq DESC LIMIT 1`,
+);
+/** The smallest reference of the segments from the one holding ?1 on: what retention keeps besides the head's. */
+const MIN_REF_FROM = stmt(
+  "eventLog.minRef",
+  `SELECT MIN(min_ref) AS min_ref FROM event_segments
+   WHERE first_seq >= COALESCE((SELECT first_seq FROM event_segments WHERE first_seq <= ?1 ORDER BY first_seq DESC LIMIT 1), 0)`,
+);
+const PARTS = stmt("eventLog.parts", "SELECT text FROM event_segment_parts WHERE first_seq = ? ORDER BY part");
+const LAST_AT = stmt("eventLog.lastAt", "SELECT last_at FROM event_segments ORDER BY first_seq DESC LIMIT 1");
+/** The first segment from ?1 on with an event at ?2 or later (segments' times only grow). */
 const FIRST_RECENT = stmt(
   "eventLog.firstRecent",
-  "SELECT seq FROM event_log WHERE seq >= ? AND at >= ? ORDER BY seq LIMIT 1",
+  `SELECT first_seq, events FROM event_segments
+   WHERE first_seq >= COALESCE((SELECT first_seq FROM event_segments WHERE first_seq <= ?1 ORDER BY first_seq DESC LIMIT 1), 0)
+     AND last_at >= ?2 ORDER BY first_seq LIMIT 1`,
 );
-const BODY = stmt("eventLog.body", "SELECT body FROM event_log WHERE seq = ?");
-const CHANGES_AFTER = stmt(
-  "eventLog.changesAfter",
-  "SELECT seq, type, key, prev_seq FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?",
+/** Up to ?2 segments wholly before ?1 (the head, or an older event retained ones refer to), with the bytes they stored. */
+const DELETE_BEFORE = stmt(
+  "eventLog.compact",
+  `DELETE FROM event_segments WHERE first_seq IN (SELECT first_seq FROM event_segments WHERE last_seq < ?1 ORDER BY first_seq LIMIT ?2)
+   RETURNING first_seq, octet_length(bodies) AS bytes`,
+);
+const DELETE_PARTS = stmt(
+  "eventLog.compactParts",
+  "DELETE FROM event_segment_parts WHERE first_seq IN (SELECT value FROM json_each(?)) RETURNING octet_length(text) AS bytes",
 );
 
+/** Segments read per statement while reading events: a segment holds up to SEGMENT_EVENTS. */
+const SEGMENTS_PER_READ = 4;
 /**
- * Deletes up to `limit` rows before the head that nothing references any more. The retained
- * events' references below the head are gathered once per statement (a subquery SQLite evaluates
- * once), not looked up per row: there is no index on prev_seq to look them up by.
+ * UTF-16 units of decoded segments a log keeps (4 MB): references followed while reading point
+ * back a little (the state an update replaced), and readers at one position read the same segments.
  */
-const compactBelowHead = (pinnedSql: string) =>
-  stmt(
-    "eventLog.compact",
-    `DELETE FROM event_log WHERE seq IN (
-       SELECT e.seq FROM event_log e
-       WHERE e.seq < ?1
-         AND NOT EXISTS (${pinnedSql})
-         AND e.seq NOT IN (SELECT r.prev_seq FROM event_log r WHERE r.seq >= ?1 AND r.prev_seq < ?1)
-       ORDER BY e.seq LIMIT ?2)
-     RETURNING coalesce(octet_length(body), 0) AS bytes`,
-  );
+const DECODED_UNITS = 2_000_000;
 
 /** Events the head moves by at least (a hundredth of maxEvents, within 1 and 1,024); see the contract. */
 export function retentionStep(maxEvents: number): number {
   return Math.min(1_024, Math.max(1, Math.floor(maxEvents / 100)));
 }
 
-/** A row of READ (the log's bounds, and an event: all null when none follows) or of READ_LISTED (an event). */
-type EventRow = {
-  head: number;
-  next_seq: number;
-  seq: number | null;
-  type: LogEventType;
-  key: string;
-  uid: string;
-  rv: string;
-  body: string | null;
-  old_body: string | null;
-  flags: number;
-  at: number;
-};
-
-function toLogEvent(row: EventRow & { seq: number }): LogEvent {
-  return {
-    seq: row.seq,
-    type: row.type,
-    key: row.key,
-    uid: row.uid,
-    resourceVersion: row.rv,
-    object: row.body,
-    oldObject: row.type === "add" || row.type === "delete" ? null : row.old_body,
-    initialList: (row.flags & FLAG_INITIAL_LIST) !== 0,
-    finalStateUnknown: (row.flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
-    at: row.at,
-  };
-}
-
 /** `head` is at most the tail + 1 (an empty log's head is where its next event goes). */
 const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.min(head, nextSeq), tail: nextSeq - 1 });
 
-function eventValues(event: NewLogEvent): unknown[] {
-  const flags = (event.initialList ? FLAG_INITIAL_LIST : 0) | (event.finalStateUnknown ? FLAG_FINAL_STATE_UNKNOWN : 0);
-  return [event.seq, event.type, event.key, event.uid, event.resourceVersion, event.body, event.prevSeq, flags, event.at];
-}
+type SegmentRow = { first_seq: number; last_seq: number; events: string; bodies: string; split: number };
 
 export interface CompactOptions {
   /** Retention never moves the head past this by age (the caller's last transaction run). */
@@ -222,27 +176,25 @@ export interface CompactOptions {
   continuing?: boolean;
   /** Called in the transaction before rows are deleted (metrics count the events first). */
   beforeDelete?: () => void;
-  /** The bytes of bodies the call deleted. */
+  /** The bytes of segments the call deleted. */
   deleted?: (bytes: number) => void;
 }
 
 export class EventLog {
   readonly #db: Db;
-  readonly #compact;
   #incarnation: string | undefined;
   /**
    * The span readInOrder sorted last, as sequence numbers (8 bytes each: a span of a million events
    * holds 8 MB): a watch pages through one span, and the watchers at one position share it.
    */
   #sorted: { after: number; end: number; seqs: number[] } | undefined;
+  /** Segments decoded lately, oldest first, within DECODED_UNITS: segments never change once written. */
+  readonly #decoded = new Map<number, StoredSegment>();
+  #decodedUnits = 0;
+  readonly #resolve: Resolve = (seq) => this.#holding(seq)?.state(seq, this.#resolve) ?? null;
 
-  /**
-   * @param pinnedSql a correlated `SELECT 1 …` that is non-empty when row `e` (its `e.key`, `e.seq`)
-   *   still holds an object's current state — the indexer owns that SQL.
-   */
-  constructor(db: Db, pinnedSql: string) {
+  constructor(db: Db) {
     this.#db = db;
-    this.#compact = compactBelowHead(pinnedSql);
   }
 
   /** The sequence number the next appended event must carry. */
@@ -250,17 +202,14 @@ export class EventLog {
     return this.#db.first<{ next_seq: number }>(NEXT_SEQ)!.next_seq;
   }
 
-  /** Appends events numbered consecutively from `nextSeq()`, in multi-row statements. */
+  /** Appends events numbered consecutively from `nextSeq()`, as segments. */
   appendInTx(events: readonly NewLogEvent[]): void {
     if (events.length === 0) return;
     const first = this.nextSeq();
     events.forEach((event, i) => {
       if (event.seq !== first + i) throw new Error(`event log append out of sequence: ${event.seq}, expected ${first + i}`);
     });
-    for (let i = 0; i < events.length; i += EVENTS_PER_STATEMENT) {
-      const chunk = events.slice(i, i + EVENTS_PER_STATEMENT);
-      this.#db.run(appendRows(chunk.length), ...chunk.flatMap(eventValues));
-    }
+    writeSegmentsInTx(this.#db, events);
   }
 
   /**
@@ -273,18 +222,6 @@ export class EventLog {
     return (this.#incarnation ??= this.#db.first<{ incarnation: string }>(INCARNATION)!.incarnation);
   }
 
-  /** The stored body of event `seq` (the indexer reads object states through this). */
-  body(seq: number): string | null {
-    return this.#db.first<{ body: string | null }>(BODY, seq)?.body ?? null;
-  }
-
-  /** What happened after `after`, without bodies: at most `limit` events, oldest first. */
-  changesAfter(after: number, limit: number): LogChange[] {
-    return this.#db
-      .all<{ seq: number; type: LogEventType; key: string; prev_seq: number | null }>(CHANGES_AFTER, after, limit)
-      .map((row) => ({ seq: row.seq, type: row.type, key: row.key, prevSeq: row.prev_seq }));
-  }
-
   bounds(): LogBounds {
     const { head, next_seq } = this.#db.first<{ head: number; next_seq: number }>(BOUNDS)!;
     return logBounds(head, next_seq);
@@ -292,10 +229,39 @@ export class EventLog {
 
   /** Events after `after`, oldest first, at most `limit`. */
   read(after: number, limit: number): ReadResult {
-    const all = this.#db.all<EventRow>(READ, after, limit);
-    const bounds = logBounds(all[0]!.head, all[0]!.next_seq);
-    const rows = all[0]!.seq === null ? [] : (all as (EventRow & { seq: number })[]);
-    return { expired: after + 1 < bounds.head, bounds, events: rows.map(toLogEvent) };
+    const bounds = this.bounds();
+    const from = Math.max(after, bounds.head - 1);
+    const events: LogEvent[] = [];
+    for (const row of this.#segmentsAfter(from)) {
+      if (events.length >= limit) break;
+      const room = limit - events.length;
+      let taken = 0;
+      events.push(...this.#segment(row).events((seq) => seq > from && taken++ < room, this.#resolve));
+    }
+    return { expired: after + 1 < bounds.head, bounds, events };
+  }
+
+  /** What happened after `after` (from the head on), without bodies: at most `limit` events, oldest first. */
+  changesAfter(after: number, limit: number): LogChange[] {
+    const from = Math.max(after, this.bounds().head - 1);
+    const changes: LogChange[] = [];
+    for (let at = from; changes.length < limit; ) {
+      const { entries } = this.entriesAfter(at, SEGMENTS_PER_READ);
+      if (entries.length === 0) break;
+      for (const entry of entries) if (entry.seq > from) changes.push({ seq: entry.seq, type: entry.type, key: entry.key });
+      at = entries.at(-1)!.seq;
+    }
+    return changes.slice(0, limit);
+  }
+
+  /** The state each of `seqs` replaced (null: the key was absent before it), for those still stored. */
+  replacedStates(seqs: readonly number[]): Map<number, string | null> {
+    const wanted = new Set(seqs);
+    const states = new Map<number, string | null>();
+    this.#forSegmentsOf(seqs, (segment) => {
+      for (let seq = segment.firstSeq; seq <= segment.lastSeq; seq++) if (wanted.has(seq)) states.set(seq, segment.replaced(seq, this.#resolve));
+    });
+    return states;
   }
 
   /**
@@ -306,14 +272,40 @@ export class EventLog {
   readInOrder(after: number, end: number, skip: number, limit: number): ReadResult {
     const bounds = this.bounds();
     if (after + 1 < bounds.head) return { expired: true, bounds, events: [] };
-    // Sorted once per span, then read a page at a time by sequence number: an OFFSET page of a
-    // sorting query would sort (and read) the whole span again for every page.
+    // Sorted once per span, from the entries alone, then read a page at a time by sequence number.
     if (this.#sorted?.after !== after || this.#sorted.end !== end) {
-      this.#sorted = { after, end, seqs: this.#db.all<{ seq: number }>(SPAN_ORDER, after, end).map((row) => row.seq) };
+      const entries = this.#entriesBetween(after, end).filter((e) => e.seq > after && e.seq <= end);
+      entries.sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion) || a.seq - b.seq);
+      this.#sorted = { after, end, seqs: entries.map((e) => e.seq) };
     }
     const page = this.#sorted.seqs.slice(skip, skip + limit);
-    const rows = page.length === 0 ? [] : this.#db.all<EventRow & { seq: number }>(READ_LISTED, JSON.stringify(page));
-    return { expired: false, bounds, events: rows.map(toLogEvent) };
+    return { expired: false, bounds, events: this.#eventsListed(page) };
+  }
+
+  /**
+   * The entries (no bodies) after `after` in up to `segments` segments, and the bytes those segments
+   * store: what metrics count (a segment's bytes once its last event is counted).
+   */
+  entriesAfter(after: number, segments: number): EntriesRead {
+    const rows = this.#db.all<{ first_seq: number; events: string; bytes: number }>(ENTRIES_AFTER, after, segments);
+    const entries = rows.flatMap((row) => decodeEntries(row.first_seq, row.events)).filter((entry) => entry.seq > after);
+    return { entries, bytes: rows.reduce((sum, row) => sum + row.bytes, 0) };
+  }
+
+  /** When the newest event was appended; null before the first. */
+  lastEventAt(): number | null {
+    return this.#db.first<{ last_at: number }>(LAST_AT)?.last_at ?? null;
+  }
+
+  /** When each of `seqs` was appended, for those still stored. */
+  timesOf(seqs: readonly number[]): Map<number, number> {
+    const times = new Map<number, number>();
+    for (const seq of seqs) {
+      if (times.has(seq)) continue;
+      const row = this.#db.first<{ first_seq: number; events: string }>(HOLDING, seq);
+      if (row) for (const entry of decodeEntries(row.first_seq, row.events)) times.set(entry.seq, entry.at);
+    }
+    return new Map(seqs.filter((seq) => times.has(seq)).map((seq) => [seq, times.get(seq)!]));
   }
 
   /**
@@ -321,7 +313,7 @@ export class EventLog {
    * (always keeping the newest event readable, and by age never `keepFrom` and after: the caller's
    * last transaction, which a watch resuming from one of its RVs needs however old it is, as the
    * watch cache keeps its last events), once it can move by a step (retentionStep), then deletes up
-   * to `limit` unreferenced rows before it. Returns whether more may be left to delete: call again
+   * to `limit` segments wholly before it. Returns whether more may be left to delete: call again
    * (in a new transaction) with `continuing` while it does.
    */
   compactInTx(now: number, retention: Retention, limit: number, options: CompactOptions = {}): boolean {
@@ -329,14 +321,89 @@ export class EventLog {
     if (tail === 0) return false;
     const keepFrom = options.keepFrom ?? tail;
     const byCount = Math.max(head, tail - retention.maxEvents + 1);
-    const firstRecent = this.#db.first<{ seq: number }>(FIRST_RECENT, byCount, now - retention.maxAgeSeconds * 1000);
-    const newHead = Math.max(byCount, Math.min(firstRecent?.seq ?? tail, tail, keepFrom));
+    const newHead = Math.max(byCount, Math.min(this.#firstSince(byCount, now - retention.maxAgeSeconds * 1000) ?? tail, tail, keepFrom));
     const moved = newHead >= head + retentionStep(retention.maxEvents);
     if (!moved && !options.continuing) return false;
     options.beforeDelete?.();
     if (moved) this.#db.run(SET_HEAD, newHead);
-    const deleted = this.#db.all<{ bytes: number }>(this.#compact, moved ? newHead : head, limit);
-    options.deleted?.(deleted.reduce((sum, row) => sum + row.bytes, 0));
+    const keepHead = moved ? newHead : head;
+    // The retained events' references hold older segments back (never more than a window: log-segment.ts).
+    const minRef = this.#db.first<{ min_ref: number | null }>(MIN_REF_FROM, keepHead)?.min_ref ?? null;
+    const deleted = this.#db.all<{ first_seq: number; bytes: number }>(DELETE_BEFORE, Math.min(keepHead, minRef ?? keepHead), limit);
+    const split = deleted.length === 0 ? [] : this.#db.all<{ bytes: number }>(DELETE_PARTS, JSON.stringify(deleted.map((row) => row.first_seq)));
+    options.deleted?.([...deleted, ...split].reduce((sum, row) => sum + row.bytes, 0));
     return deleted.length >= limit;
+  }
+
+  /** The first event from `from` on appended at `since` or later. */
+  #firstSince(from: number, since: number): number | undefined {
+    const row = this.#db.first<{ first_seq: number; events: string }>(FIRST_RECENT, from, since);
+    return row && decodeEntries(row.first_seq, row.events).find((entry) => entry.seq >= from && entry.at >= since)?.seq;
+  }
+
+  /** Whole segments from the one holding `after + 1` on, a few per statement, until the caller stops. */
+  *#segmentsAfter(after: number): Generator<SegmentRow> {
+    for (let from = after; ; ) {
+      const rows = this.#db.all<SegmentRow>(SEGMENTS_AFTER, from, SEGMENTS_PER_READ);
+      yield* rows;
+      if (rows.length < SEGMENTS_PER_READ) return;
+      from = rows.at(-1)!.last_seq;
+    }
+  }
+
+  /** The whole text of a segment: its row's bodies and, for an event too big for one row, its parts. */
+  #text(row: { first_seq: number; bodies: string; split: number }): string {
+    if (!row.split) return row.bodies;
+    return row.bodies + this.#db.all<{ text: string }>(PARTS, row.first_seq).map((part) => part.text).join("");
+  }
+
+  /** A stored segment decoded, from the decoded ones if it is there. */
+  #segment(row: SegmentRow): StoredSegment {
+    const known = this.#decoded.get(row.first_seq);
+    if (known) return known;
+    const segment = new StoredSegment(row.first_seq, row.events, this.#text(row));
+    this.#decoded.set(row.first_seq, segment);
+    this.#decodedUnits += segment.units;
+    for (const [first, old] of this.#decoded) {
+      if (this.#decodedUnits <= DECODED_UNITS || old === segment) break;
+      this.#decoded.delete(first);
+      this.#decodedUnits -= old.units;
+    }
+    return segment;
+  }
+
+  /** The stored segment holding `seq` (a reference's target), if any. */
+  #holding(seq: number): StoredSegment | undefined {
+    for (const segment of this.#decoded.values()) if (segment.holds(seq)) return segment;
+    const row = this.#db.first<SegmentRow>(HOLDING_WHOLE, seq);
+    return row && row.last_seq >= seq ? this.#segment(row) : undefined;
+  }
+
+  #entriesBetween(after: number, end: number): SegmentEntry[] {
+    return this.#db
+      .all<{ first_seq: number; events: string }>(ENTRIES_BETWEEN, after, end)
+      .flatMap((row) => decodeEntries(row.first_seq, row.events));
+  }
+
+  /** The events `seqs` lists, in that order. */
+  #eventsListed(seqs: readonly number[]): LogEvent[] {
+    const wanted = new Set(seqs);
+    const found = new Map<number, LogEvent>();
+    this.#forSegmentsOf(seqs, (segment) => {
+      for (const event of segment.events((seq) => wanted.has(seq), this.#resolve)) found.set(event.seq, event);
+    });
+    return seqs.flatMap((seq) => found.get(seq) ?? []);
+  }
+
+  /** Calls `fn` with each stored segment holding one of `seqs` (those between them are read too: pages are near each other). */
+  #forSegmentsOf(seqs: readonly number[], fn: (segment: StoredSegment) => void): void {
+    if (seqs.length === 0) return;
+    const sorted = [...seqs].sort((a, b) => a - b);
+    let next = 0;
+    for (const row of this.#segmentsAfter(sorted[0]! - 1)) {
+      if (row.first_seq > sorted.at(-1)!) break;
+      while (next < sorted.length && sorted[next]! < row.first_seq) next++;
+      if (next < sorted.length && sorted[next]! <= row.last_seq) fn(this.#segment(row));
+    }
   }
 }

@@ -15,12 +15,12 @@
  *   count, not rows, is what costs time and memory in a Durable Object.
  * - ByIndex / IndexKeys on an unknown index are an error; ListIndexFuncValues on one is empty, as
  *   in client-go.
- * - Each object's state is the body of the event-log event that last changed it (`seq`): bodies
- *   are stored once (event-log.ts), and `seq` is the object's log position for marker expansion.
+ * - Each object row holds its state (`body`) and the log position of its last change (`seq`, for
+ *   marker expansion): the log's segments carry their own copies, so neither keeps the other's rows.
  */
 import { ApiError } from "../errors.ts";
 import type { KubeObject } from "../kube/types.ts";
-import { chunks, type Db, list, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
+import { chunks, type Db, list, MAX_BOUND_PARAMETERS, type Migration, placeholders, type Row, type Statement, stmt, tableExists } from "../sql.ts";
 import { indexValuesAt, parseFieldPath } from "./field-path.ts";
 import type { KnownObjects } from "./delta-fifo.ts";
 
@@ -50,6 +50,8 @@ export interface ObjectWrite {
   key: string;
   meta: ObjectMetaFields;
   seq: number;
+  /** JSON text. */
+  body: string;
   object: () => KubeObject;
 }
 
@@ -59,7 +61,7 @@ export interface ListOptions {
   limit: number;
 }
 
-export const INDEXER_MIGRATIONS = [
+export const INDEXER_MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE objects (
      key TEXT PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL,
      rv TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
@@ -76,13 +78,28 @@ export const INDEXER_MIGRATIONS = [
      WHERE EXISTS (SELECT 1 FROM index_entries i WHERE i.key = objects.key);
    DROP INDEX IF EXISTS index_entries_by_key;
    DROP INDEX IF EXISTS objects_by_namespace`,
-] as const;
+  // An object row holds its body (issue 19: the event log became segments, event-log.ts), taken
+  // from the per-event log before that is moved (informer.ts migrates the indexer first). The table
+  // becomes a rowid table: a row of a few KB is rewritten by every update, and in a WITHOUT ROWID
+  // table (an index b-tree, whose cells keep ~1 KB before overflowing) that cost ingest ~30% of its
+  // speed; the key's index is written when a key is added, not when its object changes.
+  (db) => {
+    db.run(stmt("indexer.migration3.create", `CREATE TABLE objects_with_bodies (
+      key TEXT PRIMARY KEY, namespace TEXT NOT NULL, name TEXT NOT NULL, uid TEXT NOT NULL,
+      rv TEXT NOT NULL, seq INTEGER NOT NULL, index_values TEXT, body TEXT NOT NULL)`));
+    const body = tableExists(db, "event_log") ? "(SELECT e.body FROM event_log e WHERE e.seq = o.seq)" : "''";
+    db.run(stmt("indexer.migration3.copy", `INSERT INTO objects_with_bodies SELECT o.key, o.namespace, o.name, o.uid, o.rv, o.seq, o.index_values, ${body} FROM objects o`));
+    db.run(stmt("indexer.migration3.drop", "DROP TABLE objects"));
+    db.run(stmt("indexer.migration3.rename", "ALTER TABLE objects_with_bodies RENAME TO objects"));
+  },
+];
 
-const COLUMNS = `o.key AS key, o.namespace AS namespace, o.name AS name, o.uid AS uid, o.rv AS rv, o.seq AS seq, e.body AS body`;
-const FROM = "FROM objects o JOIN event_log e ON e.seq = o.seq";
+const COLUMNS = `o.key AS key, o.namespace AS namespace, o.name AS name, o.uid AS uid, o.rv AS rv, o.seq AS seq, o.body AS body`;
+const FROM = "FROM objects o";
 
 const GET = stmt("indexer.get", `SELECT ${COLUMNS} ${FROM} WHERE o.key = ?`);
 const getMetaOf = (n: number) => stmt("indexer.getMetaOf", `SELECT key, rv, seq FROM objects WHERE key IN (${list(n)})`);
+const getBodiesOf = (n: number) => stmt("indexer.getBodiesOf", `SELECT key, body FROM objects WHERE key IN (${list(n)})`);
 const HAS = stmt("indexer.has", "SELECT 1 AS present FROM objects WHERE key = ?");
 const COUNT = stmt("indexer.count", "SELECT COUNT(*) AS n FROM objects");
 const ANY = stmt("indexer.any", "SELECT 1 AS present FROM objects LIMIT 1");
@@ -96,7 +113,7 @@ const LIST_NAMESPACE = stmt(
 const LIST_NO_NAMESPACE = stmt("indexer.listNoNamespace", `SELECT ${COLUMNS} ${FROM} WHERE o.namespace = '' AND o.key > ? ORDER BY o.key LIMIT ?`);
 const BY_INDEX = stmt(
   "indexer.byIndex",
-  `SELECT ${COLUMNS} FROM index_entries i JOIN objects o ON o.key = i.key JOIN event_log e ON e.seq = o.seq
+  `SELECT ${COLUMNS} FROM index_entries i JOIN objects o ON o.key = i.key
    WHERE i.index_name = ? AND i.value = ? AND i.key > ? ORDER BY i.key LIMIT ?`,
 );
 const INDEX_KEYS = stmt(
@@ -118,12 +135,12 @@ const INDEX_VALUES_PAGE = stmt(
   "indexer.indexValuesPage",
   "SELECT DISTINCT value FROM index_entries WHERE index_name = ?1 AND (?2 IS NULL OR value > ?2) ORDER BY value LIMIT ?3",
 );
-const OBJECT_COLUMNS = 7;
+const OBJECT_COLUMNS = 8;
 const upsertRows = (rows: number) =>
   stmt(
     "indexer.upsert",
-    `INSERT INTO objects (key, namespace, name, uid, rv, seq, index_values) VALUES ${placeholders(rows, OBJECT_COLUMNS)}
-     ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq, index_values = excluded.index_values`,
+    `INSERT INTO objects (key, namespace, name, uid, rv, seq, index_values, body) VALUES ${placeholders(rows, OBJECT_COLUMNS)}
+     ON CONFLICT (key) DO UPDATE SET uid = excluded.uid, rv = excluded.rv, seq = excluded.seq, index_values = excluded.index_values, body = excluded.body`,
   );
 const deleteKeys = (n: number) => stmt("indexer.delete", `DELETE FROM objects WHERE key IN (${list(n)})`);
 const entriesOf = (n: number) => stmt("indexer.entriesOf", `SELECT key, index_values FROM objects WHERE key IN (${list(n)}) AND index_values IS NOT NULL`);
@@ -155,9 +172,7 @@ export class Indexer implements KnownObjects {
   readonly #indexers: ReadonlyMap<string, string[]>;
 
   /** `key, body, rv, uid` of every cached object, for the FIFO's Replace and Resync. */
-  readonly selectAll = `SELECT o.key AS key, e.body AS body, o.rv AS rv, o.uid AS uid ${FROM}`;
-  /** Correlated check for the event log's retention: event row `e` is some object's current state. */
-  static readonly pinsEventSql = "SELECT 1 FROM objects o WHERE o.key = e.key AND o.seq = e.seq";
+  readonly selectAll = `SELECT o.key AS key, o.body AS body, o.rv AS rv, o.uid AS uid ${FROM}`;
 
   constructor(db: Db, indexers: Record<string, string> = {}) {
     this.#db = db;
@@ -176,13 +191,18 @@ export class Indexer implements KnownObjects {
 
   /** The resourceVersion and log position of each cached key among `keys`, without bodies. */
   getMetaMany(keys: readonly string[]): Map<string, { resourceVersion: string; seq: number }> {
-    const found = new Map<string, { resourceVersion: string; seq: number }>();
-    for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS)) {
-      for (const row of this.#db.all<{ key: string; rv: string; seq: number }>(getMetaOf(chunk.length), ...chunk)) {
-        found.set(row.key, { resourceVersion: row.rv, seq: row.seq });
-      }
-    }
-    return found;
+    const rows = this.#rowsOf<{ key: string; rv: string; seq: number }>(keys, getMetaOf);
+    return new Map(rows.map((row) => [row.key, { resourceVersion: row.rv, seq: row.seq }]));
+  }
+
+  /** The body of each cached key among `keys`. */
+  getBodies(keys: readonly string[]): Map<string, string> {
+    return new Map(this.#rowsOf<{ key: string; body: string }>(keys, getBodiesOf).map((row) => [row.key, row.body]));
+  }
+
+  /** Rows of a `key IN (…)` statement over `keys`, a bound-parameter limit's worth at a time. */
+  #rowsOf<T extends Row>(keys: readonly string[], statement: (n: number) => Statement): T[] {
+    return chunks(keys, MAX_BOUND_PARAMETERS).flatMap((chunk) => this.#db.all<T>(statement(chunk.length), ...chunk));
   }
 
   has(key: string): boolean {
@@ -269,7 +289,7 @@ export class Indexer implements KnownObjects {
       const after = new Set(entries.map(([index, value]) => entryId(index, value)));
       for (const [index, value] of entries) if (!before.has(entryId(index, value))) added.push([index, value, w.key]);
       for (const [index, value] of had.get(w.key) ?? []) if (!after.has(entryId(index!, value!))) removed.push([index!, value!, w.key]);
-      rows.push([w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq, entries.length === 0 ? null : JSON.stringify(entries)]);
+      rows.push([w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq, entries.length === 0 ? null : JSON.stringify(entries), w.body]);
     }
     for (const key of deletes) for (const [index, value] of had.get(key) ?? []) removed.push([index!, value!, key]);
     for (const chunk of chunks(rows, Math.floor(MAX_BOUND_PARAMETERS / OBJECT_COLUMNS))) this.#db.run(upsertRows(chunk.length), ...chunk.flat());
@@ -280,13 +300,8 @@ export class Indexer implements KnownObjects {
 
   /** The [index, value] entries each of `keys` holds now (keys without any are absent). */
   #entriesOfKeys(keys: readonly string[]): Map<string, string[][]> {
-    const had = new Map<string, string[][]>();
-    for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS)) {
-      for (const row of this.#db.all<{ key: string; index_values: string }>(entriesOf(chunk.length), ...chunk)) {
-        had.set(row.key, JSON.parse(row.index_values) as string[][]);
-      }
-    }
-    return had;
+    const rows = this.#rowsOf<{ key: string; index_values: string }>(keys, entriesOf);
+    return new Map(rows.map((row) => [row.key, JSON.parse(row.index_values) as string[][]]));
   }
 
   /**

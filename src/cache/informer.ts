@@ -40,7 +40,7 @@ import {
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
-import { countLogInTx, type InformerMetrics, lastEventAt, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "../metrics/log-counters.ts";
+import { countLogInTx, type InformerMetrics, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "../metrics/log-counters.ts";
 import type { InformerIdentity } from "../metrics/identity.ts";
 import { countersOf, type ErrorReason } from "./reflector-counters.ts";
 import { logStep } from "./reflector-log.ts";
@@ -143,8 +143,9 @@ const COMPACT_BATCH = 2_000;
 
 /** Creates the informer's tables (idempotent; runs on every wake). */
 export function migrateInformer(db: Db): void {
-  migrate(db, "event_log", EVENT_LOG_MIGRATIONS);
+  // The indexer first: it takes its objects' bodies from the per-event log before the log moves to segments.
   migrate(db, "indexer", INDEXER_MIGRATIONS);
+  migrate(db, "event_log", EVENT_LOG_MIGRATIONS);
   migrate(db, "delta_fifo", DELTA_FIFO_MIGRATIONS);
   migrate(db, "informer", INFORMER_MIGRATIONS);
   migrate(db, "cache_progress", CACHE_PROGRESS_MIGRATIONS);
@@ -193,7 +194,7 @@ export class Informer implements ReflectorSink {
     this.#random = random;
     this.#settings = settings;
     this.indexer = new Indexer(db, settings.indexers);
-    this.log = new EventLog(db, Indexer.pinsEventSql);
+    this.log = new EventLog(db);
     this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform), (reason) => this.#recordSkipInTx(reason));
     this.cacheProgress = new CacheProgress(db, () => this.log.bounds().tail, () => this.fifo.isEmpty());
   }
@@ -279,7 +280,7 @@ export class Informer implements ReflectorSink {
   /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
   /** Pops up to `max` keys; returns how many, and the objects added minus those deleted. */
   #popInTx(max: number): { popped: number; objectDelta: number } {
-    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: this.#retransforming() };
+    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: this.#retransforming(), referBack: this.#settings.retention.maxEvents };
     let popped = 0;
     let objectDelta = 0;
     while (popped < max) {
@@ -316,7 +317,7 @@ export class Informer implements ReflectorSink {
     const options = {
       keepFrom: lastRun,
       continuing: false,
-      beforeDelete: () => countLogInTx(this.#db, now),
+      beforeDelete: () => countLogInTx(this.#db, this.log, now),
       deleted: (bytes: number) => logBytesDeletedInTx(this.#db, bytes),
     };
     while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, options))) {
@@ -531,7 +532,7 @@ export class Informer implements ReflectorSink {
    */
   metrics(): InformerMetrics {
     const now = this.#clock.now();
-    const counts = this.#db.transaction(() => countLogInTx(this.#db, now));
+    const counts = this.#db.transaction(() => countLogInTx(this.#db, this.log, now));
     const { memory } = this.#load();
     const progress = this.progress();
     return {
@@ -540,7 +541,7 @@ export class Informer implements ReflectorSink {
       lastErrorReason: memory.lastError === null ? null : (memory.lastErrorReason ?? "Internal"),
       lastErrorAt: memory.lastError === null ? null : (memory.lastErrorAt ?? null),
       ...counts,
-      lastEventAt: lastEventAt(this.#db, progress.eventLog.tail),
+      lastEventAt: this.log.lastEventAt(),
       logBytes: logBytes(this.#db),
       at: now,
     };

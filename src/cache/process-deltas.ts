@@ -8,8 +8,11 @@
  * - Runs inside the pop's transaction and updates the indexer before appending the event, so an
  *   event in the log means the indexer reflects it (DESIGN invariant 2).
  * - A delete is logged even when the key was not cached (as client-go's OnDelete fires); a
- *   tombstone is logged as a delete with `finalStateUnknown` and its last known state. A delete of
- *   a cached key points at the event holding the state it removed (`prevSeq`).
+ *   tombstone is logged as a delete with `finalStateUnknown` and its last known state. Every event
+ *   records the cached state it replaced (`oldBody`): an update's old object, and a delete's for a
+ *   list served as of an earlier position (versioned-list.ts). It refers to the event that holds
+ *   that state while the log can read it and retention will keep it (`referBack`), and is a copy
+ *   (read from the object's row) when the object last changed before that (log-segment.ts).
  * - Sync deltas are logged as `sync` events with the cached state as both old and new.
  * - A popped batch is decided key by key in memory and written with a few multi-row statements
  *   (cached state read in one pass, events and objects written in bulk); the outcome is the same
@@ -27,6 +30,7 @@ import type { KubeObject } from "../kube/types.ts";
 import { type Delta, type PoppedKey, UNCHANGED_BODY } from "./delta-fifo.ts";
 import type { EventLog, NewLogEvent } from "./event-log.ts";
 import type { Indexer, ObjectWrite } from "./indexer.ts";
+import type { StateText } from "./log-segment.ts";
 import { splitKey } from "./keys.ts";
 
 export interface ProcessDeps {
@@ -38,22 +42,35 @@ export interface ProcessDeps {
    * the cached bodies were made by the old one (informer.ts Retransform).
    */
   compareBodies?: boolean;
+  /**
+   * How many of the newest events a replaced state may be referred to in (retention's maxEvents):
+   * older ones are copied, so references hold no segment back by more than a window however far
+   * retention lags. All the readable ones when absent.
+   */
+  referBack?: number;
 }
 
-/** What the cache holds for a key while its deltas are decided. */
+/** What the cache holds for a key while its deltas are decided: the body when it is at hand. */
 interface Current {
   resourceVersion: string;
   seq: number;
-  /** The body when it is at hand (set by this batch); read from the log only if needed. */
   body?: string;
 }
 
 /** Processes a popped batch; returns the objects it added minus those it deleted (CacheProgress counts them). */
 export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps): number {
   const { indexer, log, clock } = deps;
-  const cached = indexer.getMetaMany(batch.map((popped) => popped.key));
+  const cached: Map<string, Current> = indexer.getMetaMany(batch.map((popped) => popped.key));
+  const { head: readable, tail } = log.bounds();
+  const head = Math.max(readable, tail + 1 - (deps.referBack ?? Infinity));
+  let seq = tail + 1;
+  // The states the log no longer holds are copied from the objects' rows (see the contract).
+  const copied = indexer.getBodies([...cached].filter(([, state]) => state.seq < head).map(([key]) => key));
+  for (const [key, body] of copied) cached.get(key)!.body = body;
+  /** The cached state `current`, as an event records it. */
+  const stateOf = (current: Current): StateText => (current.seq >= head ? { seq: current.seq } : current.body!);
+  const bodyOf = (key: string, current: Current): string | null => current.body ?? indexer.get(key)?.body ?? null;
   const at = clock.now();
-  let seq = log.nextSeq();
   const events: NewLogEvent[] = [];
   const upserts: ObjectWrite[] = [];
   const deletes: string[] = [];
@@ -76,8 +93,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
           uid: delta.uid,
           resourceVersion: delta.resourceVersion,
           body: delta.body,
-          // The state it removes: a list served as of an earlier position needs it (versioned-list.ts).
-          prevSeq: current?.seq ?? null,
+          oldBody: current === undefined ? null : stateOf(current),
           initialList: false,
           finalStateUnknown: delta.tombstone,
         });
@@ -98,7 +114,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
           uid: delta.uid,
           resourceVersion: delta.resourceVersion,
           body,
-          prevSeq: null,
+          oldBody: null,
           initialList: isInInitialList,
           finalStateUnknown: false,
         });
@@ -113,21 +129,21 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
           key,
           uid: delta.uid,
           resourceVersion: holder.resourceVersion,
-          body: null,
-          prevSeq: holder.seq,
+          body: stateOf(holder),
+          oldBody: stateOf(holder),
           initialList: false,
           finalStateUnknown: false,
         });
         continue;
       }
-      if (isUnchanged(delta, holder, () => holder.body ?? log.body(holder.seq), deps.compareBodies === true)) continue;
+      if (isUnchanged(delta, holder, () => bodyOf(key, holder), deps.compareBodies === true)) continue;
       const updated = append({
         type: "update",
         key,
         uid: delta.uid,
         resourceVersion: delta.resourceVersion,
         body,
-        prevSeq: holder.seq,
+        oldBody: stateOf(holder),
         initialList: false,
         finalStateUnknown: false,
       });
@@ -143,6 +159,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
         key,
         meta: { namespace, name, uid: state.uid, resourceVersion: state.resourceVersion },
         seq: current.seq,
+        body: state.body!,
         object: () => JSON.parse(state.body!) as KubeObject,
       });
     }

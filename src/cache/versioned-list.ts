@@ -8,7 +8,7 @@
  *   the log's tail `at`. Every later page lists the keys after the previous page's last key as they
  *   were at `at`: a key untouched since holds its cached state; for a key changed since, the first
  *   event after `at` tells its state then (an `add`: absent; an `update`, `sync` or `delete`: the
- *   state it replaced, `prev_seq`). Objects deleted since are therefore still listed,
+ *   state it replaced, which the event carries). Objects deleted since are therefore still listed,
  *   objects added since are not, and nothing appears twice or in two versions.
  * - A token whose events are no longer all retained (retention passed `at`), that lags the log by
  *   more than MAX_CONTINUE_LAG events, or that is of another log incarnation, is expired: the caller
@@ -16,8 +16,8 @@
  *   continue token — or goes on inconsistently from `resumeAfter`, as that server's 410 offers.
  * - Pages are bounded by count and by bytes (MAX_PAGE_BYTES, at least one item); items stay JSON text.
  *
- * Cost: the changes after `at` (without bodies) are read once per page; a state replaced since `at`
- * costs one body read. Bounded by MAX_CONTINUE_LAG. Keys a namespace or a `metadata.name=` /
+ * Cost: the changes after `at` (without bodies) are read once per page; the states replaced since
+ * `at` are read from the segments holding their keys' first changes. Bounded by MAX_CONTINUE_LAG. Keys a namespace or a `metadata.name=` /
  * `metadata.namespace=` selector excludes are skipped unparsed; a namespace with a fixed name reads
  * that one key (what `kubectl get pod x -w` and `kubectl wait` list), as the watch cache indexes by name.
  */
@@ -160,18 +160,14 @@ function* entryAt(indexer: Indexer, key: string, after: string, earlier: Map<str
  * it did not exist then.
  */
 function statesAt(log: EventLog, at: number, after: string, namespace: string | undefined): Map<string, string | null> {
-  const first = new Map<string, { type: string; seq: number; prevSeq: number | null }>();
+  const first = new Map<string, number>();
   for (const change of log.changesAfter(at, MAX_CONTINUE_LAG)) {
     if (change.key <= after || first.has(change.key)) continue;
     if (namespace !== undefined && !change.key.startsWith(`${namespace}/`)) continue;
-    first.set(change.key, change);
+    first.set(change.key, change.seq);
   }
-  const states = new Map<string, string | null>();
-  for (const [key, change] of first) {
-    if (change.type === "add") states.set(key, null);
-    // An update, sync or delete points at the state it replaced; a delete of a key that was only
-    // queued (never cached) has none: it was absent at `at` too.
-    else states.set(key, change.prevSeq === null ? null : log.body(change.prevSeq));
-  }
-  return states;
+  // An add replaced nothing (absent at `at`); an update, sync or delete the state the key had then,
+  // which its event carries; a delete of a key that was only queued (never cached) replaced none either.
+  const replaced = log.replacedStates([...first.values()]);
+  return new Map([...first].map(([key, seq]) => [key, replaced.get(seq) ?? null]));
 }

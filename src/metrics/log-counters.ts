@@ -8,18 +8,20 @@
  *   transaction that adds the counts, and counting runs before retention deletes rows (in the
  *   same transaction: EventLog.compactInTx's `beforeDelete`) and whenever metrics are read —
  *   never per applied batch (a row written per batch, issue 19).
- * - `log_bytes` is the bytes of the bodies of counted events still stored: added as they are
- *   counted, taken off as retention deletes them (`logBytesDeletedInTx`), so reading it reads one row.
+ * - `log_bytes` is the bytes of the segments of counted events still stored (their states and the
+ *   states they replaced): added as they are counted, taken off as retention deletes them
+ *   (`logBytesDeletedInTx`), so reading it reads one row. Counting ends at a segment's end: appends
+ *   are whole segments and counts run between them.
  * - The counts are durable and only grow: Prometheus counters across evictions and restarts; only
  *   deleting the informer (all its storage) resets them.
  * - The series keeps SERIES_MINUTES minutes, keyed by the minute of each event's `at`, so counting
  *   late files events under the minute they happened.
  *
- * Cost: one grouped read of the events since the last count (a primary-key range) and one UPDATE,
- * per scrape and per retention step, never per applied batch. The read touches `event_log`'s `seq`,
- * `type` and `at` only; event-log.ts owns that table and its writes.
+ * Cost: the entries (not the bodies) of the segments since the last count, a page at a time, and one
+ * UPDATE, per scrape and per retention step, never per applied batch. event-log.ts owns the log's
+ * tables: this module reads them through it.
  */
-import type { LogEventType } from "../cache/event-log.ts";
+import type { EventLog, LogEventType } from "../cache/event-log.ts";
 import { type Db, stmt } from "../sql.ts";
 
 export const SERIES_MINUTES = 60;
@@ -30,17 +32,14 @@ export const LOG_COUNTER_MIGRATIONS = [
      id INTEGER PRIMARY KEY CHECK (id = 1), counted_seq INTEGER NOT NULL, events TEXT NOT NULL, minutes TEXT NOT NULL);
    INSERT INTO informer_metrics (id, counted_seq, events, minutes)
      VALUES (1, 0, '{"add":0,"update":0,"delete":0,"sync":0}', '[]')`,
-  // log_bytes: see the contract; the rows already counted, once, when this release first runs.
-  `ALTER TABLE informer_metrics ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0;
-   UPDATE informer_metrics SET log_bytes = (SELECT coalesce(sum(octet_length(body)), 0) FROM event_log WHERE seq <= informer_metrics.counted_seq)`,
+  // log_bytes: see the contract; counted from the segments when this release first runs.
+  `ALTER TABLE informer_metrics ADD COLUMN log_bytes INTEGER NOT NULL DEFAULT 0`,
+  // The log became segments (issue 19): what counted_seq covers is counted again in their bytes.
+  `UPDATE informer_metrics SET log_bytes = (SELECT coalesce(sum(octet_length(bodies)), 0) FROM event_segments WHERE last_seq <= informer_metrics.counted_seq)
+     + (SELECT coalesce(sum(octet_length(p.text)), 0) FROM event_segment_parts p JOIN event_segments s ON s.first_seq = p.first_seq WHERE s.last_seq <= informer_metrics.counted_seq)`,
 ] as const;
 
 const GET = stmt("logCounters.get", "SELECT counted_seq, events, minutes FROM informer_metrics WHERE id = 1");
-const NEW_EVENTS = stmt(
-  "logCounters.newEvents",
-  `SELECT type, at / ${MINUTE_MS} AS minute, count(*) AS n, max(seq) AS last, coalesce(sum(octet_length(body)), 0) AS bytes
-   FROM event_log WHERE seq > ? GROUP BY type, minute`,
-);
 const SET = stmt("logCounters.set", "UPDATE informer_metrics SET counted_seq = ?, events = ?, minutes = ?, log_bytes = log_bytes + ? WHERE id = 1");
 const BYTES_DELETED = stmt("logCounters.bytesDeleted", "UPDATE informer_metrics SET log_bytes = log_bytes - ? WHERE id = 1");
 const LOG_BYTES = stmt("logCounters.bytes", "SELECT log_bytes FROM informer_metrics WHERE id = 1");
@@ -53,23 +52,28 @@ export interface LogCounts {
   minutes: { minute: number; events: number }[];
 }
 
+/** Segments whose entries one read takes while counting. */
+const COUNT_PAGE = 64;
+
 /** Counts the events appended since the last count; inside a transaction. */
-export function countLogInTx(db: Db, now: number): LogCounts {
+export function countLogInTx(db: Db, log: EventLog, now: number): LogCounts {
   const row = db.first<{ counted_seq: number; events: string; minutes: string }>(GET)!;
   const events = JSON.parse(row.events) as EventCounts;
   const byMinute = new Map<number, number>(JSON.parse(row.minutes) as [number, number][]);
-  const fresh = db.all<{ type: LogEventType; minute: number; n: number; last: number; bytes: number }>(NEW_EVENTS, row.counted_seq);
   const oldest = Math.floor(now / MINUTE_MS) - SERIES_MINUTES + 1;
   let counted = row.counted_seq;
   let bytes = 0;
-  for (const { type, minute, n, last, bytes: eventBytes } of fresh) {
-    events[type] = (events[type] ?? 0) + n;
-    bytes += eventBytes;
-    if (minute >= oldest) byMinute.set(minute, (byMinute.get(minute) ?? 0) + n);
-    counted = Math.max(counted, last);
+  for (let read = log.entriesAfter(counted, COUNT_PAGE); read.entries.length > 0; read = log.entriesAfter(counted, COUNT_PAGE)) {
+    for (const { type, at, seq } of read.entries) {
+      events[type] = (events[type] ?? 0) + 1;
+      const minute = Math.floor(at / MINUTE_MS);
+      if (minute >= oldest) byMinute.set(minute, (byMinute.get(minute) ?? 0) + 1);
+      counted = Math.max(counted, seq);
+    }
+    bytes += read.bytes;
   }
   const minutes = [...byMinute].filter(([minute]) => minute >= oldest).sort((a, b) => a[0] - b[0]);
-  if (fresh.length > 0 || minutes.length !== byMinute.size) db.run(SET, counted, JSON.stringify(events), JSON.stringify(minutes), bytes);
+  if (counted > row.counted_seq || minutes.length !== byMinute.size) db.run(SET, counted, JSON.stringify(events), JSON.stringify(minutes), bytes);
   return { events, minutes: minutes.map(([minute, n]) => ({ minute, events: n })) };
 }
 
@@ -80,13 +84,7 @@ export function perMinute(counts: LogCounts, now: number): number[] {
   return Array.from({ length: SERIES_MINUTES }, (_, i) => byMinute.get(current - SERIES_MINUTES + 1 + i) ?? 0);
 }
 
-const LAST_EVENT_AT = stmt("logCounters.lastEventAt", "SELECT at FROM event_log WHERE seq = ?");
-/** When the newest event (`tail`) was appended; null before the first. */
-export function lastEventAt(db: Db, tail: number): number | null {
-  return tail === 0 ? null : (db.first<{ at: number }>(LAST_EVENT_AT, tail)?.at ?? null);
-}
-
-/** Bytes of bodies the log retains, as of the last count (objects' current states included: the indexer points at them). */
+/** Bytes the log's segments hold, as of the last count. */
 export function logBytes(db: Db): number {
   return db.first<{ log_bytes: number }>(LOG_BYTES)!.log_bytes;
 }
@@ -107,12 +105,3 @@ export interface InformerMetrics extends LogCounts {
   at: number;
 }
 
-const EVENT_TIMES = stmt("logCounters.eventTimes", "SELECT seq, at FROM event_log WHERE seq IN (SELECT value FROM json_each(?))");
-
-/** When each of `seqs` was appended, for those still in the log. */
-export function eventTimes(db: Db, seqs: readonly number[]): Record<number, number> {
-  if (seqs.length === 0) return {};
-  const times: Record<number, number> = {};
-  for (const row of db.all<{ seq: number; at: number }>(EVENT_TIMES, JSON.stringify(seqs))) times[row.seq] = row.at;
-  return times;
-}

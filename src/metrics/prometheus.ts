@@ -49,7 +49,7 @@ export const FAMILIES = {
   skipped: family("skipped_objects_total", "counter", "Objects the cache could not hold and skipped."),
   logHead: family("log_head", "gauge", "Oldest event log sequence number still readable."),
   logTail: family("log_tail", "gauge", "Newest event log sequence number."),
-  logBytes: family("log_retained_bytes", "gauge", "Bytes of object bodies the event log retains (the cache's current states included)."),
+  logBytes: family("log_retained_bytes", "gauge", "Bytes the event log's segments store: each retained event's state and the state it replaced."),
   storageBytes: family("storage_bytes", "gauge", "Size of the informer's Durable Object SQLite database."),
   lastEventAge: family("last_event_age_seconds", "gauge", "Seconds since the newest event was appended (sync lag on a busy resource)."),
   lastError: family("last_error_info", "gauge", "The reflector's last error, while it stands, by a bounded reason (always 1)."),

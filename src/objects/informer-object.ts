@@ -36,7 +36,7 @@ import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelS
 import { Db, hasSchema } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
-import { eventTimes, type InformerMetrics } from "../metrics/log-counters.ts";
+import type { InformerMetrics } from "../metrics/log-counters.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 
 /** An informer's metrics with what only its object knows: its name, subscriptions and storage size. */
@@ -192,7 +192,7 @@ export class InformerObject extends DurableObject<Env> {
 
   /** When each of the log's events `seqs` was appended (a subscription's lag in seconds); absent ones are left out. */
   async eventTimes(seqs: number[]): Promise<Result<Record<number, number>>> {
-    return this.#withInformer(() => eventTimes(this.#db, seqs));
+    return this.#withInformer((_, informer) => Object.fromEntries(informer.log.timesOf(seqs)));
   }
 
   async getObject(key: string): Promise<Result<QueryAnswer<string>>> {

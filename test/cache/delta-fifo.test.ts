@@ -12,7 +12,7 @@ import { FakeClock, pod } from "../helpers/fakes.ts";
 /** A FIFO whose known objects are a real indexer, plus helpers to seed the cache and pop. */
 function parts(db: Db) {
   const indexer = new Indexer(db);
-  const log = new EventLog(db, Indexer.pinsEventSql);
+  const log = new EventLog(db);
   const fifo = new DeltaFIFO(db, indexer, makeTransform());
   const clock = new FakeClock();
   return {

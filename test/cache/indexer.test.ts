@@ -10,7 +10,7 @@ const INDEXERS = { byNode: "spec.nodeName", byApp: "metadata.labels.app", byFina
 
 function store(db: Db, indexers: Record<string, string> = INDEXERS) {
   const indexer = new Indexer(db, indexers);
-  const log = new EventLog(db, Indexer.pinsEventSql);
+  const log = new EventLog(db);
   const put = (object: KubeObject) =>
     db.transaction(() => {
       const { namespace = "", name = "", uid = "", resourceVersion = "" } = object.metadata;
@@ -23,12 +23,12 @@ function store(db: Db, indexers: Record<string, string> = INDEXERS) {
         uid,
         resourceVersion,
         body: JSON.stringify(object),
-        prevSeq: null,
+        oldBody: null,
         initialList: false,
         finalStateUnknown: false,
         at: 0,
       }]);
-      indexer.writeInTx([{ key, meta: { namespace, name, uid, resourceVersion }, seq, object: () => object }], []);
+      indexer.writeInTx([{ key, meta: { namespace, name, uid, resourceVersion }, seq, body: JSON.stringify(object), object: () => object }], []);
     });
   const remove = (key: string) => db.transaction(() => indexer.writeInTx([], [key]));
   return { indexer, put, remove };

@@ -20,7 +20,7 @@ function delta(type: Delta["type"], object: KubeObject | null, options: { tombst
 
 function setup(db: Db) {
   const indexer = new Indexer(db, { byNode: "spec.nodeName" });
-  const log = new EventLog(db, Indexer.pinsEventSql);
+  const log = new EventLog(db);
   const deps = { indexer, log, clock: new FakeClock() };
   return {
     indexer,

@@ -101,8 +101,7 @@ describe("sensitive resources", () => {
     const cached = async () => unwrap(await stub.listObjects({ limit: 10 })).value.items.map((text) => JSON.parse(text) as KubeObject);
     // As an earlier release left it: bodies with their data, and no transform version recorded.
     await runInDurableObject(stub, (_, state) => {
-      // A cached object's body is that of the log event that last changed it.
-      state.storage.sql.exec(`UPDATE event_log SET body = json_set(body, '$.data', json('{"token":"c2VjcmV0"}')) WHERE seq IN (SELECT seq FROM objects)`);
+      state.storage.sql.exec(`UPDATE objects SET body = json_set(body, '$.data', json('{"token":"c2VjcmV0"}'))`);
       state.storage.sql.exec("UPDATE informer_spec SET transform_version = 0");
     });
     expect((await cached())[0]).toHaveProperty("data");
@@ -124,7 +123,7 @@ describe("sensitive resources", () => {
       unwrap(await stub.listObjects({ limit: 10 })).value.items.map((text) => (JSON.parse(text) as KubeObject).metadata.annotations?.[SECRET_DATA_KEYS_ANNOTATION]);
     // As release 1 left it: the values dropped, their number not kept.
     await runInDurableObject(stub, (_, state) => {
-      state.storage.sql.exec(`UPDATE event_log SET body = json_remove(body, '$.metadata.annotations') WHERE seq IN (SELECT seq FROM objects)`);
+      state.storage.sql.exec(`UPDATE objects SET body = json_remove(body, '$.metadata.annotations')`);
       state.storage.sql.exec("UPDATE informer_spec SET transform_version = 1");
     });
     expect(await counts()).toEqual([undefined]);

@@ -14,33 +14,39 @@ interface Budget {
 }
 
 const BUDGETS: Record<string, Budget> = {
-  // 3.01 written, 5.88 read (object row 1, its byNode entry 1, event log 1; was 5.02 before the object row kept its entries, so neither the entries' by-key index nor a namespace index is written); target ≤ 2.2 (object + its custom index entry)
-  "list.object": { written: 3.3, read: 6.4 },
-  // 3.0 written, 24 read (event log 1, object 1, the progress row 1: lastSyncRV, the newest mark and the object count in one; was 10.0 before index entries were written only when their values change, the log lost its prev_seq index, and the per-batch rows became one); target ≤ 1.2, goal 1.05
-  "update.batch1": { written: 3.3, read: 26.5 },
-  // 3.05 written, 23.7 read: the same update through the informer's loop (tick), whose per-step checks (an empty
+  // 3.01 written, 2.14 read (object row 1 with its body and its key's index entry 1, its byNode entry 1, the log's segments 0.01: a row
+  // per 256 events; was 5.02, then 3.01 with the object row keeping its entries and a log row per event). Target ≤ 2.2 not met: a
+  // WITHOUT ROWID objects table (no key index: 2.01) made updates ~30% slower to ingest (BENCHMARKS.md "The log as segments")
+  "list.object": { written: 3.3, read: 2.4 },
+  // 3.0 written, 25 read (object 1, and per transaction the log's segment 1 and the progress row 1: lastSyncRV, the newest mark and
+  // the object count in one; was 10.0 before index entries were written only when their values change, the log lost its prev_seq index,
+  // and the per-batch rows became one). The floor of a one-event transaction: the object, and the transaction's two rows (update.batch100)
+  "update.batch1": { written: 3.3, read: 27.5 },
+  // 3.05 written, 25.7 read: the same update through the informer's loop (tick), whose per-step checks (an empty
   // queue, retention, the log's counts) wrote a row or two each before they wrote only what changed
-  "update.loop": { written: 3.35, read: 26 },
-  // 2.01 written, 6.2 read (the progress row shared by 100; was 6.04); target ≤ 1.2, goal 1.05
-  "update.batch100": { written: 2.25, read: 6.8 },
-  // 1.0 written, 12.5 read (the scan of the retained events' references, once per step of the head; was 1.36, 17.6); no target yet
-  "retention.event": { written: 1.1, read: 13.8 },
+  "update.loop": { written: 3.35, read: 28.3 },
+  // 1.02 written, 6.8 read (the object 1; the log's segment and the progress row shared by 100; was 6.04, then 2.01 with a log row
+  // per event); target ≤ 1.2, goal 1.05
+  "update.batch100": { written: 1.12, read: 7.5 },
+  // 0.14 written, 0.97 read (whole segments deleted: here one event a segment, so the head's step of 10 events is a
+  // segment each and the step's UPDATE of the head; was 1.36, 17.6, then 1.0, 12.5 with a row per event); no target
+  "retention.event": { written: 0.16, read: 1.1 },
   // 0.072 written, 0.26 read (per window of 32 acknowledgements: the position's UPDATE with their keys and attempts 1, and per 64 attempts a delivery-log row and its trim 2, the counters 0.3 per 100; was 8.01: delivery log 2 with its trim 1, a delivered key and its index entry 2, outbox put and delete 2, position 1); target ≤ 0.3, goal 0.1
   "delivery.steady": { written: 0.08, read: 0.29 },
-  // 0 written, 7 read (a read that finds the event, and the idle step's read that finds nothing)
-  "delivery.steady.feed": { written: 0, read: 7.7 },
+  // 0 written, 8 read (a read that finds the event, and the idle step's read that finds nothing: the log's bounds, then its segments)
+  "delivery.steady.feed": { written: 0, read: 8.8 },
   // 0.072 written, 0.23 read (the same per window of 32; was 4.21: a delivered key and its index entry 2, delivery log 1, its trim 1); target ≤ 0.3, goal 0.1
   "delivery.burst": { written: 0.08, read: 0.26 },
   // 0 written, 2.02 read
   "delivery.burst.feed": { written: 0, read: 2.3 },
   // 0 written, 0 read (the record is in memory)
   "poll.subscription": { written: 0, read: 1 },
-  // 0 written, 3 read
-  "poll.subscription.feed": { written: 0, read: 3 },
+  // 0 written, 4 read
+  "poll.subscription.feed": { written: 0, read: 4.4 },
   // 0.24 written, 0.56 read (events one a second: the position's UPDATE per ~5 acknowledgements, WINDOW_MS apart, 0.2; the log's rows as above)
   "delivery.paced": { written: 0.27, read: 0.62 },
-  // 0 written, 7 read
-  "delivery.paced.feed": { written: 0, read: 7.7 },
+  // 0 written, 8 read
+  "delivery.paced.feed": { written: 0, read: 8.8 },
   // 0.075 written, 0.23 read (each key not among the last 1,000 delivered: the window's 0.072, and a fold of 1,000 keys into the few segments of 2,000 that they fall in; 2.1 with a row a key, 1.1 with a row a key written in bulk)
   "delivery.distinct": { written: 0.083, read: 0.26 },
   // 0 written, 2.01 read
@@ -51,10 +57,11 @@ const BUDGETS: Record<string, Budget> = {
   "status.informer": { written: 0, read: 10 },
   // 0 written, 14 read (was 2,012); target: no O(objects) rows
   "metrics.informer": { written: 0, read: 16 },
-  // 1 written, ~4,010 read: it counts the events appended since the last count (here the setup's 4,000; a scrape
-  // reads what arrived since the one before), once, where a count ran with every watch step and wrote a row per
-  // batch; the log's bytes are kept as they change (was 2,000 read per scrape); target: no O(objects) rows
-  "metrics.informer.minute": { written: 1, read: 4_415 },
+  // 1 written, 37 read: it counts the events appended since the last count (here the setup's 4,000, in 23 segments; a
+  // scrape reads what arrived since the one before) from the segments' entries, once, where a count ran with every watch
+  // step and wrote a row per batch; the log's bytes are kept as they change (was 2,000 read per scrape, then ~4,010 with
+  // a log row per event); target: no O(objects) rows
+  "metrics.informer.minute": { written: 1, read: 41 },
   // 0 written, 2 read
   "cron.informer": { written: 0, read: 3 },
   // 0 written, 1,007 read for 500 objects (a page reads its limit and one more at once; was 2,004: a batch of 500, then another to prove more follow)

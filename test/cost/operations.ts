@@ -51,7 +51,8 @@ const BOOKMARKS_PER_SESSION = 8;
 const IDLE_SESSIONS = 4;
 /** Events of the watch session measured through the informer's loop (30 ms apart: kept short). */
 const LOOP_EVENTS = 64;
-const LOG_ROWS = stmt("cost.logRows", "SELECT count(*) AS n FROM event_log");
+/** Events the log stores (segments hold runs of them). */
+const LOG_ROWS = stmt("cost.logEvents", "SELECT coalesce(sum(last_seq - first_seq + 1), 0) AS n FROM event_segments");
 const SECRET = `whsec_${btoa("a cost test secret, 32 bytes long")}`;
 
 export type CostObject = "informer" | "subscription";
