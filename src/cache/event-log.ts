@@ -227,16 +227,24 @@ export class EventLog {
     return logBounds(head, next_seq);
   }
 
-  /** Events after `after`, oldest first, at most `limit`. */
-  read(after: number, limit: number): ReadResult {
+  /**
+   * Events after `after`, oldest first, at most `limit`, and no more once their bodies reach
+   * `maxUnits` UTF-16 units (at least one event): a read holds about that and a segment, however big
+   * the objects (issue 20: memory is shared by the objects of an isolate).
+   */
+  read(after: number, limit: number, maxUnits = Number.POSITIVE_INFINITY): ReadResult {
     const bounds = this.bounds();
     const from = Math.max(after, bounds.head - 1);
     const events: LogEvent[] = [];
+    let units = 0;
     for (const row of this.#segmentsAfter(from)) {
-      if (events.length >= limit) break;
-      const room = limit - events.length;
-      let taken = 0;
-      events.push(...this.#segment(row).events((seq) => seq > from && taken++ < room, this.#resolve));
+      let room = limit - events.length;
+      if (room <= 0 || units >= maxUnits) break;
+      for (const event of this.#segment(row).events((seq) => seq > from && room-- > 0, this.#resolve)) {
+        if (events.length > 0 && units >= maxUnits) break;
+        units += (event.object?.length ?? 0) + (event.oldObject?.length ?? 0);
+        events.push(event);
+      }
     }
     return { expired: after + 1 < bounds.head, bounds, events };
   }

@@ -413,7 +413,8 @@ export class InformerObject extends DurableObject<Env> {
    */
   async readLog(after: number, limit: number, subscriber?: string): Promise<Result<ReadResult>> {
     return this.#withInformer((_, informer) => {
-      const read = informer.log.read(after, clampLimit(limit));
+      // Read no more than the answer may hold: the log stops decoding there (then trimmed exactly).
+      const read = informer.log.read(after, clampLimit(limit), MAX_FEED_BYTES);
       const events = withinBytes(read.events, (e) => (e.object?.length ?? 0) + (e.oldObject?.length ?? 0));
       const caughtUp = (events.at(-1)?.seq ?? after) >= read.bounds.tail;
       if (subscriber !== undefined && caughtUp) this.#waiting?.add(subscriber);

@@ -181,6 +181,16 @@ describe("EventLog", () => {
       expect(s.log.read(SEGMENT_EVENTS - 1, 3).events.map((e) => e.seq)).toEqual([SEGMENT_EVENTS, SEGMENT_EVENTS + 1, SEGMENT_EVENTS + 2]);
     }));
 
+  it("stops a read once its events' bodies reach the bound, with at least one event", () =>
+    withDb((db) => {
+      const s = setup(db);
+      s.changeAll(Array.from({ length: 50 }, (_, i): [string, string] => [`k${i}`, String(i + 1)]), 0);
+      const size = s.log.read(0, 1).events[0]!.object!.length;
+      expect(s.log.read(0, 50, 10 * size).events).toHaveLength(10);
+      expect(s.log.read(0, 50, 1).events.map((e) => e.seq)).toEqual([1]);
+      expect(s.log.read(45, 50, 10 * size).events.map((e) => e.seq)).toEqual([46, 47, 48, 49, 50]);
+    }));
+
   it("stores an event too big for one row over several, never cutting a surrogate pair, and reads it back whole", () =>
     withDb((db) => {
       const log = new EventLog(db);
