@@ -56,6 +56,8 @@ export default defineConfig({
                 // The key before the last rotation: rows sealed with it still open (and are sealed anew).
                 ENCRYPTION_KEY_PREVIOUS: "test-previous-encryption-key-of-32-characters",
                 ALLOW_UNAUTHENTICATED: "true",
+                // Tests read /metrics right after each change: no snapshot kept (its own tests set it).
+                METRICS_SNAPSHOT_SECONDS: "0",
               },
             },
           }),

@@ -49,6 +49,8 @@ export interface Env {
   ENCRYPTION_KEY_PREVIOUS?: string;
   /** Set by `npm start` (scripts/dev.mjs): /healthz echoes it, so the script knows it polls the Worker it started. */
   DEV_RUN_ID?: string;
+  /** Seconds a /metrics or status-page snapshot is served before another is collected: 0–300, default 15 (src/metrics/snapshot-cache.ts). */
+  METRICS_SNAPSHOT_SECONDS?: string;
   /** Lowest log level written: debug, info (default), warn or error (src/log.ts). */
   LOG_LEVEL?: string;
 }

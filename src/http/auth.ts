@@ -63,8 +63,14 @@ export async function permitRole(c: Context<AppEnv>, role: Role): Promise<Princi
 
 /** Whether the caller may see `cluster` in a listing that spans clusters; throws when it may read nothing. */
 export async function readableClusters(c: Context<AppEnv>): Promise<(cluster: string) => boolean> {
+  return (await readableScope(c)).readable;
+}
+
+/** readableClusters, and a name for that scope: callers of one scope may share what was read for it. */
+export async function readableScope(c: Context<AppEnv>): Promise<{ readable: (cluster: string) => boolean; scope: string }> {
   const principal = await permitRole(c, "read");
-  return (cluster) => mayAccess(principal, cluster);
+  const scope = principal.clusters === "*" ? "*" : JSON.stringify([...principal.clusters].sort());
+  return { readable: (cluster) => mayAccess(principal, cluster), scope };
 }
 
 /** Guards a read of the route's cluster. */

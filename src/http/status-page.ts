@@ -16,10 +16,10 @@ import { secureHeaders } from "hono/secure-headers";
 import * as z from "zod/mini";
 import { ApiError, unwrap } from "../errors.ts";
 import { errorText, logger } from "../log.ts";
-import { collect } from "../metrics/collect.ts";
 import { subscriptionIdentity } from "../metrics/identity.ts";
 import type { AppEnv } from "./app-env.ts";
-import { permit, permitRole, principalOf, readableClusters } from "./auth.ts";
+import { permit, permitRole, principalOf, readableScope } from "./auth.ts";
+import { metricsSnapshot } from "./metrics-snapshot.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
 
@@ -61,9 +61,9 @@ export const statusRoutes = new Hono<AppEnv>()
   .use("/", pageHeaders)
   .use("/status/*", pageHeaders)
   .get("/", async (c) => {
-    const readable = await orChallenge(c, "edge-informer", () => readableClusters(c));
+    const readable = await orChallenge(c, "edge-informer", () => readableScope(c));
     if (readable instanceof Response) return readable;
-    const snapshot = await collect(c.env, Date.now, readable);
+    const snapshot = await metricsSnapshot(c, readable);
     if (!(c.req.header("accept") ?? "").includes("text/html")) return c.json(snapshot);
     const page = await renderStatusPage(snapshot, notice(c.req.query()));
     return c.html(page, 200, { "cache-control": "no-store" });

@@ -100,7 +100,8 @@ async function launch(bundleDir: string, persist: string, logPath: string, vars:
   const port = await freePort();
   const inspectorPort = await freePort();
   const logFd = openSync(logPath, "w");
-  const args = [WRANGLER, ...wranglerDevArgs({ config: join(bundleDir, "wrangler.toml"), port, inspectorPort, persist, vars })];
+  // The suites read /metrics and the status page right after each change: no snapshot kept unless a test asks.
+  const args = [WRANGLER, ...wranglerDevArgs({ config: join(bundleDir, "wrangler.toml"), port, inspectorPort, persist, vars: { METRICS_SNAPSHOT_SECONDS: "0", ...vars } })];
   const child = spawn(process.execPath, args, { cwd: bundleDir, env: WRANGLER_ENV, detached: true, stdio: ["ignore", logFd, logFd] });
   closeSync(logFd);
   track(child);
