@@ -16,6 +16,8 @@ import { Webhook } from "standardwebhooks";
 export const SECRET_PREFIX = "whsec_";
 /** 24 random bytes: 192 bits, as Standard Webhooks recommends (at least 24, at most 64). */
 export const SECRET_BYTES = 24;
+/** The most a signer keeps for the bytes it signs (bodies up to ~21 KB of JSON). */
+export const KEPT_SCRATCH_BYTES = 64 * 1024;
 
 export interface SignedHeaders {
   "content-type": "application/json";
@@ -42,16 +44,26 @@ export function newSecret(randomBytes: (length: number) => Uint8Array): string {
 export class DeliverySigner {
   #current = new KeyCache();
   #previous = new KeyCache();
-  /** The signed bytes, reused: `subtle.sign` copies its input when called, before any await below. */
+  /**
+   * The signed bytes, reused up to KEPT_SCRATCH_BYTES: `subtle.sign` copies its input when called,
+   * before any await below. A bigger body gets a buffer of its own, dropped after the call: one large
+   * batch must not leave every subscription object of an isolate holding megabytes (issue 20).
+   */
   #scratch: Uint8Array<ArrayBuffer> = new Uint8Array(16 * 1024);
+
+  /** The bytes the signer keeps between calls (a budget tests assert). */
+  get heldBytes(): number {
+    return this.#scratch.byteLength;
+  }
 
   /** UTF-8 of `prefix` + `body`, without building the joined string. */
   #signedBytes(prefix: string, body: string): Uint8Array<ArrayBuffer> {
     const most = (prefix.length + body.length) * 3; // UTF-8: at most 3 bytes per UTF-16 unit
-    if (this.#scratch.length < most) this.#scratch = new Uint8Array(most);
-    const head = encoder.encodeInto(prefix, this.#scratch).written;
-    const tail = encoder.encodeInto(body, this.#scratch.subarray(head)).written;
-    return this.#scratch.subarray(0, head + tail);
+    if (this.#scratch.length < most && most <= KEPT_SCRATCH_BYTES) this.#scratch = new Uint8Array(most);
+    const into = most <= this.#scratch.length ? this.#scratch : new Uint8Array(most);
+    const head = encoder.encodeInto(prefix, into).written;
+    const tail = encoder.encodeInto(body, into.subarray(head)).written;
+    return into.subarray(0, head + tail);
   }
 
   async sign(secret: string, id: string, timestampSeconds: number, body: string, previousSecret?: string): Promise<SignedHeaders> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { eventId } from "../../src/delivery/event-id.ts";
-import { DeliverySigner, SECRET_BYTES, newSecret, signDelivery } from "../../src/delivery/sign.ts";
+import { DeliverySigner, KEPT_SCRATCH_BYTES, SECRET_BYTES, newSecret, signDelivery } from "../../src/delivery/sign.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -62,6 +62,16 @@ describe("DeliverySigner", () => {
       const both = i === 0 ? `${expected} ${signDelivery(old, "evt_0", 1_700_000_000, bodies[0]!)["webhook-signature"]}` : expected;
       expect(headers["webhook-signature"]).toBe(both);
     });
+  });
+
+  it("keeps at most 64 KiB between calls, however big a body it signed", async () => {
+    const signer = new DeliverySigner();
+    const big = `{"data":"${"\u00e9".repeat(1_000_000)}"}`;
+    expect(await signer.sign(SECRET, "evt_big", 1, big)).toEqual(signDelivery(SECRET, "evt_big", 1, big));
+    expect(signer.heldBytes).toBeLessThanOrEqual(KEPT_SCRATCH_BYTES);
+    const small = '{"b":"' + "y".repeat(10_000) + '"}';
+    expect(await signer.sign(SECRET, "evt_small", 1, small)).toEqual(signDelivery(SECRET, "evt_small", 1, small));
+    expect(signer.heldBytes).toBeLessThanOrEqual(KEPT_SCRATCH_BYTES);
   });
 
   it("imports a changed secret again", async () => {
