@@ -125,4 +125,41 @@ describe("CacheProgress", () => {
       expect(rowsOf(() => expect(inf.cacheProgress.lastMarkBelow(30_001)).toBe(30_000))).toBeLessThanOrEqual(10);
       expect(rowsOf(() => expect(inf.cacheProgress.highestRv()).toBe(newest.rv))).toBeLessThanOrEqual(10);
     }));
+
+  it("places a watch from every RV where a scan of the marks would, through relists, bookmarks and compaction", () =>
+    withDb(async (db) => {
+      const inf = new Informer(
+        db,
+        informerSettings(parseInformerSpec({ resource: "pods", retention: { maxEvents: 3_000, maxAgeSeconds: 3600 } }, "progress")),
+        new FakeClock(),
+        () => 0.5,
+      );
+      // What positionOf did before the binary search: scan the marks in log order up to the first made above the RV.
+      const scanned = (rv: string) => {
+        const marks = inf.cacheProgress.marksFrom(inf.log.bounds().head - 1);
+        let found: { seq: number; rv: string } | undefined;
+        for (const mark of marks) {
+          if (BigInt(mark.firstRv) > BigInt(rv)) break;
+          found = mark;
+        }
+        if (found === undefined || inf.fromEarlierServer(rv, marks.at(-1)!.rv)) return "expired";
+        return BigInt(rv) <= BigInt(found.rv) ? { after: found.seq } : { after: found.seq, skipUpTo: rv };
+      };
+      let rv = 100;
+      for (let round = 0; round < 60; round++) {
+        const chunk = Array.from({ length: 1 + (round % 7) * 40 }, (_, i) => modified(`p${i % 50}`, String(++rv)));
+        inf.applyWatch(chunk, String(rv));
+        if (round % 4 === 1) inf.applyWatch([], String((rv += 3))); // a bookmark
+        if (round % 3 === 2) {
+          inf.beginList();
+          inf.stage(Array.from({ length: 30 }, (_, i) => pod({ name: `p${i}`, rv: String(rv - i) })));
+          inf.commitList(String((rv += 2)), { state: { kind: "watching" }, memory: initialMemory });
+          await inf.processQueue();
+        }
+        inf.compactLog();
+      }
+      expect(inf.log.bounds().head).toBeGreaterThan(1); // compaction dropped marks too
+      expect(storedMarks(db).length).toBeGreaterThan(5);
+      for (let at = 90; at <= rv + 3; at++) expect(inf.positionOf(String(at)), String(at)).toEqual(scanned(String(at)));
+    }));
 });
