@@ -17,9 +17,13 @@
  *   moves its `rv` on and keeps `first_rv`: the cache there is complete at every RV between.
  * - The object count changes in the transaction that adds or deletes objects, so it always equals
  *   the objects table's size: status and metrics read one row, not every object.
+ * - Marks' RVs (first and last) grow with their position, within one API server (a move to another
+ *   forgets them, forgetMarksInTx; a relist over a populated cache is a quorum read, reflector.ts),
+ *   so a watch from an RV is placed by a binary search over positions (`markForWatch`): a lookup by
+ *   primary key a probe, O(log n) rows read and no index to write (review B8: it read every mark).
  */
 import { compareResourceVersions } from "../kube/resource-version.ts";
-import { type Db, stmt } from "../sql.ts";
+import { type Db, type Statement, stmt } from "../sql.ts";
 
 /** Events a run of watch-only transactions spans before its end is kept as a mark of its own. */
 export const MARK_SPACING = 1_000;
@@ -62,9 +66,13 @@ const STORED_AROUND = stmt(
           (SELECT MIN(seq) FROM rv_marks WHERE seq > ?1) AS first_after`,
 );
 const LAST_STORED_BELOW = stmt("progress.lastStoredBelow", "SELECT MAX(seq) AS seq FROM rv_marks WHERE seq < ?");
+const STORED_AT_OR_AFTER = stmt(
+  "progress.storedAtOrAfter",
+  "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq LIMIT 1",
+);
+const LAST_STORED = stmt("progress.lastStored", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks ORDER BY seq DESC LIMIT 1");
 const STORED_FROM = stmt("progress.storedFrom", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const DROP_STORED_BELOW = stmt("progress.dropStoredBelow", "DELETE FROM rv_marks WHERE seq < ?");
-const HIGHEST_STORED = stmt("progress.highestStored", "SELECT rv FROM rv_marks ORDER BY length(rv) DESC, rv DESC LIMIT 1");
 const FORGET_STORED = stmt("progress.forgetStored", "DELETE FROM rv_marks");
 
 type StateRow = {
@@ -198,15 +206,51 @@ export class CacheProgress {
     return newest !== undefined && newest.seq >= seq ? [...stored, { seq: newest.seq, rv: newest.rv, firstRv: newest.firstRv }] : stored;
   }
 
+  /**
+   * For a watch from `resourceVersion`: the last mark at or after `from` first made at or below it
+   * (undefined when none is), and the last mark at or after `from`. What a scan of `marksFrom(from)`
+   * up to the first mark first made above the RV finds, given that marks' RVs grow with position.
+   */
+  markForWatch(resourceVersion: string, from: number): { found: Mark | undefined; last: Mark | undefined } {
+    const newest = newestOf(this.#state());
+    const lastStored = this.#storedMark(LAST_STORED);
+    const inRange = (m: Mark | undefined) => (m !== undefined && m.seq >= from ? m : undefined);
+    const last = inRange(newest === undefined ? lastStored : { seq: newest.seq, rv: newest.rv, firstRv: newest.firstRv });
+    if (last === undefined) return { found: undefined, last: undefined };
+    const atOrBelow = (m: Mark) => compareResourceVersions(m.firstRv, resourceVersion) <= 0;
+    if (atOrBelow(last)) return { found: last, last };
+    // Binary search over positions [lo, hi] for the last kept mark first made at or below the RV:
+    // each probe reads the first kept mark at or after the middle (one row, by primary key).
+    let found: Mark | undefined;
+    let lo = from;
+    let hi = inRange(lastStored)?.seq ?? from - 1;
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      const mark = this.#storedMark(STORED_AT_OR_AFTER, mid)!; // hi is a kept mark's position
+      if (atOrBelow(mark)) {
+        found = mark;
+        lo = mark.seq + 1;
+      } else {
+        hi = mid - 1; // none between mid and mark.seq
+      }
+    }
+    return { found, last };
+  }
+
+  #storedMark(s: Statement, ...bindings: unknown[]): Mark | undefined {
+    const row = this.#db.first<{ seq: number; rv: string; first_rv: string }>(s, ...bindings);
+    return row === undefined ? undefined : { seq: row.seq, rv: row.rv, firstRv: row.first_rv };
+  }
+
   /** Drops the marks before the last one below `head` (a watch from that one starts at the head). */
   compactInTx(head: number): void {
     const keep = this.lastMarkBelow(head);
     if (keep > 0) this.#db.run(DROP_STORED_BELOW, keep);
   }
 
-  /** The highest RV any mark holds ("" when none). */
+  /** The highest RV any mark holds ("" when none): the last kept one's or the newest's (see the contract). */
   highestRv(): string {
-    const stored = this.#db.first<{ rv: string }>(HIGHEST_STORED)?.rv ?? "";
+    const stored = this.#storedMark(LAST_STORED)?.rv ?? "";
     const newest = newestOf(this.#state())?.rv ?? "";
     return compareResourceVersions(stored, newest) >= 0 ? stored : newest;
   }

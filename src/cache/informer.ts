@@ -45,6 +45,7 @@ import type { InformerIdentity } from "../metrics/identity.ts";
 import { countersOf, type ErrorReason } from "./reflector-counters.ts";
 import { logStep } from "./reflector-log.ts";
 import { logger } from "../log.ts";
+import { DEFAULT_STORAGE_CEILING_BYTES, type StorageVerdict, storageVerdict } from "./storage-ceiling.ts";
 
 /** What the informer needs of its spec (config.ts validates the full spec). */
 export interface InformerSettings {
@@ -52,6 +53,11 @@ export interface InformerSettings {
   transform: TransformSpec;
   retention: Retention;
   reflector: ReflectorOptions;
+  /**
+   * The object's database size (sql.databaseSize) and the ceiling past which the log's retention
+   * shrinks (storage-ceiling.ts; default 70% of the 10 GB limit, lower in tests). None: never measured.
+   */
+  storage?: { bytes: () => number; ceilingBytes?: number };
 }
 
 export type WatchStateName = "idle" | "listing" | "watching" | "sleeping" | "backoff";
@@ -171,6 +177,8 @@ export class Informer implements ReflectorSink {
   /** The log's tail and its last mark as last announced through `onAppended`. */
   #announced = 0;
   #announcedMark = 0;
+  /** Whether retention was last applied shrunk (storage-ceiling.ts): a warn line when it starts, not every slice. */
+  #storageShrunk = false;
   /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
   readonly #identity: InformerIdentity | undefined;
 
@@ -312,6 +320,12 @@ export class Informer implements ReflectorSink {
    */
   compactLog(): void {
     const now = this.#clock.now();
+    const storage = this.storage();
+    if ((storage.shrunk !== null) !== this.#storageShrunk) {
+      this.#storageShrunk = storage.shrunk !== null;
+      if (storage.shrunk !== null) logger.warn("storage ceiling: event log retention shrunk", { ...this.#identity, reason: storage.shrunk, bytes: storage.bytes, ceilingBytes: storage.ceilingBytes, maxEvents: storage.retention.maxEvents });
+      else logger.info("storage back under its ceiling: configured retention", { ...this.#identity, bytes: storage.bytes, ceilingBytes: storage.ceilingBytes });
+    }
     const lastRun = this.cacheProgress.lastMarkBelow(this.log.bounds().tail) + 1;
     // Metrics count events from the log: before retention deletes any (log-counters.ts), in its transaction.
     const options = {
@@ -320,11 +334,23 @@ export class Informer implements ReflectorSink {
       beforeDelete: () => countLogInTx(this.#db, this.log, now),
       deleted: (bytes: number) => logBytesDeletedInTx(this.#db, bytes),
     };
-    while (this.#db.transaction(() => this.log.compactInTx(now, this.#settings.retention, COMPACT_BATCH, options))) {
+    while (this.#db.transaction(() => this.log.compactInTx(now, storage.retention, COMPACT_BATCH, options))) {
       options.continuing = true; // a full batch was deleted: more may be left
     }
     // Keep the last mark before the head: a watch from it starts at the head.
     this.#db.transaction(() => this.cacheProgress.compactInTx(this.log.bounds().head));
+  }
+
+  /** The database's size against its ceiling, and the retention that applies (storage-ceiling.ts). */
+  storage(): StorageVerdict {
+    const measureLog = () => {
+      // The log's bytes decide how much to keep: count the events appended since the last count first.
+      this.#db.transaction(() => countLogInTx(this.#db, this.log, this.#clock.now()));
+      const { head, tail } = this.log.bounds();
+      return { logBytes: logBytes(this.#db), retainedEvents: Math.max(0, tail - head + 1) };
+    };
+    const storage = this.#settings.storage;
+    return storageVerdict(storage?.bytes() ?? 0, measureLog, storage?.ceilingBytes ?? DEFAULT_STORAGE_CEILING_BYTES, this.#settings.retention);
   }
 
   /**
@@ -335,13 +361,9 @@ export class Informer implements ReflectorSink {
    */
   positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired" {
     const { head } = this.log.bounds();
-    const marks = this.cacheProgress.marksFrom(head - 1);
-    let found: { seq: number; rv: string } | undefined;
-    for (const mark of marks) {
-      if (compareResourceVersions(mark.firstRv, resourceVersion) > 0) break;
-      found = mark;
-    }
-    if (found === undefined || this.fromEarlierServer(resourceVersion, marks.at(-1)!.rv)) return "expired";
+    // A binary search over the marks (cache-progress.ts), O(log n) rows read, not a scan of all (review B8).
+    const { found, last } = this.cacheProgress.markForWatch(resourceVersion, head - 1);
+    if (found === undefined || this.fromEarlierServer(resourceVersion, last!.rv)) return "expired";
     // Within a mark's RVs (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
     return compareResourceVersions(resourceVersion, found.rv) <= 0 ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
   }
@@ -543,6 +565,7 @@ export class Informer implements ReflectorSink {
       ...counts,
       lastEventAt: this.log.lastEventAt(),
       logBytes: logBytes(this.#db),
+      storage: this.storage(),
       at: now,
     };
   }

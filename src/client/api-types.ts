@@ -82,6 +82,13 @@ export interface InformerStatus {
   lastError: string | null;
   /** The oldest readable and the newest event sequence numbers. */
   eventLog: { head: number; tail: number };
+  /**
+   * The informer's SQLite database (`bytes`, what `sql.databaseSize` reports) against the ceiling
+   * past which the event log's retention shrinks (70% of the platform's 10 GB per object);
+   * `maxEvents` the retention in force; `retentionShrunk` why it is below the configured one, null
+   * while under the ceiling.
+   */
+  storage: { bytes: number; ceilingBytes: number; maxEvents: number; retentionShrunk: string | null };
   subscriptions: number;
 }
 

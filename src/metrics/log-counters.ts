@@ -102,6 +102,8 @@ export interface InformerMetrics extends LogCounts {
   lastErrorAt: number | null;
   lastEventAt: number | null;
   logBytes: number;
+  /** The database's size against its ceiling and whether retention is shrunk (cache/storage-ceiling.ts). */
+  storage: import("../cache/storage-ceiling.ts").StorageVerdict;
   at: number;
 }
 

@@ -51,6 +51,9 @@ export const FAMILIES = {
   logTail: family("log_tail", "gauge", "Newest event log sequence number."),
   logBytes: family("log_retained_bytes", "gauge", "Bytes the event log's segments store: each retained event's state and the state it replaced."),
   storageBytes: family("storage_bytes", "gauge", "Size of the informer's Durable Object SQLite database."),
+  storageCeiling: family("storage_ceiling_bytes", "gauge", "Size of the informer's database past which the event log's retention shrinks (70% of the 10 GB per-object limit)."),
+  retentionShrunk: family("retention_shrunk", "gauge", "1 while the database is over its ceiling and the event log keeps fewer events than configured, else 0."),
+  retentionMaxEvents: family("retention_max_events", "gauge", "Events the event log's retention keeps: the configured maxEvents, or fewer while retention is shrunk."),
   lastEventAge: family("last_event_age_seconds", "gauge", "Seconds since the newest event was appended (sync lag on a busy resource)."),
   lastError: family("last_error_info", "gauge", "The reflector's last error, while it stands, by a bounded reason (always 1)."),
   lastErrorTime: family("last_error_timestamp_seconds", "gauge", "When the last error that still stands happened (unix seconds)."),
@@ -101,6 +104,9 @@ export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at:
   out.sample(F.logTail, labels, p.eventLog.tail);
   out.sample(F.logBytes, labels, m.logBytes);
   out.sample(F.storageBytes, labels, m.storageBytes);
+  out.sample(F.storageCeiling, labels, m.storage.ceilingBytes);
+  out.sample(F.retentionShrunk, labels, m.storage.shrunk === null ? 0 : 1);
+  out.sample(F.retentionMaxEvents, labels, m.storage.retention.maxEvents);
   out.sample(F.sqlRowsWritten, labels, m.sqlRows.written);
   out.sample(F.sqlRowsRead, labels, m.sqlRows.read);
   if (m.lastEventAt !== null) out.sample(F.lastEventAge, labels, Math.max(0, (at - m.lastEventAt) / 1000));

@@ -27,6 +27,7 @@ import { openConnection, sameConnection } from "../clusters/sealed-connection.ts
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { TRANSFORM_VERSION } from "../cache/transform.ts";
+import { type StorageStatus, storageStatus } from "../cache/storage-ceiling.ts";
 import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
@@ -76,6 +77,7 @@ export interface InformerStatus {
   relists: number;
   lastError: string | null;
   eventLog: { head: number; tail: number };
+  storage: StorageStatus;
   subscriptions: number;
 }
 
@@ -572,8 +574,8 @@ export class InformerObject extends DurableObject<Env> {
     const settings = informerSettings(spec);
     return new Informer(
       this.#db,
-      // An open `/k8s` watch keeps the informer awake (cache/watch-windows.ts).
-      { ...settings, reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0 } },
+      // An open `/k8s` watch keeps the informer awake (cache/watch-windows.ts); the database's size bounds retention (cache/storage-ceiling.ts).
+      { ...settings, reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0 }, storage: { bytes: () => this.ctx.storage.sql.databaseSize } },
       systemClock,
       systemRandom,
       (tail) => {
@@ -665,6 +667,7 @@ export class InformerObject extends DurableObject<Env> {
       relists: progress.relists,
       lastError: progress.lastError,
       eventLog: progress.eventLog,
+      storage: storageStatus(informer.storage()),
       subscriptions: this.#subscribers.count(),
     };
   }

@@ -2,7 +2,8 @@
  * CacheProgress (src/cache/cache-progress.ts) through a real informer: one row a watch chunk for
  * lastSyncRV, the newest mark and the object count; watch-only runs merged into marks at most
  * MARK_SPACING apart; a relist's run never merged with a watch run, so a watch from an RV of the
- * watch run before it still gets the relist's objects of older RVs; the count always the table's.
+ * watch run before it still gets the relist's objects of older RVs; the count always the table's;
+ * a watch start from an RV placed by a binary search, its rows read logarithmic in the marks kept.
  */
 import { describe, expect, it } from "vitest";
 import { MARK_SPACING } from "../../src/cache/cache-progress.ts";
@@ -11,7 +12,7 @@ import { initialMemory } from "../../src/cache/reflector.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import type { WatchEvent } from "../../src/kube/types.ts";
 import type { Db } from "../../src/sql.ts";
-import { withDb } from "../helpers/db.ts";
+import { withCountedDb, withDb } from "../helpers/db.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 
 function informer(db: Db) {
@@ -87,5 +88,78 @@ describe("CacheProgress", () => {
         expect(inf.progress().objects, `round ${round}`).toBe(objectRows(db));
       }
       expect(objectRows(db)).toBeGreaterThan(0);
+    }));
+
+  it("places a watch from any RV among 20,000 kept marks reading O(log n) rows, not every mark (issue 4/5 item 6, B8)", () =>
+    withCountedDb((db, rowsRead) => {
+      const inf = informer(db);
+      const MARKS = 20_000;
+      // Mark i at seq 3i covers RVs 1,000,000 + 2i - 1 .. 1,000,000 + 2i; the last one is the newest (state row).
+      const marks = Array.from({ length: MARKS }, (_, k) => ({ seq: 3 * (k + 1), firstRv: String(1_000_000 + 2 * (k + 1) - 1), rv: String(1_000_000 + 2 * (k + 1)) }));
+      db.run(
+        { name: "test.fillMarks", text: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+          INSERT INTO rv_marks (seq, rv, first_rv) SELECT 3 * i, CAST(1000000 + 2 * i AS TEXT), CAST(1000000 + 2 * i - 1 AS TEXT) FROM n` },
+        MARKS - 1,
+      );
+      const newest = marks.at(-1)!;
+      db.run({ name: "test.newestMark", text: "UPDATE informer_state SET mark_seq = ?, mark_rv = ?, mark_first_rv = ?, cache_rv = ?, last_sync_rv = ? WHERE id = 1" }, newest.seq, newest.rv, newest.firstRv, newest.rv, newest.rv);
+      // What positionOf's contract gives, from the marks in memory: after the last one first made at or below the RV.
+      const expected = (rv: string) => {
+        const found = marks.filter((m) => BigInt(m.firstRv) <= BigInt(rv)).at(-1);
+        if (found === undefined) return "expired";
+        return BigInt(rv) <= BigInt(found.rv) ? { after: found.seq } : { after: found.seq, skipUpTo: rv };
+      };
+      const rvs = ["999", "1000000", "1000001", "1000002", "1000003", "1012345", "1012346", "1024999", "1039999", "1040000", "1040001", "1040002", "1040005", "99999999"];
+      for (const rv of rvs) {
+        const before = rowsRead();
+        expect(inf.positionOf(rv), rv).toEqual(expected(rv));
+        expect(rowsRead() - before, `rows read for ${rv}`).toBeLessThanOrEqual(100);
+      }
+      // The other reads of the marks are lookups by primary key too.
+      const rowsOf = (read: () => unknown) => {
+        const before = rowsRead();
+        read();
+        return rowsRead() - before;
+      };
+      expect(rowsOf(() => expect(inf.boundaryAfter(30_000, 1_000)).toBe(30_999))).toBeLessThanOrEqual(10);
+      expect(rowsOf(() => expect(inf.cacheProgress.lastMarkBelow(30_001)).toBe(30_000))).toBeLessThanOrEqual(10);
+      expect(rowsOf(() => expect(inf.cacheProgress.highestRv()).toBe(newest.rv))).toBeLessThanOrEqual(10);
+    }));
+
+  it("places a watch from every RV where a scan of the marks would, through relists, bookmarks and compaction", () =>
+    withDb(async (db) => {
+      const inf = new Informer(
+        db,
+        informerSettings(parseInformerSpec({ resource: "pods", retention: { maxEvents: 3_000, maxAgeSeconds: 3600 } }, "progress")),
+        new FakeClock(),
+        () => 0.5,
+      );
+      // What positionOf did before the binary search: scan the marks in log order up to the first made above the RV.
+      const scanned = (rv: string) => {
+        const marks = inf.cacheProgress.marksFrom(inf.log.bounds().head - 1);
+        let found: { seq: number; rv: string } | undefined;
+        for (const mark of marks) {
+          if (BigInt(mark.firstRv) > BigInt(rv)) break;
+          found = mark;
+        }
+        if (found === undefined || inf.fromEarlierServer(rv, marks.at(-1)!.rv)) return "expired";
+        return BigInt(rv) <= BigInt(found.rv) ? { after: found.seq } : { after: found.seq, skipUpTo: rv };
+      };
+      let rv = 100;
+      for (let round = 0; round < 60; round++) {
+        const chunk = Array.from({ length: 1 + (round % 7) * 40 }, (_, i) => modified(`p${i % 50}`, String(++rv)));
+        inf.applyWatch(chunk, String(rv));
+        if (round % 4 === 1) inf.applyWatch([], String((rv += 3))); // a bookmark
+        if (round % 3 === 2) {
+          inf.beginList();
+          inf.stage(Array.from({ length: 30 }, (_, i) => pod({ name: `p${i}`, rv: String(rv - i) })));
+          inf.commitList(String((rv += 2)), { state: { kind: "watching" }, memory: initialMemory });
+          await inf.processQueue();
+        }
+        inf.compactLog();
+      }
+      expect(inf.log.bounds().head).toBeGreaterThan(1); // compaction dropped marks too
+      expect(storedMarks(db).length).toBeGreaterThan(5);
+      for (let at = 90; at <= rv + 3; at++) expect(inf.positionOf(String(at)), String(at)).toEqual(scanned(String(at)));
     }));
 });

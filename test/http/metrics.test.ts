@@ -75,6 +75,9 @@ describe("GET /metrics", () => {
     expect(value(metrics, "edge_informer_log_head", informer)).toBe(1);
     expect(value(metrics, "edge_informer_log_retained_bytes", informer)).toBeGreaterThan(0);
     expect(value(metrics, "edge_informer_storage_bytes", informer)).toBeGreaterThan(0);
+    expect(value(metrics, "edge_informer_storage_ceiling_bytes", informer)).toBe(7_000_000_000);
+    expect(value(metrics, "edge_informer_retention_shrunk", informer)).toBe(0);
+    expect(value(metrics, "edge_informer_retention_max_events", informer)).toBe(100_000);
     expect(value(metrics, "edge_informer_last_event_age_seconds", informer)).toBeGreaterThanOrEqual(0);
     expect(value(metrics, "edge_informer_subscriptions", informer)).toBe(2);
     expect(value(metrics, "edge_informer_watch_state", { ...informer, state: "watching" })).toBe(1);

@@ -1,0 +1,144 @@
+/**
+ * The storage ceiling (src/cache/storage-ceiling.ts): the policy as a function of what is measured,
+ * then through a real informer over a real Durable Object's SQLite with a low ceiling injected —
+ * retention shrinks, the log's head moves, the database gets smaller, and the status, the metrics
+ * and a warn line say so (review B10).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Informer, migrateInformer } from "../../src/cache/informer.ts";
+import {
+  DEFAULT_STORAGE_CEILING_BYTES,
+  MIN_SHRUNK_EVENTS,
+  STORAGE_LIMIT_BYTES,
+  storageStatus,
+  storageVerdict,
+} from "../../src/cache/storage-ceiling.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { renderMetrics } from "../../src/metrics/prometheus.ts";
+import { Db } from "../../src/sql.ts";
+import { FakeClock, pod } from "../helpers/fakes.ts";
+
+const configured = { maxEvents: 100_000, maxAgeSeconds: 3600 };
+const MB = 1_000_000;
+
+describe("storageVerdict", () => {
+  it("keeps the configured retention at and under the ceiling (70% of the 10 GB per-object limit by default)", () => {
+    expect(DEFAULT_STORAGE_CEILING_BYTES).toBe(0.7 * STORAGE_LIMIT_BYTES);
+    for (const bytes of [0, 5 * MB, 7_000 * MB]) {
+      expect(storageVerdict(bytes, () => ({ logBytes: bytes / 2, retainedEvents: 50_000 }), 7_000 * MB, configured)).toEqual({
+        bytes,
+        ceilingBytes: 7_000 * MB,
+        retention: configured,
+        shrunk: null,
+      });
+    }
+    // Under the ceiling the log is not measured: a status or a compaction reads no row for it.
+    const unmeasured = () => {
+      throw new Error("measured under the ceiling");
+    };
+    expect(storageVerdict(7_000 * MB, unmeasured, 7_000 * MB, configured).shrunk).toBeNull();
+  });
+
+  it("over the ceiling keeps the share of the log's events that brings the size back to it", () => {
+    // 1,000 MB over, a log of 4,000 MB holding 80,000 events: keep three quarters of them.
+    const verdict = storageVerdict(8_000 * MB, () => ({ logBytes: 4_000 * MB, retainedEvents: 80_000 }), 7_000 * MB, configured);
+    expect(verdict.retention).toEqual({ maxEvents: 60_000, maxAgeSeconds: 3600 });
+    expect(verdict.shrunk).toMatch(/over its ceiling of 7000000000 .*shrunk to 60000 events \(configured 100000\)/);
+    expect(storageStatus(verdict)).toEqual({ bytes: 8_000 * MB, ceilingBytes: 7_000 * MB, maxEvents: 60_000, retentionShrunk: verdict.shrunk });
+  });
+
+  it("never shrinks below MIN_SHRUNK_EVENTS, and says when the cache itself is too large", () => {
+    // The log is smaller than the excess: all of it would go, the floor stays.
+    const cacheTooLarge = storageVerdict(9_000 * MB, () => ({ logBytes: 100 * MB, retainedEvents: 5_000 }), 7_000 * MB, configured);
+    expect(cacheTooLarge.retention.maxEvents).toBe(MIN_SHRUNK_EVENTS);
+    expect(storageVerdict(9_000 * MB, () => ({ logBytes: 0, retainedEvents: 0 }), 7_000 * MB, configured).retention.maxEvents).toBe(MIN_SHRUNK_EVENTS);
+    // Already at the floor: retention cannot shrink, the verdict still says the database is over.
+    const atFloor = storageVerdict(9_000 * MB, () => ({ logBytes: 100 * MB, retainedEvents: 900 }), 7_000 * MB, { maxEvents: 1_000, maxAgeSeconds: 60 });
+    expect(atFloor.retention.maxEvents).toBe(1_000);
+    expect(atFloor.shrunk).toMatch(/already at its minimum of 1000 events: the cache itself is too large/);
+  });
+
+  it("never keeps more than configured, however small the excess", () => {
+    const verdict = storageVerdict(7_000 * MB + 1, () => ({ logBytes: 4_000 * MB, retainedEvents: 500_000 }), 7_000 * MB, configured);
+    expect(verdict.retention.maxEvents).toBe(configured.maxEvents);
+    expect(verdict.shrunk).not.toBeNull();
+  });
+});
+
+describe("the storage ceiling through an informer", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("shrinks the log's retention past a low injected ceiling, and status, metrics and a warn line say so", () =>
+    runInDurableObject(env.INFORMER.getByName(`ceiling-${crypto.randomUUID()}`), async (_instance, state) => {
+      const warnings: string[] = [];
+      vi.spyOn(console, "warn").mockImplementation((line: unknown) => void warnings.push(String(line)));
+      const db = new Db(state.storage);
+      migrateInformer(db);
+      let ceilingBytes = Number.MAX_SAFE_INTEGER;
+      const spec = parseInformerSpec({ resource: "pods", retention: { maxEvents: 100_000 } }, "ceiling");
+      const make = () =>
+        new Informer(db, { ...informerSettings(spec), storage: { bytes: () => state.storage.sql.databaseSize, ceilingBytes } }, new FakeClock(), () => 0.5, undefined, {
+          cluster: "default",
+          informer: "ceiling",
+        });
+      // 4,000 updates of 20 pods, each body about 2 KB: the log is most of the database.
+      const pad = "x".repeat(2_000);
+      const inf = make();
+      let rv = 0;
+      for (let chunk = 0; chunk < 40; chunk++) {
+        const events = Array.from({ length: 100 }, (_, i) => ({ type: "MODIFIED" as const, object: pod({ name: `p${i % 20}`, rv: String(++rv), labels: { pad } }) }));
+        inf.applyWatch(events, String(rv));
+      }
+      inf.compactLog();
+      expect(inf.log.bounds()).toEqual({ head: 1, tail: 4_000 }); // the configured retention keeps everything
+      expect(inf.storage().shrunk).toBeNull();
+      expect(warnings).toEqual([]);
+
+      // The ceiling at half the database: the log keeps what fits.
+      const before = state.storage.sql.databaseSize;
+      ceilingBytes = Math.floor(before / 2);
+      const low = make();
+      const verdict = low.storage();
+      expect(verdict.shrunk).toMatch(/event log retention shrunk to \d+ events \(configured 100000\)/);
+      expect(verdict.retention.maxEvents).toBeLessThan(4_000);
+      expect(verdict.retention.maxEvents).toBeGreaterThanOrEqual(MIN_SHRUNK_EVENTS);
+      // The status and what /metrics renders from the informer's metrics, while over the ceiling.
+      expect(storageStatus(low.storage())).toEqual({ bytes: before, ceilingBytes, maxEvents: verdict.retention.maxEvents, retentionShrunk: verdict.shrunk });
+      const metrics = low.metrics();
+      expect(metrics.storage).toEqual(verdict);
+      const text = renderMetrics({
+        at: Date.now(),
+        clusters: [],
+        errors: 0,
+        informers: [
+          {
+            identity: { cluster: "default", informer: "ceiling" },
+            metrics: { ...metrics, name: "ceiling", resource: "pods", subscriptions: [], storageBytes: state.storage.sql.databaseSize, sqlRows: db.rows.totals() },
+            subscriptions: [],
+          },
+        ],
+      });
+      const labels = '{cluster="default",informer="ceiling"}';
+      expect(text).toContain(`edge_informer_storage_bytes${labels} ${before}`);
+      expect(text).toContain(`edge_informer_storage_ceiling_bytes${labels} ${ceilingBytes}`);
+      expect(text).toContain(`edge_informer_retention_shrunk${labels} 1`);
+      expect(text).toContain(`edge_informer_retention_max_events${labels} ${verdict.retention.maxEvents}`);
+
+      // Compaction applies it: the head moves past what no longer fits, and the database shrinks.
+      low.compactLog();
+      const { head, tail } = low.log.bounds();
+      expect(tail).toBe(4_000);
+      expect(tail - head + 1).toBeLessThanOrEqual(verdict.retention.maxEvents);
+      expect(state.storage.sql.databaseSize).toBeLessThan(before);
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: "warn", msg: "storage ceiling: event log retention shrunk", informer: "ceiling", ceilingBytes });
+      low.compactLog(); // once a slice's informer, not at every compaction
+      expect(warnings).toHaveLength(1);
+
+      // Once the ceiling is over the database again, the configured retention applies and is reported.
+      ceilingBytes = Number.MAX_SAFE_INTEGER;
+      expect(storageStatus(make().storage())).toMatchObject({ ceilingBytes, maxEvents: 100_000, retentionShrunk: null });
+    }));
+});
