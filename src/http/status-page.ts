@@ -22,6 +22,7 @@ import type { AppEnv } from "./app-env.ts";
 import { permit, permitRole, principalOf, readableClusters } from "./auth.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
+import { knownSubscription } from "./known-subscription.ts";
 
 /** Dead letters one click redelivers at most (oldest first; it stops at the first the endpoint refuses). */
 export const REDELIVER_PER_CLICK = 20;
@@ -78,8 +79,10 @@ export const statusRoutes = new Hono<AppEnv>()
     });
     if (allowed instanceof Response) return allowed;
     const { id } = c.req.valid("param");
+    // An unknown id is a 404 before its object is addressed (known-subscription.ts).
+    if (!(await knownSubscription(c.env, id))) throw new ApiError("NotFound", "subscription not found");
     const stub = c.env.SUBSCRIPTION.getByName(id);
-    // An unknown id is a 404. The log lines name the subscription's cluster and informer too.
+    // The log lines name the subscription's cluster and informer too.
     const who = subscriptionIdentity(unwrap(await stub.metrics()));
     await permit(c, "admin", who.cluster);
     // (The RPC type of a dead letter, which carries its event as JSON, resolves to unknown.)

@@ -4,8 +4,9 @@
  * in the creation answer only; no other answer carries it.
  *
  * Every list is a page bounded by count and by size, with `continue` when more follow (#7.18). A
- * malformed id is a 400 before any Durable Object is touched; an unknown one a 404 that leaves no
- * storage behind (the object creates its tables only when a subscription is created, #7.17).
+ * malformed id is a 400 and an unknown one a 404, both before any Durable Object is touched: ids
+ * are looked up in the factory's index (known-subscription.ts), which a creation writes before the
+ * object and a deletion clears after it (#7.17).
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
@@ -25,6 +26,8 @@ import { nameParam, paramMatching } from "./informers.ts";
 import { describeInvalid, jsonBody, limitBody, validate } from "./validate.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { informerAddress } from "./known-informer.ts";
+import { forgetSubscription, knownSubscription, rememberSubscription } from "./known-subscription.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
@@ -78,7 +81,7 @@ function statusFor(c: Context<AppEnv>, status: SubscriptionStatus): Subscription
 
 /**
  * Guards `/subscriptions/{id}/…`: the caller may `role` on the subscription's cluster. The id is
- * checked (400) before its object is asked which cluster it follows (404 when there is none), and
+ * checked (400), then looked up in the factory's index (404 when unknown, its object untouched), and
  * a caller who may do nothing of the kind is refused before either.
  */
 function onSubscription(role: Role): MiddlewareHandler<AppEnv> {
@@ -86,7 +89,8 @@ function onSubscription(role: Role): MiddlewareHandler<AppEnv> {
     await permitRole(c, role);
     const parsed = idParam.safeParse({ id: c.req.param("id") });
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
-    const address = unwrap(await c.env.SUBSCRIPTION.getByName(parsed.data.id).address());
+    const address = await knownSubscription(c.env, parsed.data.id);
+    if (!address) throw new ApiError("NotFound", "subscription not found");
     await permit(c, role, address.cluster);
     return next();
   };
@@ -102,8 +106,14 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     async (c) => {
       const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env));
       const id = newSubscriptionId();
-      const created = unwrap(await c.env.SUBSCRIPTION.getByName(id).create(id, informerAddress(c), spec));
-      return c.json(created, 201, { location: `/subscriptions/${id}` });
+      const address = informerAddress(c);
+      const factory = c.env.FACTORY.getByName(FACTORY_NAME);
+      // Indexed first: a subscription must never exist unindexed (its routes would answer 404).
+      await factory.indexSubscription(id, address);
+      const created = await c.env.SUBSCRIPTION.getByName(id).create(id, address, spec);
+      if (!created.ok) await factory.unindexSubscription(id);
+      else rememberSubscription(id, address);
+      return c.json(unwrap(created), 201, { location: `/subscriptions/${id}` });
     },
   )
   .get("/:name/subscriptions", requireRead, validate("param", nameParam), validate("query", pageQuery(MAX_LIST_SUBSCRIPTIONS)), async (c) => {
@@ -131,7 +141,12 @@ export const subscriptionRoutes = new Hono<AppEnv>()
     return c.json(statusFor(c, unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).status())));
   })
   .delete("/:id", onSubscription("admin"), validate("param", idParam), async (c) => {
-    const outcome = await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).destroy();
+    const id = c.req.valid("param").id;
+    const outcome = await c.env.SUBSCRIPTION.getByName(id).destroy();
+    if (outcome !== "declared") {
+      forgetSubscription(id);
+      await c.env.FACTORY.getByName(FACTORY_NAME).unindexSubscription(id);
+    }
     if (outcome === "declared") {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS (wrangler.toml): remove it there");
     }

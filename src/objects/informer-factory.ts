@@ -34,6 +34,7 @@ import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretB
 import type { Env } from "../env.ts";
 import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
+import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
 
@@ -88,6 +89,8 @@ export interface ClusterView {
 
 export class InformerFactory extends DurableObject<Env> {
   #registry!: InformerRegistry;
+  /** Which informer each subscription follows (delivery/subscription-registry.ts), so unknown ids touch no object. */
+  #subscriptions!: SubscriptionRegistry;
   /** Recent probe answers by cluster and connection (clusterHealth). Memory only. */
   readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
   /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
@@ -98,6 +101,7 @@ export class InformerFactory extends DurableObject<Env> {
     setLogLevel(env.LOG_LEVEL);
     ctx.blockConcurrencyWhile(async () => {
       this.#registry = new InformerRegistry(new Db(ctx.storage));
+      this.#subscriptions = new SubscriptionRegistry(new Db(ctx.storage));
     });
   }
 
@@ -148,8 +152,39 @@ export class InformerFactory extends DurableObject<Env> {
     const subscriptions = await this.#stub(address).destroy();
     // A subscription without its informer has nothing to follow: delete them with it.
     await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy(true)));
+    for (const id of subscriptions) this.#subscriptions.delete(id);
     this.#registry.delete(address);
     return ok(null);
+  }
+
+  /**
+   * The informer subscription `id` follows: `absent` when there is no such subscription, `unindexed`
+   * when that cannot be told yet (the one-time copy into the index could not reach every informer;
+   * the caller asks the subscription's object then, as before the index).
+   */
+  async subscription(id: string): Promise<InformerAddress | "absent" | "unindexed"> {
+    const found = this.#subscriptions.get(id);
+    if (found) return found;
+    if (!this.#subscriptions.complete() && !(await this.#exclusive(() => this.#backfillSubscriptions()))) return "unindexed";
+    return this.#subscriptions.get(id) ?? "absent";
+  }
+
+  /** Records a subscription before its object is created (a leftover entry is harmless; a missing one would hide it). */
+  async indexSubscription(id: string, informer: InformerAddress): Promise<void> {
+    this.#subscriptions.put(id, { cluster: informer.cluster, name: informer.name });
+  }
+
+  /** Forgets a subscription after its object was deleted. */
+  async unindexSubscription(id: string): Promise<void> {
+    this.#subscriptions.delete(id);
+  }
+
+  #backfillSubscriptions(): Promise<boolean> {
+    if (this.#subscriptions.complete()) return Promise.resolve(true);
+    return backfillSubscriptions(this.#subscriptions, this.#registry.list(), async (informer) => {
+      const ids = await this.#stub(informer).subscriberIds();
+      return ids.ok ? ids.value : undefined;
+    });
   }
 
   /** Whether a cluster exists: the default one always does. */
@@ -401,6 +436,7 @@ export class InformerFactory extends DurableObject<Env> {
         }
         checkEndpointUrl(subscription.url, webhookUrlPolicy(this.env));
         const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
+        this.#subscriptions.put(id, spec);
         const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
         if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
       } catch (error) {
@@ -414,6 +450,7 @@ export class InformerFactory extends DurableObject<Env> {
     for (const id of ids.ok ? ids.value : []) {
       if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec, ""))) continue;
       if ((await this.env.SUBSCRIPTION.getByName(id).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
+      this.#subscriptions.delete(id);
     }
   }
 
@@ -431,6 +468,8 @@ export class InformerFactory extends DurableObject<Env> {
       logger.warn("re-armed a stopped informer", informerIdentity(informer));
       rearmed.push(informerObjectName(informer));
     }
+    // Soon after an upgrade, so lookups of unknown subscriptions stop reaching objects.
+    await this.#exclusive(() => this.#backfillSubscriptions());
     return rearmed;
   }
 
