@@ -37,6 +37,7 @@ import { Db } from "../sql.ts";
 import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
+import type { RegistryAnswer } from "../http/registry-snapshot.ts";
 
 export const FACTORY_NAME = "factory";
 
@@ -93,6 +94,13 @@ export class InformerFactory extends DurableObject<Env> {
   #subscriptions!: SubscriptionRegistry;
   /** Recent probe answers by cluster and connection (clusterHealth). Memory only. */
   readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
+  /**
+   * The registry's version (registry()): this instance's random epoch and its count of registry
+   * writes. Memory only: a new instance starts a new epoch, so isolates reload rather than trust a
+   * count that restarted.
+   */
+  readonly #epoch = crypto.randomUUID();
+  #writes = 0;
   /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
   #changes: Promise<unknown> = Promise.resolve();
 
@@ -126,12 +134,29 @@ export class InformerFactory extends DurableObject<Env> {
     const connection = apiUrl !== undefined ? { ok: true as const, value: { server: apiUrl } } : this.#connectionOf(spec.cluster);
     if (!connection.ok) return connection;
     const configured = await this.#stub(spec).configure(spec, connection.value);
-    if (configured.ok) this.#registry.put(spec, source, Date.now());
+    if (configured.ok) this.#written(this.#registry.put(spec, source, Date.now()));
     return configured;
   }
 
   async get(address: InformerAddress | string): Promise<RegisteredInformer | undefined> {
     return this.#registry.get(asAddress(address));
+  }
+
+  /**
+   * The registry as isolates cache it (http/registry-snapshot.ts): its version, and unless that is
+   * `since`, every informer and cluster name (never a connection). Comparing versions is the cheap
+   * call an isolate makes about once a second.
+   */
+  async registry(since?: string): Promise<RegistryAnswer> {
+    const version = `${this.#epoch}:${this.#writes}`;
+    if (since === version) return { version, unchanged: true };
+    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...this.#registry.listClusters().map((c) => c.name)] };
+  }
+
+  /** Counts a registry write (bumps the version isolates compare); passes its result through. */
+  #written<T>(result: T): T {
+    this.#writes++;
+    return result;
   }
 
   /** Every informer, or those of one cluster. */
@@ -153,7 +178,7 @@ export class InformerFactory extends DurableObject<Env> {
     // A subscription without its informer has nothing to follow: delete them with it.
     await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy(true)));
     for (const id of subscriptions) this.#subscriptions.delete(id);
-    this.#registry.delete(address);
+    this.#written(this.#registry.delete(address));
     return ok(null);
   }
 
@@ -264,7 +289,7 @@ export class InformerFactory extends DurableObject<Env> {
       // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
       const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
       if (!sealed.ok) return sealed;
-      this.#registry.putCluster(name, sealed.value, "api", Date.now());
+      this.#written(this.#registry.putCluster(name, sealed.value, "api", Date.now()));
       // Even when the stored connection is unchanged: a retry must reach the informers an earlier
       // attempt did not (configure is a no-op for the ones that have it).
       if (existing) await this.#reconnect(name, sealed.value);
@@ -291,7 +316,7 @@ export class InformerFactory extends DurableObject<Env> {
         return fail("Conflict", `informers of cluster '${name}' are declared in INFORMERS (${declared.map((i) => i.name).join(", ")}): remove them there first`);
       }
       for (const informer of informers) unwrap(await this.#remove(informer, "api"));
-      this.#registry.deleteCluster(name);
+      this.#written(this.#registry.deleteCluster(name));
       return ok(null);
     });
   }
@@ -364,7 +389,7 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`CLUSTERS: ${full}`);
         continue;
       }
-      this.#registry.putCluster(name, connection, "config", Date.now());
+      this.#written(this.#registry.putCluster(name, connection, "config", Date.now()));
       result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
       if (existing) await this.#reconnect(name, connection);
     }
@@ -377,7 +402,7 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`${informerObjectName(spec)}: ${configured.error.message}`);
         continue;
       }
-      this.#registry.put(spec, "config", Date.now());
+      this.#written(this.#registry.put(spec, "config", Date.now()));
       (existing ? result.updated : result.added).push(informerObjectName(spec));
     }
     const shared = sharedSecretBindings(specs);
@@ -399,7 +424,7 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`CLUSTERS: cluster '${cluster.name}' was removed but informers use it (${users.map((i) => i.name).join(", ")}): it stays until they are deleted`);
         continue;
       }
-      this.#registry.deleteCluster(cluster.name);
+      this.#written(this.#registry.deleteCluster(cluster.name));
       result.clusters.push(`${cluster.name} removed`);
     }
     for (const error of result.errors) {
