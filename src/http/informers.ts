@@ -36,7 +36,7 @@ export const informerRoutes = new Hono<AppEnv>()
     const registered = await c.env.FACTORY.getByName(FACTORY_NAME).list(clusterOf(c));
     const statuses = await Promise.all(
       registered.map(async (informer) => {
-        const status = await informerStub(c.env, informer).status();
+        const status = await informerStub(c.env, informer, c.get("placement")).status();
         return status.ok ? status.value : undefined;
       }),
     );
@@ -62,7 +62,7 @@ export const informerRoutes = new Hono<AppEnv>()
     },
   )
   .get("/:name", requireRead, validate("param", nameParam), async (c) => {
-    const status = unwrap(await informerStub(c.env, informerAddress(c)).status());
+    const status = unwrap(await informerStub(c.env, informerAddress(c), c.get("placement")).status());
     return c.json(status);
   })
   .delete("/:name", requireAdmin, validate("param", nameParam), async (c) => {

@@ -41,7 +41,7 @@ import type { AppEnv } from "./app-env.ts";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
 import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
-import { isKnownCluster } from "./known-informer.ts";
+import { clusterPlacement, isKnownCluster } from "./known-informer.ts";
 import { registryCache, registrySource } from "./registry-snapshot.ts";
 import { isReviewPath } from "../k8s/access-review.ts";
 import { requireMetadataTarget } from "../k8s/metadata-only.ts";
@@ -80,7 +80,7 @@ async function served(c: K8sContext, fresh = false): Promise<ServedResource[]> {
   const list = await servedResources(
     snapshot.informers.filter((informer) => informer.cluster === cluster),
     async (name) => {
-      const described = await clusterInformerStub(c.env, { cluster, name }).resourceDescription();
+      const described = await clusterInformerStub(c.env, { cluster, name }, snapshot.placements[cluster]).resourceDescription();
       if (described.ok && described.value) return described.value;
       undescribed = true;
       return undefined;
@@ -175,6 +175,7 @@ async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Prom
   const cluster = c.req.param("cluster") ?? "";
   if (!isClusterName(cluster)) throw statusErrors.badRequest(`invalid cluster name ${JSON.stringify(cluster)}: a cluster name is ${CLUSTER_NAME_RULE}`);
   if (!(await isKnownCluster(c.env, cluster))) throw statusErrors.unknownCluster(cluster);
+  c.set("placement", await clusterPlacement(c.env, cluster));
   await next();
 }
 
@@ -319,7 +320,7 @@ function included(value: string | undefined): IncludeObject {
 const isTrue = (value: string | undefined) => value !== undefined && value !== "0" && value.toLowerCase() !== "false";
 
 function informerStub(c: K8sContext, served: ServedResource) {
-  return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer });
+  return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer }, c.get("placement"));
 }
 
 async function getObject(

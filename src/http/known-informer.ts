@@ -15,6 +15,7 @@ import * as z from "zod/mini";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName, isClusterName } from "../clusters/cluster.ts";
 import { ApiError } from "../errors.ts";
 import { registryCache, registrySource } from "./registry-snapshot.ts";
+import type { Placement } from "../clusters/placement.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
@@ -32,6 +33,12 @@ function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
   return (c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin)(c, next);
 }
 
+/** Where `cluster`'s objects live, from this isolate's registry snapshot; none for the default cluster. */
+export async function clusterPlacement(env: AppEnv["Bindings"], cluster: string): Promise<Placement> {
+  if (cluster === DEFAULT_CLUSTER) return {};
+  return (await registryCache.snapshot(registrySource(env))).placements[cluster] ?? {};
+}
+
 /** Whether `cluster` is registered, from this isolate's registry snapshot (registry-snapshot.ts). */
 export async function isKnownCluster(env: AppEnv["Bindings"], cluster: string): Promise<boolean> {
   if (cluster === DEFAULT_CLUSTER) return true;
@@ -45,6 +52,7 @@ export const requireKnownCluster: MiddlewareHandler<AppEnv> = async function req
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
     const cluster = parsed.data.cluster;
     if (!(await isKnownCluster(c.env, cluster))) throw new ApiError("NotFound", `cluster '${cluster}' not found`);
+    c.set("placement", await clusterPlacement(c.env, cluster));
     await next();
   });
 };
@@ -59,6 +67,7 @@ export const requireKnownInformer: MiddlewareHandler<AppEnv> = async function re
       s.informers.some((i) => i.cluster === address.cluster && i.name === address.name) || undefined,
     );
     if (!known) throw new ApiError("NotFound", `${describeInformer(address)} not found`);
+    c.set("placement", await clusterPlacement(c.env, address.cluster));
     await next();
   });
 };

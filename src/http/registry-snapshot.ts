@@ -16,6 +16,7 @@
  *   one started under CHECK_EVERY_MS ago other requests use the snapshot they have.
  */
 import type { RegisteredInformer } from "../cache/informer-registry.ts";
+import type { Placement } from "../clusters/placement.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 
 /** The registry as the factory hands it to isolates: never a cluster's connection. */
@@ -24,6 +25,8 @@ export interface RegistrySnapshot {
   informers: RegisteredInformer[];
   /** Every cluster's name, the default one included. */
   clusters: string[];
+  /** Each cluster's placement (clusters/placement.ts), where it has one. */
+  placements: Record<string, Placement>;
 }
 
 /** InformerFactory.registry's answer: the snapshot, or only its version when the caller has it. */

@@ -128,7 +128,7 @@ async function readCluster(
   const deadline = new Promise<ClusterRead>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, why: `no answer within ${SEARCH_DEADLINE.ms} ms` }), SEARCH_DEADLINE.ms);
   });
-  const read = informerStub(env, address)
+  const read = informerStub(env, address, (await registryCache.snapshot(registrySource(env))).placements[address.cluster])
     .searchAt(query, from)
     .then((result): ClusterRead => {
       if (!result.ok) return { ok: false, why: result.error.message };

@@ -25,7 +25,8 @@ import {
 } from "../clusters/cluster.ts";
 import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { fetchOpenApi, type UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
-import { informerStub } from "../clusters/stubs.ts";
+import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
+import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, type Placement, placementOf, subscriptionPlacementRefusal } from "../clusters/placement.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
@@ -86,6 +87,9 @@ export interface ClusterView {
   /** Which credentials exist (`token`, `secret:<name>`), never their values. */
   credentials: string[];
   informers: number;
+  /** Where its objects live (clusters/placement.ts), when set. */
+  locationHint?: LocationHint;
+  jurisdiction?: Jurisdiction;
 }
 
 export class InformerFactory extends DurableObject<Env> {
@@ -150,7 +154,9 @@ export class InformerFactory extends DurableObject<Env> {
   async registry(since?: string): Promise<RegistryAnswer> {
     const version = `${this.#epoch}:${this.#writes}`;
     if (since === version) return { version, unchanged: true };
-    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...this.#registry.listClusters().map((c) => c.name)] };
+    const clusters = this.#registry.listClusters();
+    const placements = Object.fromEntries(clusters.map((c) => [c.name, placementOf(c.connection)]).filter(([, p]) => Object.keys(p as Placement).length > 0));
+    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)], placements };
   }
 
   /** Counts a registry write (bumps the version isolates compare); passes its result through. */
@@ -176,7 +182,7 @@ export class InformerFactory extends DurableObject<Env> {
     }
     const subscriptions = await this.#stub(address).destroy();
     // A subscription without its informer has nothing to follow: delete them with it.
-    await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy(true)));
+    await Promise.all(subscriptions.map((id) => this.#subscriptionStub(id, address.cluster).destroy(true)));
     for (const id of subscriptions) this.#subscriptions.delete(id);
     this.#written(this.#registry.delete(address));
     return ok(null);
@@ -227,6 +233,7 @@ export class InformerFactory extends DurableObject<Env> {
       source,
       credentials: publicConnection(name, connection, this.env).credentials,
       informers: counts.get(name) ?? 0,
+      ...placementOf(connection),
     });
     return [
       view(DEFAULT_CLUSTER, defaultConnection(this.env), "environment"),
@@ -286,6 +293,8 @@ export class InformerFactory extends DurableObject<Env> {
       const existing = this.#registry.getCluster(name);
       const full = existing ? undefined : this.#tooManyClusters(name);
       if (full) return fail("Conflict", full);
+      const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), this.#registry.list(name).length);
+      if (moved) return fail("Conflict", moved);
       // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
       const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
       if (!sealed.ok) return sealed;
@@ -389,6 +398,12 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`CLUSTERS: ${full}`);
         continue;
       }
+      // The cluster keeps its stored connection and placement: its objects stay reachable.
+      const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), this.#registry.list(name).length);
+      if (moved) {
+        result.errors.push(`CLUSTERS.${name}: ${moved}`);
+        continue;
+      }
       this.#written(this.#registry.putCluster(name, connection, "config", Date.now()));
       result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
       if (existing) await this.#reconnect(name, connection);
@@ -462,7 +477,9 @@ export class InformerFactory extends DurableObject<Env> {
         checkEndpointUrl(subscription.url, webhookUrlPolicy(this.env));
         const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
         this.#subscriptions.put(id, spec);
-        const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
+        const refusal = subscriptionPlacementRefusal(spec.cluster, this.#placement(spec.cluster));
+        if (refusal) throw new Error(refusal);
+        const outcome = unwrap(await this.#subscriptionStub(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
         if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
       } catch (error) {
         complete = false;
@@ -474,7 +491,7 @@ export class InformerFactory extends DurableObject<Env> {
     const ids = await this.#stub(spec).subscriberIds();
     for (const id of ids.ok ? ids.value : []) {
       if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec, ""))) continue;
-      if ((await this.env.SUBSCRIPTION.getByName(id).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
+      if ((await this.#subscriptionStub(id, spec.cluster).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
       this.#subscriptions.delete(id);
     }
   }
@@ -515,6 +532,15 @@ export class InformerFactory extends DurableObject<Env> {
   }
 
   #stub(address: InformerAddress) {
-    return informerStub(this.env, address);
+    return informerStub(this.env, address, this.#placement(address.cluster));
+  }
+
+  #subscriptionStub(id: string, cluster: string) {
+    return subscriptionStub(this.env, id, this.#placement(cluster));
+  }
+
+  /** Where `cluster`'s objects live (clusters/placement.ts); the default cluster has no placement. */
+  #placement(cluster: string): Placement {
+    return placementOf(this.#registry.getCluster(cluster)?.connection);
   }
 }

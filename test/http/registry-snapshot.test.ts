@@ -23,7 +23,7 @@ function fakeFactory() {
         return { version: since, unchanged: true };
       }
       calls.loads++;
-      return { version: String(version), informers: [], clusters };
+      return { version: String(version), informers: [], clusters, placements: {} };
     },
   };
   const addCluster = (name: string) => {
