@@ -21,7 +21,7 @@ export default {
     ctx.waitUntil(
       (async () => {
         setLogLevel(env.LOG_LEVEL);
-        await ensureDeclaredInformers(env);
+        await ensureDeclaredInformers(env, (promise) => ctx.waitUntil(promise));
         await env.FACTORY.getByName(FACTORY_NAME).reconcile(); // it logs each informer it re-armed
       })(),
     );

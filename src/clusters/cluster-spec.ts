@@ -1,13 +1,15 @@
 /**
  * Cluster configuration, validated at the edge (DESIGN invariant 8): the `CLUSTERS` variable (named
  * secrets only, never inline credentials) and the body of `PUT /clusters/{name}` (a URL and an
- * optional token, stored write-only). Bad input is a ValidationError naming the field. A server
+ * optional token, stored write-only), each with an optional placement (placement.ts:
+ * `locationHint`, `jurisdiction`). Bad input is a ValidationError naming the field. A server
  * must also pass the egress rules in force (cluster.ts `clusterServerRefusal`: https unless
  * loopback, `CLUSTER_ALLOWED_HOSTS`), so a refused URL is never stored.
  */
 import * as z from "zod/mini";
 import { describeIssues, ValidationError } from "../errors.ts";
 import type { Env } from "../env.ts";
+import { placementShape } from "./placement.ts";
 import { CLUSTER_NAME_RULE, type ClusterConnection, clusterServerRefusal, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
 
 const secretName = z
@@ -37,6 +39,7 @@ const declaredClusterSchema = z
     tokenSecret: z.optional(secretName),
     accessClientIdSecret: z.optional(secretName),
     accessClientSecretSecret: z.optional(secretName),
+    ...placementShape,
   })
   .check(
     z.refine(
@@ -48,6 +51,7 @@ const declaredClusterSchema = z
 export const clusterBodySchema = z.strictObject({
   server: serverUrl,
   token: z.optional(z.string().check(z.minLength(1), z.maxLength(16 * 1024))),
+  ...placementShape,
 });
 
 export interface DeclaredCluster {

@@ -15,6 +15,7 @@
  */
 import type { Env } from "../env.ts";
 import { egressRefusal, httpsRefusal } from "../net/egress.ts";
+import type { Jurisdiction, LocationHint } from "./placement.ts";
 
 export const DEFAULT_CLUSTER = "default";
 
@@ -58,6 +59,9 @@ export interface ClusterConnection {
   tokenSecret?: string;
   accessClientIdSecret?: string;
   accessClientSecretSecret?: string;
+  /** Where the cluster's objects live (placement.ts); not a credential, so answers show it. */
+  locationHint?: LocationHint;
+  jurisdiction?: Jurisdiction;
 }
 
 /** The default cluster, as the environment describes it. */

@@ -1,12 +1,11 @@
 /**
  * The Worker's HTTP API: small hono sub-apps mounted on one app, one error path, and the declared
  * clusters and informers (`CLUSTERS`, `INFORMERS`) brought in line with the factory once per isolate
- * before the first request.
+ * before the first request (declared-sync.ts).
  */
-import { errorText, logger, setLogLevel } from "../log.ts";
-import { Hono } from "hono";
-import type { Env } from "../env.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { setLogLevel } from "../log.ts";
+import { type Context, Hono } from "hono";
+import { ensureDeclaredInformers } from "./declared-sync.ts";
 import type { AppEnv } from "./app-env.ts";
 import { errorBody, renderError } from "./errors.ts";
 import { informerRoutes } from "./informers.ts";
@@ -24,45 +23,15 @@ import { refuseCrossSiteWrites, requireJsonBody } from "./validate.ts";
 /** Carries DEV_RUN_ID on /healthz: which `npm start` run this Worker belongs to. */
 export const DEV_RUN_HEADER = "x-edge-informer-dev-run";
 
-let declaredFor: string | undefined;
-let declaring: Promise<void> | undefined;
-let retryAt = 0;
+export { DECLARED_SYNC_WAIT, ensureDeclaredInformers } from "./declared-sync.ts";
 
-/**
- * How long a request waits for the sync at most (tests shorten it). A request is held so that a
- * fresh deployment's first request already sees its declared informers; past this, the sync goes on
- * in the factory and the request is served: a sync stuck on one cluster's objects must not hold
- * requests for every other cluster.
- */
-export const DECLARED_SYNC_WAIT = { ms: 5_000 };
-/** After a failed sync, requests are not held for another one this long (a later request or the cron retries). */
-const DECLARED_SYNC_RETRY_MS = 10_000;
-
-/**
- * Syncs `CLUSTERS` and `INFORMERS` into the factory once per isolate and value (so a redeploy with a
- * new value applies it).
- */
-export async function ensureDeclaredInformers(env: Env): Promise<void> {
-  const text = JSON.stringify([env.CLUSTERS ?? "", env.INFORMERS ?? ""]);
-  if (declaredFor === text || (declaring === undefined && Date.now() < retryAt)) return;
-  declaring ??= env.FACTORY.getByName(FACTORY_NAME)
-    .syncDeclared(env.INFORMERS ?? "", env.CLUSTERS)
-    .then(() => {
-      declaredFor = text;
-    })
-    .catch((error: unknown) => {
-      retryAt = Date.now() + DECLARED_SYNC_RETRY_MS;
-      logger.error("syncing INFORMERS failed", { cause: "config", error: errorText(error) });
-    })
-    .finally(() => {
-      declaring = undefined;
-    });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, DECLARED_SYNC_WAIT.ms)));
+/** The request's `waitUntil`; undefined when the app is called without an execution context (tests). */
+function requestWaitUntil(c: Context<AppEnv>): ((promise: Promise<unknown>) => void) | undefined {
   try {
-    await Promise.race([declaring, waited]);
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    const ctx = c.executionCtx;
+    return (promise) => ctx.waitUntil(promise);
+  } catch {
+    return undefined;
   }
 }
 
@@ -73,7 +42,7 @@ export function createApp(): Hono<AppEnv> {
   app.get("/healthz", (c) => c.text("ok", 200, c.env.DEV_RUN_ID ? { [DEV_RUN_HEADER]: c.env.DEV_RUN_ID } : {}));
   app.use("*", async (c, next) => {
     setLogLevel(c.env.LOG_LEVEL);
-    await ensureDeclaredInformers(c.env);
+    await ensureDeclaredInformers(c.env, requestWaitUntil(c));
     await next();
   });
   app.use("*", auditMutations);

@@ -10,7 +10,7 @@ import { ApiError, unwrap } from "../errors.ts";
 import { type ClusterView, FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { AppEnv } from "./app-env.ts";
 import { readableClusters, requireAdmin, requireRead } from "./auth.ts";
-import { clusterParam, forgetCluster } from "./known-informer.ts";
+import { clusterParam, forgetRegistry } from "./known-informer.ts";
 import { jsonBody, limitBody, validate } from "./validate.ts";
 
 const MAX_CLUSTER_BYTES = 32 * 1024;
@@ -36,11 +36,12 @@ export const clusterRoutes = new Hono<AppEnv>()
   .put("/:cluster", requireAdmin, validate("param", clusterParam), limitBody(MAX_CLUSTER_BYTES, "a cluster"), async (c) => {
     const connection = parseClusterBody(await jsonBody(c), c.env);
     const { created, cluster } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).putCluster(c.req.valid("param").cluster, connection));
+    forgetRegistry();
     return c.json(cluster, created ? 201 : 200);
   })
   .delete("/:cluster", requireAdmin, validate("param", clusterParam), validate("query", deleteQuery), async (c) => {
     const { cluster } = c.req.valid("param");
     unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).removeCluster(cluster, c.req.valid("query").cascade === "true"));
-    forgetCluster(cluster);
+    forgetRegistry();
     return c.body(null, 204);
   });

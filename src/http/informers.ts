@@ -7,6 +7,7 @@ import * as z from "zod/mini";
 import { parseInformerSpec } from "../config.ts";
 import { ApiError, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { registryCache } from "./registry-snapshot.ts";
 import type { InformerStatus } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
@@ -35,7 +36,7 @@ export const informerRoutes = new Hono<AppEnv>()
     const registered = await c.env.FACTORY.getByName(FACTORY_NAME).list(clusterOf(c));
     const statuses = await Promise.all(
       registered.map(async (informer) => {
-        const status = await informerStub(c.env, informer).status();
+        const status = await informerStub(c.env, informer, c.get("placement")).status();
         return status.ok ? status.value : undefined;
       }),
     );
@@ -56,14 +57,16 @@ export const informerRoutes = new Hono<AppEnv>()
         );
       }
       const { created, status } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).put(spec));
+      registryCache.invalidate(); // this isolate serves its own write at once
       return c.json(status, created ? 201 : 200);
     },
   )
   .get("/:name", requireRead, validate("param", nameParam), async (c) => {
-    const status = unwrap(await informerStub(c.env, informerAddress(c)).status());
+    const status = unwrap(await informerStub(c.env, informerAddress(c), c.get("placement")).status());
     return c.json(status);
   })
   .delete("/:name", requireAdmin, validate("param", nameParam), async (c) => {
     unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).remove(informerAddress(c)));
+    registryCache.invalidate();
     return c.body(null, 204);
   });

@@ -14,7 +14,6 @@
 import { errorText, logger } from "../log.ts";
 import { type Context, Hono } from "hono";
 import { ApiError, type ErrorCode, unwrap } from "../errors.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES, type ObjectFormat } from "../k8s/accept.ts";
 import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
@@ -42,7 +41,8 @@ import type { AppEnv } from "./app-env.ts";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
 import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
-import { isKnownCluster } from "./known-informer.ts";
+import { clusterPlacement, isKnownCluster } from "./known-informer.ts";
+import { registryCache, registrySource } from "./registry-snapshot.ts";
 import { isReviewPath } from "../k8s/access-review.ts";
 import { requireMetadataTarget } from "../k8s/metadata-only.ts";
 import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
@@ -54,31 +54,59 @@ type K8sContext = Context<AppEnv>;
 /** The API server's StatusReason for our error codes that are not already one. */
 const K8S_REASON: Partial<Record<ErrorCode, string>> = { Misconfigured: "InternalError" };
 
-/** How long an isolate trusts its copy of the registry; a resource not found in it is looked up again. */
-const REGISTRY_TTL_MS = 1_000;
 /**
- * Each cluster's served resources, as this isolate last read them. Keyed by cluster, so one
- * cluster's resources never answer for another's; only known clusters get here (requireK8sCluster),
- * so the map holds at most one entry per configured cluster.
+ * How long a cluster's served resources stand while the registry is unchanged: while a custom
+ * resource is not described yet (its CRD unread, no object cached), about as often as the registry
+ * is checked; once all are, a minute (a CRD may change its printer columns).
  */
-const registries = new Map<string, { at: number; served: ServedResource[] }>();
+const UNDESCRIBED_TTL_MS = 1_000;
+const DESCRIBED_TTL_MS = 60_000;
+/**
+ * Each cluster's served resources, as this isolate last derived them from its registry snapshot
+ * (registry-snapshot.ts) and version. Keyed by cluster, so one cluster's resources never answer for
+ * another's; only known clusters get here (requireK8sCluster), so the map holds at most one entry
+ * per configured cluster.
+ */
+const registries = new Map<string, { version: string; at: number; undescribed: boolean; served: ServedResource[] }>();
 
 async function served(c: K8sContext, fresh = false): Promise<ServedResource[]> {
   const cluster = clusterOf(c);
+  const snapshot = await registryCache.snapshot(registrySource(c.env), fresh);
   const cached = registries.get(cluster);
-  if (!fresh && cached && Date.now() - cached.at < REGISTRY_TTL_MS) return cached.served;
-  const list = await servedResources(await c.env.FACTORY.getByName(FACTORY_NAME).list(cluster), async (name) => {
-    const described = await clusterInformerStub(c.env, { cluster, name }).resourceDescription();
-    return described.ok && described.value ? described.value : undefined;
-  });
-  registries.set(cluster, { at: Date.now(), served: list });
+  if (cached && cached.version === snapshot.version && !(fresh && cached.undescribed)) {
+    if (Date.now() - cached.at < (cached.undescribed ? UNDESCRIBED_TTL_MS : DESCRIBED_TTL_MS)) return cached.served;
+  }
+  let undescribed = false;
+  const list = await servedResources(
+    snapshot.informers.filter((informer) => informer.cluster === cluster),
+    async (name) => {
+      const described = await clusterInformerStub(c.env, { cluster, name }, snapshot.placements[cluster]).resourceDescription();
+      if (described.ok && described.value) return described.value;
+      undescribed = true;
+      return undefined;
+    },
+  );
+  registries.set(cluster, { version: snapshot.version, at: Date.now(), undescribed, served: list });
   return list;
 }
 
+/**
+ * What `found` finds in the served resources; on a miss they are derived again from a freshly
+ * checked registry (the resource may be new), unless the same miss happened within MISS_TTL_MS.
+ */
+async function servedLookup<T>(c: K8sContext, missKey: string, found: (list: ServedResource[]) => T | undefined): Promise<T | undefined> {
+  const first = found(await served(c));
+  const key = `k8s ${clusterOf(c)} ${missKey}`;
+  if (first !== undefined || registryCache.missedRecently(key)) return first;
+  const again = found(await served(c, true));
+  if (again === undefined) registryCache.recordMiss(key);
+  return again;
+}
+
 async function findResource(c: K8sContext, group: string, version: string, plural: string): Promise<ServedResource | undefined> {
-  const find = (list: ServedResource[]) =>
-    list.find((r) => r.info.group === group && r.info.version === version && r.info.plural === plural);
-  return find(await served(c)) ?? find(await served(c, true));
+  return servedLookup(c, `resource ${group}/${version}/${plural}`, (list) =>
+    list.find((r) => r.info.group === group && r.info.version === version && r.info.plural === plural),
+  );
 }
 
 function json(body: unknown, contentType = "application/json"): Response {
@@ -94,15 +122,16 @@ function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "
   return response;
 }
 
-const infos = async (c: K8sContext, fresh = false): Promise<ResourceInfo[]> => (await served(c, fresh)).map((r) => r.info);
+const infos = async (c: K8sContext): Promise<ResourceInfo[]> => (await served(c)).map((r) => r.info);
 
 /** The served resources if `found` holds of them (looked up again on a miss: it may be new); else 404. */
-async function infosWith(c: K8sContext, found: (infos: ResourceInfo[]) => boolean): Promise<ResourceInfo[]> {
-  for (const fresh of [false, true]) {
-    const list = await infos(c, fresh);
-    if (found(list)) return list;
-  }
-  throw statusErrors.noSuchResource();
+async function infosWith(c: K8sContext, missKey: string, found: (infos: ResourceInfo[]) => boolean): Promise<ResourceInfo[]> {
+  const list = await servedLookup(c, missKey, (served) => {
+    const infos = served.map((r) => r.info);
+    return found(infos) ? infos : undefined;
+  });
+  if (list === undefined) throw statusErrors.noSuchResource();
+  return list;
 }
 
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
@@ -122,12 +151,12 @@ const apiServerRoutes = new Hono<AppEnv>()
   .on("GET", ["/api/v1", "/api/v1/"], async (c) => json(apiResourceList("", "v1", await infos(c))))
   .on("GET", ["/apis/:group", "/apis/:group/"], async (c) => {
     const group = c.req.param("group");
-    const list = await infosWith(c, (infos) => groupsOf(infos).includes(group));
+    const list = await infosWith(c, `group ${group}`, (infos) => groupsOf(infos).includes(group));
     return json(apiGroup(group, list));
   })
   .on("GET", ["/apis/:group/:version", "/apis/:group/:version/"], async (c) => {
     const { group, version } = c.req.param();
-    const list = await infosWith(c, (infos) => infos.some((info) => info.group === group && info.version === version));
+    const list = await infosWith(c, `group ${group}/${version}`, (infos) => infos.some((info) => info.group === group && info.version === version));
     return json(apiResourceList(group, version, list));
   })
   .get("/api/v1/*", (c) => resource(c, "", "v1", "/api/v1/"))
@@ -146,6 +175,7 @@ async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Prom
   const cluster = c.req.param("cluster") ?? "";
   if (!isClusterName(cluster)) throw statusErrors.badRequest(`invalid cluster name ${JSON.stringify(cluster)}: a cluster name is ${CLUSTER_NAME_RULE}`);
   if (!(await isKnownCluster(c.env, cluster))) throw statusErrors.unknownCluster(cluster);
+  c.set("placement", await clusterPlacement(c.env, cluster));
   await next();
 }
 
@@ -290,7 +320,7 @@ function included(value: string | undefined): IncludeObject {
 const isTrue = (value: string | undefined) => value !== undefined && value !== "0" && value.toLowerCase() !== "false";
 
 function informerStub(c: K8sContext, served: ServedResource) {
-  return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer });
+  return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer }, c.get("placement"));
 }
 
 async function getObject(

@@ -5,30 +5,23 @@
  * object by name creates it, with its storage (#7.17). Creating routes (`PUT /informers/{name}`, `PUT /clusters/{cluster}`) pass through, and so
  * does `DELETE /clusters/{cluster}`, whose own 404 comes from the factory.
  *
- * The registry is the factory's. Each isolate remembers the names it found registered, so queries do
- * not all pass through the one factory object; a name deleted since is harmless, as its informer
- * object answers NotFound without writing (InformerObject creates tables only in configure()).
+ * The registry is the factory's; each isolate reads its versioned snapshot (registry-snapshot.ts), so
+ * queries do not all pass through the one factory object. A name deleted through another isolate
+ * may pass here for about a second; that is harmless, as its informer object answers NotFound
+ * without writing (InformerObject creates tables only in configure()).
  */
 import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName, isClusterName } from "../clusters/cluster.ts";
 import { ApiError } from "../errors.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { registryCache, registrySource } from "./registry-snapshot.ts";
+import type { Placement } from "../clusters/placement.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
 import { describeInvalid } from "./validate.ts";
 
 export const clusterParam = z.object({ cluster: paramMatching("a cluster name", CLUSTER_NAME_RULE, isClusterName) });
-
-const registeredInformers = new Set<string>();
-/**
- * Clusters this isolate found registered, until when it trusts that. A cluster deleted through
- * another isolate is unknown here within this long (an informer's own object answers NotFound at
- * once, so only a cluster's listing routes could show it meanwhile, empty).
- */
-const CLUSTER_TRUST_MS = 5_000;
-const registeredClusters = new Map<string, number>();
 
 /** The informer a route addresses: its `{cluster}` (the default cluster under `/informers`) and `{name}`. */
 export function informerAddress(c: Context<AppEnv>): InformerAddress {
@@ -40,12 +33,16 @@ function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
   return (c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin)(c, next);
 }
 
-/** Whether `cluster` is registered: this isolate's memory first, then the factory (which never creates one here). */
+/** Where `cluster`'s objects live, from this isolate's registry snapshot; none for the default cluster. */
+export async function clusterPlacement(env: AppEnv["Bindings"], cluster: string): Promise<Placement> {
+  if (cluster === DEFAULT_CLUSTER) return {};
+  return (await registryCache.snapshot(registrySource(env))).placements[cluster] ?? {};
+}
+
+/** Whether `cluster` is registered, from this isolate's registry snapshot (registry-snapshot.ts). */
 export async function isKnownCluster(env: AppEnv["Bindings"], cluster: string): Promise<boolean> {
-  if (cluster === DEFAULT_CLUSTER || (registeredClusters.get(cluster) ?? 0) > Date.now()) return true;
-  if (!(await env.FACTORY.getByName(FACTORY_NAME).hasCluster(cluster))) return false;
-  registeredClusters.set(cluster, Date.now() + CLUSTER_TRUST_MS);
-  return true;
+  if (cluster === DEFAULT_CLUSTER) return true;
+  return (await registryCache.lookup(registrySource(env), `cluster ${cluster}`, (s) => s.clusters.includes(cluster) || undefined)) === true;
 }
 
 export const requireKnownCluster: MiddlewareHandler<AppEnv> = async function requireKnownCluster(c, next) {
@@ -55,6 +52,7 @@ export const requireKnownCluster: MiddlewareHandler<AppEnv> = async function req
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
     const cluster = parsed.data.cluster;
     if (!(await isKnownCluster(c.env, cluster))) throw new ApiError("NotFound", `cluster '${cluster}' not found`);
+    c.set("placement", await clusterPlacement(c.env, cluster));
     await next();
   });
 };
@@ -65,19 +63,16 @@ export const requireKnownInformer: MiddlewareHandler<AppEnv> = async function re
     const parsed = nameParam.safeParse({ name: c.req.param("name") });
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
     const address = { cluster: clusterOf(c), name: parsed.data.name };
-    const key = informerObjectName(address);
-    if (!registeredInformers.has(key)) {
-      if ((await c.env.FACTORY.getByName(FACTORY_NAME).get(address)) === undefined) {
-        throw new ApiError("NotFound", `${describeInformer(address)} not found`);
-      }
-      registeredInformers.add(key);
-    }
+    const known = await registryCache.lookup(registrySource(c.env), `informer ${informerObjectName(address)}`, (s) =>
+      s.informers.some((i) => i.cluster === address.cluster && i.name === address.name) || undefined,
+    );
+    if (!known) throw new ApiError("NotFound", `${describeInformer(address)} not found`);
+    c.set("placement", await clusterPlacement(c.env, address.cluster));
     await next();
   });
 };
 
-/** A cluster was removed: this isolate must ask again before serving it. */
-export function forgetCluster(cluster: string): void {
-  registeredClusters.delete(cluster);
-  for (const key of registeredInformers) if (key.startsWith(`${cluster}/`)) registeredInformers.delete(key);
+/** This isolate changed the registry (a cluster or informer put or removed): it must ask again before serving them. */
+export function forgetRegistry(): void {
+  registryCache.invalidate();
 }

@@ -43,7 +43,7 @@ function itemsBody(resourceVersion: string, page: { items: string[]; continue?: 
 }
 
 function informer(c: Context<AppEnv>) {
-  return informerStub(c.env, informerAddress(c));
+  return informerStub(c.env, informerAddress(c), c.get("placement"));
 }
 
 async function getByKey(c: Context<AppEnv>, key: string): Promise<Response> {

@@ -39,7 +39,6 @@ import { holdsWholeResource } from "../k8s/served.ts";
 import { MAX_PAGE_BYTES } from "../cache/lister.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { errorText, logger } from "../log.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { QueryAnswer } from "../objects/informer-object.ts";
 import { withClusterAnnotation } from "../search/annotate.ts";
 import { type ClusterPage, mergePages } from "../search/merge.ts";
@@ -49,6 +48,7 @@ import { readableClusters } from "./auth.ts";
 import { listQuery } from "./query.ts";
 import { validate } from "./validate.ts";
 import { isKnownCluster } from "./known-informer.ts";
+import { registryCache, registrySource } from "./registry-snapshot.ts";
 
 /** How long a search waits for each cluster's page. Tests shorten it. */
 export const SEARCH_DEADLINE = { ms: 2_000 };
@@ -62,8 +62,6 @@ const DEFAULT_LIMIT = 500;
  * Tests lower the floors.
  */
 export const CLUSTER_SHARE = { minItems: 100, minBytes: 256 * 1024 };
-/** How long an isolate trusts its copy of the registry (as `/k8s` does); a name not found in it is looked up again. */
-const REGISTRY_TTL_MS = 1_000;
 
 const searchQuery = z.extend(listQuery, {
   // 64 names of 63 characters and their commas, at most.
@@ -71,14 +69,9 @@ const searchQuery = z.extend(listQuery, {
 });
 type SearchQuery = z.output<typeof searchQuery>;
 
-let registry: { at: number; informers: RegisteredInformer[] } | undefined;
-
-/** Every cluster's informers, as this isolate last read them from the factory. */
+/** Every cluster's informers, from this isolate's registry snapshot (registry-snapshot.ts; `fresh`: the version checked now). */
 async function readInformers(env: AppEnv["Bindings"], fresh: boolean): Promise<RegisteredInformer[]> {
-  if (fresh || !registry || Date.now() - registry.at >= REGISTRY_TTL_MS) {
-    registry = { at: Date.now(), informers: await env.FACTORY.getByName(FACTORY_NAME).list() };
-  }
-  return registry.informers;
+  return (await registryCache.snapshot(registrySource(env), fresh)).informers;
 }
 
 /**
@@ -105,13 +98,16 @@ function namedClusters(text: string | undefined): string[] | undefined {
 
 /** The clusters a first page reads, each with its informer: 404s for unknown clusters and clusters without one. */
 async function firstScope(env: AppEnv["Bindings"], resource: string, named: string[] | undefined, readable: (cluster: string) => boolean): Promise<Map<string, string>> {
+  // A miss checks the registry's version again, unless the same search missed just now.
+  const missKey = `search ${resource} ${named?.join(",") ?? "*"}`;
   for (const fresh of [false, true]) {
     const serving = servingInformers(await readInformers(env, fresh), resource, readable);
     const missing = named?.find((name) => !serving.has(name));
     if (missing === undefined && serving.size > 0) {
       return named === undefined ? serving : new Map(named.map((name) => [name, serving.get(name)!]));
     }
-    if (!fresh) continue;
+    if (!fresh && !registryCache.missedRecently(missKey)) continue;
+    registryCache.recordMiss(missKey);
     if (missing !== undefined && !(await isKnownCluster(env, missing))) throw new ApiError("NotFound", `cluster '${missing}' not found`);
     const where = missing === undefined ? "any cluster" : `cluster '${missing}'`;
     throw new ApiError("NotFound", `no informer in ${where} holds all of '${resource}' (one without namespace, labelSelector or fieldSelector)`);
@@ -132,7 +128,7 @@ async function readCluster(
   const deadline = new Promise<ClusterRead>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, why: `no answer within ${SEARCH_DEADLINE.ms} ms` }), SEARCH_DEADLINE.ms);
   });
-  const read = informerStub(env, address)
+  const read = informerStub(env, address, (await registryCache.snapshot(registrySource(env))).placements[address.cluster])
     .searchAt(query, from)
     .then((result): ClusterRead => {
       if (!result.ok) return { ok: false, why: result.error.message };

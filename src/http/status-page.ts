@@ -22,6 +22,9 @@ import { permit, permitRole, principalOf, readableScope } from "./auth.ts";
 import { metricsSnapshot } from "./metrics-snapshot.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
+import { knownSubscription } from "./known-subscription.ts";
+import { clusterPlacement } from "./known-informer.ts";
+import { subscriptionStub } from "../clusters/stubs.ts";
 
 /** Dead letters one click redelivers at most (oldest first; it stops at the first the endpoint refuses). */
 export const REDELIVER_PER_CLICK = 20;
@@ -78,8 +81,11 @@ export const statusRoutes = new Hono<AppEnv>()
     });
     if (allowed instanceof Response) return allowed;
     const { id } = c.req.valid("param");
-    const stub = c.env.SUBSCRIPTION.getByName(id);
-    // An unknown id is a 404. The log lines name the subscription's cluster and informer too.
+    // An unknown id is a 404 before its object is addressed (known-subscription.ts).
+    const address = await knownSubscription(c.env, id);
+    if (!address) throw new ApiError("NotFound", "subscription not found");
+    const stub = subscriptionStub(c.env, id, await clusterPlacement(c.env, address.cluster));
+    // The log lines name the subscription's cluster and informer too.
     const who = subscriptionIdentity(unwrap(await stub.metrics()));
     await permit(c, "admin", who.cluster);
     // (The RPC type of a dead letter, which carries its event as JSON, resolves to unknown.)

@@ -4,8 +4,9 @@
  * in the creation answer only; no other answer carries it.
  *
  * Every list is a page bounded by count and by size, with `continue` when more follow (#7.18). A
- * malformed id is a 400 before any Durable Object is touched; an unknown one a 404 that leaves no
- * storage behind (the object creates its tables only when a subscription is created, #7.17).
+ * malformed id is a 400 and an unknown one a 404, both before any Durable Object is touched: ids
+ * are looked up in the factory's index (known-subscription.ts), which a creation writes before the
+ * object and a deletion clears after it (#7.17).
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
@@ -23,8 +24,11 @@ import type { Principal } from "../auth/principal.ts";
 import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
 import { describeInvalid, jsonBody, limitBody, validate } from "./validate.ts";
-import { informerStub } from "../clusters/stubs.ts";
-import { informerAddress } from "./known-informer.ts";
+import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
+import { subscriptionPlacementRefusal } from "../clusters/placement.ts";
+import { clusterPlacement, informerAddress } from "./known-informer.ts";
+import { forgetSubscription, knownSubscription, rememberSubscription } from "./known-subscription.ts";
+import { FACTORY_NAME } from "../objects/informer-factory.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
@@ -78,7 +82,7 @@ function statusFor(c: Context<AppEnv>, status: SubscriptionStatus): Subscription
 
 /**
  * Guards `/subscriptions/{id}/…`: the caller may `role` on the subscription's cluster. The id is
- * checked (400) before its object is asked which cluster it follows (404 when there is none), and
+ * checked (400), then looked up in the factory's index (404 when unknown, its object untouched), and
  * a caller who may do nothing of the kind is refused before either.
  */
 function onSubscription(role: Role): MiddlewareHandler<AppEnv> {
@@ -86,8 +90,10 @@ function onSubscription(role: Role): MiddlewareHandler<AppEnv> {
     await permitRole(c, role);
     const parsed = idParam.safeParse({ id: c.req.param("id") });
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
-    const address = unwrap(await c.env.SUBSCRIPTION.getByName(parsed.data.id).address());
+    const address = await knownSubscription(c.env, parsed.data.id);
+    if (!address) throw new ApiError("NotFound", "subscription not found");
     await permit(c, role, address.cluster);
+    c.set("placement", await clusterPlacement(c.env, address.cluster));
     return next();
   };
 }
@@ -102,18 +108,26 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     async (c) => {
       const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env));
       const id = newSubscriptionId();
-      const created = unwrap(await c.env.SUBSCRIPTION.getByName(id).create(id, informerAddress(c), spec));
-      return c.json(created, 201, { location: `/subscriptions/${id}` });
+      const address = informerAddress(c);
+      const refusal = subscriptionPlacementRefusal(address.cluster, c.get("placement") ?? {});
+      if (refusal) throw new ApiError("Conflict", refusal);
+      const factory = c.env.FACTORY.getByName(FACTORY_NAME);
+      // Indexed first: a subscription must never exist unindexed (its routes would answer 404).
+      await factory.indexSubscription(id, address);
+      const created = await subscriptionStub(c.env, id, c.get("placement")).create(id, address, spec);
+      if (!created.ok) await factory.unindexSubscription(id);
+      else rememberSubscription(id, address);
+      return c.json(unwrap(created), 201, { location: `/subscriptions/${id}` });
     },
   )
   .get("/:name/subscriptions", requireRead, validate("param", nameParam), validate("query", pageQuery(MAX_LIST_SUBSCRIPTIONS)), async (c) => {
     const query = c.req.valid("query");
     const after = query.continue === undefined ? null : decodeCursor(query.continue);
     const page = unwrap(
-      await informerStub(c.env, informerAddress(c)).subscriberPage(after, query.limit ?? DEFAULT_LIST_SUBSCRIPTIONS),
+      await informerStub(c.env, informerAddress(c), c.get("placement")).subscriberPage(after, query.limit ?? DEFAULT_LIST_SUBSCRIPTIONS),
     );
     // The informer's tail is read once here, not by each subscription.
-    const statuses = await Promise.all(page.items.map(({ id }) => c.env.SUBSCRIPTION.getByName(id).status(page.tail)));
+    const statuses = await Promise.all(page.items.map(({ id }) => subscriptionStub(c.env, id, c.get("placement")).status(page.tail)));
     const items: SubscriptionStatus[] = [];
     let chars = 0;
     for (const [i, status] of statuses.entries()) {
@@ -128,10 +142,15 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
 /** Under /subscriptions. */
 export const subscriptionRoutes = new Hono<AppEnv>()
   .get("/:id", onSubscription("read"), validate("param", idParam), async (c) => {
-    return c.json(statusFor(c, unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).status())));
+    return c.json(statusFor(c, unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).status())));
   })
   .delete("/:id", onSubscription("admin"), validate("param", idParam), async (c) => {
-    const outcome = await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).destroy();
+    const id = c.req.valid("param").id;
+    const outcome = await subscriptionStub(c.env, id, c.get("placement")).destroy();
+    if (outcome !== "declared") {
+      forgetSubscription(id);
+      await c.env.FACTORY.getByName(FACTORY_NAME).unindexSubscription(id);
+    }
     if (outcome === "declared") {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS (wrangler.toml): remove it there");
     }
@@ -146,19 +165,19 @@ export const subscriptionRoutes = new Hono<AppEnv>()
       const hasBody = c.req.header("content-type") !== undefined;
       const parsed = rotationBody.safeParse(hasBody ? await jsonBody(c) : {});
       if (!parsed.success) throw new ApiError("BadRequest", `invalid body: ${describeIssues(parsed.error)}`);
-      return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).rotateSecret(parsed.data.graceSeconds)));
+      return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).rotateSecret(parsed.data.graceSeconds)));
     },
   )
   .post("/:id/enable", onSubscription("admin"), validate("param", idParam), async (c) => {
-    return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).enable()));
+    return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).enable()));
   })
   .get("/:id/deliveries", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(200)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");
-    return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deliveries(limit ?? 50, token)));
+    return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).deliveries(limit ?? 50, token)));
   })
   .get("/:id/dead-letters", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(1000)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");
-    return c.json(unwrap(await c.env.SUBSCRIPTION.getByName(c.req.valid("param").id).deadLetters(limit ?? 100, token)));
+    return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).deadLetters(limit ?? 100, token)));
   })
   .post(
     "/:id/dead-letters/:eventId/redeliver",
@@ -166,7 +185,7 @@ export const subscriptionRoutes = new Hono<AppEnv>()
     validate("param", z.object({ ...idParam.shape, eventId: paramMatching("an event id", "'evt_' and 1-64 letters, digits, '_' and '-'", (id) => EVENT_ID.test(id)) })),
     async (c) => {
       const { id, eventId } = c.req.valid("param");
-      const result = unwrap(await c.env.SUBSCRIPTION.getByName(id).redeliver(eventId));
+      const result = unwrap(await subscriptionStub(c.env, id, c.get("placement")).redeliver(eventId));
       if (result.delivered) return c.json(result);
       const reason = result.attempt.error ?? "not acknowledged";
       return c.json({ ...errorBody("DeliveryFailed", `the endpoint did not acknowledge the redelivery: ${reason}`), attempt: result.attempt }, 502);

@@ -14,7 +14,8 @@
  * informers' watch state and last error.
  */
 import type { Env } from "../env.ts";
-import { informerStub } from "../clusters/stubs.ts";
+import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
+import { placementOf } from "../clusters/placement.ts";
 import { type ClusterView, FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerObjectMetrics } from "../objects/informer-object.ts";
 import type { SubscriptionMetrics } from "../objects/subscription-object.ts";
@@ -64,7 +65,8 @@ export async function collect(env: Env, now: () => number = Date.now, visible: (
   const informers = await Promise.all(
     registered.map(async (address): Promise<InformerSnapshot | undefined> => {
       const identity = informerIdentity(address);
-      const stub = informerStub(env, address);
+      const placement = placementOf(allClusters.find((cluster) => cluster.name === address.cluster));
+      const stub = informerStub(env, address, placement);
       const read = await stub.metrics().catch(() => undefined);
       if (!read?.ok) {
         errors++;
@@ -74,7 +76,7 @@ export async function collect(env: Env, now: () => number = Date.now, visible: (
       const subscriptions = (
         await Promise.all(
           metrics.subscriptions.map(async (id) => {
-            const sub = await env.SUBSCRIPTION.getByName(id).metrics().catch(() => undefined);
+            const sub = await subscriptionStub(env, id, placement).metrics().catch(() => undefined);
             if (!sub?.ok) errors++;
             return sub?.ok ? sub.value : undefined;
           }),

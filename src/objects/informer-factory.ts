@@ -25,7 +25,8 @@ import {
 } from "../clusters/cluster.ts";
 import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { fetchOpenApi, type UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
-import { informerStub } from "../clusters/stubs.ts";
+import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
+import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, type Placement, placementOf, subscriptionPlacementRefusal } from "../clusters/placement.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
@@ -34,8 +35,10 @@ import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretB
 import type { Env } from "../env.ts";
 import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
+import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
+import type { RegistryAnswer } from "../http/registry-snapshot.ts";
 
 export const FACTORY_NAME = "factory";
 
@@ -84,12 +87,24 @@ export interface ClusterView {
   /** Which credentials exist (`token`, `secret:<name>`), never their values. */
   credentials: string[];
   informers: number;
+  /** Where its objects live (clusters/placement.ts), when set. */
+  locationHint?: LocationHint;
+  jurisdiction?: Jurisdiction;
 }
 
 export class InformerFactory extends DurableObject<Env> {
   #registry!: InformerRegistry;
+  /** Which informer each subscription follows (delivery/subscription-registry.ts), so unknown ids touch no object. */
+  #subscriptions!: SubscriptionRegistry;
   /** Recent probe answers by cluster and connection (clusterHealth). Memory only. */
   readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
+  /**
+   * The registry's version (registry()): this instance's random epoch and its count of registry
+   * writes. Memory only: a new instance starts a new epoch, so isolates reload rather than trust a
+   * count that restarted.
+   */
+  readonly #epoch = crypto.randomUUID();
+  #writes = 0;
   /** The tail of the queue of registry changes (#exclusive). Memory only: an evicted object has none in flight. */
   #changes: Promise<unknown> = Promise.resolve();
 
@@ -98,6 +113,7 @@ export class InformerFactory extends DurableObject<Env> {
     setLogLevel(env.LOG_LEVEL);
     ctx.blockConcurrencyWhile(async () => {
       this.#registry = new InformerRegistry(new Db(ctx.storage));
+      this.#subscriptions = new SubscriptionRegistry(new Db(ctx.storage));
     });
   }
 
@@ -122,12 +138,31 @@ export class InformerFactory extends DurableObject<Env> {
     const connection = apiUrl !== undefined ? { ok: true as const, value: { server: apiUrl } } : this.#connectionOf(spec.cluster);
     if (!connection.ok) return connection;
     const configured = await this.#stub(spec).configure(spec, connection.value);
-    if (configured.ok) this.#registry.put(spec, source, Date.now());
+    if (configured.ok) this.#written(this.#registry.put(spec, source, Date.now()));
     return configured;
   }
 
   async get(address: InformerAddress | string): Promise<RegisteredInformer | undefined> {
     return this.#registry.get(asAddress(address));
+  }
+
+  /**
+   * The registry as isolates cache it (http/registry-snapshot.ts): its version, and unless that is
+   * `since`, every informer and cluster name (never a connection). Comparing versions is the cheap
+   * call an isolate makes about once a second.
+   */
+  async registry(since?: string): Promise<RegistryAnswer> {
+    const version = `${this.#epoch}:${this.#writes}`;
+    if (since === version) return { version, unchanged: true };
+    const clusters = this.#registry.listClusters();
+    const placements = Object.fromEntries(clusters.map((c) => [c.name, placementOf(c.connection)]).filter(([, p]) => Object.keys(p as Placement).length > 0));
+    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)], placements };
+  }
+
+  /** Counts a registry write (bumps the version isolates compare); passes its result through. */
+  #written<T>(result: T): T {
+    this.#writes++;
+    return result;
   }
 
   /** Every informer, or those of one cluster. */
@@ -147,9 +182,40 @@ export class InformerFactory extends DurableObject<Env> {
     }
     const subscriptions = await this.#stub(address).destroy();
     // A subscription without its informer has nothing to follow: delete them with it.
-    await Promise.all(subscriptions.map((id) => this.env.SUBSCRIPTION.getByName(id).destroy(true)));
-    this.#registry.delete(address);
+    await Promise.all(subscriptions.map((id) => this.#subscriptionStub(id, address.cluster).destroy(true)));
+    for (const id of subscriptions) this.#subscriptions.delete(id);
+    this.#written(this.#registry.delete(address));
     return ok(null);
+  }
+
+  /**
+   * The informer subscription `id` follows: `absent` when there is no such subscription, `unindexed`
+   * when that cannot be told yet (the one-time copy into the index could not reach every informer;
+   * the caller asks the subscription's object then, as before the index).
+   */
+  async subscription(id: string): Promise<InformerAddress | "absent" | "unindexed"> {
+    const found = this.#subscriptions.get(id);
+    if (found) return found;
+    if (!this.#subscriptions.complete() && !(await this.#exclusive(() => this.#backfillSubscriptions()))) return "unindexed";
+    return this.#subscriptions.get(id) ?? "absent";
+  }
+
+  /** Records a subscription before its object is created (a leftover entry is harmless; a missing one would hide it). */
+  async indexSubscription(id: string, informer: InformerAddress): Promise<void> {
+    this.#subscriptions.put(id, { cluster: informer.cluster, name: informer.name });
+  }
+
+  /** Forgets a subscription after its object was deleted. */
+  async unindexSubscription(id: string): Promise<void> {
+    this.#subscriptions.delete(id);
+  }
+
+  #backfillSubscriptions(): Promise<boolean> {
+    if (this.#subscriptions.complete()) return Promise.resolve(true);
+    return backfillSubscriptions(this.#subscriptions, this.#registry.list(), async (informer) => {
+      const ids = await this.#stub(informer).subscriberIds();
+      return ids.ok ? ids.value : undefined;
+    });
   }
 
   /** Whether a cluster exists: the default one always does. */
@@ -167,6 +233,7 @@ export class InformerFactory extends DurableObject<Env> {
       source,
       credentials: publicConnection(name, connection, this.env).credentials,
       informers: counts.get(name) ?? 0,
+      ...placementOf(connection),
     });
     return [
       view(DEFAULT_CLUSTER, defaultConnection(this.env), "environment"),
@@ -226,10 +293,12 @@ export class InformerFactory extends DurableObject<Env> {
       const existing = this.#registry.getCluster(name);
       const full = existing ? undefined : this.#tooManyClusters(name);
       if (full) return fail("Conflict", full);
+      const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), this.#registry.list(name).length);
+      if (moved) return fail("Conflict", moved);
       // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
       const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
       if (!sealed.ok) return sealed;
-      this.#registry.putCluster(name, sealed.value, "api", Date.now());
+      this.#written(this.#registry.putCluster(name, sealed.value, "api", Date.now()));
       // Even when the stored connection is unchanged: a retry must reach the informers an earlier
       // attempt did not (configure is a no-op for the ones that have it).
       if (existing) await this.#reconnect(name, sealed.value);
@@ -256,7 +325,7 @@ export class InformerFactory extends DurableObject<Env> {
         return fail("Conflict", `informers of cluster '${name}' are declared in INFORMERS (${declared.map((i) => i.name).join(", ")}): remove them there first`);
       }
       for (const informer of informers) unwrap(await this.#remove(informer, "api"));
-      this.#registry.deleteCluster(name);
+      this.#written(this.#registry.deleteCluster(name));
       return ok(null);
     });
   }
@@ -329,7 +398,13 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`CLUSTERS: ${full}`);
         continue;
       }
-      this.#registry.putCluster(name, connection, "config", Date.now());
+      // The cluster keeps its stored connection and placement: its objects stay reachable.
+      const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), this.#registry.list(name).length);
+      if (moved) {
+        result.errors.push(`CLUSTERS.${name}: ${moved}`);
+        continue;
+      }
+      this.#written(this.#registry.putCluster(name, connection, "config", Date.now()));
       result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
       if (existing) await this.#reconnect(name, connection);
     }
@@ -342,7 +417,7 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`${informerObjectName(spec)}: ${configured.error.message}`);
         continue;
       }
-      this.#registry.put(spec, "config", Date.now());
+      this.#written(this.#registry.put(spec, "config", Date.now()));
       (existing ? result.updated : result.added).push(informerObjectName(spec));
     }
     const shared = sharedSecretBindings(specs);
@@ -364,7 +439,7 @@ export class InformerFactory extends DurableObject<Env> {
         result.errors.push(`CLUSTERS: cluster '${cluster.name}' was removed but informers use it (${users.map((i) => i.name).join(", ")}): it stays until they are deleted`);
         continue;
       }
-      this.#registry.deleteCluster(cluster.name);
+      this.#written(this.#registry.deleteCluster(cluster.name));
       result.clusters.push(`${cluster.name} removed`);
     }
     for (const error of result.errors) {
@@ -401,7 +476,10 @@ export class InformerFactory extends DurableObject<Env> {
         }
         checkEndpointUrl(subscription.url, webhookUrlPolicy(this.env));
         const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
-        const outcome = unwrap(await this.env.SUBSCRIPTION.getByName(id).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
+        this.#subscriptions.put(id, spec);
+        const refusal = subscriptionPlacementRefusal(spec.cluster, this.#placement(spec.cluster));
+        if (refusal) throw new Error(refusal);
+        const outcome = unwrap(await this.#subscriptionStub(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
         if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
       } catch (error) {
         complete = false;
@@ -413,7 +491,8 @@ export class InformerFactory extends DurableObject<Env> {
     const ids = await this.#stub(spec).subscriberIds();
     for (const id of ids.ok ? ids.value : []) {
       if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec, ""))) continue;
-      if ((await this.env.SUBSCRIPTION.getByName(id).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
+      if ((await this.#subscriptionStub(id, spec.cluster).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
+      this.#subscriptions.delete(id);
     }
   }
 
@@ -431,6 +510,8 @@ export class InformerFactory extends DurableObject<Env> {
       logger.warn("re-armed a stopped informer", informerIdentity(informer));
       rearmed.push(informerObjectName(informer));
     }
+    // Soon after an upgrade, so lookups of unknown subscriptions stop reaching objects.
+    await this.#exclusive(() => this.#backfillSubscriptions());
     return rearmed;
   }
 
@@ -451,6 +532,15 @@ export class InformerFactory extends DurableObject<Env> {
   }
 
   #stub(address: InformerAddress) {
-    return informerStub(this.env, address);
+    return informerStub(this.env, address, this.#placement(address.cluster));
+  }
+
+  #subscriptionStub(id: string, cluster: string) {
+    return subscriptionStub(this.env, id, this.#placement(cluster));
+  }
+
+  /** Where `cluster`'s objects live (clusters/placement.ts); the default cluster has no placement. */
+  #placement(cluster: string): Placement {
+    return placementOf(this.#registry.getCluster(cluster)?.connection);
   }
 }

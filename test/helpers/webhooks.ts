@@ -11,6 +11,7 @@ import { verifyWebhook } from "../../src/client/index.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import type { ReceiverEndpoint } from "../receiver/client.ts";
 import { clusterVersions, compareRv, sameMap, waitFor } from "./informer.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
@@ -25,6 +26,8 @@ export async function subscribe(
 ): Promise<{ id: string; secret: string; stub: () => SubscriptionStub }> {
   const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
   const parsed = subscriptionSpecSchema.parse({ url: hook.url, ...spec });
+  // Indexed first, as the API does: the HTTP routes answer only indexed subscriptions (#7.17).
+  await env.FACTORY.getByName(FACTORY_NAME).indexSubscription(id, { cluster, name: informer });
   const created = unwrap(await env.SUBSCRIPTION.getByName(id).create(id, { cluster, name: informer }, parsed));
   // Stubs break after a simulated crash: always get a fresh one.
   return { id, secret: created.secret, stub: () => env.SUBSCRIPTION.getByName(id) };

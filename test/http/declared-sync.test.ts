@@ -43,4 +43,21 @@ describe("the declared sync a request waits for", () => {
     await ensureDeclaredInformers(stalled.env);
     expect(stalled.calls()).toBe(1);
   });
+
+  // Review B4: a sync whose request ended may never settle in a later request (the Worker cancels
+  // an ended request's continuations); no later request may wait on it.
+  it("does not hold a later request on a sync an earlier request started, even one that never settles", async () => {
+    DECLARED_SYNC_WAIT.ms = 2_000;
+    const stalled = stalledFactory(`{"never-${crypto.randomUUID().slice(0, 6)}": {"server": "https://a.example"}}`);
+    const handedOver: Promise<unknown>[] = [];
+    await ensureDeclaredInformers(stalled.env, (promise) => handedOver.push(promise)); // held up to 2 s
+    expect(handedOver).toHaveLength(1); // the first request keeps its sync alive past its response
+    const later = Date.now();
+    await ensureDeclaredInformers(stalled.env);
+    await ensureDeclaredInformers(stalled.env);
+    // Generous bound: the old shared promise held each of these the full 2 s.
+    expect(Date.now() - later).toBeLessThan(1_000);
+    expect(stalled.calls()).toBe(1);
+    stalled.release();
+  });
 });

@@ -4,6 +4,7 @@
  * delivery log, dead letters and redelivery, 410 → disabled → enable, and deletion (also with the
  * informer).
  */
+import { listDurableObjectIds } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
@@ -276,6 +277,8 @@ describe("subscription routes", () => {
       admin.redeliver(id, "evt_unknown"),
     ];
     for (const error of await Promise.all(attempts.map(failure))) expect([error.status, error.code]).toEqual([404, "NotFound"]);
+    // Not even addressed: locally workerd lists every object ever addressed, stored rows or not.
+    expect((await listDurableObjectIds(env.SUBSCRIPTION)).map((o) => o.toString())).not.toContain(env.SUBSCRIPTION.idFromName(id).toString());
     expect(await subscriptionStored(id)).toBe(false);
     for (const bad of ["nope", "sub_UPPER", `sub_${"a".repeat(200)}`, "sub_a%2Fb"]) {
       expect((await failure(admin.getSubscription(bad))).status, bad).toBe(400);
