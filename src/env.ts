@@ -49,6 +49,12 @@ export interface Env {
   ENCRYPTION_KEY_PREVIOUS?: string;
   /** Set by `npm start` (scripts/dev.mjs): /healthz echoes it, so the script knows it polls the Worker it started. */
   DEV_RUN_ID?: string;
+  /**
+   * The platform's subrequests per invocation, as wrangler.toml's `[limits] subrequests` sets it
+   * (the Worker cannot read its limits); unset: the platform's default, 10,000. Alarm slices end at
+   * 80 % of it (net/subrequest-budget.ts).
+   */
+  SUBREQUESTS_PER_INVOCATION?: string;
   /** Lowest log level written: debug, info (default), warn or error (src/log.ts). */
   LOG_LEVEL?: string;
 }

@@ -1,0 +1,46 @@
+/**
+ * The alarm loops inside the platform's subrequest limit (review B1; docs/architecture.md "Platform
+ * limits"). Local workerd enforces no limit, so test/helpers/subrequest-limit.ts emulates it: one
+ * alarm is one invocation, and any subrequest past the limit is refused and counted. A slice must
+ * end at its margin, re-arm at once, and leave the rest to the next invocation.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
+import { unwrap } from "../../src/errors.ts";
+import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
+import { newCluster, startInformer, waitSynced } from "../helpers/informer.ts";
+import { underSubrequestLimit } from "../helpers/subrequest-limit.ts";
+import { waitReceiverConverged } from "../helpers/webhooks.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+
+const LIMIT = 20; // the budget ends at 16
+
+describe("subscription alarm under the subrequest limit", () => {
+  it("ends a slice with a backlog at the budget's margin, re-arms at once, and delivers the rest in later invocations", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 2, podsPerNamespace: 20 });
+    const informer = await startInformer(cluster);
+    await waitSynced(informer.stub);
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const id = `sub_${crypto.randomUUID().replace(/-/g, "")}`;
+    // One POST per object: the replay of 40 objects needs more subrequests than one invocation has.
+    const spec = subscriptionSpecSchema.parse({ url: hook.url, replayExisting: true, maxBatchSize: 1 });
+    const run = await underSubrequestLimit(env.SUBSCRIPTION.getByName(id), LIMIT, async (instance: SubscriptionObject, state) => {
+      const created = unwrap(await instance.create(id, { cluster: "default", name: informer.name }, spec));
+      // The same turn as create: an alarm the runtime fires meanwhile finds this slice running.
+      await instance.alarm();
+      const status = unwrap(await instance.status(0));
+      return { secret: created.secret, status, alarm: await state.storage.getAlarm() };
+    });
+    expect(run.refused).toBe(0);
+    expect(run.made).toBeLessThanOrEqual(LIMIT);
+    // Ended by its budget, not by running out of work, and never charged to the receiver.
+    expect((await hook.requests()).length).toBeGreaterThan(0);
+    expect((await hook.requests()).length).toBeLessThan(40);
+    expect(run.result.status).toMatchObject({ state: "active", consecutiveFailures: 0, lastError: null });
+    expect(run.result.alarm).not.toBeNull();
+    expect(run.result.alarm!).toBeLessThanOrEqual(Date.now() + 1_000);
+    await waitReceiverConverged(hook, run.result.secret, cluster);
+  });
+});
