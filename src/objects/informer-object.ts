@@ -4,6 +4,10 @@
  *
  * Invariant 7: `alarm()` re-arms in `finally` from durable state whatever happened, so an error
  * or a crash cannot stop the loop (and the factory's cron re-arms a missing alarm).
+ *
+ * Each slice has a subrequest budget (net/subrequest-budget.ts): the API server's lists and
+ * watches and the nudges to subscriptions spend it; at its margin nudging stops, the slice ends and
+ * re-arms at once, and the next invocation nudges the rest (docs/architecture.md "Platform limits").
  */
 import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
@@ -14,7 +18,8 @@ import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
-import { Nudger } from "../delivery/nudger.ts";
+import { Nudger, withinBudget } from "../delivery/nudger.ts";
+import { isSubrequestLimit, SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
@@ -124,6 +129,10 @@ export class InformerObject extends DurableObject<Env> {
   readonly #watches = new WatchHub(() => this.#watchSource());
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
+  /** The running slice's subrequest budget; none between slices. */
+  #budget: SubrequestBudget | undefined;
+  /** The tail of a nudge round the budget cut short: the next slice sends it to those left (memory only: they poll). */
+  #owedNudge: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -508,17 +517,29 @@ export class InformerObject extends DurableObject<Env> {
     const stored = this.#stored();
     if (!stored) return undefined; // deleted: #rearm finds no spec and the loop ends here on purpose
     const informer = this.#informer(stored.spec);
+    const budget = (this.#budget = new SubrequestBudget(subrequestLimitOf(this.env)));
+    if (this.#owedNudge !== undefined) this.#nudger.nudge(this.#owedNudge);
+    this.#owedNudge = undefined;
     let client: KubeClient;
     try {
       const connection = stored.connection && (await openConnection(this.#sealer(), stored.spec.cluster, stored.connection));
-      client = this.#client(stored.spec, connection);
+      client = this.#client(stored.spec, connection, budget);
     } catch (error) {
       // A configuration problem: say so in the status and retry later, never in a tight loop.
       const retryAt = Date.now() + FALLBACK_REARM_MS;
       informer.recordFailure(error instanceof Error ? error.message : String(error), retryAt);
       return retryAt;
     }
-    return informer.tick(client, Date.now() + SLICE_MS, signal);
+    try {
+      // A spent budget stops the slice at its next step, as a reconfiguration does, keeping the stored position.
+      const next = await informer.tick(client, Date.now() + SLICE_MS, AbortSignal.any([signal, budget.signal]));
+      return budget.ended || this.#owedNudge !== undefined ? Date.now() : next;
+    } catch (error) {
+      if (budget.ended && !signal.aborted) return Date.now();
+      throw error;
+    } finally {
+      this.#budget = undefined;
+    }
   }
 
   async #rearm(wakeAt: number | undefined): Promise<void> {
@@ -587,11 +608,27 @@ export class InformerObject extends DurableObject<Env> {
     const waiting = this.#waiting;
     this.#waiting = new Set();
     const ids = this.#subscribers.ids().filter((id) => waiting === undefined || waiting.has(id));
+    // Outside a slice (the cron's ensureRunning) the round spends its own invocation's budget.
+    const budget = this.#budget ?? new SubrequestBudget(subrequestLimitOf(this.env));
+    const owe = (id: string) => {
+      this.#waiting?.add(id);
+      this.#owedNudge = Math.max(this.#owedNudge ?? 0, tail);
+    };
+    const { now, later } = withinBudget(ids, budget);
+    later.forEach(owe);
     await Promise.all(
-      ids.map((id) =>
+      now.map((id) =>
         this.env.SUBSCRIPTION.getByName(id)
           .nudge(tail)
-          .catch((error: unknown) => logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) })),
+          .catch((error: unknown) => {
+            // The platform's limit, not the subscription's failure: owed to the next slice, not logged.
+            if (isSubrequestLimit(error)) {
+              budget.end();
+              owe(id);
+              return;
+            }
+            logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) });
+          }),
       ),
     );
   }
@@ -601,10 +638,11 @@ export class InformerObject extends DurableObject<Env> {
     return sealerFor(this.env);
   }
 
-  #client(spec: InformerSpec, connection: ClusterConnection | null): KubeClient {
+  #client(spec: InformerSpec, connection: ClusterConnection | null, budget: SubrequestBudget): KubeClient {
     const { apiUrl, token, headers } = resolveConnection(spec.cluster, connection ?? defaultConnection(this.env), this.env);
     return new KubeClient({
       apiUrl,
+      fetch: budget.fetch((input, init) => fetch(input, init)),
       ...(token === undefined ? {} : { token }),
       headers,
       resource: resolveResource(spec.resource, spec.apiVersion),

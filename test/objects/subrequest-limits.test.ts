@@ -9,7 +9,9 @@ import { describe, expect, it } from "vitest";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
-import { newCluster, startInformer, waitSynced } from "../helpers/informer.ts";
+import type { InformerObject } from "../../src/objects/informer-object.ts";
+import { pod } from "../fake-apiserver/client.ts";
+import { newCluster, startInformer, status, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { underSubrequestLimit } from "../helpers/subrequest-limit.ts";
 import { waitReceiverConverged } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
@@ -42,5 +44,34 @@ describe("subscription alarm under the subrequest limit", () => {
     expect(run.result.alarm).not.toBeNull();
     expect(run.result.alarm!).toBeLessThanOrEqual(Date.now() + 1_000);
     await waitReceiverConverged(hook, run.result.secret, cluster);
+  });
+});
+
+describe("informer alarm under the subrequest limit", () => {
+  it("stops nudging at the budget's margin, ends the slice and re-arms at once instead of failing nudges", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
+    // Asleep between watch windows: no alarm of the runtime's runs while the test drives one.
+    const informer = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(informer.stub);
+    await waitSleeping(informer.stub);
+    // 30 subscriptions caught up and waiting for a nudge: more than one invocation may send.
+    const ids = Array.from({ length: 30 }, (_, i) => `sub_nudged${i}`);
+    for (const id of ids) {
+      const { tail } = unwrap(await informer.stub.addSubscriber(id));
+      unwrap(await informer.stub.readLog(tail, 10, id));
+    }
+    await cluster.create("pods", pod({ name: "new", namespace: "ns-0" }));
+    const run = await underSubrequestLimit(informer.stub, LIMIT, async (instance: InformerObject, state) => {
+      // The window is due now (it would open by itself in a minute).
+      state.storage.sql.exec("UPDATE informer_state SET wake_at = 0");
+      await instance.alarm();
+      return state.storage.getAlarm();
+    });
+    expect(run.refused).toBe(0);
+    expect(run.made).toBeLessThanOrEqual(LIMIT);
+    expect(run.result).not.toBeNull();
+    expect(run.result!).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect((await status(informer.stub)).lastError).toBeNull();
   });
 });
