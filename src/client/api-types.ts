@@ -83,6 +83,12 @@ export interface InformerStatus {
   /** The oldest readable and the newest event sequence numbers. */
   eventLog: { head: number; tail: number };
   subscriptions: number;
+  /**
+   * Alarm slices killed before their end (CPU or memory limit, a deploy's reset), seen by the next
+   * slice; `lastAt` is when the last killed one started. After kills in a row `listsInPages` turns
+   * on for good: lists go at RV "" in pages, each a killed slice resumes at.
+   */
+  sliceKills: { count: number; lastAt: string | null; listsInPages: boolean };
 }
 
 /** The answer of `PUT /informers/{name}`: 201 (created) or 200 (updated). */

@@ -21,6 +21,7 @@ import { watchSourceOf } from "./informer-watch-source.ts";
 import { Nudger, withinBudget } from "../delivery/nudger.ts";
 import { isSubrequestLimit, SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
+import { type SliceKillCounts, SliceKills } from "./slice-kills.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
@@ -53,6 +54,8 @@ export interface InformerObjectMetrics extends InformerMetrics {
   storageBytes: number;
   /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
   sqlRows: RowCounts;
+  /** Alarm slices killed before their end (objects/slice-kills.ts). */
+  sliceKills: number;
 }
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
@@ -82,6 +85,8 @@ export interface InformerStatus {
   lastError: string | null;
   eventLog: { head: number; tail: number };
   subscriptions: number;
+  /** Alarm slices killed before their end, the last one's start, and whether lists now go in pages (objects/slice-kills.ts). */
+  sliceKills: { count: number; lastAt: string | null; listsInPages: boolean };
 }
 
 export interface ObjectQuery {
@@ -191,6 +196,7 @@ export class InformerObject extends DurableObject<Env> {
       subscriptions: this.#subscribers.ids(),
       storageBytes: this.ctx.storage.sql.databaseSize,
       sqlRows: this.#db.rows.totals(),
+      sliceKills: this.#kills.counts().kills,
     }));
   }
 
@@ -503,13 +509,24 @@ export class InformerObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.#slice.run(
       "informer",
-      (signal) => this.#tick(signal),
+      // Marked only once configured: an unconfigured object stores nothing.
+      (signal) => (this.#configured ? this.#kills.during(Date.now(), () => this.#tick(signal), (counts) => this.#killed(counts)) : this.#tick(signal)),
       (wakeAt) => this.#rearm(wakeAt),
       () => {
         const stored = this.#stored();
         return stored && informerIdentity(stored.spec);
       },
     );
+  }
+
+  /** The slices killed so far (review B9): marked durably around each slice. */
+  get #kills(): SliceKills {
+    return new SliceKills(this.ctx.storage.kv);
+  }
+
+  #killed(counts: SliceKillCounts): void {
+    const stored = this.#stored();
+    logger.warn("alarm slice killed", { ...(stored && informerIdentity(stored.spec)), kills: counts.kills, listsInPages: counts.shrunk });
   }
 
   /** One slice of the loop; answers when the next is due (undefined: deleted, or ask durable state). */
@@ -593,7 +610,8 @@ export class InformerObject extends DurableObject<Env> {
     return new Informer(
       this.#db,
       // An open `/k8s` watch keeps the informer awake (cache/watch-windows.ts).
-      { ...settings, reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0 } },
+      // Killed slices in a row list in pages from then on (slice-kills.ts, reflector.ts listInPages).
+      { ...settings, reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0, listInPages: this.#kills.counts().shrunk } },
       systemClock,
       systemRandom,
       (tail) => {
@@ -703,8 +721,13 @@ export class InformerObject extends DurableObject<Env> {
       lastError: progress.lastError,
       eventLog: progress.eventLog,
       subscriptions: this.#subscribers.count(),
+      sliceKills: sliceKillStatus(this.#kills.counts()),
     };
   }
+}
+
+function sliceKillStatus(counts: SliceKillCounts): InformerStatus["sliceKills"] {
+  return { count: counts.kills, lastAt: counts.lastKillAt === null ? null : new Date(counts.lastKillAt).toISOString(), listsInPages: counts.shrunk };
 }
 
 /** Selectors as text (a request's) parsed for the cache; a bad one throws a SelectorError (400). */

@@ -1,6 +1,11 @@
 /** Killed slices (review B9): the durable mark, the count, and the shrink after kills in a row. */
+import { runInDurableObject } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { InformerObject } from "../../src/objects/informer-object.ts";
 import { KILLS_BEFORE_SHRINKING, SliceKills, type SliceMarkStore } from "../../src/objects/slice-kills.ts";
+import { newCluster, startInformer, status, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
+import { parseMetrics, samples } from "../metrics/prometheus-parse.ts";
 
 /** A key-value store in memory, as `ctx.storage.kv` behaves for one object (it survives a kill). */
 function memoryStore(): SliceMarkStore {
@@ -48,3 +53,38 @@ describe("SliceKills", () => {
     expect(kills.counts()).toEqual({ kills: 3, lastKillAt: 20, shrunk: false });
   });
 });
+
+describe("InformerObject after killed slices", () => {
+  it("counts them in its status and /metrics, and lists in pages at RV \"\" from then on", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 3 });
+    // Asleep between watch windows: no slice runs while the test plays the killed ones.
+    const { name, stub } = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(stub);
+    await waitSleeping(stub);
+    expect((await status(stub)).sliceKills).toEqual({ count: 0, lastAt: null, listsInPages: false });
+    const killedAt = Date.now();
+    await runInDurableObject(stub, async (_, state) => {
+      // Two slices that began and never reached their finally (a CPU kill leaves exactly this).
+      const marks = new SliceKills(state.storage.kv);
+      marks.begin(killedAt - 1);
+      marks.begin(killedAt);
+    });
+    // The next watch window answers 410: the relist that follows shows how lists are made now.
+    await cluster.fault({ kind: "errorEvent", code: 410, reason: "Expired" });
+    await cluster.clearRequests();
+    await runInDurableObject(stub, async (instance: InformerObject, state) => {
+      state.storage.sql.exec("UPDATE informer_state SET wake_at = 0"); // the window is due now
+      await instance.alarm();
+    });
+    expect((await status(stub)).sliceKills).toEqual({ count: 2, lastAt: new Date(killedAt).toISOString(), listsInPages: true });
+    await waitFor("a relist", async () => (await cluster.requests()).some((r) => r.query.watch === undefined));
+    const lists = (await cluster.requests()).filter((r) => r.query.watch === undefined);
+    expect(lists[0]!.query).toMatchObject({ resourceVersion: "", limit: "500" });
+    await waitSynced(stub);
+    const response = await exports.default.fetch(new Request("http://localhost/metrics"));
+    const metrics = parseMetrics(await response.text());
+    expect(samples(metrics, "edge_informer_slice_kills_total", { informer: name }).map((s) => s.value)).toEqual(["2"]);
+  });
+});
+
