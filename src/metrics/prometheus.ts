@@ -70,6 +70,7 @@ export const FAMILIES = {
   failures: family("subscription_consecutive_failures", "gauge", "Failed attempts since the last success."),
   lastDelivery: family("subscription_last_delivery_timestamp_seconds", "gauge", "When the endpoint last acknowledged a batch (unix seconds)."),
   latency: family("subscription_delivery_duration_seconds", "histogram", "Duration of delivery attempts."),
+  subscriptionSliceKills: family("subscription_slice_kills_total", "counter", "The subscription's alarm slices killed before their end (CPU or memory limit, a deploy's reset), counted by the next slice."),
   subscriptionSqlRowsWritten: sqlRows("edge_subscription_", "written", "subscription"),
   subscriptionSqlRowsRead: sqlRows("edge_subscription_", "read", "subscription"),
   scrapeErrors: family("metrics_read_errors", "gauge", "Informers or subscriptions that could not be read for this scrape."),
@@ -130,6 +131,7 @@ export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnaps
   out.sample(F.failures, labels, m.consecutiveFailures);
   if (m.lastDeliveryAt !== null) out.sample(F.lastDelivery, labels, m.lastDeliveryAt / 1000);
   out.histogram(F.latency, labels, LATENCY_BUCKETS_SECONDS, counts.latencyBuckets, counts.latencySumSeconds);
+  out.sample(F.subscriptionSliceKills, labels, m.sliceKills);
   out.sample(F.subscriptionSqlRowsWritten, labels, m.sqlRows.written);
   out.sample(F.subscriptionSqlRowsRead, labels, m.sqlRows.read);
 }

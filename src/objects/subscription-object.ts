@@ -39,6 +39,7 @@ import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
+import { SliceKills } from "./slice-kills.ts";
 import { SubrequestBudget, SubrequestLimitError, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import type { DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
@@ -66,6 +67,8 @@ export interface SubscriptionMetrics {
   counts: DeliveryCounts;
   /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
   sqlRows: RowCounts;
+  /** Alarm slices killed before their end (objects/slice-kills.ts). */
+  sliceKills: number;
 }
 
 /** One alarm's slice of deliveries; the rest continues in the next alarm. */
@@ -219,6 +222,7 @@ export class SubscriptionObject extends DurableObject<Env> {
         deadLetters: record.deadLetters,
         counts,
         sqlRows: this.#db.rows.totals(),
+        sliceKills: new SliceKills(this.ctx.storage.kv).counts().kills,
       };
     });
   }
@@ -308,7 +312,14 @@ export class SubscriptionObject extends DurableObject<Env> {
     if (this.#slice.running || this.#destroying) return;
     await this.#slice.run(
       "subscription",
-      (signal) => this.#loop(Date.now() + SLICE_MS, signal),
+      (signal) => {
+        // Marked only while the subscription exists: a deleted one stores nothing.
+        if (!this.#subscription.store.get()) return this.#loop(Date.now() + SLICE_MS, signal);
+        return new SliceKills(this.ctx.storage.kv).during(Date.now(), () => this.#loop(Date.now() + SLICE_MS, signal), ({ kills }) => {
+          const record = this.#subscription.store.get();
+          logger.warn("alarm slice killed", { ...(record && subscriptionIdentity(record)), kills });
+        });
+      },
       (next) => this.#rearm(next),
       () => {
         const record = this.#subscription.store.get();

@@ -6,6 +6,11 @@ import type { InformerObject } from "../../src/objects/informer-object.ts";
 import { KILLS_BEFORE_SHRINKING, SliceKills, type SliceMarkStore } from "../../src/objects/slice-kills.ts";
 import { newCluster, startInformer, status, waitFor, waitSleeping, waitSynced } from "../helpers/informer.ts";
 import { parseMetrics, samples } from "../metrics/prometheus-parse.ts";
+import type { SubscriptionObject } from "../../src/objects/subscription-object.ts";
+import { unwrap } from "../../src/errors.ts";
+import { subscribe, waitReceiverConverged } from "../helpers/webhooks.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+import { env } from "cloudflare:workers";
 
 /** A key-value store in memory, as `ctx.storage.kv` behaves for one object (it survives a kill). */
 function memoryStore(): SliceMarkStore {
@@ -85,6 +90,27 @@ describe("InformerObject after killed slices", () => {
     const response = await exports.default.fetch(new Request("http://localhost/metrics"));
     const metrics = parseMetrics(await response.text());
     expect(samples(metrics, "edge_informer_slice_kills_total", { informer: name }).map((s) => s.value)).toEqual(["2"]);
+  });
+});
+
+describe("SubscriptionObject after a killed slice", () => {
+  it("counts it in its metrics and /metrics, and delivers on", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const { name, stub } = await startInformer(cluster);
+    await waitSynced(stub);
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const { id, secret, stub: subscription } = await subscribe(name, hook, { replayExisting: true });
+    // Caught up: its alarm is a poll a minute ahead, so no slice runs while the test plays the killed one.
+    await waitReceiverConverged(hook, secret, cluster);
+    await runInDurableObject(subscription(), async (instance: SubscriptionObject, state) => {
+      new SliceKills(state.storage.kv).begin(Date.now()); // began, never finished
+      await instance.alarm();
+    });
+    expect(unwrap(await subscription().metrics()).sliceKills).toBe(1);
+    const response = await exports.default.fetch(new Request("http://localhost/metrics"));
+    const metrics = parseMetrics(await response.text());
+    expect(samples(metrics, "edge_informer_subscription_slice_kills_total", { subscription: id }).map((s) => s.value)).toEqual(["1"]);
   });
 });
 
