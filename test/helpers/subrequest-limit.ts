@@ -4,7 +4,8 @@
  * invocation: every `fetch()` and every Durable Object RPC call the object makes meanwhile is
  * counted, and each one past `limit` fails as the runtime's does ("Too many subrequests.") and is
  * counted as `refused`, so a test fails on it however the code under test handles the error. The
- * object is told its limit through SUBREQUESTS_PER_INVOCATION.
+ * object is told its limit through SUBREQUESTS_PER_INVOCATION (`told`: another figure, to play a
+ * limit the object does not know, so that the runtime's error reaches it).
  *
  * Only calls made through `globalThis.fetch` and the object's `env.INFORMER` / `env.SUBSCRIPTION`
  * are seen; both are restored afterwards.
@@ -25,6 +26,7 @@ export function underSubrequestLimit<O extends Rpc.DurableObjectBranded, R>(
   stub: DurableObjectStub<O>,
   limit: number,
   fn: (instance: O, state: DurableObjectState) => Promise<R>,
+  told = limit,
 ): Promise<LimitedRun<R>> {
   return runInDurableObject(stub, async (instance: O, state) => {
     let made = 0;
@@ -44,7 +46,7 @@ export function underSubrequestLimit<O extends Rpc.DurableObjectBranded, R>(
       admit() ? savedFetch(input, init) : Promise.reject(new Error(RUNTIME_MESSAGE))) as typeof fetch;
     instanceEnv.INFORMER = counted(saved.INFORMER as object, admit);
     instanceEnv.SUBSCRIPTION = counted(saved.SUBSCRIPTION as object, admit);
-    instanceEnv.SUBREQUESTS_PER_INVOCATION = String(limit);
+    instanceEnv.SUBREQUESTS_PER_INVOCATION = String(told);
     try {
       const result = await fn(instance, state);
       return { result, made, refused };

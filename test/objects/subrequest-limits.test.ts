@@ -74,4 +74,28 @@ describe("informer alarm under the subrequest limit", () => {
     expect(run.result!).toBeLessThanOrEqual(Date.now() + 1_000);
     expect((await status(informer.stub)).lastError).toBeNull();
   });
+
+  it("takes the runtime's 'Too many subrequests' on its watch for the end of the slice, not for an API server failure", async () => {
+    const cluster = await newCluster();
+    await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
+    const informer = await startInformer(cluster, { maxLagSeconds: 60 });
+    await waitSynced(informer.stub);
+    await waitSleeping(informer.stub);
+    // The object believes it has 1,000; the runtime allows none more (calls the budget did not see spent them).
+    const run = await underSubrequestLimit(
+      informer.stub,
+      0,
+      async (instance: InformerObject, state) => {
+        state.storage.sql.exec("UPDATE informer_state SET wake_at = 0");
+        await instance.alarm();
+        return state.storage.getAlarm();
+      },
+      1_000,
+    );
+    expect(run.refused).toBe(1); // the watch, refused as the runtime would
+    expect(run.result).not.toBeNull();
+    expect(run.result!).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect((await status(informer.stub)).lastError).toBeNull();
+  });
 });
+
