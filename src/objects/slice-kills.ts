@@ -11,6 +11,9 @@
  *   does less per alarm from then on (the informer lists in pages it resumes at, reflector.ts
  *   `listInPages`), since a slice that was killed once will be killed again doing the same work.
  * - A slice stopped on purpose (a reconfiguration, a deletion) reaches its `finally`: not a kill.
+ * - `retried` counts a kill the platform reported instead, by retrying the alarm (whose handler
+ *   never throws, so a retry means the last run never returned): one write per kill, none per
+ *   slice, for objects whose slices are too many and too short to mark each (subscriptions).
  *
  * It does not tell CPU from memory from a deploy: the platform says nothing to the next alarm. It
  * stores in the object's synchronous key-value storage (no table of its own: src/objects holds no
@@ -70,6 +73,12 @@ export class SliceKills {
   finish(): void {
     const stored = this.#read();
     if (stored.startedAt !== null) this.#store.put<Stored>(KEY, { ...stored, startedAt: null, streak: 0 });
+  }
+
+  /** The platform retried the alarm of a slice that started at about `at`: count it killed (no mark involved). */
+  retried(at: number): void {
+    const stored = this.#read();
+    this.#store.put<Stored>(KEY, { ...stored, kills: stored.kills + 1, lastKillAt: at });
   }
 
   /** Runs `work` as a marked slice. */

@@ -308,18 +308,21 @@ export class SubscriptionObject extends DurableObject<Env> {
     return "deleted";
   }
 
-  override async alarm(): Promise<void> {
+  override async alarm(alarmInfo?: AlarmInvocationInfo): Promise<void> {
     if (this.#slice.running || this.#destroying) return;
+    // A retry means the last run never returned (the slice catches its errors): it was killed. Told
+    // by the platform rather than marked around each slice (slice-kills.ts) since a subscription
+    // wakes for every nudge, and two writes a slice would cost more rows than its deliveries do
+    // (issue 19). Only while it exists: a deleted one stores nothing.
+    const record = alarmInfo?.isRetry ? this.#subscription.store.get() : undefined;
+    if (record) {
+      const kills = new SliceKills(this.ctx.storage.kv);
+      kills.retried(Date.now());
+      logger.warn("alarm slice killed", { ...subscriptionIdentity(record), kills: kills.counts().kills, retryCount: alarmInfo!.retryCount });
+    }
     await this.#slice.run(
       "subscription",
-      (signal) => {
-        // Marked only while the subscription exists: a deleted one stores nothing.
-        if (!this.#subscription.store.get()) return this.#loop(Date.now() + SLICE_MS, signal);
-        return new SliceKills(this.ctx.storage.kv).during(Date.now(), () => this.#loop(Date.now() + SLICE_MS, signal), ({ kills }) => {
-          const record = this.#subscription.store.get();
-          logger.warn("alarm slice killed", { ...(record && subscriptionIdentity(record)), kills });
-        });
-      },
+      (signal) => this.#loop(Date.now() + SLICE_MS, signal),
       (next) => this.#rearm(next),
       () => {
         const record = this.#subscription.store.get();

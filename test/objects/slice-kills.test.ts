@@ -19,6 +19,12 @@ function memoryStore(): SliceMarkStore {
 }
 
 describe("SliceKills", () => {
+  it("counts a kill the platform reported by retrying the alarm, without a mark", () => {
+    const kills = new SliceKills(memoryStore());
+    kills.retried(5);
+    expect(kills.counts()).toEqual({ kills: 1, lastKillAt: 5, shrunk: false });
+  });
+
   it("counts nothing for slices that finish", async () => {
     const kills = new SliceKills(memoryStore());
     for (let i = 0; i < 3; i++) await kills.during(i, async () => undefined, () => expect.unreachable());
@@ -94,7 +100,7 @@ describe("InformerObject after killed slices", () => {
 });
 
 describe("SubscriptionObject after a killed slice", () => {
-  it("counts it in its metrics and /metrics, and delivers on", async () => {
+  it("counts the platform's retry of its alarm (the last run never returned) in its metrics and /metrics", async () => {
     const cluster = await newCluster();
     await cluster.seed({ namespaces: 1, podsPerNamespace: 2 });
     const { name, stub } = await startInformer(cluster);
@@ -103,9 +109,9 @@ describe("SubscriptionObject after a killed slice", () => {
     const { id, secret, stub: subscription } = await subscribe(name, hook, { replayExisting: true });
     // Caught up: its alarm is a poll a minute ahead, so no slice runs while the test plays the killed one.
     await waitReceiverConverged(hook, secret, cluster);
-    await runInDurableObject(subscription(), async (instance: SubscriptionObject, state) => {
-      new SliceKills(state.storage.kv).begin(Date.now()); // began, never finished
-      await instance.alarm();
+    await runInDurableObject(subscription(), async (instance: SubscriptionObject) => {
+      await instance.alarm(); // a run of its own: not a kill
+      await instance.alarm({ retryCount: 1, isRetry: true, scheduledTime: Date.now() }); // what the platform sends after a killed run
     });
     expect(unwrap(await subscription().metrics()).sliceKills).toBe(1);
     const response = await exports.default.fetch(new Request("http://localhost/metrics"));
