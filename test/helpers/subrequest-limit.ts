@@ -7,8 +7,9 @@
  * object is told its limit through SUBREQUESTS_PER_INVOCATION (`told`: another figure, to play a
  * limit the object does not know, so that the runtime's error reaches it).
  *
- * Only calls made through `globalThis.fetch` and the object's `env.INFORMER` / `env.SUBSCRIPTION`
- * are seen; both are restored afterwards.
+ * Only calls made through `globalThis.fetch`, looked up at the call (a `fetch` captured earlier is
+ * not seen: the objects look it up at each use), and the object's `env.INFORMER` /
+ * `env.SUBSCRIPTION` are seen; both are restored afterwards.
  */
 import { runInDurableObject } from "cloudflare:test";
 
