@@ -51,6 +51,12 @@ export interface Env {
   DEV_RUN_ID?: string;
   /** Seconds a /metrics or status-page snapshot is served before another is collected: 0–300, default 15 (src/metrics/snapshot-cache.ts). */
   METRICS_SNAPSHOT_SECONDS?: string;
+  /**
+   * The platform's subrequests per invocation, as wrangler.toml's `[limits] subrequests` sets it
+   * (the Worker cannot read its limits); unset: the platform's default, 10,000. Alarm slices end at
+   * 80 % of it (net/subrequest-budget.ts).
+   */
+  SUBREQUESTS_PER_INVOCATION?: string;
   /** Lowest log level written: debug, info (default), warn or error (src/log.ts). */
   LOG_LEVEL?: string;
 }

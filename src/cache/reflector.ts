@@ -24,6 +24,12 @@
  * The sleeping transitions exist only with `maxLagSeconds` > 0; when a window ends, and what keeps
  * an informer awake, is watch-windows.ts's to decide.
  *
+ * With `listInPages` (set once slices were killed while listing, objects/slice-kills.ts) every list
+ * is at RV "" with the page size, page 1 of a persisted listing state and the expired-continue
+ * fallback included: a list at RV "0" is one answer from the watch cache (which ignores `limit`)
+ * and a list at an RV without limit is one answer too, so a slice killed during either starts it
+ * over; a paged list persists each page's token and a killed slice resumes at its page.
+ *
  * Guarantees: no RV exists before a list (a state carries only the data valid in it); bookmarks
  * advance the RV and are never stored; events and the RV they bring are handed to the sink in one
  * call, which writes them in one transaction (DESIGN invariant 1); each relist is preceded by a
@@ -136,6 +142,8 @@ export interface ReflectorSink {
 export interface ReflectorOptions extends WindowOptions {
   /** Page size of paginated lists (client-go pager default 500). */
   pageSize: number;
+  /** Every list in pages at RV "" (see the header): less work per alarm, resumable page by page. */
+  listInPages?: boolean;
   /** Fixed server watch timeout; by default random in [300, 600) s (reference §2.1.2). */
   watchTimeoutSeconds?: number;
 }
@@ -213,9 +221,9 @@ export function listLimit(memory: ReflectorMemory, rv: string, pageSize: number)
 
 function startList(memory: ReflectorMemory, ctx: StepContext): StepResult {
   const lastSync = ctx.sink.lastSyncResourceVersion();
-  const listRv = relistResourceVersion(memory, lastSync, ctx.sink.hasCachedObjects());
+  const listRv = ctx.options.listInPages ? "" : relistResourceVersion(memory, lastSync, ctx.sink.hasCachedObjects());
   return {
-    state: { kind: "listing", listRv, limit: listLimit(memory, listRv, ctx.options.pageSize) },
+    state: { kind: "listing", listRv, limit: ctx.options.listInPages ? ctx.options.pageSize : listLimit(memory, listRv, ctx.options.pageSize) },
     memory: lastSync === "" ? memory : countRelist(memory),
     wakeAt: ctx.clock.now(),
   };
@@ -232,6 +240,8 @@ async function listPage(
     // the initial list, applied) must be replaced by this list as a whole, never mixed into it.
     ctx.sink.beginList();
     if (state.listRv === "0" && ctx.sink.hasCachedObjects()) state = { ...state, listRv: "" };
+    // A state persisted before the shrink, or the expired-continue fallback: in pages too.
+    if (ctx.options.listInPages) state = { ...state, listRv: "", limit: ctx.options.pageSize };
   }
   let page;
   try {

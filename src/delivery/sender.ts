@@ -5,12 +5,15 @@
  * must be re-registered, not silently chased (the signature covers the body, not the URL). Of an
  * error answer only the first few hundred bytes are read. A URL the egress rules refuse now
  * (net/egress.ts, `WEBHOOK_ALLOWED_HOSTS` changed since it was accepted) is not contacted: the
- * attempt fails with the reason, as an unreachable receiver's does.
+ * attempt fails with the reason, as an unreachable receiver's does. The platform's subrequest limit
+ * (net/subrequest-budget.ts) is not an outcome of the attempt: it is thrown as a
+ * SubrequestLimitError, so the receiver is never charged with it.
  */
 import type { Clock } from "../clock.ts";
 import { readBodyStart } from "../net/bounded-body.ts";
 import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { egressRefusal } from "../net/egress.ts";
+import { isSubrequestLimit, SubrequestLimitError } from "../net/subrequest-budget.ts";
 import { type AttemptOutcome, parseRetryAfter } from "./retry-schedule.ts";
 import type { SignedHeaders } from "./sign.ts";
 
@@ -71,6 +74,8 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch, allowe
         ...(ok ? {} : { error: `HTTP ${response.status}${cause ? ` (${cause})` : ""}${text ? `: ${text.slice(0, ERROR_BODY_CHARS)}` : ""}` }),
       };
     } catch (error) {
+      // Our invocation's limit, not the receiver's failure: the slice ends and this is sent again.
+      if (isSubrequestLimit(error)) throw error instanceof SubrequestLimitError ? error : new SubrequestLimitError(errorMessage(error), { cause: error });
       const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
       return {
         durationMs: elapsed(clock, started),
@@ -81,6 +86,8 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch, allowe
     }
   };
 }
+
+const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 // A module function, not a closure per call: the bundler names every local arrow function at runtime.
 const elapsed = (clock: Clock, started: number) => Math.max(0, clock.now() - started);

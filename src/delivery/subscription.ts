@@ -40,6 +40,9 @@
  *   during the last one (#7.15; docs/architecture.md "Expiry").
  * - A feed read that does not answer within `feedTimeoutMs` fails the step (retried later), so a
  *   hung informer cannot hold the alarm.
+ * - The platform's subrequest limit (net/subrequest-budget.ts) is nobody's failure: a step that
+ *   meets it throws a SubrequestLimitError having changed nothing (no attempt, failure or error
+ *   recorded), and the object's loop ends the slice and steps again in a fresh invocation.
  *
  * Where this differs from client-go: a listener there gets the informer's in-memory notifications
  * and, on resync, the whole cache; here every step can be interrupted by an eviction and resumes
@@ -48,6 +51,7 @@
 import type { Clock, Random } from "../clock.ts";
 import type { LogBounds, LogEvent, LogEventType, ReadResult } from "../cache/event-log.ts";
 import { ApiError, ValidationError } from "../errors.ts";
+import { isSubrequestLimit, SubrequestLimitError } from "../net/subrequest-budget.ts";
 import { splitKey } from "../cache/keys.ts";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import { eventId } from "./event-id.ts";
@@ -349,6 +353,7 @@ export class Subscription {
     try {
       return await this.#fill(record);
     } catch (error) {
+      if (isSubrequestLimit(error)) throw error instanceof SubrequestLimitError ? error : new SubrequestLimitError(String(error), { cause: error });
       // The informer is unreachable or gone: say so and look again later, never in a tight loop.
       const message = `reading the informer '${record.informer}' failed: ${error instanceof Error ? error.message : String(error)}`;
       this.#transaction(record, () => this.store.setLastError(message));

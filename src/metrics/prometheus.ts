@@ -59,6 +59,7 @@ export const FAMILIES = {
   lastErrorTime: family("last_error_timestamp_seconds", "gauge", "When the last error that still stands happened (unix seconds)."),
   sqlRowsWritten: sqlRows("edge_informer_", "written", "informer"),
   sqlRowsRead: sqlRows("edge_informer_", "read", "informer"),
+  sliceKills: family("slice_kills_total", "counter", "Alarm slices killed before their end (CPU or memory limit, a deploy's reset), counted by the next slice."),
   subscriptionCount: family("subscriptions", "gauge", "Webhook subscriptions of the informer."),
   deliveries: family("subscription_deliveries_total", "counter", "Delivery attempts by outcome: 2xx, 3xx, 4xx, 5xx, network, timeout."),
   attempts: family("subscription_attempts_total", "counter", "Delivery attempts (every outcome)."),
@@ -72,6 +73,7 @@ export const FAMILIES = {
   failures: family("subscription_consecutive_failures", "gauge", "Failed attempts since the last success."),
   lastDelivery: family("subscription_last_delivery_timestamp_seconds", "gauge", "When the endpoint last acknowledged a batch (unix seconds)."),
   latency: family("subscription_delivery_duration_seconds", "histogram", "Duration of delivery attempts."),
+  subscriptionSliceKills: family("subscription_slice_kills_total", "counter", "The subscription's alarm slices killed before their end (CPU or memory limit, a deploy's reset), counted by the next slice."),
   subscriptionSqlRowsWritten: sqlRows("edge_subscription_", "written", "subscription"),
   subscriptionSqlRowsRead: sqlRows("edge_subscription_", "read", "subscription"),
   scrapeErrors: family("metrics_read_errors", "gauge", "Informers or subscriptions that could not be read for this scrape."),
@@ -114,6 +116,7 @@ export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at:
     out.sample(F.lastError, { ...labels, reason: m.lastErrorReason }, 1);
     if (m.lastErrorAt !== null) out.sample(F.lastErrorTime, labels, m.lastErrorAt / 1000);
   }
+  out.sample(F.sliceKills, labels, m.sliceKills);
   out.sample(F.subscriptionCount, labels, m.subscriptions.length);
 }
 
@@ -134,6 +137,7 @@ export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnaps
   out.sample(F.failures, labels, m.consecutiveFailures);
   if (m.lastDeliveryAt !== null) out.sample(F.lastDelivery, labels, m.lastDeliveryAt / 1000);
   out.histogram(F.latency, labels, LATENCY_BUCKETS_SECONDS, counts.latencyBuckets, counts.latencySumSeconds);
+  out.sample(F.subscriptionSliceKills, labels, m.sliceKills);
   out.sample(F.subscriptionSqlRowsWritten, labels, m.sqlRows.written);
   out.sample(F.subscriptionSqlRowsRead, labels, m.sqlRows.read);
 }

@@ -4,6 +4,10 @@
  *
  * Invariant 7: `alarm()` re-arms in `finally` from durable state whatever happened, so an error
  * or a crash cannot stop the loop (and the factory's cron re-arms a missing alarm).
+ *
+ * Each slice has a subrequest budget (net/subrequest-budget.ts): the API server's lists and
+ * watches and the nudges to subscriptions spend it; at its margin nudging stops, the slice ends and
+ * re-arms at once, and the next invocation nudges the rest (docs/architecture.md "Platform limits").
  */
 import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
@@ -14,8 +18,10 @@ import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
-import { Nudger } from "../delivery/nudger.ts";
+import { Nudger, withinBudget } from "../delivery/nudger.ts";
+import { isSubrequestLimit, SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
+import { type SliceKillCounts, SliceKills } from "./slice-kills.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/subscription.ts";
 import { SpecStore } from "../cache/spec-store.ts";
@@ -49,6 +55,8 @@ export interface InformerObjectMetrics extends InformerMetrics {
   storageBytes: number;
   /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
   sqlRows: RowCounts;
+  /** Alarm slices killed before their end (objects/slice-kills.ts). */
+  sliceKills: number;
 }
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
@@ -79,6 +87,8 @@ export interface InformerStatus {
   eventLog: { head: number; tail: number };
   storage: StorageStatus;
   subscriptions: number;
+  /** Alarm slices killed before their end, the last one's start, and whether lists now go in pages (objects/slice-kills.ts). */
+  sliceKills: { count: number; lastAt: string | null; listsInPages: boolean };
 }
 
 export interface ObjectQuery {
@@ -126,6 +136,10 @@ export class InformerObject extends DurableObject<Env> {
   readonly #watches = new WatchHub(() => this.#watchSource());
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
+  /** The running slice's subrequest budget; none between slices. */
+  #budget: SubrequestBudget | undefined;
+  /** The tail of a nudge round the budget cut short: the next slice sends it to those left (memory only: they poll). */
+  #owedNudge: number | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -184,6 +198,7 @@ export class InformerObject extends DurableObject<Env> {
       subscriptions: this.#subscribers.ids(),
       storageBytes: this.ctx.storage.sql.databaseSize,
       sqlRows: this.#db.rows.totals(),
+      sliceKills: this.#kills.counts().kills,
     }));
   }
 
@@ -497,7 +512,8 @@ export class InformerObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     await this.#slice.run(
       "informer",
-      (signal) => this.#tick(signal),
+      // Marked only once configured: an unconfigured object stores nothing.
+      (signal) => (this.#configured ? this.#kills.during(Date.now(), () => this.#tick(signal), (counts) => this.#killed(counts)) : this.#tick(signal)),
       (wakeAt) => this.#rearm(wakeAt),
       () => {
         const stored = this.#stored();
@@ -506,22 +522,44 @@ export class InformerObject extends DurableObject<Env> {
     );
   }
 
+  /** The slices killed so far (review B9): marked durably around each slice. */
+  get #kills(): SliceKills {
+    return new SliceKills(this.ctx.storage.kv);
+  }
+
+  #killed(counts: SliceKillCounts): void {
+    const stored = this.#stored();
+    logger.warn("alarm slice killed", { ...(stored && informerIdentity(stored.spec)), kills: counts.kills, listsInPages: counts.shrunk });
+  }
+
   /** One slice of the loop; answers when the next is due (undefined: deleted, or ask durable state). */
   async #tick(signal: AbortSignal): Promise<number | undefined> {
     const stored = this.#stored();
     if (!stored) return undefined; // deleted: #rearm finds no spec and the loop ends here on purpose
     const informer = this.#informer(stored.spec);
+    const budget = (this.#budget = new SubrequestBudget(subrequestLimitOf(this.env)));
+    if (this.#owedNudge !== undefined) this.#nudger.nudge(this.#owedNudge);
+    this.#owedNudge = undefined;
     let client: KubeClient;
     try {
       const connection = stored.connection && (await openConnection(this.#sealer(), stored.spec.cluster, stored.connection));
-      client = this.#client(stored.spec, connection);
+      client = this.#client(stored.spec, connection, budget);
     } catch (error) {
       // A configuration problem: say so in the status and retry later, never in a tight loop.
       const retryAt = Date.now() + FALLBACK_REARM_MS;
       informer.recordFailure(error instanceof Error ? error.message : String(error), retryAt);
       return retryAt;
     }
-    return informer.tick(client, Date.now() + SLICE_MS, signal);
+    try {
+      // A spent budget stops the slice at its next step, as a reconfiguration does, keeping the stored position.
+      const next = await informer.tick(client, Date.now() + SLICE_MS, AbortSignal.any([signal, budget.signal]));
+      return budget.ended || this.#owedNudge !== undefined ? Date.now() : next;
+    } catch (error) {
+      if (budget.ended && !signal.aborted) return Date.now();
+      throw error;
+    } finally {
+      this.#budget = undefined;
+    }
   }
 
   async #rearm(wakeAt: number | undefined): Promise<void> {
@@ -575,7 +613,12 @@ export class InformerObject extends DurableObject<Env> {
     return new Informer(
       this.#db,
       // An open `/k8s` watch keeps the informer awake (cache/watch-windows.ts); the database's size bounds retention (cache/storage-ceiling.ts).
-      { ...settings, reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0 }, storage: { bytes: () => this.ctx.storage.sql.databaseSize } },
+      // Killed slices in a row list in pages from then on (slice-kills.ts, reflector.ts listInPages).
+      {
+        ...settings,
+        reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0, listInPages: this.#kills.counts().shrunk },
+        storage: { bytes: () => this.ctx.storage.sql.databaseSize },
+      },
       systemClock,
       systemRandom,
       (tail) => {
@@ -590,11 +633,27 @@ export class InformerObject extends DurableObject<Env> {
     const waiting = this.#waiting;
     this.#waiting = new Set();
     const ids = this.#subscribers.ids().filter((id) => waiting === undefined || waiting.has(id));
+    // Outside a slice (the cron's ensureRunning) the round spends its own invocation's budget.
+    const budget = this.#budget ?? new SubrequestBudget(subrequestLimitOf(this.env));
+    const owe = (id: string) => {
+      this.#waiting?.add(id);
+      this.#owedNudge = Math.max(this.#owedNudge ?? 0, tail);
+    };
+    const { now, later } = withinBudget(ids, budget);
+    later.forEach(owe);
     await Promise.all(
-      ids.map((id) =>
+      now.map((id) =>
         this.env.SUBSCRIPTION.getByName(id)
           .nudge(tail)
-          .catch((error: unknown) => logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) })),
+          .catch((error: unknown) => {
+            // The platform's limit, not the subscription's failure: owed to the next slice, not logged.
+            if (isSubrequestLimit(error)) {
+              budget.end();
+              owe(id);
+              return;
+            }
+            logger.warn("nudging a subscription failed", { ...(this.#current && informerIdentity(this.#current.spec)), subscription: id, error: errorText(error) });
+          }),
       ),
     );
   }
@@ -604,10 +663,11 @@ export class InformerObject extends DurableObject<Env> {
     return sealerFor(this.env);
   }
 
-  #client(spec: InformerSpec, connection: ClusterConnection | null): KubeClient {
+  #client(spec: InformerSpec, connection: ClusterConnection | null, budget: SubrequestBudget): KubeClient {
     const { apiUrl, token, headers } = resolveConnection(spec.cluster, connection ?? defaultConnection(this.env), this.env);
     return new KubeClient({
       apiUrl,
+      fetch: budget.fetch((input, init) => fetch(input, init)),
       ...(token === undefined ? {} : { token }),
       headers,
       resource: resolveResource(spec.resource, spec.apiVersion),
@@ -669,8 +729,13 @@ export class InformerObject extends DurableObject<Env> {
       eventLog: progress.eventLog,
       storage: storageStatus(informer.storage()),
       subscriptions: this.#subscribers.count(),
+      sliceKills: sliceKillStatus(this.#kills.counts()),
     };
   }
+}
+
+function sliceKillStatus(counts: SliceKillCounts): InformerStatus["sliceKills"] {
+  return { count: counts.kills, lastAt: counts.lastKillAt === null ? null : new Date(counts.lastKillAt).toISOString(), listsInPages: counts.shrunk };
 }
 
 /** Selectors as text (a request's) parsed for the cache; a bad one throws a SelectorError (400). */

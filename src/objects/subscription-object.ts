@@ -6,6 +6,10 @@
  *
  * Invariant 7 holds here too: `alarm()` re-arms in `finally` from durable state.
  *
+ * Each alarm's slice has its own subrequest budget (net/subrequest-budget.ts): every delivery and
+ * every read of the informer's log spends one, and a slice that reaches the budget's margin, or
+ * meets the platform's limit, ends and re-arms at once, so delivery goes on in a fresh invocation.
+ *
  * Guarantees:
  * - An object that holds no subscription stores nothing: the tables are created by `create` and
  *   `declare`, so a request for an unknown id answers NotFound and leaves no storage (#7.17).
@@ -35,6 +39,8 @@ import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
+import { SliceKills } from "./slice-kills.ts";
+import { SubrequestBudget, SubrequestLimitError, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import type { DeliveryCounts } from "../metrics/delivery-counters.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { subscriptionIdentity } from "../metrics/identity.ts";
@@ -61,6 +67,8 @@ export interface SubscriptionMetrics {
   counts: DeliveryCounts;
   /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
   sqlRows: RowCounts;
+  /** Alarm slices killed before their end (objects/slice-kills.ts). */
+  sliceKills: number;
 }
 
 /** One alarm's slice of deliveries; the rest continues in the next alarm. */
@@ -95,6 +103,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   #nudged = false;
   /** `destroy` is under way: alarms, nudges and the loop do nothing. */
   #destroying = false;
+  /** The running slice's subrequest budget; none outside an alarm (an RPC's few calls are not counted). */
+  #budget: SubrequestBudget | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -212,6 +222,7 @@ export class SubscriptionObject extends DurableObject<Env> {
         deadLetters: record.deadLetters,
         counts,
         sqlRows: this.#db.rows.totals(),
+        sliceKills: new SliceKills(this.ctx.storage.kv).counts().kills,
       };
     });
   }
@@ -297,8 +308,18 @@ export class SubscriptionObject extends DurableObject<Env> {
     return "deleted";
   }
 
-  override async alarm(): Promise<void> {
+  override async alarm(alarmInfo?: AlarmInvocationInfo): Promise<void> {
     if (this.#slice.running || this.#destroying) return;
+    // A retry means the last run never returned (the slice catches its errors): it was killed. Told
+    // by the platform rather than marked around each slice (slice-kills.ts) since a subscription
+    // wakes for every nudge, and two writes a slice would cost more rows than its deliveries do
+    // (issue 19). Only while it exists: a deleted one stores nothing.
+    const record = alarmInfo?.isRetry ? this.#subscription.store.get() : undefined;
+    if (record) {
+      const kills = new SliceKills(this.ctx.storage.kv);
+      kills.retried(Date.now());
+      logger.warn("alarm slice killed", { ...subscriptionIdentity(record), kills: kills.counts().kills, retryCount: alarmInfo!.retryCount });
+    }
     await this.#slice.run(
       "subscription",
       (signal) => this.#loop(Date.now() + SLICE_MS, signal),
@@ -312,17 +333,34 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   /** Steps until there is nothing to do now; returns when to run next (null: not until nudged). */
   async #loop(deadline: number, signal: AbortSignal): Promise<number | null> {
-    for (;;) {
-      if (signal.aborted || this.#destroying) return null;
-      if (Date.now() >= deadline) return Date.now();
-      const result = await this.#subscription.step();
-      if (result.kind === "progress") continue;
-      if (result.kind === "idle" && this.#nudged) {
-        this.#nudged = false;
-        continue;
+    const budget = (this.#budget = new SubrequestBudget(subrequestLimitOf(this.env)));
+    try {
+      for (;;) {
+        if (signal.aborted || this.#destroying) return null;
+        // The budget spent: go on at once in a fresh invocation (a fresh budget).
+        if (Date.now() >= deadline || budget.ended) return Date.now();
+        let result;
+        try {
+          result = await this.#subscription.step();
+        } catch (error) {
+          if (error instanceof SubrequestLimitError) return Date.now(); // the step changed nothing
+          throw error;
+        }
+        if (result.kind === "progress") continue;
+        if (result.kind === "idle" && this.#nudged) {
+          this.#nudged = false;
+          continue;
+        }
+        return result.until;
       }
-      return result.until;
+    } finally {
+      this.#budget = undefined;
     }
+  }
+
+  /** `call` as one subrequest of the running slice's budget (uncounted outside a slice). */
+  #spend<T>(call: () => Promise<T>): Promise<T> {
+    return this.#budget ? this.#budget.spend(call) : call();
   }
 
   async #rearm(next: number | null | undefined): Promise<void> {
@@ -349,11 +387,13 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   #migrate(): void {
-    const feed = informerFeed(this.env, () => {
+    const spend = <T>(call: () => Promise<T>) => this.#spend(call);
+    const feed = informerFeed(this.env, spend, () => {
       const record = this.#subscription.store.get();
       return record && { informer: addressOf(record), id: record.id };
     });
-    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, httpSender(systemClock, fetch, this.env.WEBHOOK_ALLOWED_HOSTS), {
+    const send = httpSender(systemClock, (input, init) => spend(() => fetch(input, init)), this.env.WEBHOOK_ALLOWED_HOSTS);
+    this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, send, {
       sealer: () => sealerFor(this.env),
     });
   }
@@ -365,8 +405,12 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 }
 
-/** The subscription's informer, read over RPC. */
-function informerFeed(env: Env, identity: () => { informer: InformerAddress; id: string } | undefined): Feed {
+/** The subscription's informer, read over RPC; each read is one subrequest (`spend`). */
+function informerFeed(
+  env: Env,
+  spend: <T>(call: () => Promise<T>) => Promise<T>,
+  identity: () => { informer: InformerAddress; id: string } | undefined,
+): Feed {
   // Both are fixed for the subscription's life: read them from storage once, not per read.
   let known: { informer: InformerAddress; id: string } | undefined;
   const target = () => {
@@ -377,10 +421,10 @@ function informerFeed(env: Env, identity: () => { informer: InformerAddress; id:
   return {
     read: async (after, limit) => {
       const { informer, id } = target();
-      return unwrap(await informerStub(env, informer).readLog(after, limit, id));
+      return spend(async () => unwrap(await informerStub(env, informer).readLog(after, limit, id)));
     },
-    snapshot: async (at, after, limit, namespace) =>
-      unwrap(await informerStub(env, target().informer).snapshot(at, after, limit, namespace)),
+    snapshot: (at, after, limit, namespace) =>
+      spend(async () => unwrap(await informerStub(env, target().informer).snapshot(at, after, limit, namespace))),
   };
 }
 

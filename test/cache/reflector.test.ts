@@ -475,3 +475,52 @@ describe("Reflector", () => {
     });
   });
 });
+
+describe("Reflector with listInPages (slices killed listing, review B9)", () => {
+  const pages = () =>
+    new FakeListerWatcher({
+      lists: [
+        { items: [pod({ name: "a" })], resourceVersion: "20", continue: "c1" },
+        { items: [pod({ name: "b" })], resourceVersion: "20" },
+      ],
+    });
+
+  it("lists at RV \"\" in pages, not in one answer at RV \"0\" (the watch cache ignores a limit there)", async () => {
+    const lw = pages();
+    const h = harness(lw, { listInPages: true });
+    await h.run(3);
+    expect(lw.lists).toEqual([{ resourceVersion: "", limit: 500 }, { continue: "c1", limit: 500 }]);
+    expect(h.sink.commits.map((c) => [c.resourceVersion, c.objects.length])).toEqual([["20", 2]]);
+  });
+
+  it("turns a listing state persisted at RV \"0\" (the killed slice's) into a paged list at RV \"\"", async () => {
+    const lw = pages();
+    const h = harness(lw, { listInPages: true }, { state: { kind: "listing", listRv: "0", limit: 500 } });
+    await h.run(1);
+    expect(lw.lists).toEqual([{ resourceVersion: "", limit: 500 }]);
+    expect(h.state).toEqual({ kind: "listing", listRv: "", limit: 500, continue: "c1", snapshotRv: "20" });
+  });
+
+  it("relists in pages at RV \"\" rather than in one answer at the last RV", async () => {
+    const lw = pages();
+    const sink = new RecordingSink();
+    sink.rv = "11";
+    const h = harness(lw, { listInPages: true }, { sink });
+    await h.run(1);
+    expect(h.state).toEqual({ kind: "listing", listRv: "", limit: 500 });
+  });
+
+  it("keeps paging when a continue token expired, instead of one full list", async () => {
+    const lw = new FakeListerWatcher({
+      lists: [
+        { items: [pod({ name: "a" })], resourceVersion: "20", continue: "c1" },
+        { error: expired("The provided continue parameter is too old") },
+        { items: [pod({ name: "a" })], resourceVersion: "31" },
+      ],
+    });
+    const h = harness(lw, { listInPages: true });
+    await h.run(4);
+    expect(lw.lists).toEqual([{ resourceVersion: "", limit: 500 }, { continue: "c1", limit: 500 }, { resourceVersion: "", limit: 500 }]);
+  });
+});
+

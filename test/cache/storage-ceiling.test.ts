@@ -115,7 +115,7 @@ describe("the storage ceiling through an informer", () => {
         informers: [
           {
             identity: { cluster: "default", informer: "ceiling" },
-            metrics: { ...metrics, name: "ceiling", resource: "pods", subscriptions: [], storageBytes: state.storage.sql.databaseSize, sqlRows: db.rows.totals() },
+            metrics: { ...metrics, name: "ceiling", resource: "pods", subscriptions: [], storageBytes: state.storage.sql.databaseSize, sqlRows: db.rows.totals(), sliceKills: 0 },
             subscriptions: [],
           },
         ],

@@ -9,6 +9,7 @@ import { systemClock } from "../../src/clock.ts";
 import { httpSender, USER_AGENT } from "../../src/delivery/sender.ts";
 import { signDelivery } from "../../src/delivery/sign.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
+import { SubrequestBudget, SubrequestLimitError } from "../../src/net/subrequest-budget.ts";
 
 const send = httpSender(systemClock);
 const secret = `whsec_${btoa("sender test secret of 24")}`;
@@ -103,5 +104,24 @@ describe("httpSender", () => {
   it("explains Cloudflare's TLS statuses 525 and 526", async () => {
     const hook = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 526 } });
     expect((await send(request(hook.url))).error).toBe("HTTP 526 (Cloudflare: the receiver's TLS certificate is invalid)");
+  });
+});
+
+describe("httpSender at the platform's subrequest limit (review B1)", () => {
+  it("throws the runtime's 'Too many subrequests' as a SubrequestLimitError, not as the receiver's failure", async () => {
+    const refused = (async () => {
+      throw new Error("Too many subrequests.");
+    }) as typeof fetch;
+    await expect(httpSender(systemClock, refused)(request("https://hooks.example/a"))).rejects.toBeInstanceOf(SubrequestLimitError);
+  });
+
+  it("sends nothing once the invocation's budget ended", async () => {
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const budget = new SubrequestBudget(2); // ends at 1 (80 %)
+    const budgeted = httpSender(systemClock, budget.fetch(fetch));
+    expect(await budgeted(request(hook.url))).toMatchObject({ status: 204 });
+    await expect(budgeted(request(hook.url))).rejects.toBeInstanceOf(SubrequestLimitError);
+    expect(await hook.requests()).toHaveLength(1);
+    expect(budget.ended).toBe(true);
   });
 });

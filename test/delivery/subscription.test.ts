@@ -14,6 +14,8 @@ import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
 import { FakeClock, fixedRandom } from "../helpers/fakes.ts";
+import { httpSender } from "../../src/delivery/sender.ts";
+import { SubrequestLimitError } from "../../src/net/subrequest-budget.ts";
 
 const SECRET = `whsec_${btoa("a test secret of 24 bytes")}`;
 
@@ -927,6 +929,55 @@ describe("Subscription", () => {
       expect(newest.items.length + older.items.length).toBe(endpoint.received.length);
       expect(older.continue).toBeUndefined();
       expect(() => subscription.deadLetters(10, "not-a-token")).toThrow(/continue/);
+    });
+  });
+});
+
+describe("Subscription at the platform's subrequest limit (review B1)", () => {
+  // The runtime's own words when an invocation spent its subrequests (both wordings are in use).
+  const LIMIT_ERRORS = ["Too many subrequests.", "Too many subrequests by single Worker invocation."];
+
+  it.each(LIMIT_ERRORS)("never counts the runtime's %j on a delivery against the receiver", async (message) => {
+    await withDb(async (db) => {
+      const clock = new FakeClock(Date.now());
+      const feed = new FakeFeed();
+      let calls = 0;
+      // The second POST is the one the runtime refuses; the receiver itself answers 204.
+      const fetchImpl = (async () => {
+        calls++;
+        if (calls === 2) throw new Error(message);
+        return new Response(null, { status: 204 });
+      }) as typeof fetch;
+      const subscription = new Subscription(db, clock, fixedRandom(0.5), feed, httpSender(clock, fetchImpl));
+      const parsed = subscriptionSpecSchema.parse({ url: "https://hooks.example/a", replayExisting: false, maxBatchSize: 2 });
+      subscription.create({ id: "sub_limit", cluster: "default", informer: "pods", secret: SECRET, tail: 0, spec: { ...parsed, resyncPeriodSeconds: 0 } });
+      feed.put("default/a");
+      feed.put("default/b");
+      feed.put("default/c");
+      await expect(drain(subscription)).rejects.toBeInstanceOf(SubrequestLimitError);
+      expect(subscription.status()).toMatchObject({ cursor: 2, state: "active", consecutiveFailures: 0, nextAttemptAt: null, lastError: null });
+      expect(subscription.deliveries(10).items.map((d) => d.status)).toEqual([204]); // no failed attempt logged
+      // The next invocation (a fresh budget) sends the same batch and goes on.
+      expect(await drain(subscription)).toMatchObject({ kind: "idle" });
+      expect(subscription.status()).toMatchObject({ cursor: 3, state: "active", consecutiveFailures: 0 });
+      expect(calls).toBe(3);
+    });
+  });
+
+  it("never reports the runtime's limit on a feed read as the informer failing", async () => {
+    await withDb(async (db) => {
+      const feed = new FakeFeed();
+      const { subscription } = setup(db, { replayExisting: false }, feed);
+      feed.put("default/a");
+      const read = feed.read.bind(feed);
+      feed.read = async () => {
+        throw new Error("Too many subrequests.");
+      };
+      await expect(subscription.step()).rejects.toBeInstanceOf(SubrequestLimitError);
+      expect(subscription.status()).toMatchObject({ lastError: null, state: "active" });
+      feed.read = read;
+      expect(await drain(subscription)).toMatchObject({ kind: "idle" });
+      expect(subscription.status()).toMatchObject({ cursor: 1 });
     });
   });
 });
