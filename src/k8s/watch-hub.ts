@@ -21,8 +21,8 @@
  *   (the informer deleted and re-created): what the hub holds is bound to one log incarnation.
  * - A failure inside a watcher's loop ends its stream with an ERROR event carrying a 500
  *   InternalError Status, never a clean end.
- * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's; at
- *   most MAX_WATCH_TIMEOUT_SECONDS, list-options.ts).
+ * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's); a
+ *   client's value counts up to MAX_WATCH_TIMEOUT_SECONDS (list-options.ts).
  *   Bookmarks, when asked for, come to each watcher about once a minute while nothing was sent to
  *   it (whatever its selectors filtered out), and once about 2 s before its deadline, as the watch
  *   cache's per-watcher schedule sends them (cache_watcher.go nextBookmarkTime).
@@ -239,7 +239,10 @@ export class WatchHub {
     // the selectors on its body.
     const inScope = keyScope(request.namespace, request.fieldSelector);
     const filter = makeFilter({ ...request, namespace: undefined });
-    const timeoutMs = Math.min(request.timeoutSeconds ?? 1800 * (1 + this.#random()), MAX_WATCH_TIMEOUT_SECONDS) * 1000;
+    // The server's default keeps its jitter (watches opened together do not all re-watch together);
+    // a client's own value is bounded.
+    const timeoutSeconds = request.timeoutSeconds === undefined ? 1800 * (1 + this.#random()) : Math.min(request.timeoutSeconds, MAX_WATCH_TIMEOUT_SECONDS);
+    const timeoutMs = timeoutSeconds * 1000;
     const deadline = this.#now() + timeoutMs;
     /** When a frame was last queued for this watcher: bookmarks come after a quiet minute. */
     let lastSent = this.#now();
