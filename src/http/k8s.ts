@@ -36,6 +36,7 @@ import { checkListOptions, type ListOptionsQuery, sendsInitialEvents, watchTimeo
 import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
+import { exactKey } from "../cache/key-scope.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
@@ -418,8 +419,10 @@ async function listObjects(
   };
   // A whole list, or a selector scan, is a heavy read: the informer object runs a few at a time and
   // sheds the rest with a 429 before anything is sent (k8s/admission.ts); a page after the first of
-  // a list without limit belongs to a read already admitted.
-  const heavy = params.limit === undefined || params.labelSelector !== undefined || params.fieldSelector !== undefined;
+  // a list without limit belongs to a read already admitted. One object by namespace and name
+  // (`kubectl wait`'s list) reads one key: not heavy.
+  const fixedKey = exactKey(request.namespace, params.fieldSelector === undefined ? undefined : parseFieldSelector(params.fieldSelector));
+  const heavy = (params.limit === undefined || params.labelSelector !== undefined || params.fieldSelector !== undefined) && fixedKey === undefined;
   const read = async (from: Position | undefined, limit: number, of?: string, part: HeavyRead = "first") => {
     const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? part : undefined);
     if (!answer.ok && answer.error.code === "TooManyRequests") throw statusErrors.tooManyRequests(answer.error.message, HEAVY_READ_RETRY_AFTER_SECONDS);

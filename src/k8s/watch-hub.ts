@@ -40,7 +40,7 @@
 import type { LogBounds, ReadResult } from "../cache/event-log.ts";
 import { SCAN_PER_TURN, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { makeFilter } from "../cache/lister.ts";
-import { keyScope } from "../cache/key-scope.ts";
+import { exactKey, keyScope } from "../cache/key-scope.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
 import type { ObjectFormat } from "./accept.ts";
@@ -190,7 +190,8 @@ export class WatchHub {
     const place = this.#caps.take(request.principal ?? "anonymous");
     if (isRefusal(place)) return place;
     let slot: Promise<ReadSlot> | undefined;
-    if (request.initialEvents) {
+    // One object's initial event (`kubectl get pod x -w`, `kubectl wait`) reads one key: not heavy.
+    if (request.initialEvents && exactKey(request.namespace, request.fieldSelector) === undefined) {
       slot = this.#admission.enter();
       if (!slot) {
         place.release();
@@ -349,11 +350,11 @@ export class WatchHub {
     if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
     if (request.initialEvents) {
       // The listing waits its turn among the object's heavy reads (admission.ts), then frees it.
-      const held = await (slot ?? this.#admission.enterAdmitted());
+      const held = await slot;
       try {
         return await this.#sendInitialEvents(request, framer, send);
       } finally {
-        held.release();
+        held?.release();
       }
     }
     if (rv === undefined) return { next: source.bounds().tail };

@@ -73,7 +73,12 @@ describe("/k8s admission", () => {
     await expectTooMany(await k8s(`${base}/pods?labelSelector=app%3Dnone`), 1, /read the whole cache/);
     // A page of a paged list is no heavy read: served.
     const page = await k8s(`${base}/pods?limit=10`);
-    expect([page.status, (await json(page)).items.length]).toEqual([200, 10]);
+    const { items } = await json(page);
+    expect([page.status, items.length]).toEqual([200, 10]);
+    // Nor is one object by namespace and name, as `kubectl wait` lists it.
+    const [{ metadata }] = items;
+    const one = await k8s(`${base}/namespaces/${metadata.namespace}/pods?fieldSelector=metadata.name%3D${metadata.name}&limit=500&resourceVersion=0`);
+    expect([one.status, (await json(one)).items.map((p: any) => p.metadata.name)]).toEqual([200, [metadata.name]]);
 
     for (const response of opened) await response.body!.cancel();
     const whole = await waitFor("the heavy reads to end", async () => {

@@ -15,6 +15,7 @@ import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/wat
 import { MAX_QUEUED_BYTES } from "../../src/k8s/watch-queues.ts";
 import { MAX_WATCHERS_PER_OBJECT, MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
 import { readLines } from "../helpers/watch-lines.ts";
+import { parseFieldSelector } from "../../src/kube/selectors.ts";
 
 /** A log of ADDED pod events, every one a mark; `bytesRead` counts the bodies the hub read. */
 function scriptedLog() {
@@ -141,8 +142,9 @@ describe("WatchHub initial listings", () => {
     await settle();
     expect([admission.running, admission.queued]).toEqual([HEAVY_READS_RUNNING, HEAVY_READS_QUEUED - 1]);
     expect(admission.peak).toBe(HEAVY_READS_RUNNING);
-    // A watch that lists nothing is not a heavy read: it still opens.
+    // A watch that lists nothing, or one object by namespace and name (kubectl get pod x -w), is not a heavy read: it still opens.
     expect("stream" in hub.tryOpen(request)).toBe(true);
+    expect("stream" in hub.tryOpen({ ...watchList, namespace: "ns", fieldSelector: parseFieldSelector("metadata.name=a") })).toBe(true);
   });
 });
 
