@@ -15,13 +15,15 @@
 import type { LogEvent } from "../cache/event-log.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { EventRange, type FrameCounters } from "./event-range.ts";
-import { READ_BATCH, RecentEvents } from "./recent-events.ts";
+import { eventBytes, READ_BATCH, RECENT_BYTES, RecentEvents } from "./recent-events.ts";
 import type { WatchSource } from "./watch-hub.ts";
 
 /** Ranges of events whose shared frames are kept (watchers at the tail ask for the same few). */
 const RANGES_KEPT = 4;
 /** Run ends kept (#boundaryAfter): watchers cluster at a few positions. */
 const BOUNDARIES_KEPT = 64;
+/** Events of a watcher's own read before the sizes of this log's events are known. */
+const FIRST_ORDERED_READ = 16;
 
 /**
  * A watcher's place in the log: everything up to position `after` was delivered (or precedes its
@@ -44,6 +46,8 @@ export class WatchBatches {
   readonly #boundaries = new Map<string, number>();
   /** Recent ranges of events with their shared frames (#keep). */
   readonly #ranges = new Map<string, EventRange>();
+  /** Bodies of the largest event a watcher's own read returned: sizes the next such read. */
+  #largest = 0;
 
   constructor(source: () => WatchSource | undefined, counters: FrameCounters) {
     this.#source = source;
@@ -90,15 +94,18 @@ export class WatchBatches {
       const range = this.#ranges.get(key) ?? this.#keep(key, inResourceVersionOrder(buffered));
       return { range, next: { after: end, skip: 0 } };
     }
-    const key = `${after}:${end}:${skip}`;
+    // Sized by the largest event read so far, so a page of large objects stays about RECENT_BYTES (F8).
+    const limit = this.#largest === 0 ? FIRST_ORDERED_READ : Math.max(1, Math.min(READ_BATCH, Math.floor(RECENT_BYTES / this.#largest)));
+    const key = `${after}:${end}:${skip}:${limit}`;
     let range = this.#ranges.get(key);
     if (!range) {
-      const read = source.readInOrder(after, end, skip, READ_BATCH);
+      const read = source.readInOrder(after, end, skip, limit);
       if (read.expired) return "expired";
+      for (const event of read.events) this.#largest = Math.max(this.#largest, eventBytes(event));
       range = this.#keep(key, read.events);
     }
     const delivered = skip + range.ordered.length;
-    const runDone = range.ordered.length < READ_BATCH || delivered >= end - after;
+    const runDone = range.ordered.length < limit || delivered >= end - after;
     return { range, next: runDone ? { after: end, skip: 0 } : { after, end, skip: delivered } };
   }
 

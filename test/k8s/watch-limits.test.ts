@@ -182,6 +182,26 @@ describe("WatchHub memory", () => {
     expect(log.bytesRead - before).toBeLessThan(RECENT_BYTES);
   });
 
+  it("reads a run behind the buffer for a lagging watcher in reads of about 4 MiB at most, not 1,000 events at once (F8)", async () => {
+    const log = scriptedLog();
+    for (let i = 0; i < 100; i++) log.append(`old${i}`, 200_000); // 20 MB, appended before anyone watched
+    const reads: number[] = [];
+    const source: WatchSource = {
+      ...log.source,
+      positionOf: () => ({ after: 0 }),
+      readInOrder(after, end, skip, limit) {
+        const read = log.source.readInOrder(after, end, skip, limit);
+        reads.push(read.events.reduce((sum, e) => sum + (e.object?.length ?? 0), 0));
+        return read;
+      },
+    };
+    const hub = new WatchHub(() => source);
+    const lines = await readLines(hub.open({ ...request, resourceVersion: "101" }), 100);
+    expect(lines.map((l) => JSON.parse(l).object.metadata.name)).toEqual(Array.from({ length: 100 }, (_, i) => `old${i}`));
+    expect(reads.length).toBeGreaterThan(1);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(RECENT_BYTES);
+  });
+
   it("closes the watchers holding the most unread bytes once all of them hold more than 8 MiB, not the one that reads", async () => {
     const log = scriptedLog();
     const hub = new WatchHub(() => log.source);
