@@ -28,7 +28,7 @@ import type { KubeObject } from "../kube/types.ts";
 import type { EventLog } from "./event-log.ts";
 import type { Indexer } from "./indexer.ts";
 import { exactKey, keyScope } from "./key-scope.ts";
-import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN } from "./lister.ts";
+import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN, SCAN_PER_TURN } from "./lister.ts";
 import { yieldToEventLoop } from "../clock.ts";
 
 /** Events a continue token may lag behind the log before it expires. */
@@ -36,8 +36,7 @@ export const MAX_CONTINUE_LAG = 10_000;
 const SCAN_BATCH = 500;
 /** The largest batch an unfiltered page reads at once (its limit and one more, to prove more follow). */
 const MAX_PAGE_BATCH = 1_001;
-/** Keys one part of a `listInTurns` page examines before other work may run. */
-export const SCAN_PER_TURN = 2_000;
+export { SCAN_PER_TURN };
 
 export interface VersionedQuery extends Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector"> {
   limit: number;

@@ -1,7 +1,7 @@
 /**
  * Admission of heavy reads on one informer object (review B3, A7): the reads that walk the whole
  * cache — a watch from RV ""/"0" (its initial events are a full listing), a list without `limit`,
- * a list with a selector (a scan that parses objects) — run at most HEAVY_READS_RUNNING at a time;
+ * a list with a selector (a scan that parses objects; `/k8s` or the query API) — run at most HEAVY_READS_RUNNING at a time;
  * up to HEAVY_READS_QUEUED more wait their turn, and any beyond that is shed with a 429
  * TooManyRequests Status and `Retry-After`, as kube-apiserver's APF sheds what its queues cannot hold.
  *

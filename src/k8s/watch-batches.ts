@@ -8,7 +8,7 @@
  *   resumes from its last resourceVersion misses nothing and repeats nothing.
  * - A run near the tail comes from the shared buffer of recent events (recent-events.ts, bounded by
  *   bytes), read once for all watchers; a longer or older run is read for the watcher, a sorted page
- *   at a time. A few recent ranges, with their parsed states and frames (event-range.ts), and the run
+ *   at a time, each page sized by the largest event read so far to about RECENT_BYTES. A few recent ranges, with their parsed states and frames (event-range.ts), and the run
  *   ends found, are kept for the watchers that reach the same position.
  * - What is held belongs to one log incarnation: a log made anew (the informer re-created) clears it.
  */

@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
-import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
+import { type ListQuery, listIndexValues, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
@@ -398,18 +398,31 @@ export class InformerObject extends DurableObject<Env> {
     return watchSourceOf(current.value);
   }
 
+  /**
+   * A page of the query API. One with selectors is a scan, a heavy read (k8s/admission.ts): it waits
+   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns.
+   */
   async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
-    return this.#withInformer((_, informer) =>
-      this.#answer(
-        informer,
-        listObjects(informer.indexer, {
-          ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
-          ...parseSelectors(query),
-          ...(query.continue === undefined ? {} : { continue: query.continue }),
-          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
-        }),
-      ),
-    );
+    const listQuery = (): ListQuery => ({
+      ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+      ...parseSelectors(query),
+      ...(query.continue === undefined ? {} : { continue: query.continue }),
+      limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+    });
+    if (query.labelSelector === undefined && query.fieldSelector === undefined) {
+      return this.#withInformer((_, informer) => this.#answer(informer, listObjects(informer.indexer, listQuery())));
+    }
+    const entering = this.#heavyReads.enter();
+    if (!entering) return fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE);
+    const slot = await entering;
+    try {
+      const current = this.#withInformer((_, informer) => informer);
+      if (!current.ok) return current;
+      const informer = current.value;
+      return await attemptAsync(async () => this.#answer(informer, await listObjectsInTurns(informer.indexer, listQuery())));
+    } finally {
+      slot.release();
+    }
   }
 
   async indexValues(

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { exports } from "cloudflare:workers";
 import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING } from "../../src/k8s/admission.ts";
 import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
-import { ADMIN, json, startInCluster } from "../helpers/clusters.ts";
+import { ADMIN, call, json, startInCluster } from "../helpers/clusters.ts";
 import { waitFor } from "../helpers/informer.ts";
 import { pod } from "../fake-apiserver/client.ts";
 
@@ -79,6 +79,11 @@ describe("/k8s admission", () => {
     const [{ metadata }] = items;
     const one = await k8s(`${base}/namespaces/${metadata.namespace}/pods?fieldSelector=metadata.name%3D${metadata.name}&limit=500&resourceVersion=0`);
     expect([one.status, (await json(one)).items.map((p: any) => p.metadata.name)]).toEqual([200, [metadata.name]]);
+
+    // So does the query API's selector scan (API.md "Querying the cache"), in its own error shape.
+    const scan = await call(`/clusters/${cluster}/informers/pods/objects?labelSelector=app%3Dnone`);
+    expect([scan.status, scan.headers.get("retry-after"), (await json(scan)).error.code]).toEqual([429, "1", "TooManyRequests"]);
+    expect((await call(`/clusters/${cluster}/informers/pods/objects?limit=5`)).status).toBe(200);
 
     for (const response of opened) await response.body!.cancel();
     const whole = await waitFor("the heavy reads to end", async () => {
