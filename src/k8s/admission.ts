@@ -42,6 +42,21 @@ export interface AdmissionLimits {
   queued: number;
 }
 
+/**
+ * Runs `work` in a slot of `admission` (a "first" part may be shed: "shed" then, and `work` never
+ * runs), releasing the slot however `work` ends.
+ */
+export async function inSlot<T>(admission: ReadAdmission, part: HeavyRead, work: () => Promise<T>): Promise<T | "shed"> {
+  const entering = part === "first" ? admission.enter() : admission.enterAdmitted();
+  if (!entering) return "shed";
+  const slot = await entering;
+  try {
+    return await work();
+  } finally {
+    slot.release();
+  }
+}
+
 export class ReadAdmission {
   readonly #limits: AdmissionLimits;
   #running = 0;

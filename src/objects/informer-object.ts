@@ -11,7 +11,7 @@ import { type ListQuery, listIndexValues, listObjects, listObjectsInTurns, MAX_L
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
-import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, ReadAdmission } from "../k8s/admission.ts";
+import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, inSlot, ReadAdmission } from "../k8s/admission.ts";
 import { isRefusal } from "../k8s/watcher-caps.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
@@ -247,23 +247,19 @@ export class InformerObject extends DurableObject<Env> {
    * made in parts with other work between them (versioned-list.ts listInTurns).
    */
   async #heavyListAt(query: Omit<ObjectQuery, "continue"> & { limit: number }, from: Position | undefined, of: string | undefined, heavy: HeavyRead): Promise<Result<QueryAnswer<VersionedPage>>> {
-    const entering = heavy === "first" ? this.#heavyReads.enter() : this.#heavyReads.enterAdmitted();
-    if (!entering) return fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE);
-    const slot = await entering;
-    try {
+    const answer = await inSlot(this.#heavyReads, heavy, async () => {
       const current = this.#withInformer((spec, informer) => ({ spec, informer }));
       if (!current.ok) return current;
       const { spec, informer } = current.value;
-      return await attemptAsync(async () => {
+      return attemptAsync(async () => {
         const expired = (): VersionedPage => ({ expired: true, resume: resumeAfter(informer.log, from?.after ?? "") });
         if (from && of !== undefined && of !== spec.name) return this.#answer(informer, expired());
         const read = (q: VersionedQuery, at?: Position) => (at ? listAt(informer.indexer, informer.log, q, at) : listFirstPage(informer.indexer, informer.log, q, informer.snapshotPosition()));
         const page = await listInTurns(read, versionedQuery(query), from);
         return this.#answer(informer, page.expired ? expired() : page);
       });
-    } finally {
-      slot.release();
-    }
+    });
+    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
   /**
@@ -412,17 +408,13 @@ export class InformerObject extends DurableObject<Env> {
     if (query.labelSelector === undefined && query.fieldSelector === undefined) {
       return this.#withInformer((_, informer) => this.#answer(informer, listObjects(informer.indexer, listQuery())));
     }
-    const entering = this.#heavyReads.enter();
-    if (!entering) return fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE);
-    const slot = await entering;
-    try {
+    const answer = await inSlot(this.#heavyReads, "first", async () => {
       const current = this.#withInformer((_, informer) => informer);
       if (!current.ok) return current;
       const informer = current.value;
-      return await attemptAsync(async () => this.#answer(informer, await listObjectsInTurns(informer.indexer, listQuery())));
-    } finally {
-      slot.release();
-    }
+      return attemptAsync(async () => this.#answer(informer, await listObjectsInTurns(informer.indexer, listQuery())));
+    });
+    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
   async indexValues(
