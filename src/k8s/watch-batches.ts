@@ -16,7 +16,7 @@ import type { LogEvent } from "../cache/event-log.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { EventRange, type FrameCounters } from "./event-range.ts";
 import { eventBytes, READ_BATCH, RECENT_BYTES, RecentEvents } from "./recent-events.ts";
-import type { WatchSource } from "./watch-hub.ts";
+import type { WatchSource } from "./watch-source.ts";
 
 /** Ranges of events whose shared frames are kept (watchers at the tail ask for the same few). */
 const RANGES_KEPT = 4;

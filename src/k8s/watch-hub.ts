@@ -37,16 +37,11 @@
  *   the object's heavy-read admission (admission.ts) for its listing only, waiting its turn in the
  *   queue, or is refused when the queue is full. A refusal is a 429 with Retry-After (the route's).
  */
-import type { LogBounds, ReadResult } from "../cache/event-log.ts";
-import { SCAN_PER_TURN, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { SCAN_PER_TURN, type VersionedQuery } from "../cache/versioned-list.ts";
 import { makeFilter } from "../cache/lister.ts";
 import { exactKey, keyScope } from "../cache/key-scope.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
-import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
-import type { ObjectFormat } from "./accept.ts";
-import type { ResourceInfo } from "./catalog.ts";
 import { statusErrors } from "./status.ts";
-import type { IncludeObject } from "./table.ts";
 import { errorFrame, translate, WatchFramer } from "./watch-events.ts";
 import { CHUNK_CHARS, type FrameCounters } from "./event-range.ts";
 import { errorText, logger } from "../log.ts";
@@ -54,47 +49,10 @@ import { yieldToEventLoop } from "../clock.ts";
 import { HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, ReadAdmission, type ReadSlot } from "./admission.ts";
 import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
 import { type Cursor, WatchBatches } from "./watch-batches.ts";
-import { isRefusal, type Refusal, WatcherCaps } from "./watcher-caps.ts";
+import { isRefusal, WatcherCaps } from "./watcher-caps.ts";
 import { type WatchQueue, WatchQueues } from "./watch-queues.ts";
-
-/** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
-export interface WatchSource {
-  /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
-  incarnation: string;
-  /** Events after `after`: at most `limit`, and about `maxBytes` of bodies (EventLog.read). */
-  read(after: number, limit: number, maxBytes?: number): ReadResult;
-  bounds(): LogBounds;
-  /** The RV the cache is complete up to. */
-  cacheResourceVersion(): string;
-  listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
-  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
-  /** Whether `resourceVersion` was handed out by the API server the cluster moved away from (Informer.fromEarlierServer). */
-  fromEarlierServer(resourceVersion: string): boolean;
-  /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
-  boundaryAfter(after: number, span: number): number | undefined;
-  /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
-  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult;
-}
-
-export interface WatchRequest {
-  info: ResourceInfo;
-  format: ObjectFormat;
-  includeObject: IncludeObject;
-  namespace?: string;
-  labelSelector?: LabelSelector;
-  fieldSelector?: FieldSelector;
-  /** Absent, "" or "0": any start. Otherwise the changes after it, or initial events at least as new. */
-  resourceVersion?: string;
-  /** Start with ADDED for every object (a watch-list), then the changes. */
-  initialEvents: boolean;
-  bookmarks: boolean;
-  timeoutSeconds?: number;
-  /** The credential's name (Principal.name): its watchers are capped together. */
-  principal?: string;
-}
-
-/** What `tryOpen` answers: the stream, or why no watch was opened. */
-export type WatchOpened = { stream: ReadableStream<Uint8Array> } | Refusal;
+import type { WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
+export type { WatchOpened, WatchRequest, WatchSource };
 
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
