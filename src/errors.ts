@@ -15,7 +15,8 @@ export type ErrorCode =
   | "DeliveryFailed"
   | "Internal"
   | "Misconfigured"
-  | "ServiceUnavailable";
+  | "ServiceUnavailable"
+  | "TooManyRequests";
 
 const STATUS_OF: Record<ErrorCode, number> = {
   BadRequest: 400,
@@ -33,6 +34,8 @@ const STATUS_OF: Record<ErrorCode, number> = {
    * depends on cannot be reached now (Cloudflare Access's keys); the message says which.
    */
   ServiceUnavailable: 503,
+  /** Load shed before the work started (k8s/admission.ts): try again after a moment. */
+  TooManyRequests: 429,
   Internal: 500,
   /** The deployment's settings are wrong (e.g. a token too short): the message says which. */
   Misconfigured: 500,

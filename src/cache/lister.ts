@@ -6,7 +6,9 @@
  * A page is bounded by bytes as well as by count (MAX_PAGE_BYTES, at least one item), and so is
  * each batch read from storage: a page of large objects is cut early, never the isolate's 128 MB.
  * Items stay JSON text: answers are assembled without re-encoding objects, and bodies are parsed
- * only when a selector must look inside.
+ * only when a selector must look inside. `listObjectsInTurns` makes the same page in parts of at
+ * most SCAN_PER_TURN keys with a turn of the event loop between them: a selector scan on an
+ * informer object leaves its thread to ingest and other requests meanwhile (review B3).
  */
 import { ValidationError } from "../errors.ts";
 import { decodeTokenText, encodeTokenText } from "../net/token-text.ts";
@@ -19,6 +21,7 @@ import {
 } from "../kube/selectors.ts";
 import type { KubeObject } from "../kube/types.ts";
 import type { CachedObject, Indexer } from "./indexer.ts";
+import { yieldToEventLoop } from "../clock.ts";
 
 export interface ListQuery {
   namespace?: string;
@@ -28,12 +31,17 @@ export interface ListQuery {
   index?: { name: string; value: string };
   limit: number;
   continue?: string;
+  /** Bytes of bodies a page holds at most (at least one item); MAX_PAGE_BYTES when absent. */
+  maxBytes?: number;
+  /** Objects a page examines at most; MAX_SCAN when absent. A page cut by it says `scanCut`. */
+  maxScan?: number;
 }
 
 export interface ListPage {
   /** JSON text of each object. */
   items: string[];
   continue?: string;
+  scanCut?: true;
 }
 
 export const MAX_LIST_LIMIT = 5_000;
@@ -47,6 +55,8 @@ const FIRST_BATCH = 16;
 /** Objects examined per request at most when selectors filter, so one request stays cheap. */
 export const MAX_SCAN = 20_000;
 const SCAN_BATCH = 500;
+/** Objects one part of a page made in turns (listObjectsInTurns, versioned-list.ts listInTurns) examines. */
+export const SCAN_PER_TURN = 2_000;
 
 export function encodeContinue(afterKey: string): string {
   return encodeTokenText({ after: afterKey });
@@ -66,13 +76,14 @@ export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
   let largest = 0;
   let after = query.continue === undefined ? undefined : decodeContinue(query.continue);
   let scanned = 0;
+  const maxBytes = query.maxBytes ?? MAX_PAGE_BYTES;
   for (;;) {
     const want = Math.min(batchSize(largest), filter ? SCAN_BATCH : query.limit - items.length);
     const batch = fetchBatch(indexer, query, after, want);
     for (const object of batch) {
       largest = Math.max(largest, object.body.length);
       if (!filter || filter(JSON.parse(object.body) as KubeObject)) {
-        if (items.length > 0 && bytes + object.body.length > MAX_PAGE_BYTES) return { items, continue: encodeContinue(after!) };
+        if (items.length > 0 && bytes + object.body.length > maxBytes) return { items, continue: encodeContinue(after!) };
         items.push(object.body);
         bytes += object.body.length;
       }
@@ -83,7 +94,32 @@ export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
       }
     }
     if (batch.length < want) return { items };
-    if (scanned >= MAX_SCAN) return { items, continue: encodeContinue(after!) };
+    if (scanned >= (query.maxScan ?? MAX_SCAN)) return { items, continue: encodeContinue(after!), ...(query.maxScan === undefined ? {} : { scanCut: true as const }) };
+  }
+}
+
+/** listObjects in parts of SCAN_PER_TURN objects with a turn of the event loop between them; at most MAX_SCAN in all, as one call. */
+export async function listObjectsInTurns(indexer: Indexer, query: ListQuery, pause: () => Promise<void> = yieldToEventLoop): Promise<ListPage> {
+  const maxBytes = query.maxBytes ?? MAX_PAGE_BYTES;
+  const items: string[] = [];
+  let bytes = 0;
+  let from = query.continue;
+  for (let scanned = 0; ; ) {
+    const { continue: _, ...rest } = query;
+    const part = listObjects(indexer, {
+      ...rest,
+      ...(from === undefined ? {} : { continue: from }),
+      limit: query.limit - items.length,
+      maxBytes: maxBytes - bytes,
+      maxScan: Math.min(SCAN_PER_TURN, MAX_SCAN - scanned),
+    });
+    items.push(...part.items);
+    bytes += part.items.reduce((sum, item) => sum + item.length, 0);
+    scanned += SCAN_PER_TURN;
+    const more = part.scanCut && part.continue !== undefined && items.length < query.limit && bytes < maxBytes && scanned < MAX_SCAN;
+    if (!more) return { items, ...(part.continue === undefined ? {} : { continue: part.continue }) };
+    from = part.continue;
+    await pause();
   }
 }
 

@@ -15,6 +15,9 @@
  *   answers 410 Expired, and the client starts a new list, as with an API server's compacted
  *   continue token — or goes on inconsistently from `resumeAfter`, as that server's 410 offers.
  * - Pages are bounded by count and by bytes (MAX_PAGE_BYTES, at least one item); items stay JSON text.
+ * - `listInTurns` builds the same page from parts of at most SCAN_PER_TURN keys each, every part at
+ *   the first part's position, yielding to the event loop in between: a heavy read (a whole list, a
+ *   selector scan) leaves the object's thread to ingest and to other requests between parts (B3).
  *
  * Cost: the changes after `at` (without bodies) are read once per page; the states replaced since
  * `at` are read from the segments holding their keys' first changes. Bounded by MAX_CONTINUE_LAG. Keys a namespace or a `metadata.name=` /
@@ -25,18 +28,22 @@ import type { KubeObject } from "../kube/types.ts";
 import type { EventLog } from "./event-log.ts";
 import type { Indexer } from "./indexer.ts";
 import { exactKey, keyScope } from "./key-scope.ts";
-import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN } from "./lister.ts";
+import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN, SCAN_PER_TURN } from "./lister.ts";
+import { yieldToEventLoop } from "../clock.ts";
 
 /** Events a continue token may lag behind the log before it expires. */
 export const MAX_CONTINUE_LAG = 10_000;
 const SCAN_BATCH = 500;
 /** The largest batch an unfiltered page reads at once (its limit and one more, to prove more follow). */
 const MAX_PAGE_BATCH = 1_001;
+export { SCAN_PER_TURN };
 
 export interface VersionedQuery extends Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector"> {
   limit: number;
   /** Bytes of bodies a page holds at most (at least one item); MAX_PAGE_BYTES when absent. */
   maxBytes?: number;
+  /** Keys a page examines at most; MAX_SCAN when absent. A page cut by it says `scanCut`. */
+  maxScan?: number;
 }
 
 export interface Position {
@@ -53,7 +60,7 @@ export interface Position {
 
 export type VersionedPage =
   /** `keys[i]` is the key of `items[i]`: a search across clusters merges pages by key (src/search). */
-  | { expired: false; items: string[]; keys: string[]; at: number; next?: Position }
+  | { expired: false; items: string[]; keys: string[]; at: number; next?: Position; scanCut?: true }
   /** `resume`: where the list may go on inconsistently (resumeAfter), when the caller asked for it. */
   | { expired: true; resume?: Position };
 
@@ -115,9 +122,42 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
       bytes += body.length;
     }
     after = key;
-    if (++scanned >= MAX_SCAN) return { expired: false, items, keys, at, next: { at, log: incarnation, after } };
+    if (++scanned >= (query.maxScan ?? MAX_SCAN)) {
+      return { expired: false, items, keys, at, next: { at, log: incarnation, after }, ...(query.maxScan === undefined ? {} : { scanCut: true as const }) };
+    }
   }
   return { expired: false, items, keys, at };
+}
+
+/**
+ * One page as `read` (listFirstPage or listAt) makes it, in parts of SCAN_PER_TURN keys with a turn
+ * of the event loop between them; at most MAX_SCAN keys in all, as one call. A part whose position
+ * has expired meanwhile ends the page early: its continue position expires in turn, as it would
+ * have on the next page.
+ */
+export async function listInTurns(
+  read: (query: VersionedQuery, from?: Position) => VersionedPage,
+  query: VersionedQuery,
+  from?: Position,
+  pause: () => Promise<void> = yieldToEventLoop,
+): Promise<VersionedPage> {
+  const maxBytes = query.maxBytes ?? MAX_PAGE_BYTES;
+  let page = read({ ...query, maxScan: SCAN_PER_TURN }, from);
+  if (page.expired) return page;
+  const { at } = page;
+  const items = [...page.items];
+  const keys = [...page.keys];
+  let bytes = items.reduce((sum, item) => sum + item.length, 0);
+  for (let scanned = SCAN_PER_TURN; page.scanCut && page.next && items.length < query.limit && bytes < maxBytes && scanned < MAX_SCAN; scanned += SCAN_PER_TURN) {
+    await pause();
+    const part = read({ ...query, limit: query.limit - items.length, maxBytes: maxBytes - bytes, maxScan: Math.min(SCAN_PER_TURN, MAX_SCAN - scanned) }, page.next);
+    if (part.expired) break;
+    items.push(...part.items);
+    keys.push(...part.keys);
+    bytes += part.items.reduce((sum, item) => sum + item.length, 0);
+    page = part;
+  }
+  return { expired: false, items, keys, at, ...(page.next ? { next: page.next } : {}) };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, type ErrorCode, ValidationError } from "../errors.ts";
+import { HEAVY_READ_RETRY_AFTER_SECONDS } from "../k8s/admission.ts";
 
 const CODE_OF_STATUS: Record<number, ErrorCode> = {
   400: "BadRequest",
@@ -26,7 +27,10 @@ export function errorBody(code: ErrorCode, message: string) {
 
 export function renderError(error: Error, c: Context): Response {
   if (error instanceof ApiError) {
-    return c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
+    const response = c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
+    // Load shed before any work (k8s/admission.ts): a client may retry after a moment.
+    if (error.code === "TooManyRequests") response.headers.set("retry-after", String(HEAVY_READ_RETRY_AFTER_SECONDS));
+    return response;
   }
   if (error instanceof ValidationError) {
     return c.json(errorBody("BadRequest", error.message), 400);

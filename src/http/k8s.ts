@@ -32,10 +32,11 @@ import {
 import { parseResourcePath, type ResourceRequest, type ServedResource, servedResources } from "../k8s/served.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import { type IncludeObject, parseIncludeObject } from "../k8s/table.ts";
-import { checkListOptions, type ListOptionsQuery, sendsInitialEvents } from "../k8s/list-options.ts";
+import { checkListOptions, type ListOptionsQuery, sendsInitialEvents, watchTimeoutSeconds } from "../k8s/list-options.ts";
 import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
+import { exactKey } from "../cache/key-scope.ts";
 import type { WatchParams } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
@@ -48,6 +49,7 @@ import { requireMetadataTarget } from "../k8s/metadata-only.ts";
 import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
 import { serverEndpoints } from "./k8s-endpoints.ts";
+import { HEAVY_READ_RETRY_AFTER_SECONDS, type HeavyRead } from "../k8s/admission.ts";
 
 type K8sContext = Context<AppEnv>;
 
@@ -240,11 +242,7 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
   const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
   const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;
   if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
-  const timeoutText = q("timeoutSeconds");
-  const timeoutSeconds = timeoutText === undefined ? undefined : Number(timeoutText);
-  if (timeoutSeconds !== undefined && (!Number.isSafeInteger(timeoutSeconds) || timeoutSeconds < 0)) {
-    throw statusErrors.badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutText)}`);
-  }
+  const timeoutSeconds = watchTimeoutSeconds(q("timeoutSeconds"));
   const options = listOptionsQuery(c, true);
   checkListOptions(options);
   const resourceVersion = options.resourceVersion;
@@ -259,10 +257,13 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
     ...(fieldSelector === undefined ? {} : { fieldSelector }),
     ...(resourceVersion === undefined ? {} : { resourceVersion }),
     ...(timeoutSeconds === undefined || timeoutSeconds === 0 ? {} : { timeoutSeconds }),
+    // Watches are capped per credential (k8s/watcher-caps.ts); `resource` has authenticated it.
+    principal: (await principalOf(c)).name,
   };
   const opened = await informerStub(c, served).watch(params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
+  if ("tooMany" in opened.value) throw statusErrors.tooManyRequests(opened.value.tooMany.message, opened.value.tooMany.retryAfterSeconds);
   return new Response(opened.value.stream, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
 
@@ -416,7 +417,17 @@ async function listObjects(
     ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
     ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
   };
-  const read = async (from: Position | undefined, limit: number, of?: string) => unwrap(await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of));
+  // A whole list, or a selector scan, is a heavy read: the informer object runs a few at a time and
+  // sheds the rest with a 429 before anything is sent (k8s/admission.ts); a page after the first of
+  // a list without limit belongs to a read already admitted. One object by namespace and name
+  // (`kubectl wait`'s list) reads one key: not heavy.
+  const fixedKey = exactKey(request.namespace, params.fieldSelector === undefined ? undefined : parseFieldSelector(params.fieldSelector));
+  const heavy = (params.limit === undefined || params.labelSelector !== undefined || params.fieldSelector !== undefined) && fixedKey === undefined;
+  const read = async (from: Position | undefined, limit: number, of?: string, part: HeavyRead = "first") => {
+    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? part : undefined);
+    if (!answer.ok && answer.error.code === "TooManyRequests") throw statusErrors.tooManyRequests(answer.error.message, HEAVY_READ_RETRY_AFTER_SECONDS);
+    return unwrap(answer);
+  };
   const first = await readAt(params.at, {
     read: async () => {
       // A token names the informer whose log its position is in: another may serve the resource now.
@@ -436,7 +447,7 @@ async function listObjects(
   let rest: AsyncIterable<string[]> | undefined;
   if (page.next) {
     if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next });
-    else rest = remainingPages((from) => read(from, PAGE_LIMIT), page.next);
+    else rest = remainingPages((from) => read(from, PAGE_LIMIT, undefined, "next"), page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
   return new Response(body, { headers: { ...STREAM_HEADERS, ...listEncoding(c.req.header("accept-encoding"), body) } });

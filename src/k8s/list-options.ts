@@ -10,6 +10,9 @@
  * - a watch starts with the current objects (a watch-list) when it says `sendInitialEvents=true`, or
  *   says nothing at RV ""/"0" (the WatchList gate is on in 1.32); otherwise it starts after its RV.
  *
+ * - a watch's `timeoutSeconds` is a non-negative integer (else 400), bounded by
+ *   MAX_WATCH_TIMEOUT_SECONDS; 0 or absent leaves the choice to the watch hub (random in [30, 60) min).
+ *
  * It holds no state and reads no cache: the route calls it first, so a bad request touches nothing.
  */
 import { StatusError } from "./status.ts";
@@ -121,4 +124,20 @@ export function checkListOptions(o: ListOptionsQuery): void {
 export function sendsInitialEvents(o: ListOptionsQuery): boolean {
   if (o.sendInitialEvents !== undefined) return o.sendInitialEvents;
   return o.resourceVersionMatch === undefined && (o.resourceVersion === undefined || o.resourceVersion === "0");
+}
+
+/**
+ * The longest a `/k8s` watch runs: kube-apiserver's default --min-request-timeout. kube-apiserver
+ * itself takes a client's timeoutSeconds as given; we bound it, so that no stream holds a watcher's
+ * place and buffers for a year (review A7). A client re-watches from its last resourceVersion, as it
+ * does after every timeout.
+ */
+export const MAX_WATCH_TIMEOUT_SECONDS = 1_800;
+
+/** A watch's `timeoutSeconds` as given (absent: undefined), bounded by MAX_WATCH_TIMEOUT_SECONDS; a 400 when it is no count. */
+export function watchTimeoutSeconds(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  if (!Number.isSafeInteger(seconds) || seconds < 0) throw new StatusError(400, "BadRequest", `invalid timeoutSeconds: ${JSON.stringify(text)}`);
+  return Math.min(seconds, MAX_WATCH_TIMEOUT_SECONDS);
 }

@@ -95,6 +95,11 @@ export const statusErrors = {
   /** An unexpected failure (errors.go NewInternalError: the message is prefixed, the cause repeated). */
   internal: (message: string) => new StatusError(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] }),
   unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),
+  /**
+   * Load shed before anything is read or streamed (errors.go NewTooManyRequests, what APF answers):
+   * client-go waits `Retry-After` and retries the request by itself.
+   */
+  tooManyRequests: (message: string, retryAfterSeconds: number) => new StatusError(429, "TooManyRequests", message, { retryAfterSeconds }),
 };
 
 export function statusResponse(error: StatusError, headers: Record<string, string> = {}): Response {

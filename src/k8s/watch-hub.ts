@@ -4,7 +4,7 @@
  *
  * Guarantees:
  * - Each watcher gets the log's changes in resourceVersion order, whatever the log's batching: only
- *   whole runs of transactions up to a mark, each sorted as a whole (#nextBatch), so a stream that
+ *   whole runs of transactions up to a mark, each sorted as a whole (watch-batches.ts), so a stream that
  *   ends anywhere and resumes from its last resourceVersion misses nothing and repeats nothing.
  *   Changes are translated by its selectors' enter/leave rule (watch-events.ts), starting after its
  *   resourceVersion (Informer.positionOf) or, when it asks for initial events (a watch-list,
@@ -21,76 +21,44 @@
  *   (the informer deleted and re-created): what the hub holds is bound to one log incarnation.
  * - A failure inside a watcher's loop ends its stream with an ERROR event carrying a 500
  *   InternalError Status, never a clean end.
- * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's).
+ * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's); a
+ *   client's value counts up to MAX_WATCH_TIMEOUT_SECONDS (list-options.ts).
  *   Bookmarks, when asked for, come to each watcher about once a minute while nothing was sent to
  *   it (whatever its selectors filtered out), and once about 2 s before its deadline, as the watch
  *   cache's per-watcher schedule sends them (cache_watcher.go nextBookmarkTime).
  * - Each watcher holds at most about HIGH_WATER_BYTES queued: sending waits for its client to read.
  *   One that reads nothing for UNRESPONSIVE_MS is closed, as the API server closes unresponsive
- *   watchers; its client re-watches from its last resourceVersion. Others are not held back.
+ *   watchers; its client re-watches from its last resourceVersion. Others are not held back. All
+ *   watchers together hold at most MAX_QUEUED_BYTES queued; past it the largest are closed
+ *   (watch-queues.ts). The shared buffer is bounded by bytes (recent-events.ts).
+ * - Places and heavy work are admitted before any stream starts (`tryOpen`): at most
+ *   MAX_WATCHERS_PER_OBJECT watchers, MAX_WATCHERS_PER_PRINCIPAL of one credential
+ *   (watcher-caps.ts), and a watch that starts with initial events (a full listing) takes a slot of
+ *   the object's heavy-read admission (admission.ts) for its listing only, waiting its turn in the
+ *   queue, or is refused when the queue is full. A refusal is a 429 with Retry-After (the route's).
  */
-import type { LogBounds, LogEvent, ReadResult } from "../cache/event-log.ts";
-import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
+import { SCAN_PER_TURN, type VersionedQuery } from "../cache/versioned-list.ts";
 import { makeFilter } from "../cache/lister.ts";
-import { keyScope } from "../cache/key-scope.ts";
+import { exactKey, keyScope } from "../cache/key-scope.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
-import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
-import type { ObjectFormat } from "./accept.ts";
-import type { ResourceInfo } from "./catalog.ts";
 import { statusErrors } from "./status.ts";
-import type { IncludeObject } from "./table.ts";
 import { errorFrame, translate, WatchFramer } from "./watch-events.ts";
-import { CHUNK_CHARS, EventRange, type FrameCounters } from "./event-range.ts";
+import { CHUNK_CHARS, type FrameCounters } from "./event-range.ts";
 import { errorText, logger } from "../log.ts";
+import { yieldToEventLoop } from "../clock.ts";
+import { HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, ReadAdmission, type ReadSlot } from "./admission.ts";
+import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
+import { type Cursor, WatchBatches } from "./watch-batches.ts";
+import { isRefusal, WatcherCaps } from "./watcher-caps.ts";
+import { type WatchQueue, WatchQueues } from "./watch-queues.ts";
+import type { WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
+export type { WatchOpened, WatchRequest, WatchSource };
 
-/** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
-export interface WatchSource {
-  /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
-  incarnation: string;
-  read(after: number, limit: number): ReadResult;
-  bounds(): LogBounds;
-  /** The RV the cache is complete up to. */
-  cacheResourceVersion(): string;
-  listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
-  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
-  /** Whether `resourceVersion` was handed out by the API server the cluster moved away from (Informer.fromEarlierServer). */
-  fromEarlierServer(resourceVersion: string): boolean;
-  /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
-  boundaryAfter(after: number, span: number): number | undefined;
-  /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
-  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult;
-}
-
-export interface WatchRequest {
-  info: ResourceInfo;
-  format: ObjectFormat;
-  includeObject: IncludeObject;
-  namespace?: string;
-  labelSelector?: LabelSelector;
-  fieldSelector?: FieldSelector;
-  /** Absent, "" or "0": any start. Otherwise the changes after it, or initial events at least as new. */
-  resourceVersion?: string;
-  /** Start with ADDED for every object (a watch-list), then the changes. */
-  initialEvents: boolean;
-  bookmarks: boolean;
-  timeoutSeconds?: number;
-}
-
-const READ_BATCH = 1_000;
-/** Recent events kept for watchers near the tail, by count and by bytes of bodies. */
-const BUFFER_EVENTS = 10_000;
-const BUFFER_BYTES = 16 * 1024 * 1024;
-/** Ranges of events whose shared frames are kept (watchers at the tail ask for the same few). */
-const RANGES_KEPT = 4;
-/** Run ends kept (#boundaryAfter): watchers cluster at a few positions. */
-const BOUNDARIES_KEPT = 64;
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
 export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
 /** How long a watch-list or a list waits for the cache to reach its resourceVersion (the watch cache's 3 s). */
 export const FRESHNESS_WAIT_MS = 3_000;
-/** Bytes queued for a watcher before we wait for its client to read. */
-const HIGH_WATER_BYTES = 64 * 1024;
 /** A client that reads nothing for this long is closed, as the API server closes unresponsive watchers. */
 export const UNRESPONSIVE_MS = 10_000;
 const INITIAL_PAGE = 500;
@@ -99,30 +67,15 @@ interface Watcher {
   closed: boolean;
 }
 
-/**
- * A watcher's place in the log: everything up to position `after` was delivered (or precedes its
- * start); of the run (after, end] being read a page at a time, sorted, the first `skip` were too.
- */
-interface Cursor {
-  after: number;
-  end?: number;
-  skip: number;
-}
-
 export class WatchHub {
   readonly #source: () => WatchSource | undefined;
   readonly #now: () => number;
   readonly #random: () => number;
-  /** The log incarnation the buffer and ranges below were read from. */
-  #incarnation: string | undefined;
-  /** Recent events, consecutive in seq; `#bufferEnd` is the last seq read into it. */
-  #buffer: LogEvent[] = [];
-  #bufferEnd = -1;
-  #bufferBytes = 0;
-  /** Run ends found after a position (#boundaryAfter), by position and span. */
-  #boundaries = new Map<string, number>();
-  /** Recent ranges of events with their shared frames (#keep). */
-  #ranges = new Map<string, EventRange>();
+  /** Where watchers' events come from: the shared buffer, ranges and run ends (watch-batches.ts). */
+  readonly #batches: WatchBatches;
+  readonly #queues: WatchQueues;
+  readonly #caps: WatcherCaps;
+  readonly #admission: ReadAdmission;
   #watchers = new Set<Watcher>();
   #changed!: Promise<void>;
   #wake!: () => void;
@@ -133,17 +86,39 @@ export class WatchHub {
 
   constructor(
     source: () => WatchSource | undefined,
-    options: { now?: () => number; random?: () => number; unresponsiveMs?: number } = {},
+    options: {
+      now?: () => number;
+      random?: () => number;
+      unresponsiveMs?: number;
+      /** The informer object's heavy-read admission, shared with its lists. */
+      admission?: ReadAdmission;
+      caps?: WatcherCaps;
+      queues?: WatchQueues;
+    } = {},
   ) {
     this.#source = source;
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#unresponsiveMs = options.unresponsiveMs ?? UNRESPONSIVE_MS;
+    this.#admission = options.admission ?? new ReadAdmission();
+    this.#caps = options.caps ?? new WatcherCaps();
+    this.#queues = options.queues ?? new WatchQueues();
+    this.#batches = new WatchBatches(source, this.counters);
     this.#renew();
   }
 
   get watchers(): number {
     return this.#watchers.size;
+  }
+
+  /** Bytes of bodies in the shared buffer now. */
+  get bufferedBytes(): number {
+    return this.#batches.bufferedBytes;
+  }
+
+  /** Bytes queued for all watchers' clients now. */
+  get queuedBytes(): number {
+    return this.#queues.totalBytes;
   }
 
   /** The log grew (or the cache advanced): wake the watchers. */
@@ -158,16 +133,41 @@ export class WatchHub {
     this.notify();
   }
 
+  /** Opens a watch (tryOpen) or throws its refusal. */
   open(request: WatchRequest): ReadableStream<Uint8Array> {
-    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(undefined, new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_BYTES }));
+    const opened = this.tryOpen(request);
+    if (isRefusal(opened)) throw new Error(opened.message);
+    return opened.stream;
+  }
+
+  /**
+   * Opens a watch, or refuses it at once when its credential or this object has too many open, or
+   * when it needs a listing and the heavy-read queue is full: nothing is streamed then.
+   */
+  tryOpen(request: WatchRequest): WatchOpened {
+    const place = this.#caps.take(request.principal ?? "anonymous");
+    if (isRefusal(place)) return place;
+    let slot: Promise<ReadSlot> | undefined;
+    // One object's initial event (`kubectl get pod x -w`, `kubectl wait`) reads one key: not heavy.
+    if (request.initialEvents && exactKey(request.namespace, request.fieldSelector) === undefined) {
+      slot = this.#admission.enter();
+      if (!slot) {
+        place.release();
+        return { refused: true, message: HEAVY_READ_SHED_MESSAGE, retryAfterSeconds: HEAVY_READ_RETRY_AFTER_SECONDS };
+      }
+    }
     const watcher: Watcher = { closed: false };
     this.#watchers.add(watcher);
-    const writer = writable.getWriter();
+    const queue = this.#queues.create(() => {
+      watcher.closed = true; // over the byte budget (watch-queues.ts)
+      this.notify();
+    });
+    const writer = queue.writer;
     writer.closed.catch(() => {
       watcher.closed = true; // the client went away
       this.notify();
     });
-    void this.#run(watcher, request, writer)
+    void this.#run(watcher, request, queue, slot)
       // After the 200 an error can only be told in the stream: one ERROR event with a 500 Status, as
       // the API server ends a watch that fails (a clean end would have the client re-watch into the
       // same failure, unaware).
@@ -176,24 +176,32 @@ export class WatchHub {
         if (!watcher.closed) writer.write(new TextEncoder().encode(errorFrame(statusErrors.internal(errorText(error)).status))).catch(() => {});
       })
       .finally(() => {
+        place.release();
+        // A slot still held (the stream ended before its listing): the next waiter's.
+        void slot?.then((held) => held.release());
         this.#watchers.delete(watcher);
+        if (this.#watchers.size === 0) this.#batches.forget();
         writer.close().catch(() => {});
       });
-    return readable;
+    return { stream: queue.readable };
   }
 
   #renew(): void {
     this.#changed = new Promise<void>((resolve) => (this.#wake = resolve));
   }
 
-  async #run(watcher: Watcher, request: WatchRequest, writer: WritableStreamDefaultWriter<Uint8Array>): Promise<void> {
+  async #run(watcher: Watcher, request: WatchRequest, queue: WatchQueue, slot: Promise<ReadSlot> | undefined): Promise<void> {
+    const writer = queue.writer;
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
     // Log events are not scoped: the namespace (and a fixed name) are checked on each event's key,
     // the selectors on its body.
     const inScope = keyScope(request.namespace, request.fieldSelector);
     const filter = makeFilter({ ...request, namespace: undefined });
-    const timeoutMs = (request.timeoutSeconds ?? 1800 * (1 + this.#random())) * 1000;
+    // The server's default keeps its jitter (watches opened together do not all re-watch together);
+    // a client's own value is bounded.
+    const timeoutSeconds = request.timeoutSeconds === undefined ? 1800 * (1 + this.#random()) : Math.min(request.timeoutSeconds, MAX_WATCH_TIMEOUT_SECONDS);
+    const timeoutMs = timeoutSeconds * 1000;
     const deadline = this.#now() + timeoutMs;
     /** When a frame was last queued for this watcher: bookmarks come after a quiet minute. */
     let lastSent = this.#now();
@@ -209,12 +217,12 @@ export class WatchHub {
           return false;
         }
       }
-      writer.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
+      queue.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
       lastSent = this.#now();
       return true;
     };
     const incarnation = this.#source()?.incarnation;
-    const start = await this.#start(request, framer, send);
+    const start = await this.#start(request, framer, send, slot);
     if (start === undefined) return;
     let { skipUpTo } = start;
     let cursor: Cursor = { after: start.next, skip: 0 };
@@ -229,7 +237,7 @@ export class WatchHub {
       const current = this.#source();
       if (current?.incarnation !== incarnation) return void (await send(this.#expiredFrame(standsAt)));
       // While skipping, the first run alone: the client may have seen part of it, never of a later one.
-      const batch = this.#nextBatch(cursor, skipUpTo !== undefined);
+      const batch = this.#batches.next(cursor, skipUpTo !== undefined);
       if (batch === "expired") return void (await send(this.#expiredFrame(standsAt)));
       if (batch === undefined) {
         // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
@@ -277,14 +285,6 @@ export class WatchHub {
     }
   }
 
-  /** Keeps a range under `key`, shared by every watcher that reaches it (watchers at the tail all do); a few recent ranges are kept. */
-  #keep(key: string, ordered: LogEvent[]): EventRange {
-    const range = new EventRange(ordered, this.counters);
-    this.#ranges.set(key, range);
-    if (this.#ranges.size > RANGES_KEPT) this.#ranges.delete(this.#ranges.keys().next().value!);
-    return range;
-  }
-
   /**
    * Where a watcher's changes start: after its resourceVersion, or — for initial events — after the
    * synthetic ADDED events of one consistent list at least as new as its resourceVersion (sent here,
@@ -295,6 +295,7 @@ export class WatchHub {
     request: WatchRequest,
     framer: WatchFramer,
     send: (frames: string) => Promise<boolean>,
+    slot: Promise<ReadSlot> | undefined,
   ): Promise<{ next: number; skipUpTo?: string } | undefined> {
     const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
     // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
@@ -305,7 +306,15 @@ export class WatchHub {
     }
     const source = this.#source();
     if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-    if (request.initialEvents) return this.#sendInitialEvents(source, request, framer, send);
+    if (request.initialEvents) {
+      // The listing waits its turn among the object's heavy reads (admission.ts), then frees it.
+      const held = await slot;
+      try {
+        return await this.#sendInitialEvents(request, framer, send);
+      } finally {
+        held?.release();
+      }
+    }
     if (rv === undefined) return { next: source.bounds().tail };
     const position = source.positionOf(rv);
     if (position === "expired") return void (await send(this.#expiredFrame(rv)));
@@ -340,7 +349,6 @@ export class WatchHub {
 
   /** ADDED for every object of one consistent list, then the initial-events-end bookmark when asked. */
   async #sendInitialEvents(
-    source: WatchSource,
     request: WatchRequest,
     framer: WatchFramer,
     send: (frames: string) => Promise<boolean>,
@@ -350,7 +358,11 @@ export class WatchHub {
       ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
       ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
       limit: INITIAL_PAGE,
+      // A selector scan yields between parts too: a page ends after this many keys (B3).
+      maxScan: SCAN_PER_TURN,
     };
+    const source = this.#source();
+    if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
     const listRv = source.cacheResourceVersion();
     let page = source.listAt(query);
     const at = page.expired ? 0 : page.at;
@@ -359,115 +371,13 @@ export class WatchHub {
       const frames = page.items.map((item) => framer.frame("ADDED", item, this.#now())).join("");
       if (frames !== "" && !(await send(frames))) return undefined;
       if (!page.next) break;
+      // A page at a time, letting ingest and other reads run between pages (B3).
+      await yieldToEventLoop();
       page = this.#source()?.listAt(query, page.next) ?? { expired: true };
     }
     if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
     return { next: at };
   }
-
-  /**
-   * A watcher's next events, in resourceVersion order, and where it is after them. The log is in
-   * that order only between runs of transactions that end at a mark (WatchSource.boundaryAfter), so
-   * only whole runs are delivered, each sorted as a whole: from the shared buffer when it holds
-   * them (up to READ_BATCH events of whole runs), else read for this watcher, a longer run a sorted
-   * page at a time. A stream that ends anywhere has then delivered every event up to the client's
-   * last resourceVersion, and none after it, of the run it ended in. Undefined while no complete
-   * run follows (a Replace still being popped); `firstRunOnly` keeps to the run the cursor is in.
-   */
-  #nextBatch(cursor: Cursor, firstRunOnly: boolean): { range: EventRange; next: Cursor } | "expired" | undefined {
-    this.#refresh();
-    const source = this.#source();
-    if (!source) return undefined;
-    const { after, skip } = cursor;
-    const end = cursor.end ?? this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH);
-    if (end === undefined) return undefined;
-    const first = this.#buffer[0];
-    if (skip === 0 && end - after <= READ_BATCH && first !== undefined && after >= first.seq - 1 && end <= this.#bufferEnd) {
-      const key = `${after}:${end}`;
-      const from = after - first.seq + 1;
-      const range = this.#ranges.get(key) ?? this.#keep(key, inResourceVersionOrder(this.#buffer.slice(from, from + end - after)));
-      return { range, next: { after: end, skip: 0 } };
-    }
-    const key = `${after}:${end}:${skip}`;
-    let range = this.#ranges.get(key);
-    if (!range) {
-      const read = source.readInOrder(after, end, skip, READ_BATCH);
-      if (read.expired) return "expired";
-      range = this.#keep(key, read.events);
-    }
-    const delivered = skip + range.ordered.length;
-    const runDone = range.ordered.length < READ_BATCH || delivered >= end - after;
-    return { range, next: runDone ? { after: end, skip: 0 } : { after, end, skip: delivered } };
-  }
-
-  /**
-   * WatchSource.boundaryAfter, asked once for all the watchers at one position. A run end once
-   * found stays one (the log up to it was complete; retention or a server move drops marks, never
-   * events within retention), so it is kept; a later answer could reach further, and the watchers
-   * at the tail, all given the same end, share that range's frames.
-   */
-  #boundaryAfter(source: WatchSource, after: number, span: number): number | undefined {
-    const key = `${after}:${span}`;
-    const known = this.#boundaries.get(key);
-    if (known !== undefined) return known;
-    const end = source.boundaryAfter(after, span);
-    if (end === undefined) return undefined;
-    this.#boundaries.set(key, end);
-    if (this.#boundaries.size > BOUNDARIES_KEPT) this.#boundaries.delete(this.#boundaries.keys().next().value!);
-    return end;
-  }
-
-  /** Reads what the log gained since the last refresh into the buffer (once for all watchers). */
-  #refresh(): void {
-    const source = this.#source();
-    if (!source) return;
-    if (source.incarnation !== this.#incarnation) {
-      // A new log (the informer was re-created): nothing read from the old one may be served.
-      this.#incarnation = source.incarnation;
-      this.#buffer = [];
-      this.#bufferBytes = 0;
-      this.#bufferEnd = -1;
-      this.#ranges.clear();
-      this.#boundaries.clear();
-    }
-    const { tail } = source.bounds();
-    if (this.#bufferEnd === -1) this.#bufferEnd = tail; // nothing older is buffered: watchers behind read for themselves
-    while (this.#bufferEnd < tail) {
-      const read = source.read(this.#bufferEnd, READ_BATCH);
-      if (read.expired || read.events.length === 0) {
-        this.#buffer = [];
-        this.#bufferBytes = 0;
-        this.#bufferEnd = tail;
-        break;
-      }
-      this.#buffer.push(...read.events);
-      for (const event of read.events) this.#bufferBytes += eventBytes(event);
-      this.#bufferEnd = read.events.at(-1)!.seq;
-    }
-    // Bounded by count and bytes; the newest events always stay.
-    let drop = 0;
-    while (drop < this.#buffer.length - 1 && (this.#buffer.length - drop > BUFFER_EVENTS || this.#bufferBytes > BUFFER_BYTES)) {
-      this.#bufferBytes -= eventBytes(this.#buffer[drop]!);
-      drop++;
-    }
-    if (drop > 0) this.#buffer.splice(0, drop);
-  }
-
-
-}
-
-/**
- * The DeltaFIFO pops a batch key by key (each key's deltas together), and a Replace in key order,
- * so within a run of transactions the log's order is not the order of the changes; a watch
- * promises resourceVersion order. What is sorted here is whole runs (#nextBatch), and one key's
- * events keep their order (their RVs grow), so a stable sort restores it.
- */
-function inResourceVersionOrder(events: readonly LogEvent[]): LogEvent[] {
-  return [...events].sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion));
-}
-
-function eventBytes(event: LogEvent): number {
-  return (event.object?.length ?? 0) + (event.oldObject?.length ?? 0);
 }
 
 /** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */

@@ -11,10 +11,12 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
-import { listIndexValues, listObjects, MAX_LIST_LIMIT } from "../cache/lister.ts";
+import { type ListQuery, listIndexValues, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
-import { listAt, listFirstPage, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, inSlot, ReadAdmission } from "../k8s/admission.ts";
+import { isRefusal } from "../k8s/watcher-caps.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { type CacheReadiness, readinessOf } from "../k8s/cache-readiness.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
@@ -36,7 +38,7 @@ import { TRANSFORM_VERSION } from "../cache/transform.ts";
 import { type StorageStatus, storageStatus } from "../cache/storage-ceiling.ts";
 import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
 import type { Env } from "../env.ts";
-import { ApiError, attempt, fail, ok, type Result } from "../errors.ts";
+import { ApiError, attempt, attemptAsync, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
 import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
@@ -111,8 +113,14 @@ export interface QueryAnswer<T> extends CacheReadiness {
   resourceVersion: string;
 }
 
-/** A `/k8s` watch as opened: its stream, or — the cache not synced — why it was not opened. */
-export type WatchOpening = { stream: ReadableStream<Uint8Array> } | { notReady: CacheReadiness };
+/**
+ * A `/k8s` watch as opened: its stream, or — the cache not synced — why it was not opened, or — too
+ * many watches or heavy reads (k8s/watcher-caps.ts, k8s/admission.ts) — the 429 to answer.
+ */
+export type WatchOpening =
+  | { stream: ReadableStream<Uint8Array> }
+  | { notReady: CacheReadiness }
+  | { tooMany: { message: string; retryAfterSeconds: number } };
 
 export class InformerObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -132,8 +140,10 @@ export class InformerObject extends DurableObject<Env> {
   #waiting: Set<string> | undefined;
   /** The stored spec and an Informer over it, for queries and feed reads. */
   #current: { spec: InformerSpec; informer: Informer } | undefined;
+  /** Heavy reads of this object's cache (k8s/admission.ts): initial listings of watches, unpaged and selector lists. */
+  readonly #heavyReads = new ReadAdmission();
   /** Open `/k8s` watches, served from the log (k8s/watch-hub.ts). */
-  readonly #watches = new WatchHub(() => this.#watchSource());
+  readonly #watches = new WatchHub(() => this.#watchSource(), { admission: this.#heavyReads });
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
   /** The running slice's subrequest budget; none between slices. */
@@ -235,13 +245,36 @@ export class InformerObject extends DurableObject<Env> {
     query: Omit<ObjectQuery, "continue"> & { limit: number },
     from?: Position,
     of?: string,
+    heavy?: HeavyRead,
   ): Promise<Result<QueryAnswer<VersionedPage>>> {
+    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy);
     return this.#withInformer((spec, informer) => {
       const parsed = versionedQuery(query);
       if (!from) return this.#answer(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
       const page: VersionedPage = of !== undefined && of !== spec.name ? { expired: true } : listAt(informer.indexer, informer.log, parsed, from);
       return this.#answer(informer, page.expired ? { expired: true, resume: resumeAfter(informer.log, from.after) } : page);
     });
+  }
+
+  /**
+   * `listAt` for a heavy read (k8s/admission.ts): it waits for one of the object's few slots, or is
+   * refused (TooManyRequests) when the queue is full and it is a read's first page; the page is
+   * made in parts with other work between them (versioned-list.ts listInTurns).
+   */
+  async #heavyListAt(query: Omit<ObjectQuery, "continue"> & { limit: number }, from: Position | undefined, of: string | undefined, heavy: HeavyRead): Promise<Result<QueryAnswer<VersionedPage>>> {
+    const answer = await inSlot(this.#heavyReads, heavy, async () => {
+      const current = this.#withInformer((spec, informer) => ({ spec, informer }));
+      if (!current.ok) return current;
+      const { spec, informer } = current.value;
+      return attemptAsync(async () => {
+        const expired = (): VersionedPage => ({ expired: true, resume: resumeAfter(informer.log, from?.after ?? "") });
+        if (from && of !== undefined && of !== spec.name) return this.#answer(informer, expired());
+        const read = (q: VersionedQuery, at?: Position) => (at ? listAt(informer.indexer, informer.log, q, at) : listFirstPage(informer.indexer, informer.log, q, informer.snapshotPosition()));
+        const page = await listInTurns(read, versionedQuery(query), from);
+        return this.#answer(informer, page.expired ? expired() : page);
+      });
+    });
+    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
   /**
@@ -291,7 +324,7 @@ export class InformerObject extends DurableObject<Env> {
     const opened = this.#withInformer((_, informer): WatchOpening => {
       const readiness = this.#readiness(informer);
       if (!readiness.synced) return { notReady: readiness };
-      const stream = this.#watches.open({
+      const opened = this.#watches.tryOpen({
         info: request.info,
         format: request.format,
         includeObject: request.includeObject,
@@ -301,8 +334,9 @@ export class InformerObject extends DurableObject<Env> {
         ...parseSelectors(request),
         ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
         ...(request.timeoutSeconds === undefined ? {} : { timeoutSeconds: request.timeoutSeconds }),
+        ...(request.principal === undefined ? {} : { principal: request.principal }),
       });
-      return { stream };
+      return isRefusal(opened) ? { tooMany: { message: opened.message, retryAfterSeconds: opened.retryAfterSeconds } } : opened;
     });
     if (opened.ok && "stream" in opened.value && this.#wakeForWatchers()) await this.ctx.storage.setAlarm(Date.now() + 1);
     return opened;
@@ -375,18 +409,27 @@ export class InformerObject extends DurableObject<Env> {
     return watchSourceOf(current.value);
   }
 
+  /**
+   * A page of the query API. One with selectors is a scan, a heavy read (k8s/admission.ts): it waits
+   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns.
+   */
   async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
-    return this.#withInformer((_, informer) =>
-      this.#answer(
-        informer,
-        listObjects(informer.indexer, {
-          ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
-          ...parseSelectors(query),
-          ...(query.continue === undefined ? {} : { continue: query.continue }),
-          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
-        }),
-      ),
-    );
+    const listQuery = (): ListQuery => ({
+      ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+      ...parseSelectors(query),
+      ...(query.continue === undefined ? {} : { continue: query.continue }),
+      limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+    });
+    if (query.labelSelector === undefined && query.fieldSelector === undefined) {
+      return this.#withInformer((_, informer) => this.#answer(informer, listObjects(informer.indexer, listQuery())));
+    }
+    const answer = await inSlot(this.#heavyReads, "first", async () => {
+      const current = this.#withInformer((_, informer) => informer);
+      if (!current.ok) return current;
+      const informer = current.value;
+      return attemptAsync(async () => this.#answer(informer, await listObjectsInTurns(informer.indexer, listQuery())));
+    });
+    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
   async indexValues(

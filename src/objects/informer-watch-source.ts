@@ -9,7 +9,7 @@ import type { WatchSource } from "../k8s/watch-hub.ts";
 export function watchSourceOf(informer: Informer): WatchSource {
   return {
     incarnation: informer.log.incarnation(),
-    read: (after, limit) => informer.log.read(after, limit),
+    read: (after, limit, maxBytes) => informer.log.read(after, limit, maxBytes),
     bounds: () => informer.log.bounds(),
     cacheResourceVersion: () => informer.queryView().resourceVersion,
     listAt: (query, from) => (from ? listAt(informer.indexer, informer.log, query, from) : listFirstPage(informer.indexer, informer.log, query, informer.snapshotPosition())),

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Indexer, ListOptions } from "../../src/cache/indexer.ts";
-import { listIndexValues, MAX_PAGE_BYTES } from "../../src/cache/lister.ts";
+import { listIndexValues, listObjects, listObjectsInTurns, MAX_PAGE_BYTES, SCAN_PER_TURN } from "../../src/cache/lister.ts";
+import { parseLabelSelector } from "../../src/kube/selectors.ts";
 
 /** An index holding `values` (sorted), read the way Indexer.indexValuesPage reads; records each read's limit. */
 function fakeIndex(values: string[]) {
@@ -51,5 +52,23 @@ describe("listIndexValues", () => {
     const huge = "h".repeat(MAX_PAGE_BYTES + 1);
     const { indexer } = fakeIndex(["a", huge, "z"]);
     expect(allPages(indexer, 10).map((p) => p.length)).toEqual([1, 1, 1]);
+  });
+});
+
+describe("listObjectsInTurns", () => {
+  it("scans a selector in parts of SCAN_PER_TURN objects with other work between them, and answers the page one call makes (B3)", async () => {
+    const objects = Array.from({ length: 5_000 }, (_, i) => {
+      const name = `p${String(i).padStart(5, "0")}`;
+      return { key: `ns/${name}`, body: JSON.stringify({ metadata: { name, namespace: "ns", labels: { app: i % 2 ? "web" : "db" } } }) };
+    });
+    const indexer = {
+      list: (options: ListOptions) => objects.filter((o) => options.after === undefined || o.key > options.after).slice(0, options.limit),
+    } as unknown as Indexer;
+    const query = { labelSelector: parseLabelSelector("app=web"), limit: 5_000 };
+    let pauses = 0;
+    const page = await listObjectsInTurns(indexer, query, async () => void pauses++);
+    expect(pauses).toBe(Math.ceil(5_000 / SCAN_PER_TURN) - 1);
+    expect(page).toEqual(listObjects(indexer, query));
+    expect(page.items).toHaveLength(2_500);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
-import { listAt, MAX_CONTINUE_LAG, type Position, type VersionedPage } from "../../src/cache/versioned-list.ts";
+import { listAt, listFirstPage, listInTurns, MAX_CONTINUE_LAG, type Position, SCAN_PER_TURN, type VersionedPage, type VersionedQuery } from "../../src/cache/versioned-list.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import { parseFieldSelector, parseLabelSelector } from "../../src/kube/selectors.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
@@ -120,5 +120,25 @@ describe("listAt", () => {
       expect(named(byName("p1234").page)).toEqual(["p1234@3000"]);
       // A cluster-wide fixed name still finds it in any namespace, skipping other keys unparsed.
       expect(named(listAt(inf.indexer, inf.log, { fieldSelector: parseFieldSelector("metadata.name=p7"), limit: 500 }))).toEqual(["p7@17"]);
+    }));
+});
+
+describe("listInTurns", () => {
+  it("scans in parts of SCAN_PER_TURN keys with other work between them, and answers the page one call makes at its snapshot (B3)", () =>
+    withDb(async (db) => {
+      const inf = informer(db, 20_000);
+      const names = Array.from({ length: 5_000 }, (_, i) => `p${String(i).padStart(5, "0")}`);
+      inf.applyWatch(names.map((n, i) => ev("ADDED", n, String(10 + i), { app: i % 2 ? "web" : "db" })), "5009");
+      const query: VersionedQuery = { labelSelector: parseLabelSelector("app=web"), limit: 5_000 };
+      const read = (q: VersionedQuery, from?: Position) => (from ? listAt(inf.indexer, inf.log, q, from) : listFirstPage(inf.indexer, inf.log, q, undefined));
+      const whole = named(listAt(inf.indexer, inf.log, query));
+      let pauses = 0;
+      const page = await listInTurns(read, query, undefined, async () => {
+        // Ingest runs between parts: the page still shows the snapshot's state of what it lists later.
+        if (pauses++ === 0) inf.applyWatch([ev("DELETED", "p04999", "6000"), ev("MODIFIED", "p04997", "6001", { app: "web" })], "6001");
+      });
+      expect(pauses).toBe(Math.ceil(5_000 / SCAN_PER_TURN) - 1);
+      expect(named(page)).toEqual(whole);
+      expect(whole).toHaveLength(2_500);
     }));
 });

@@ -1,0 +1,107 @@
+/**
+ * The outgoing queues of one informer object's `/k8s` watchers, and the byte budget they share
+ * (review A7, B5): bytes written for a watcher stay in memory until its client reads them.
+ *
+ * Guarantees:
+ * - Each queue counts the bytes written to it and not yet taken by its client's reads; a writer
+ *   that sees `desiredSize <= 0` (about HIGH_WATER_BYTES queued) waits before writing more. One
+ *   write may still be large (a chunk of frames, a page of initial events).
+ * - Across all queues at most MAX_QUEUED_BYTES stay queued after any write: past it, the largest
+ *   queues are closed first until the total is within it — the clients that read least, holding
+ *   most — as kube-apiserver closes watchers whose buffers are full rather than grow them. A closed
+ *   queue's bytes are dropped at once (its stream is aborted: the client sees the body break off and
+ *   re-watches from its last resourceVersion, as after any ended watch).
+ * - A queue leaves the count when its stream is done (read to the end, cancelled or aborted).
+ *
+ * Co-located Durable Objects share one isolate's 128 MB: the budget is per object, and small.
+ */
+
+/** Bytes queued for one watcher before its sender waits for the client to read. */
+export const HIGH_WATER_BYTES = 64 * 1024;
+/** Bytes queued over all the watchers of one informer object at most. */
+export const MAX_QUEUED_BYTES = 8 * 1024 * 1024;
+
+/** One watcher's queue: its client reads `readable`; the hub writes with `write`. */
+export interface WatchQueue {
+  readonly readable: ReadableStream<Uint8Array>;
+  readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+  /** Queues `bytes`; resolves once they are taken (the hub does not wait for it: see `writer.desiredSize`). */
+  write(bytes: Uint8Array): Promise<void>;
+}
+
+interface Entry {
+  queued: number;
+  writer: WritableStreamDefaultWriter<Uint8Array>;
+  shed: () => void;
+}
+
+export class WatchQueues {
+  readonly #maxBytes: number;
+  readonly #entries = new Set<Entry>();
+  #total = 0;
+
+  constructor(maxBytes = MAX_QUEUED_BYTES) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Bytes queued over all watchers now. */
+  get totalBytes(): number {
+    return this.#total;
+  }
+
+  /** A queue for a new watcher; `shed` is called if the budget closes it. */
+  create(shed: () => void): WatchQueue {
+    const entries = this.#entries;
+    const entry: Entry = { queued: 0, writer: undefined!, shed };
+    const taken = (bytes: number) => {
+      if (!entries.has(entry)) return;
+      entry.queued -= bytes;
+      this.#total -= bytes;
+    };
+    // The transform runs as the client pulls a chunk: that chunk has left the queue.
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(
+      {
+        transform(chunk, controller) {
+          taken(chunk.byteLength);
+          controller.enqueue(chunk);
+        },
+      },
+      new ByteLengthQueuingStrategy({ highWaterMark: HIGH_WATER_BYTES }),
+    );
+    const writer = writable.getWriter();
+    entry.writer = writer;
+    entries.add(entry);
+    const done = () => this.#remove(entry);
+    writer.closed.then(done, done);
+    return {
+      readable,
+      writer,
+      write: (bytes) => {
+        if (!entries.has(entry)) return Promise.reject(new Error("the watch was closed"));
+        entry.queued += bytes.byteLength;
+        this.#total += bytes.byteLength;
+        const written = writer.write(bytes);
+        if (this.#total > this.#maxBytes) this.#shed();
+        return written;
+      },
+    };
+  }
+
+  #remove(entry: Entry): void {
+    if (!this.#entries.delete(entry)) return;
+    this.#total -= entry.queued;
+    entry.queued = 0;
+  }
+
+  /** Closes the largest queues until the total is within the budget. */
+  #shed(): void {
+    while (this.#total > this.#maxBytes && this.#entries.size > 0) {
+      let largest: Entry | undefined;
+      for (const entry of this.#entries) if (!largest || entry.queued > largest.queued) largest = entry;
+      this.#remove(largest!);
+      largest!.shed();
+      // Abort, not close: a close would keep the queue until the client read it all.
+      largest!.writer.abort(new Error("closed: the watchers of this resource hold too many unread bytes")).catch(() => {});
+    }
+  }
+}

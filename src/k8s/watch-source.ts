@@ -1,0 +1,51 @@
+/**
+ * What the watch hub (watch-hub.ts) reads of an informer, and what a watch asks of it: the
+ * contract between the hub and the informer object that serves it (informer-watch-source.ts).
+ * Types only.
+ */
+import type { LogBounds, ReadResult } from "../cache/event-log.ts";
+import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
+import type { FieldSelector, LabelSelector } from "../kube/selectors.ts";
+import type { ObjectFormat } from "./accept.ts";
+import type { ResourceInfo } from "./catalog.ts";
+import type { IncludeObject } from "./table.ts";
+import type { Refusal } from "./watcher-caps.ts";
+
+/** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
+export interface WatchSource {
+  /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
+  incarnation: string;
+  /** Events after `after`: at most `limit`, and about `maxBytes` of bodies (EventLog.read). */
+  read(after: number, limit: number, maxBytes?: number): ReadResult;
+  bounds(): LogBounds;
+  /** The RV the cache is complete up to. */
+  cacheResourceVersion(): string;
+  listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
+  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
+  /** Whether `resourceVersion` was handed out by the API server the cluster moved away from (Informer.fromEarlierServer). */
+  fromEarlierServer(resourceVersion: string): boolean;
+  /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
+  boundaryAfter(after: number, span: number): number | undefined;
+  /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
+  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult;
+}
+
+export interface WatchRequest {
+  info: ResourceInfo;
+  format: ObjectFormat;
+  includeObject: IncludeObject;
+  namespace?: string;
+  labelSelector?: LabelSelector;
+  fieldSelector?: FieldSelector;
+  /** Absent, "" or "0": any start. Otherwise the changes after it, or initial events at least as new. */
+  resourceVersion?: string;
+  /** Start with ADDED for every object (a watch-list), then the changes. */
+  initialEvents: boolean;
+  bookmarks: boolean;
+  timeoutSeconds?: number;
+  /** The credential's name (Principal.name): its watchers are capped together. */
+  principal?: string;
+}
+
+/** What `tryOpen` answers: the stream, or why no watch was opened. */
+export type WatchOpened = { stream: ReadableStream<Uint8Array> } | Refusal;

@@ -1,0 +1,221 @@
+/**
+ * The watch hub inside the platform's limits (reviews A7, B3, B5, F8): a timeoutSeconds beyond
+ * 1,800 s is cut to it; watchers are capped per informer object and per credential, refused before
+ * any stream starts; initial listings run a few at a time, the rest queued, any beyond the queue
+ * refused; the shared buffer holds about 4 MiB of bodies and a refresh never reads what it would
+ * trim; and bytes queued for slow clients stay under one budget per object, the largest closed first.
+ */
+import { describe, expect, it } from "vitest";
+import type { LogEvent } from "../../src/cache/event-log.ts";
+import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission } from "../../src/k8s/admission.ts";
+import { describeResource } from "../../src/k8s/catalog.ts";
+import { MAX_WATCH_TIMEOUT_SECONDS } from "../../src/k8s/list-options.ts";
+import { RECENT_BYTES } from "../../src/k8s/recent-events.ts";
+import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { MAX_QUEUED_BYTES } from "../../src/k8s/watch-queues.ts";
+import { MAX_WATCHERS_PER_OBJECT, MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
+import { readLines } from "../helpers/watch-lines.ts";
+import { parseFieldSelector } from "../../src/kube/selectors.ts";
+
+/** A log of ADDED pod events, every one a mark; `bytesRead` counts the bodies the hub read. */
+function scriptedLog() {
+  const events: LogEvent[] = [];
+  let bytesRead = 0;
+  const bounds = () => ({ head: 1, tail: events.length });
+  const count = (read: LogEvent[]) => {
+    for (const e of read) bytesRead += e.object?.length ?? 0;
+    return read;
+  };
+  const source: WatchSource = {
+    incarnation: "log-1",
+    read(after, limit, maxBytes = Infinity) {
+      const read: LogEvent[] = [];
+      let bytes = 0;
+      for (const e of events) {
+        if (e.seq <= after) continue;
+        if (read.length >= limit || (read.length > 0 && bytes >= maxBytes)) break;
+        read.push(e);
+        bytes += e.object?.length ?? 0;
+      }
+      return { events: count(read), expired: false, bounds: bounds() };
+    },
+    boundaryAfter(after, span) {
+      const last = Math.min(events.length, after + Math.max(span, 1));
+      return last > after ? last : undefined;
+    },
+    readInOrder(after, end, skip, limit) {
+      return { events: count(events.filter((e) => e.seq > after && e.seq <= end).slice(skip, skip + limit)), expired: false, bounds: bounds() };
+    },
+    bounds,
+    cacheResourceVersion: () => String(100 + events.length),
+    listAt: () => ({ expired: false, items: [], keys: [], at: events.length }),
+    positionOf: () => ({ after: events.length }),
+    fromEarlierServer: () => false,
+  };
+  return {
+    source,
+    get bytesRead() {
+      return bytesRead;
+    },
+    append(name: string, padding = 0) {
+      const seq = events.length + 1;
+      const rv = String(100 + seq);
+      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
+      events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
+    },
+  };
+}
+
+const pods = describeResource("pods", undefined)!;
+const request: WatchRequest = { info: pods, format: { kind: "json" }, includeObject: "Metadata", bookmarks: false, initialEvents: false, resourceVersion: "100" };
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** Whether `stream` ends (no line) rather than staying open; the timer only keeps a failing test from hanging. */
+async function ends(stream: ReadableStream<Uint8Array>): Promise<boolean> {
+  const reader = stream.getReader();
+  const result = await Promise.race([reader.read(), new Promise<"open">((resolve) => setTimeout(() => resolve("open"), 2_000))]);
+  await reader.cancel().catch(() => {});
+  return result !== "open" && result.done;
+}
+
+describe("WatchHub timeouts", () => {
+  it("ends a watch that asks for a year at 1,800 s, as if it had asked for 1,800", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { now: () => now });
+    const stream = hub.open({ ...request, timeoutSeconds: 31_536_000 });
+    await settle();
+    now = MAX_WATCH_TIMEOUT_SECONDS * 1_000;
+    hub.notify();
+    expect(MAX_WATCH_TIMEOUT_SECONDS).toBe(1_800);
+    expect(await ends(stream)).toBe(true);
+  });
+});
+
+describe("WatchHub caps", () => {
+  it(`refuses watch ${MAX_WATCHERS_PER_PRINCIPAL + 1} of one credential with a retry hint, and still opens another credential's`, async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const opened = Array.from({ length: MAX_WATCHERS_PER_PRINCIPAL }, () => hub.tryOpen({ ...request, principal: "alice" }));
+    expect(opened.filter((o) => "stream" in o)).toHaveLength(MAX_WATCHERS_PER_PRINCIPAL);
+    expect(hub.tryOpen({ ...request, principal: "alice" })).toMatchObject({ refused: true, retryAfterSeconds: 5, message: expect.stringContaining("credential 'alice'") });
+    const bob = hub.tryOpen({ ...request, principal: "bob" });
+    expect("stream" in bob).toBe(true);
+    // A place frees up when a watch ends.
+    if ("stream" in opened[0]!) await opened[0].stream.cancel();
+    await settle();
+    expect("stream" in hub.tryOpen({ ...request, principal: "alice" })).toBe(true);
+  });
+
+  it(`refuses watch ${MAX_WATCHERS_PER_OBJECT + 1} of one informer object, whoever asks`, async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const opened = Array.from({ length: MAX_WATCHERS_PER_OBJECT }, (_, i) => hub.tryOpen({ ...request, principal: `token-${i % 20}` }));
+    expect(opened.filter((o) => "stream" in o)).toHaveLength(MAX_WATCHERS_PER_OBJECT);
+    expect(hub.tryOpen({ ...request, principal: "someone-new" })).toMatchObject({ refused: true, retryAfterSeconds: 5 });
+    expect(hub.watchers).toBe(MAX_WATCHERS_PER_OBJECT);
+  });
+});
+
+describe("WatchHub initial listings", () => {
+  it(`runs ${HEAVY_READS_RUNNING} initial listings at once, queues ${HEAVY_READS_QUEUED}, refuses the rest before any stream starts`, async () => {
+    const log = scriptedLog();
+    // Two pages of one large item each: a client that does not read holds its listing at page 2.
+    const big = (name: string) => JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: "100" }, data: "x".repeat(200_000) });
+    const source: WatchSource = {
+      ...log.source,
+      listAt: (_, from) => (from ? { expired: false, items: [big("b")], keys: ["ns/b"], at: 0 } : { expired: false, items: [big("a")], keys: ["ns/a"], at: 0, next: { at: 0, after: "ns/a" } }),
+    };
+    const admission = new ReadAdmission();
+    const hub = new WatchHub(() => source, { admission });
+    const watchList = { ...request, resourceVersion: "0", initialEvents: true };
+    const opened = Array.from({ length: 30 }, () => hub.tryOpen(watchList));
+    await settle();
+    const streams = opened.flatMap((o) => ("stream" in o ? [o.stream] : []));
+    const refused = opened.filter((o) => !("stream" in o));
+    expect(streams).toHaveLength(HEAVY_READS_RUNNING + HEAVY_READS_QUEUED);
+    expect(refused).toHaveLength(30 - HEAVY_READS_RUNNING - HEAVY_READS_QUEUED);
+    expect(refused[0]).toMatchObject({ refused: true, retryAfterSeconds: 1 });
+    expect([admission.running, admission.queued]).toEqual([HEAVY_READS_RUNNING, HEAVY_READS_QUEUED]);
+    // A client that reads its listing to the end frees its slot for the first waiting one.
+    expect((await readLines(streams[0]!, 2)).map((l) => JSON.parse(l).object.metadata.name)).toEqual(["a", "b"]);
+    await settle();
+    expect([admission.running, admission.queued]).toEqual([HEAVY_READS_RUNNING, HEAVY_READS_QUEUED - 1]);
+    expect(admission.peak).toBe(HEAVY_READS_RUNNING);
+    // A watch that lists nothing, or one object by namespace and name (kubectl get pod x -w), is not a heavy read: it still opens.
+    expect("stream" in hub.tryOpen(request)).toBe(true);
+    expect("stream" in hub.tryOpen({ ...watchList, namespace: "ns", fieldSelector: parseFieldSelector("metadata.name=a") })).toBe(true);
+  });
+});
+
+describe("WatchHub memory", () => {
+  it("keeps at most about 4 MiB of large events in its shared buffer", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const received = readLines(hub.open(request), 100);
+    await settle();
+    for (let i = 0; i < 100; i++) log.append(`big${i}`, 200_000); // 20 MB of bodies
+    hub.notify();
+    expect(await received).toHaveLength(100);
+    expect(RECENT_BYTES).toBe(4 * 1024 * 1024);
+    expect(hub.bufferedBytes).toBeGreaterThan(0);
+    expect(hub.bufferedBytes).toBeLessThanOrEqual(RECENT_BYTES);
+  });
+
+  it("does not read what was appended while nobody watched when the next watcher comes (F8)", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const first = hub.open(request);
+    await settle();
+    await first.cancel();
+    log.append("wake");
+    hub.notify();
+    await settle();
+    expect(hub.watchers).toBe(0);
+    for (let i = 0; i < 20_000; i++) log.append(`quiet${i}`, 1_000); // 20 MB while nobody watches
+    const before = log.bytesRead;
+    const received = readLines(hub.open({ ...request, resourceVersion: String(100 + 20_001) }), 1);
+    await settle();
+    log.append("next");
+    hub.notify();
+    expect((await received).map((l) => JSON.parse(l).object.metadata.name)).toEqual(["next"]);
+    expect(log.bytesRead - before).toBeLessThan(RECENT_BYTES);
+  });
+
+  it("reads a run behind the buffer for a lagging watcher in reads of about 4 MiB at most, not 1,000 events at once (F8)", async () => {
+    const log = scriptedLog();
+    for (let i = 0; i < 100; i++) log.append(`old${i}`, 200_000); // 20 MB, appended before anyone watched
+    const reads: number[] = [];
+    const source: WatchSource = {
+      ...log.source,
+      positionOf: () => ({ after: 0 }),
+      readInOrder(after, end, skip, limit) {
+        const read = log.source.readInOrder(after, end, skip, limit);
+        reads.push(read.events.reduce((sum, e) => sum + (e.object?.length ?? 0), 0));
+        return read;
+      },
+    };
+    const hub = new WatchHub(() => source);
+    const lines = await readLines(hub.open({ ...request, resourceVersion: "101" }), 100);
+    expect(lines.map((l) => JSON.parse(l).object.metadata.name)).toEqual(Array.from({ length: 100 }, (_, i) => `old${i}`));
+    expect(reads.length).toBeGreaterThan(1);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(RECENT_BYTES);
+  });
+
+  it("closes the watchers holding the most unread bytes once all of them hold more than 8 MiB, not the one that reads", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source);
+    const stalled = Array.from({ length: 20 }, () => hub.open(request)); // never read
+    const reading = readLines(hub.open(request), 20);
+    await settle();
+    for (let i = 0; i < 20; i++) log.append(`m${i}`, 1_000_000); // each watcher queues one 1 MB frame before it waits
+    hub.notify();
+    expect((await reading).map((l) => JSON.parse(l).object.metadata.name)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
+    await settle();
+    expect(hub.queuedBytes).toBeLessThanOrEqual(MAX_QUEUED_BYTES);
+    // About 1 MB each: at most 8 of the 20 fit; the others were closed.
+    expect(hub.watchers).toBeLessThanOrEqual(8);
+    expect(hub.watchers).toBeGreaterThan(0);
+    void stalled;
+  });
+});
