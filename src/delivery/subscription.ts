@@ -99,6 +99,12 @@ export const WINDOW_DELIVERIES = 32;
 export const WINDOW_MS = 5_000;
 /** A window's texts stay within one inline row (subscription-store.ts chunks above 512 Ki characters). */
 const WINDOW_CHARS = 512 * 1024;
+/**
+ * A batch's events stop here, whatever `maxBatchSize` allows (at least one event): 100 events of
+ * 1–2 MB objects made a body of hundreds of MB, and the stored outbox rebuilt it on every retry, so
+ * the memory limit killed each attempt the same way (issue 20; review B5).
+ */
+export const BATCH_CHARS = 4 * 1024 * 1024;
 
 export interface SubscriptionOptions {
   feedTimeoutMs?: number;
@@ -691,7 +697,7 @@ export class Subscription {
     for (let i = start; i < items.length; i++) {
       const candidate = items[i]!;
       if (picked.length === limit) break;
-      if (windowed && picked.length > 0 && chars + candidateChars(candidate) > WINDOW_CHARS) break;
+      if (picked.length > 0 && chars + candidateChars(candidate) > (windowed ? WINDOW_CHARS : BATCH_CHARS)) break;
       consumed++;
       // An inferred delete is for a key the receiver was sent: only the event types apply.
       const filtered = candidate.inferred ? filter.applyTypes(candidate) : filter.apply(candidate);

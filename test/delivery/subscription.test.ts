@@ -9,7 +9,7 @@ import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
 import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { HELD_CHANGES_MAX, SEGMENT_KEYS } from "../../src/delivery/held-keys.ts";
-import { Subscription, type StepResult, type SubscriptionOptions, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
+import { BATCH_CHARS, Subscription, type StepResult, type SubscriptionOptions, WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/subscription.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
@@ -395,6 +395,19 @@ describe("Subscription", () => {
         "msg_sub_0123456789_7",
       ]);
       expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    });
+  });
+
+  it("ends a batch at BATCH_CHARS whatever maxBatchSize allows, so large objects never make one huge body", async () => {
+    await withDb(async (db) => {
+      const { feed, endpoint, subscription } = setup(db, { replayExisting: false, maxBatchSize: 100 });
+      const pad = "x".repeat(1_500_000);
+      for (let i = 0; i < 6; i++) feed.put(`default/big${i}`, { pad });
+      await drain(subscription);
+      // 1.5 M characters an event: two fit within 4 Mi, a third would not.
+      expect(endpoint.received.map((r) => r.events.length)).toEqual([2, 2, 2]);
+      for (const { request } of endpoint.received) expect(request.body.length).toBeLessThanOrEqual(BATCH_CHARS);
+      expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6]);
     });
   });
 
