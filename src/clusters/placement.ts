@@ -64,11 +64,11 @@ export function jurisdictionChangeRefusal(name: string, before: Placement | unde
 }
 
 /**
- * Why a subscription may not follow an informer of a cluster placed so, or undefined. A
- * subscription object reaches its informer knowing only its cluster's name, so it would miss an
- * informer in a jurisdiction; until it keeps the jurisdiction too, such clusters take no subscriptions.
+ * The jurisdiction an object itself was created in (its id carries it): a cluster's objects reach
+ * each other in their own jurisdiction (a subscription its informer, an informer its subscriptions)
+ * without knowing their cluster's configuration.
  */
-export function subscriptionPlacementRefusal(cluster: string, placement: Placement): string | undefined {
-  if (placement.jurisdiction === undefined) return undefined;
-  return `cluster '${cluster}' is in jurisdiction '${placement.jurisdiction}': webhook subscriptions are not supported there yet (a subscription object cannot reach an informer in a jurisdiction)`;
+export function ownPlacement(id: { jurisdiction?: string }): Placement {
+  const jurisdiction = JURISDICTIONS.find((known) => known === id.jurisdiction);
+  return jurisdiction === undefined ? {} : { jurisdiction };
 }

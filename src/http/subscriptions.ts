@@ -25,7 +25,6 @@ import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
 import { nameParam, paramMatching } from "./informers.ts";
 import { describeInvalid, jsonBody, limitBody, validate } from "./validate.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
-import { subscriptionPlacementRefusal } from "../clusters/placement.ts";
 import { clusterPlacement, informerAddress } from "./known-informer.ts";
 import { forgetSubscription, knownSubscription, rememberSubscription } from "./known-subscription.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
@@ -109,8 +108,6 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
       const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env));
       const id = newSubscriptionId();
       const address = informerAddress(c);
-      const refusal = subscriptionPlacementRefusal(address.cluster, c.get("placement") ?? {});
-      if (refusal) throw new ApiError("Conflict", refusal);
       const factory = c.env.FACTORY.getByName(FACTORY_NAME);
       // Indexed first: a subscription must never exist unindexed (its routes would answer 404).
       await factory.indexSubscription(id, address);

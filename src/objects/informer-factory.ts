@@ -26,7 +26,7 @@ import {
 import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
 import { fetchOpenApi, type UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
-import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, type Placement, placementOf, subscriptionPlacementRefusal } from "../clusters/placement.ts";
+import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, type Placement, placementOf } from "../clusters/placement.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
@@ -477,8 +477,6 @@ export class InformerFactory extends DurableObject<Env> {
         checkEndpointUrl(subscription.url, webhookUrlPolicy(this.env));
         const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
         this.#subscriptions.put(id, spec);
-        const refusal = subscriptionPlacementRefusal(spec.cluster, this.#placement(spec.cluster));
-        if (refusal) throw new Error(refusal);
         const outcome = unwrap(await this.#subscriptionStub(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
         if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
       } catch (error) {

@@ -9,6 +9,8 @@
  * watches and the nudges to subscriptions spend it; at its margin nudging stops, the slice ends and
  * re-arms at once, and the next invocation nudges the rest (docs/architecture.md "Platform limits").
  */
+import { ownPlacement } from "../clusters/placement.ts";
+import { subscriptionStub } from "../clusters/stubs.ts";
 import { DurableObject } from "cloudflare:workers";
 import { Informer, migrateInformer } from "../cache/informer.ts";
 import { type ListQuery, listIndexValues, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
@@ -686,7 +688,7 @@ export class InformerObject extends DurableObject<Env> {
     later.forEach(owe);
     await Promise.all(
       now.map((id) =>
-        this.env.SUBSCRIPTION.getByName(id)
+        subscriptionStub(this.env, id, ownPlacement(this.ctx.id))
           .nudge(tail)
           .catch((error: unknown) => {
             // The platform's limit, not the subscription's failure: owed to the next slice, not logged.

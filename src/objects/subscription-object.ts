@@ -19,6 +19,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { asAddress, describeInformer, type InformerAddress } from "../clusters/cluster.ts";
+import { ownPlacement, type Placement } from "../clusters/placement.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { httpSender } from "../delivery/sender.ts";
@@ -154,7 +155,7 @@ export class SubscriptionObject extends DurableObject<Env> {
       const holder = addressOf(existing);
       return fail("Conflict", `subscription '${id}' already follows ${describeInformer(holder)}: rename one of the two declarations`);
     }
-    const registered = await informerStub(this.env, informer).addSubscriber(id);
+    const registered = await informerStub(this.env, informer, ownPlacement(this.ctx.id)).addSubscriber(id);
     if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
     const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);
     const sameSecret = await this.#subscription.secrets.open(id, existing.secret).then((held) => held === secret, () => false);
@@ -172,7 +173,7 @@ export class SubscriptionObject extends DurableObject<Env> {
   }
 
   async #register(id: string, informer: InformerAddress, spec: ParsedSpec, secret: string, declared: boolean): Promise<Result<SubscriptionStatus>> {
-    const registered = await informerStub(this.env, informer).addSubscriber(id);
+    const registered = await informerStub(this.env, informer, ownPlacement(this.ctx.id)).addSubscriber(id);
     if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
     const { tail, resyncPeriodSeconds } = registered.value;
     this.#subscription.create({ id, cluster: informer.cluster, informer: informer.name, secret, tail, declared, spec: resolveSpec(spec, resyncPeriodSeconds) });
@@ -188,7 +189,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     const record = this.#subscription.store.get();
     if (record && tail === undefined) {
       // A failing or idle subscription does not read the log: ask for its tail, so `lag` is true.
-      const informer = await informerStub(this.env, addressOf(record)).status();
+      const informer = await informerStub(this.env, addressOf(record), ownPlacement(this.ctx.id)).status();
       if (informer.ok) this.#subscription.noteTail(informer.value.eventLog.tail);
     }
     if (tail !== undefined) this.#subscription.noteTail(tail);
@@ -298,7 +299,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     this.#destroying = true;
     try {
       await this.#slice.stop();
-      await informerStub(this.env, addressOf(record)).removeSubscriber(record.id);
+      await informerStub(this.env, addressOf(record), ownPlacement(this.ctx.id)).removeSubscriber(record.id);
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.#migrate(); // over empty storage: creates nothing until a new `create`
@@ -388,7 +389,7 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   #migrate(): void {
     const spend = <T>(call: () => Promise<T>) => this.#spend(call);
-    const feed = informerFeed(this.env, spend, () => {
+    const feed = informerFeed(this.env, ownPlacement(this.ctx.id), spend, () => {
       const record = this.#subscription.store.get();
       return record && { informer: addressOf(record), id: record.id };
     });
@@ -408,6 +409,7 @@ export class SubscriptionObject extends DurableObject<Env> {
 /** The subscription's informer, read over RPC; each read is one subrequest (`spend`). */
 function informerFeed(
   env: Env,
+  placement: Placement,
   spend: <T>(call: () => Promise<T>) => Promise<T>,
   identity: () => { informer: InformerAddress; id: string } | undefined,
 ): Feed {
@@ -421,10 +423,10 @@ function informerFeed(
   return {
     read: async (after, limit) => {
       const { informer, id } = target();
-      return spend(async () => unwrap(await informerStub(env, informer).readLog(after, limit, id)));
+      return spend(async () => unwrap(await informerStub(env, informer, placement).readLog(after, limit, id)));
     },
     snapshot: (at, after, limit, namespace) =>
-      spend(async () => unwrap(await informerStub(env, target().informer).snapshot(at, after, limit, namespace))),
+      spend(async () => unwrap(await informerStub(env, target().informer, placement).snapshot(at, after, limit, namespace))),
   };
 }
 

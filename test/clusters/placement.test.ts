@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseClusterBody, parseDeclaredClusters } from "../../src/clusters/cluster-spec.ts";
-import { jurisdictionChangeRefusal, type PlaceableNamespace, placedStub } from "../../src/clusters/placement.ts";
+import { jurisdictionChangeRefusal, ownPlacement, type PlaceableNamespace, placedStub } from "../../src/clusters/placement.ts";
 import { informerStub, subscriptionStub } from "../../src/clusters/stubs.ts";
 import type { Env } from "../../src/env.ts";
 import { ValidationError } from "../../src/errors.ts";
@@ -74,5 +74,13 @@ describe("cluster placement", () => {
       /cluster 'prod' has 2 informer\(s\) in no jurisdiction: its objects cannot move to jurisdiction 'eu'/,
     );
     expect(jurisdictionChangeRefusal("prod", { jurisdiction: "eu" }, {}, 1)).toMatch(/in jurisdiction 'eu': its objects cannot move to no jurisdiction/);
+  });
+});
+
+describe("ownPlacement", () => {
+  it("is the jurisdiction an object's id carries, so a cluster's objects reach each other in it", () => {
+    expect(ownPlacement({ jurisdiction: "eu" })).toEqual({ jurisdiction: "eu" });
+    expect(ownPlacement({})).toEqual({});
+    expect(ownPlacement({ jurisdiction: "mars" })).toEqual({}); // not one we place objects in
   });
 });
