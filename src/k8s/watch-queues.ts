@@ -6,6 +6,9 @@
  * - Each queue counts the bytes written to it and not yet taken by its client's reads; a writer
  *   that sees `desiredSize <= 0` (about HIGH_WATER_BYTES queued) waits before writing more. One
  *   write may still be large (a chunk of frames, a page of initial events).
+ * - The total counts each chunk once, however many queues hold it: the hub writes one encoded chunk
+ *   to every watcher of a format at a position (event-range.ts), and it is in memory once. (Counted
+ *   per queue, a burst of 500 events to 100 watchers passed the budget and closed healthy watchers.)
  * - Across all queues at most MAX_QUEUED_BYTES stay queued after any write: past it, the largest
  *   queues are closed first until the total is within it — the clients that read least, holding
  *   most — as kube-apiserver closes watchers whose buffers are full rather than grow them. A closed
@@ -31,6 +34,8 @@ export interface WatchQueue {
 
 interface Entry {
   queued: number;
+  /** The chunks written and not yet taken, oldest first. */
+  chunks: Uint8Array[];
   writer: WritableStreamDefaultWriter<Uint8Array>;
   shed: () => void;
 }
@@ -38,6 +43,8 @@ interface Entry {
 export class WatchQueues {
   readonly #maxBytes: number;
   readonly #entries = new Set<Entry>();
+  /** How many queues hold each chunk: the total counts a chunk while any does. */
+  readonly #holders = new Map<Uint8Array, number>();
   #total = 0;
 
   constructor(maxBytes = MAX_QUEUED_BYTES) {
@@ -52,17 +59,18 @@ export class WatchQueues {
   /** A queue for a new watcher; `shed` is called if the budget closes it. */
   create(shed: () => void): WatchQueue {
     const entries = this.#entries;
-    const entry: Entry = { queued: 0, writer: undefined!, shed };
-    const taken = (bytes: number) => {
+    const entry: Entry = { queued: 0, chunks: [], writer: undefined!, shed };
+    const taken = (chunk: Uint8Array) => {
       if (!entries.has(entry)) return;
-      entry.queued -= bytes;
-      this.#total -= bytes;
+      entry.queued -= chunk.byteLength;
+      entry.chunks.splice(entry.chunks.indexOf(chunk), 1);
+      this.#release(chunk);
     };
     // The transform runs as the client pulls a chunk: that chunk has left the queue.
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(
       {
         transform(chunk, controller) {
-          taken(chunk.byteLength);
+          taken(chunk);
           controller.enqueue(chunk);
         },
       },
@@ -79,7 +87,10 @@ export class WatchQueues {
       write: (bytes) => {
         if (!entries.has(entry)) return Promise.reject(new Error("the watch was closed"));
         entry.queued += bytes.byteLength;
-        this.#total += bytes.byteLength;
+        entry.chunks.push(bytes);
+        const holders = this.#holders.get(bytes) ?? 0;
+        if (holders === 0) this.#total += bytes.byteLength;
+        this.#holders.set(bytes, holders + 1);
         const written = writer.write(bytes);
         if (this.#total > this.#maxBytes) this.#shed();
         return written;
@@ -89,8 +100,19 @@ export class WatchQueues {
 
   #remove(entry: Entry): void {
     if (!this.#entries.delete(entry)) return;
-    this.#total -= entry.queued;
+    for (const chunk of entry.chunks) this.#release(chunk);
+    entry.chunks = [];
     entry.queued = 0;
+  }
+
+  /** One queue no longer holds `chunk`. */
+  #release(chunk: Uint8Array): void {
+    const holders = (this.#holders.get(chunk) ?? 1) - 1;
+    if (holders > 0) this.#holders.set(chunk, holders);
+    else {
+      this.#holders.delete(chunk);
+      this.#total -= chunk.byteLength;
+    }
   }
 
   /** Closes the largest queues until the total is within the budget. */
