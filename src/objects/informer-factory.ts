@@ -52,6 +52,12 @@ export const MAX_CLUSTERS = 100;
 export const HEALTH_TTL_MS = 15_000;
 /** Probes in flight at once. */
 const PROBE_CONCURRENCY = 6;
+/**
+ * Informer objects the factory calls at once when it reconnects or re-arms them all (the minute's
+ * cron, a cluster's new connection): one after another, the change queue that admin changes and
+ * every isolate's declared sync wait on lasted the sum of every informer's answer (review B6).
+ */
+const INFORMER_CALL_CONCURRENCY = 6;
 
 /** Runs `tasks` with at most `limit` in flight, answering their results in order. */
 async function withConcurrency<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
@@ -372,13 +378,14 @@ export class InformerFactory extends DurableObject<Env> {
 
   /** Gives every informer of `cluster` its new connection. */
   async #reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
-    for (const informer of this.#registry.list(cluster)) {
+    const calls = this.#registry.list(cluster).map((informer) => async () => {
       // One unavailable object must not keep the others on the old connection; the cron retries it.
       const configured = await this.#stub(informer)
         .configure(informer.spec, connection)
         .catch((error: unknown) => fail("Internal", errorText(error)));
       if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(informer), error: configured.error.message });
-    }
+    });
+    await withConcurrency(calls, INFORMER_CALL_CONCURRENCY);
   }
 
   /** Brings the declared clusters and informers in line with `CLUSTERS` and `INFORMERS`: adds, updates, removes. */
@@ -501,13 +508,18 @@ export class InformerFactory extends DurableObject<Env> {
     await this.#exclusive(async () => {
       for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, await this.#resealed(cluster.name, cluster.connection));
     });
+    const informers = this.#registry.list();
+    const restarted = await withConcurrency(
+      informers.map((informer) => () => this.#stub(informer).ensureRunning()),
+      INFORMER_CALL_CONCURRENCY,
+    );
     const rearmed: string[] = [];
-    for (const informer of this.#registry.list()) {
-      if (!(await this.#stub(informer).ensureRunning())) continue;
+    informers.forEach((informer, i) => {
+      if (!restarted[i]) return;
       // Logged here, where the address is at hand, so the line names the cluster as its own field.
       logger.warn("re-armed a stopped informer", informerIdentity(informer));
       rearmed.push(informerObjectName(informer));
-    }
+    });
     // Soon after an upgrade, so lookups of unknown subscriptions stop reaching objects.
     await this.#exclusive(() => this.#backfillSubscriptions());
     return rearmed;
