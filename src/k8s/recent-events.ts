@@ -16,6 +16,7 @@
  * A watcher behind the buffer reads for itself (watch-hub.ts #nextBatch).
  */
 import type { LogBounds, LogEvent, ReadResult } from "../cache/event-log.ts";
+import type { Awaitable } from "./watch-source.ts";
 
 /** Events kept, and bytes of bodies kept (was 16 MiB per object: B5). */
 export const RECENT_EVENTS = 10_000;
@@ -25,7 +26,7 @@ export const READ_BATCH = 1_000;
 
 /** What a refresh reads of the log. */
 export interface RecentSource {
-  read(after: number, limit: number, maxBytes?: number): ReadResult;
+  read(after: number, limit: number, maxBytes?: number): Awaitable<ReadResult>;
   bounds(): LogBounds;
 }
 
@@ -66,8 +67,11 @@ export class RecentEvents {
     this.#end = -1;
   }
 
-  /** Reads what the log gained since the last refresh (once for all watchers). */
-  refresh(source: RecentSource): void {
+  /**
+   * Reads what the log gained since the last refresh (once for all watchers). Callers must not
+   * refresh concurrently (WatchBatches runs one refresh at a time): a read may be awaited.
+   */
+  async refresh(source: RecentSource): Promise<void> {
     const { tail } = source.bounds();
     if (this.#end === -1) this.#end = tail; // nothing older is buffered: watchers behind read for themselves
     if (tail - this.#end > this.#maxEvents) {
@@ -77,7 +81,7 @@ export class RecentEvents {
       this.#end = tail - this.#maxEvents;
     }
     while (this.#end < tail) {
-      const read = source.read(this.#end, READ_BATCH, this.#maxBytes);
+      const read = await source.read(this.#end, READ_BATCH, this.#maxBytes);
       if (read.expired || read.events.length === 0) {
         this.forget();
         this.#end = tail;

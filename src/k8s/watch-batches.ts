@@ -11,6 +11,9 @@
  *   at a time, each page sized by the largest event read so far to about RECENT_BYTES. A few recent ranges, with their parsed states and frames (event-range.ts), and the run
  *   ends found, are kept for the watchers that reach the same position.
  * - What is held belongs to one log incarnation: a log made anew (the informer re-created) clears it.
+ * - The source may answer later (a relay asks the informer's object, watch-relay.ts): one refresh
+ *   runs at a time for all watchers, and a run end or a range being read is asked for once, however
+ *   many watchers wait on it.
  */
 import type { LogEvent } from "../cache/event-log.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
@@ -46,6 +49,10 @@ export class WatchBatches {
   readonly #boundaries = new Map<string, number>();
   /** Recent ranges of events with their shared frames (#keep). */
   readonly #ranges = new Map<string, EventRange>();
+  /** The refresh running now, which every watcher that asks meanwhile awaits. */
+  #refreshing: Promise<void> | undefined;
+  /** Reads being answered, by their key: a watcher asking for the same awaits the same answer. */
+  readonly #pending = new Map<string, Promise<unknown>>();
   /** Bodies of the largest event a watcher's own read returned: sizes the next such read. */
   #largest = 0;
 
@@ -81,12 +88,13 @@ export class WatchBatches {
    * last resourceVersion, and none after it, of the run it ended in. Undefined while no complete
    * run follows (a Replace still being popped); `firstRunOnly` keeps to the run the cursor is in.
    */
-  next(cursor: Cursor, firstRunOnly: boolean): { range: EventRange; next: Cursor } | "expired" | undefined {
+  async next(cursor: Cursor, firstRunOnly: boolean): Promise<{ range: EventRange; next: Cursor } | "expired" | undefined> {
     const source = this.#source();
     if (!source) return undefined;
-    this.#refresh(source);
+    await this.#refresh(source);
+    if (this.#source()?.incarnation !== source.incarnation) return undefined; // a new log meanwhile: the caller sees it
     const { after, skip } = cursor;
-    const end = cursor.end ?? this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH);
+    const end = cursor.end ?? (await this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH));
     if (end === undefined) return undefined;
     const buffered = skip === 0 && end - after <= READ_BATCH ? this.#recent.slice(after, end) : undefined;
     if (buffered) {
@@ -99,10 +107,10 @@ export class WatchBatches {
     const key = `${after}:${end}:${skip}:${limit}`;
     let range = this.#ranges.get(key);
     if (!range) {
-      const read = source.readInOrder(after, end, skip, limit);
+      const read = await this.#once(`read:${source.incarnation}:${key}`, () => source.readInOrder(after, end, skip, limit));
       if (read.expired) return "expired";
       for (const event of read.events) this.#largest = Math.max(this.#largest, eventBytes(event));
-      range = this.#keep(key, read.events);
+      range = this.#ranges.get(key) ?? this.#keep(key, read.events);
     }
     const delivered = skip + range.ordered.length;
     const runDone = range.ordered.length < limit || delivered >= end - after;
@@ -115,19 +123,20 @@ export class WatchBatches {
    * events within retention), so it is kept; a later answer could reach further, and the watchers
    * at the tail, all given the same end, share that range's frames.
    */
-  #boundaryAfter(source: WatchSource, after: number, span: number): number | undefined {
+  async #boundaryAfter(source: WatchSource, after: number, span: number): Promise<number | undefined> {
     const key = `${after}:${span}`;
     const known = this.#boundaries.get(key);
     if (known !== undefined) return known;
-    const end = source.boundaryAfter(after, span);
-    if (end === undefined) return undefined;
+    const end = await this.#once(`end:${source.incarnation}:${key}`, () => source.boundaryAfter(after, span));
+    if (end === undefined || source.incarnation !== this.#incarnation) return end;
     this.#boundaries.set(key, end);
     if (this.#boundaries.size > BOUNDARIES_KEPT) this.#boundaries.delete(this.#boundaries.keys().next().value!);
     return end;
   }
 
   /** Reads what the log gained since the last refresh into the buffer (once for all watchers). */
-  #refresh(source: WatchSource): void {
+  async #refresh(source: WatchSource): Promise<void> {
+    while (this.#refreshing) await this.#refreshing;
     if (source.incarnation !== this.#incarnation) {
       // A new log (the informer was re-created): nothing read from the old one may be served.
       this.#incarnation = source.incarnation;
@@ -135,7 +144,22 @@ export class WatchBatches {
       this.#ranges.clear();
       this.#boundaries.clear();
     }
-    this.#recent.refresh(source);
+    if (this.#recent.end === source.bounds().tail) return;
+    this.#refreshing = this.#recent.refresh(source).finally(() => (this.#refreshing = undefined));
+    await this.#refreshing;
+  }
+
+  /** `read()`'s answer, asked once while it is pending however many watchers ask for `key`. */
+  async #once<T>(key: string, read: () => T | Promise<T>): Promise<T> {
+    const pending = this.#pending.get(key) as Promise<T> | undefined;
+    if (pending) return pending;
+    const answer = Promise.resolve().then(read);
+    this.#pending.set(key, answer);
+    try {
+      return await answer;
+    } finally {
+      this.#pending.delete(key);
+    }
   }
 }
 

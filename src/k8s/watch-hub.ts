@@ -235,10 +235,11 @@ export class WatchHub {
       // The informer was deleted and re-created under this name: this watcher's position is in a log
       // that is gone. Expired, so its client relists from the new one.
       const current = this.#source();
-      if (current?.incarnation !== incarnation) return void (await send(this.#expiredFrame(standsAt)));
+      if (current?.incarnation !== incarnation) return void (await send(await this.#expiredFrame(standsAt)));
       // While skipping, the first run alone: the client may have seen part of it, never of a later one.
-      const batch = this.#batches.next(cursor, skipUpTo !== undefined);
-      if (batch === "expired") return void (await send(this.#expiredFrame(standsAt)));
+      const batch = await this.#batches.next(cursor, skipUpTo !== undefined);
+      if (watcher.closed) return;
+      if (batch === "expired") return void (await send(await this.#expiredFrame(standsAt)));
       if (batch === undefined) {
         // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
         const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
@@ -299,7 +300,7 @@ export class WatchHub {
   ): Promise<{ next: number; skipUpTo?: string } | undefined> {
     const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
     // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
-    if (request.initialEvents && rv !== undefined && this.#source()?.fromEarlierServer(rv)) return void (await send(this.#expiredFrame(rv)));
+    if (request.initialEvents && rv !== undefined && (await this.#source()?.fromEarlierServer(rv))) return void (await send(await this.#expiredFrame(rv)));
     if (request.initialEvents && rv !== undefined && !(await this.reaches(rv))) {
       // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
       return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, this.#source()?.cacheResourceVersion() ?? "").status)));
@@ -316,8 +317,8 @@ export class WatchHub {
       }
     }
     if (rv === undefined) return { next: source.bounds().tail };
-    const position = source.positionOf(rv);
-    if (position === "expired") return void (await send(this.#expiredFrame(rv)));
+    const position = await source.positionOf(rv);
+    if (position === "expired") return void (await send(await this.#expiredFrame(rv)));
     return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
   }
 
@@ -325,10 +326,10 @@ export class WatchHub {
    * The ERROR 410 of a watch the log no longer covers, worded as the watch cache words it: the
    * resourceVersion asked for (or last sent) and the oldest one still held.
    */
-  #expiredFrame(requested: string): string {
+  async #expiredFrame(requested: string): Promise<string> {
     const source = this.#source();
     const head = source?.bounds().head;
-    const oldest = head === undefined ? "" : (source!.read(head - 1, 1).events[0]?.resourceVersion ?? source!.cacheResourceVersion());
+    const oldest = head === undefined ? "" : ((await source!.read(head - 1, 1)).events[0]?.resourceVersion ?? source!.cacheResourceVersion());
     return errorFrame(statusErrors.expiredWatch(requested, oldest).status);
   }
 
@@ -364,16 +365,16 @@ export class WatchHub {
     const source = this.#source();
     if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
     const listRv = source.cacheResourceVersion();
-    let page = source.listAt(query);
+    let page = await source.listAt(query);
     const at = page.expired ? 0 : page.at;
     for (;;) {
-      if (page.expired) return void (await send(this.#expiredFrame(request.resourceVersion ?? "")));
+      if (page.expired) return void (await send(await this.#expiredFrame(request.resourceVersion ?? "")));
       const frames = page.items.map((item) => framer.frame("ADDED", item, this.#now())).join("");
       if (frames !== "" && !(await send(frames))) return undefined;
       if (!page.next) break;
       // A page at a time, letting ingest and other reads run between pages (B3).
       await yieldToEventLoop();
-      page = this.#source()?.listAt(query, page.next) ?? { expired: true };
+      page = (await this.#source()?.listAt(query, page.next)) ?? { expired: true };
     }
     if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
     return { next: at };

@@ -1,7 +1,8 @@
 /**
  * What the watch hub (watch-hub.ts) reads of an informer, and what a watch asks of it: the
- * contract between the hub and the informer object that serves it (informer-watch-source.ts).
- * Types only.
+ * contract between the hub and the informer object that serves it (informer-watch-source.ts), or
+ * a watch relay serving it from another object (watch-relay.ts): the methods may answer at once
+ * or by a promise, and the hub awaits either. Types only.
  */
 import type { LogBounds, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
@@ -11,23 +12,26 @@ import type { ResourceInfo } from "./catalog.ts";
 import type { IncludeObject } from "./table.ts";
 import type { Refusal } from "./watcher-caps.ts";
 
+/** A value now (the informer's own object) or later (a relay asks the informer's object). */
+export type Awaitable<T> = T | Promise<T>;
+
 /** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
 export interface WatchSource {
   /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
   incarnation: string;
   /** Events after `after`: at most `limit`, and about `maxBytes` of bodies (EventLog.read). */
-  read(after: number, limit: number, maxBytes?: number): ReadResult;
+  read(after: number, limit: number, maxBytes?: number): Awaitable<ReadResult>;
   bounds(): LogBounds;
   /** The RV the cache is complete up to. */
   cacheResourceVersion(): string;
-  listAt(query: VersionedQuery, from?: { at: number; after: string }): VersionedPage;
-  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired";
+  listAt(query: VersionedQuery, from?: { at: number; after: string }): Awaitable<VersionedPage>;
+  positionOf(resourceVersion: string): Awaitable<{ after: number; skipUpTo?: string } | "expired">;
   /** Whether `resourceVersion` was handed out by the API server the cluster moved away from (Informer.fromEarlierServer). */
-  fromEarlierServer(resourceVersion: string): boolean;
+  fromEarlierServer(resourceVersion: string): Awaitable<boolean>;
   /** The end of the whole transaction runs after `after` (Informer.boundaryAfter). */
-  boundaryAfter(after: number, span: number): number | undefined;
+  boundaryAfter(after: number, span: number): Awaitable<number | undefined>;
   /** A page of the events of (after, end] in resourceVersion order (EventLog.readInOrder). */
-  readInOrder(after: number, end: number, skip: number, limit: number): ReadResult;
+  readInOrder(after: number, end: number, skip: number, limit: number): Awaitable<ReadResult>;
 }
 
 export interface WatchRequest {
