@@ -2,11 +2,19 @@
 import type { InformerFactory } from "./objects/informer-factory.ts";
 import type { InformerObject } from "./objects/informer-object.ts";
 import type { SubscriptionObject } from "./objects/subscription-object.ts";
+import type { WatchRelay } from "./objects/watch-relay-object.ts";
 
 export interface Env {
   INFORMER: DurableObjectNamespace<InformerObject>;
   FACTORY: DurableObjectNamespace<InformerFactory>;
   SUBSCRIPTION: DurableObjectNamespace<SubscriptionObject>;
+  /** Watch relays: `/k8s` watchers served off their informer's thread (objects/watch-relay-object.ts). */
+  RELAY: DurableObjectNamespace<WatchRelay>;
+  /**
+   * Watch relays per informer, 0–64 (default 4): a `/k8s` watch goes to one of them, chosen by its
+   * credential; 0 serves watchers in the informer's own object (k8s/watch-relay.ts).
+   */
+  WATCH_RELAYS?: string;
   /** Base URL of the Kubernetes API server: the cluster named `default`. */
   KUBE_API_URL?: string;
   /** Secret: bearer token for the API server. */

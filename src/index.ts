@@ -10,6 +10,7 @@ import { setLogLevel } from "./log.ts";
 export { InformerFactory } from "./objects/informer-factory.ts";
 export { InformerObject } from "./objects/informer-object.ts";
 export { SubscriptionObject } from "./objects/subscription-object.ts";
+export { WatchRelay } from "./objects/watch-relay-object.ts";
 export type { Env } from "./env.ts";
 
 const app = createApp();

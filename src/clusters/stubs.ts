@@ -12,6 +12,11 @@ export function informerStub(env: Pick<Env, "INFORMER">, address: InformerAddres
   return placedStub(env.INFORMER, informerObjectName(address), placement);
 }
 
+/** Watch relay `shard` of an informer (objects/watch-relay-object.ts), in its cluster's placement. */
+export function relayStub(env: Pick<Env, "RELAY">, address: InformerAddress, shard: number, placement?: Placement) {
+  return placedStub(env.RELAY, `${informerObjectName(address)}#${shard}`, placement);
+}
+
 export function subscriptionStub(env: Pick<Env, "SUBSCRIPTION">, id: string, placement?: Placement) {
   return placedStub(env.SUBSCRIPTION, id, placement);
 }

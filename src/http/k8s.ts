@@ -37,10 +37,11 @@ import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/li
 import { notReadyError, requireReady } from "../k8s/cache-readiness.ts";
 import type { Position } from "../cache/versioned-list.ts";
 import { exactKey } from "../cache/key-scope.ts";
-import type { WatchParams } from "../objects/informer-object.ts";
+import type { WatchParams } from "../k8s/watch-params.ts";
 import type { AppEnv } from "./app-env.ts";
-import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
-import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
+import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, type InformerAddress, informerObjectName, isClusterName } from "../clusters/cluster.ts";
+import { informerStub as clusterInformerStub, relayStub } from "../clusters/stubs.ts";
+import { relaysOf, relayShard } from "../k8s/watch-relay.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
 import { clusterPlacement, isKnownCluster } from "./known-informer.ts";
 import { registryCache, registrySource } from "./registry-snapshot.ts";
@@ -260,7 +261,12 @@ async function watch(c: K8sContext, served: ServedResource, request: ResourceReq
     // Watches are capped per credential (k8s/watcher-caps.ts); `resource` has authenticated it.
     principal: (await principalOf(c)).name,
   };
-  const opened = await informerStub(c, served).watch(params);
+  const relays = relaysOf(c.env);
+  // Served by a relay (k8s/watch-relay.ts), off the informer's thread; WATCH_RELAYS=0: by the informer.
+  const opened =
+    relays === 0
+      ? await informerStub(c, served).watch(params)
+      : await relayStub(c.env, addressOf(c, served), relayShard(params.principal ?? "", relays), c.get("placement")).watch(informerObjectName(addressOf(c, served)), params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
   if ("tooMany" in opened.value) throw statusErrors.tooManyRequests(opened.value.tooMany.message, opened.value.tooMany.retryAfterSeconds);
@@ -321,7 +327,11 @@ function included(value: string | undefined): IncludeObject {
 const isTrue = (value: string | undefined) => value !== undefined && value !== "0" && value.toLowerCase() !== "false";
 
 function informerStub(c: K8sContext, served: ServedResource) {
-  return clusterInformerStub(c.env, { cluster: clusterOf(c), name: served.informer }, c.get("placement"));
+  return clusterInformerStub(c.env, addressOf(c, served), c.get("placement"));
+}
+
+function addressOf(c: K8sContext, served: ServedResource): InformerAddress {
+  return { cluster: clusterOf(c), name: served.informer };
 }
 
 async function getObject(

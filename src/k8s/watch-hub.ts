@@ -127,6 +127,11 @@ export class WatchHub {
     this.#renew();
   }
 
+  /** Resolves at the next `notify` (the log grew, the cache advanced), or after `waitMs`. */
+  async changed(waitMs: number): Promise<void> {
+    await within(this.#changed, waitMs, undefined);
+  }
+
   /** Ends every stream (the informer is going away or being reconfigured). */
   closeAll(): void {
     for (const watcher of this.#watchers) watcher.closed = true;
@@ -142,14 +147,17 @@ export class WatchHub {
 
   /**
    * Opens a watch, or refuses it at once when its credential or this object has too many open, or
-   * when it needs a listing and the heavy-read queue is full: nothing is streamed then.
+   * when it needs a listing and the heavy-read queue is full: nothing is streamed then. `admitted`:
+   * the listing's slot, taken elsewhere (a relay takes one of its informer's: watch-relay.ts).
    */
-  tryOpen(request: WatchRequest): WatchOpened {
+  tryOpen(request: WatchRequest, admitted?: Promise<ReadSlot>): WatchOpened {
     const place = this.#caps.take(request.principal ?? "anonymous");
-    if (isRefusal(place)) return place;
-    let slot: Promise<ReadSlot> | undefined;
-    // One object's initial event (`kubectl get pod x -w`, `kubectl wait`) reads one key: not heavy.
-    if (request.initialEvents && exactKey(request.namespace, request.fieldSelector) === undefined) {
+    if (isRefusal(place)) {
+      void admitted?.then((held) => held.release());
+      return place;
+    }
+    let slot = admitted;
+    if (!slot && needsListing(request)) {
       slot = this.#admission.enter();
       if (!slot) {
         place.release();
@@ -379,6 +387,14 @@ export class WatchHub {
     if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
     return { next: at };
   }
+}
+
+/**
+ * Whether a watch starts with a listing of many objects, a heavy read (admission.ts). One object's
+ * initial event (`kubectl get pod x -w`, `kubectl wait`) reads one key: not heavy.
+ */
+export function needsListing(request: Pick<WatchRequest, "initialEvents" | "namespace" | "fieldSelector">): boolean {
+  return request.initialEvents && exactKey(request.namespace, request.fieldSelector) === undefined;
 }
 
 /** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */

@@ -16,7 +16,9 @@ import { Informer, migrateInformer } from "../cache/informer.ts";
 import { type ListQuery, listIndexValues, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import type { ReadResult } from "../cache/event-log.ts";
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
-import { FRESHNESS_WAIT_MS, WatchHub, type WatchRequest, type WatchSource } from "../k8s/watch-hub.ts";
+import { FRESHNESS_WAIT_MS, WatchHub, type WatchSource } from "../k8s/watch-hub.ts";
+import { type RelayAnswer, type RelayCall, RelayHost, type RelaySnapshot } from "../k8s/watch-relay.ts";
+import { parseSelectors, type WatchOpening, type WatchParams, watchRequestOf } from "../k8s/watch-params.ts";
 import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, inSlot, ReadAdmission } from "../k8s/admission.ts";
 import { isRefusal } from "../k8s/watcher-caps.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
@@ -43,7 +45,6 @@ import type { Env } from "../env.ts";
 import { ApiError, attempt, attemptAsync, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
-import { type FieldSelector, type LabelSelector, parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { Db, hasSchema } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
@@ -103,26 +104,11 @@ export interface ObjectQuery {
   continue?: string;
 }
 
-/** A `/k8s` watch as the route hands it over: selectors as text, parsed here. */
-export interface WatchParams extends Omit<WatchRequest, "labelSelector" | "fieldSelector"> {
-  labelSelector?: string;
-  fieldSelector?: string;
-}
-
 /** A query answer: items as JSON text plus the headers API.md promises. */
 export interface QueryAnswer<T> extends CacheReadiness {
   value: T;
   resourceVersion: string;
 }
-
-/**
- * A `/k8s` watch as opened: its stream, or — the cache not synced — why it was not opened, or — too
- * many watches or heavy reads (k8s/watcher-caps.ts, k8s/admission.ts) — the 429 to answer.
- */
-export type WatchOpening =
-  | { stream: ReadableStream<Uint8Array> }
-  | { notReady: CacheReadiness }
-  | { tooMany: { message: string; retryAfterSeconds: number } };
 
 export class InformerObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -146,6 +132,8 @@ export class InformerObject extends DurableObject<Env> {
   readonly #heavyReads = new ReadAdmission();
   /** Open `/k8s` watches, served from the log (k8s/watch-hub.ts). */
   readonly #watches = new WatchHub(() => this.#watchSource(), { admission: this.#heavyReads });
+  /** Watch relays serving `/k8s` watchers off this object's thread read through this (k8s/watch-relay.ts). */
+  readonly #relays = new RelayHost(() => this.#watchSource(), (ms) => this.#watches.changed(ms), this.#heavyReads);
   /** The running slice, so configuration changes and deletion can stop it and wait. */
   readonly #slice = new AlarmSlice();
   /** The running slice's subrequest budget; none between slices. */
@@ -183,7 +171,7 @@ export class InformerObject extends DurableObject<Env> {
     await this.#slice.stop();
     this.#putSpec(spec, stored);
     // What the watchers were promised no longer holds: their clients re-watch (and relist on a 410).
-    this.#watches.closeAll();
+    this.#closeWatches();
     const informer = this.#informer(spec);
     const retransform = previous !== undefined && transformChanged(previous.spec, spec);
     // Another API server URL may be another cluster, whose resource versions mean nothing here: relist.
@@ -326,18 +314,7 @@ export class InformerObject extends DurableObject<Env> {
     const opened = this.#withInformer((_, informer): WatchOpening => {
       const readiness = this.#readiness(informer);
       if (!readiness.synced) return { notReady: readiness };
-      const opened = this.#watches.tryOpen({
-        info: request.info,
-        format: request.format,
-        includeObject: request.includeObject,
-        bookmarks: request.bookmarks,
-        initialEvents: request.initialEvents,
-        ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
-        ...parseSelectors(request),
-        ...(request.resourceVersion === undefined ? {} : { resourceVersion: request.resourceVersion }),
-        ...(request.timeoutSeconds === undefined ? {} : { timeoutSeconds: request.timeoutSeconds }),
-        ...(request.principal === undefined ? {} : { principal: request.principal }),
-      });
+      const opened = this.#watches.tryOpen(watchRequestOf(request));
       return isRefusal(opened) ? { tooMany: { message: opened.message, retryAfterSeconds: opened.retryAfterSeconds } } : opened;
     });
     if (opened.ok && "stream" in opened.value && this.#wakeForWatchers()) await this.ctx.storage.setAlarm(Date.now() + 1);
@@ -350,7 +327,44 @@ export class InformerObject extends DurableObject<Env> {
    * (a watch may open just as a window ends). Answers whether it woke it; the caller sets the alarm.
    */
   #wakeForWatchers(): boolean {
-    return this.#watches.watchers > 0 && this.#wakeIfSleeping();
+    return this.#watched() && this.#wakeIfSleeping();
+  }
+
+  /** Whether `/k8s` watchers want live events: its own, or a relay's that polls. */
+  #watched(): boolean {
+    return this.#watches.watchers > 0 || this.#relays.active;
+  }
+
+  /** What the watchers were promised no longer holds: their clients re-watch (and relist on a 410). */
+  #closeWatches(): void {
+    this.#relays.closeAll();
+    this.#watches.closeAll();
+  }
+
+  /**
+   * A watch relay opening a watch (k8s/watch-relay.ts): whether the cache may be watched (an
+   * unsynced one opens nothing, as `watch` does) and the state to start from. Wakes an informer
+   * sleeping between watch windows, as a watch opening here does.
+   */
+  async relayOpen(): Promise<Result<{ readiness: CacheReadiness; snapshot?: RelaySnapshot }>> {
+    const opened = this.#withInformer((_, informer) => {
+      const readiness = this.#readiness(informer);
+      const snapshot = readiness.synced ? this.#relays.snapshot() : undefined;
+      return snapshot ? { readiness, snapshot } : { readiness };
+    });
+    if (opened.ok && opened.value.readiness.synced && this.#wakeIfSleeping()) await this.ctx.storage.setAlarm(Date.now() + 1);
+    return opened;
+  }
+
+  /** A relay's poll (RelayHost.poll); undefined once the informer is gone. */
+  async relayPoll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
+    if (this.#wakeForWatchers()) await this.ctx.storage.setAlarm(Date.now() + 1);
+    return this.#relays.poll(known, waitMs);
+  }
+
+  /** A relay's read of the log or the cache (RelayHost.call). */
+  async relayCall(incarnation: string, call: RelayCall): Promise<RelayAnswer> {
+    return this.#relays.call(incarnation, call);
   }
 
   /** Opens the next watch window now if the informer sleeps between them; answers whether it did. */
@@ -529,8 +543,12 @@ export class InformerObject extends DurableObject<Env> {
   /** Stops the loop and deletes every trace of this informer; answers the subscriptions it had. */
   async destroy(): Promise<string[]> {
     await this.#slice.stop();
-    this.#watches.closeAll();
     const subscribers = this.#configured ? this.#subscribers.ids() : [];
+    // Gone from here on: watchers, relays' polls and calls woken meanwhile find no informer, not
+    // tables being deleted under them.
+    this.#current = undefined;
+    this.#configured = false;
+    this.#closeWatches();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#migrate(false);
@@ -661,7 +679,7 @@ export class InformerObject extends DurableObject<Env> {
       // Killed slices in a row list in pages from then on (slice-kills.ts, reflector.ts listInPages).
       {
         ...settings,
-        reflector: { ...settings.reflector, keepAwake: () => this.#watches.watchers > 0, listInPages: this.#kills.counts().shrunk },
+        reflector: { ...settings.reflector, keepAwake: () => this.#watched(), listInPages: this.#kills.counts().shrunk },
         storage: { bytes: () => this.ctx.storage.sql.databaseSize },
       },
       systemClock,
@@ -781,14 +799,6 @@ export class InformerObject extends DurableObject<Env> {
 
 function sliceKillStatus(counts: SliceKillCounts): InformerStatus["sliceKills"] {
   return { count: counts.kills, lastAt: counts.lastKillAt === null ? null : new Date(counts.lastKillAt).toISOString(), listsInPages: counts.shrunk };
-}
-
-/** Selectors as text (a request's) parsed for the cache; a bad one throws a SelectorError (400). */
-function parseSelectors(query: { labelSelector?: string; fieldSelector?: string }): { labelSelector?: LabelSelector; fieldSelector?: FieldSelector } {
-  return {
-    ...(query.labelSelector ? { labelSelector: parseLabelSelector(query.labelSelector) } : {}),
-    ...(query.fieldSelector ? { fieldSelector: parseFieldSelector(query.fieldSelector) } : {}),
-  };
 }
 
 /** A list request's query for versioned-list.ts: selectors parsed, the limit capped. */

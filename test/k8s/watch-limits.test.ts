@@ -189,8 +189,8 @@ describe("WatchHub memory", () => {
     const source: WatchSource = {
       ...log.source,
       positionOf: () => ({ after: 0 }),
-      readInOrder(after, end, skip, limit) {
-        const read = log.source.readInOrder(after, end, skip, limit);
+      async readInOrder(after, end, skip, limit) {
+        const read = await log.source.readInOrder(after, end, skip, limit);
         reads.push(read.events.reduce((sum, e) => sum + (e.object?.length ?? 0), 0));
         return read;
       },

@@ -1,0 +1,308 @@
+/**
+ * `/k8s` watchers served off the informer's thread (issue 20 item 2): a watch relay — another
+ * Durable Object, objects/watch-relay-object.ts — runs its own watch hub (watch-hub.ts) for its
+ * watchers, over a WatchSource that asks the informer's object for what the hub reads. The
+ * informer's object then does per batch what one watcher costs it (a poll, a log read, a run end),
+ * per relay, whatever the number of watchers; parsing, filtering, framing and writing to clients
+ * happen in the relays. This file is both ends of that conversation:
+ *
+ * - `RelayHost` (in the informer's object) answers polls and calls. A poll returns the informer's
+ *   state (`RelaySnapshot`: log incarnation, bounds, cache RV) as soon as it differs from the one
+ *   the relay knows, else when the log grows or the cache advances, else after `waitMs`. A call is
+ *   one WatchSource method, answered only for the log incarnation the relay names (`gone`
+ *   otherwise: positions of another log mean nothing). While relays poll, the informer counts as
+ *   watched (it stays awake, cache/watch-windows.ts).
+ * - `RelaySource` (in the relay) keeps the last snapshot, serves `bounds`, `cacheResourceVersion`
+ *   and `incarnation` from it, and asks for the rest. `pump` polls while its caller wants, notifying
+ *   the relay's hub of every change.
+ *
+ * Guarantees: the relay's watchers see exactly what the informer's own hub would send them (the same
+ * hub code over the same reads): resourceVersion order, whole runs, the same 410s. What the informer
+ * promised them no longer holding (it was reconfigured: `closes` moved, or its object restarted:
+ * `instance` moved, or a call failed) ends every relay stream cleanly, as those ends end the
+ * informer's own streams; the clients re-watch from their last resourceVersion.
+ */
+import type { LogBounds, ReadResult } from "../cache/event-log.ts";
+import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
+import type { ReadAdmission, ReadSlot } from "./admission.ts";
+import type { WatchSource } from "./watch-source.ts";
+
+/** Relays per informer unless WATCH_RELAYS says otherwise; at most MAX_RELAYS. */
+export const DEFAULT_RELAYS = 4;
+export const MAX_RELAYS = 64;
+
+/** WATCH_RELAYS: how many relays an informer's watchers are spread over; 0, its own object serves them. */
+export function relaysOf(env: { WATCH_RELAYS?: string }): number {
+  if (env.WATCH_RELAYS === undefined || env.WATCH_RELAYS.trim() === "") return DEFAULT_RELAYS;
+  const relays = Number(env.WATCH_RELAYS);
+  return Number.isSafeInteger(relays) && relays >= 0 ? Math.min(relays, MAX_RELAYS) : DEFAULT_RELAYS;
+}
+
+/**
+ * The relay a credential's watches go to: all of one credential's watchers meet in one relay, so
+ * their cap (watcher-caps.ts) counts them all; credentials spread over the relays (FNV-1a).
+ */
+export function relayShard(principal: string, relays: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < principal.length; i++) hash = Math.imul(hash ^ principal.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % relays;
+}
+
+/** How long a poll waits for a change before it answers the same state (a relay then polls again). */
+export const POLL_WAIT_MS = 20_000;
+
+/** What a relay knows of its informer, as the informer's object last answered a poll. */
+export interface RelaySnapshot {
+  /** The informer object's run (a random id per start): a new one ended its own watchers. */
+  instance: string;
+  /** How often the informer ended its watchers (it was reconfigured) in this run. */
+  closes: number;
+  incarnation: string;
+  bounds: LogBounds;
+  cacheResourceVersion: string;
+}
+
+/**
+ * One WatchSource method a relay asks of the informer's object — or, for a watch's initial listing,
+ * a slot of the informer's heavy-read admission (admission.ts), shared with its own lists: `enter`
+ * takes a place (or is shed), `granted` answers once the slot is held, `release` frees it.
+ */
+export type RelayCall =
+  | { op: "enter" }
+  | { op: "granted"; lease: string }
+  | { op: "release"; lease: string }
+  | { op: "read"; after: number; limit: number; maxBytes?: number }
+  | { op: "readInOrder"; after: number; end: number; skip: number; limit: number }
+  | { op: "listAt"; query: VersionedQuery; from?: { at: number; after: string } }
+  | { op: "positionOf"; resourceVersion: string }
+  | { op: "fromEarlierServer"; resourceVersion: string }
+  | { op: "boundaryAfter"; after: number; span: number };
+
+/** A call's answer; `gone`: the informer's log is not (any more) the incarnation the relay named. */
+export type RelayAnswer = { gone: true } | { value: unknown };
+
+/** The informer's object, as a relay reaches it (RPC in production; the host itself in unit tests). */
+export interface RelayUpstream {
+  /** Undefined: the informer is gone (deleted). */
+  poll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined>;
+  call(incarnation: string, call: RelayCall): Promise<RelayAnswer>;
+}
+
+/** A relay's slot is freed after this long even if the relay never says so (it was evicted mid-listing). */
+export const LEASE_MS = 5 * 60_000;
+
+/** The informer's side: answers its relays' polls and calls from its own watch source. */
+export class RelayHost {
+  readonly #source: () => WatchSource | undefined;
+  readonly #admission: ReadAdmission;
+  /** Heavy-read slots relays hold, by lease. */
+  readonly #leases = new Map<string, { slot: Promise<ReadSlot>; expiry: ReturnType<typeof setTimeout> }>();
+  /** Resolves when the informer's hub is notified (the log grew, the cache advanced), or after `ms`. */
+  readonly #changed: (ms: number) => Promise<void>;
+  readonly #now: () => number;
+  readonly #instance = crypto.randomUUID();
+  #closes = 0;
+  #polling = 0;
+  #lastPollAt = Number.NEGATIVE_INFINITY;
+
+  constructor(source: () => WatchSource | undefined, changed: (ms: number) => Promise<void>, admission: ReadAdmission, now: () => number = Date.now) {
+    this.#source = source;
+    this.#admission = admission;
+    this.#changed = changed;
+    this.#now = now;
+  }
+
+  /** Whether a relay polls now or did within two poll waits: its watchers want live events. */
+  get active(): boolean {
+    return this.#polling > 0 || this.#now() - this.#lastPollAt < 2 * POLL_WAIT_MS;
+  }
+
+  /** The informer ends its watchers (reconfigured): the relays end theirs at their next poll. */
+  closeAll(): void {
+    this.#closes++;
+  }
+
+  snapshot(): RelaySnapshot | undefined {
+    const source = this.#source();
+    if (!source) return undefined;
+    return { instance: this.#instance, closes: this.#closes, incarnation: source.incarnation, bounds: source.bounds(), cacheResourceVersion: source.cacheResourceVersion() };
+  }
+
+  async poll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
+    const until = this.#now() + Math.min(Math.max(waitMs, 0), POLL_WAIT_MS);
+    this.#polling++;
+    try {
+      for (;;) {
+        const current = this.snapshot();
+        const left = until - this.#now();
+        if (!current || !known || !sameSnapshot(current, known) || left <= 0) return current;
+        await this.#changed(left);
+      }
+    } finally {
+      this.#polling--;
+      this.#lastPollAt = this.#now();
+    }
+  }
+
+  async call(incarnation: string, call: RelayCall): Promise<RelayAnswer> {
+    if (call.op === "enter" || call.op === "granted" || call.op === "release") return { value: await this.#lease(call) };
+    const source = this.#source();
+    if (!source || source.incarnation !== incarnation) return { gone: true };
+    switch (call.op) {
+      case "read":
+        return { value: await source.read(call.after, call.limit, call.maxBytes) };
+      case "readInOrder":
+        return { value: await source.readInOrder(call.after, call.end, call.skip, call.limit) };
+      case "listAt":
+        return { value: await source.listAt(call.query, call.from) };
+      case "positionOf":
+        return { value: await source.positionOf(call.resourceVersion) };
+      case "fromEarlierServer":
+        return { value: await source.fromEarlierServer(call.resourceVersion) };
+      case "boundaryAfter":
+        return { value: await source.boundaryAfter(call.after, call.span) };
+    }
+  }
+
+  /** A relay's heavy-read lease: its id (undefined: shed), whether it is held, or nothing (released). */
+  async #lease(call: Extract<RelayCall, { op: "enter" | "granted" | "release" }>): Promise<string | boolean | undefined> {
+    if (call.op === "enter") {
+      const slot = this.#admission.enter();
+      if (!slot) return undefined;
+      const lease = crypto.randomUUID();
+      this.#leases.set(lease, { slot, expiry: setTimeout(() => this.#release(lease), LEASE_MS) });
+      return lease;
+    }
+    if (call.op === "release") return void this.#release(call.lease);
+    const held = this.#leases.get(call.lease);
+    if (!held) return false;
+    await held.slot;
+    return this.#leases.has(call.lease);
+  }
+
+  #release(lease: string): void {
+    const held = this.#leases.get(lease);
+    if (!held) return;
+    this.#leases.delete(lease);
+    clearTimeout(held.expiry);
+    void held.slot.then((slot) => slot.release());
+  }
+}
+
+function sameSnapshot(a: RelaySnapshot, b: RelaySnapshot): boolean {
+  return (
+    a.instance === b.instance &&
+    a.closes === b.closes &&
+    a.incarnation === b.incarnation &&
+    a.bounds.head === b.bounds.head &&
+    a.bounds.tail === b.bounds.tail &&
+    a.cacheResourceVersion === b.cacheResourceVersion
+  );
+}
+
+/** What the relay's hub is told by the pump. */
+export interface RelayListener {
+  /** The informer's state changed: wake the watchers. */
+  changed(): void;
+  /** What the watchers were promised no longer holds: end their streams cleanly. */
+  closeAll(): void;
+}
+
+/** The relay's side: a WatchSource over the informer's object, and the poll loop that keeps it current. */
+export class RelaySource {
+  readonly #upstream: RelayUpstream;
+  readonly #listener: RelayListener;
+  #snapshot: RelaySnapshot | undefined;
+  #source: WatchSource | undefined;
+  /** Whether the snapshot may be stale (a call found the log gone, or failed): the next poll answers at once. */
+  #stale = true;
+
+  constructor(upstream: RelayUpstream, listener: RelayListener) {
+    this.#upstream = upstream;
+    this.#listener = listener;
+  }
+
+  /** The source the relay's hub reads; undefined before the first snapshot and once the informer is gone. */
+  current(): WatchSource | undefined {
+    return this.#source;
+  }
+
+  /** Takes the informer's state as a poll (or the relay's first watch) answered it. */
+  accept(snapshot: RelaySnapshot | undefined): void {
+    const known = this.#snapshot;
+    this.#snapshot = snapshot;
+    this.#source = snapshot && this.#sourceAt(snapshot);
+    // Reconfigured, restarted or deleted: the informer's own watchers were ended; so are these.
+    if (known && (!snapshot || known.instance !== snapshot.instance || known.closes !== snapshot.closes)) this.#listener.closeAll();
+    this.#listener.changed();
+  }
+
+  /**
+   * Polls the informer while `wanted()` (the relay has watchers and its slice has time), each change
+   * told to the hub. A failed poll (the informer's object restarting, a network fault) ends every
+   * watcher's stream cleanly and is retried after `retryMs`.
+   */
+  async pump(wanted: () => boolean, retryMs = 1_000): Promise<void> {
+    while (wanted()) {
+      try {
+        const snapshot = await this.#upstream.poll(this.#stale ? undefined : this.#snapshot, POLL_WAIT_MS);
+        this.#stale = false;
+        this.accept(snapshot);
+      } catch {
+        this.#lost();
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
+      }
+    }
+  }
+
+  /**
+   * A slot of the informer's heavy-read admission for a watch's initial listing, as the hub takes
+   * one of its own (WatchHub.tryOpen): undefined when the informer sheds it (a 429); else the slot,
+   * held once the informer grants it and released to it after the listing. A lost informer grants
+   * at once (its watchers are being ended anyway).
+   */
+  async admit(): Promise<{ slot: Promise<ReadSlot> } | undefined> {
+    const lease = (await this.#ask({ op: "enter" }, undefined)) as string | undefined;
+    if (lease === undefined) return undefined;
+    const release = (): void => void this.#ask({ op: "release", lease }, undefined);
+    return { slot: this.#ask({ op: "granted", lease }, false).then(() => ({ release })) };
+  }
+
+  /** A call's answer, or `gone` when the log is not the snapshot's any more or the call failed. */
+  async #ask<T>(call: RelayCall, gone: T, incarnation = this.#snapshot?.incarnation ?? ""): Promise<T> {
+    let answer: RelayAnswer;
+    try {
+      answer = await this.#upstream.call(incarnation, call);
+    } catch {
+      this.#lost();
+      return gone;
+    }
+    if ("gone" in answer) {
+      this.#stale = true; // the next poll tells the new incarnation; the hub then ends with a 410
+      return gone;
+    }
+    return answer.value as T;
+  }
+
+  /** The informer could not be asked: what its watchers were promised is unknown. */
+  #lost(): void {
+    this.#stale = true;
+    this.#listener.closeAll();
+  }
+
+  #sourceAt(snapshot: RelaySnapshot): WatchSource {
+    const ask = <T>(call: RelayCall, gone: T): Promise<T> => this.#ask(call, gone, snapshot.incarnation);
+    const expired = (): ReadResult => ({ events: [], expired: true, bounds: snapshot.bounds });
+    return {
+      incarnation: snapshot.incarnation,
+      bounds: () => snapshot.bounds,
+      cacheResourceVersion: () => snapshot.cacheResourceVersion,
+      read: (after, limit, maxBytes) => ask({ op: "read", after, limit, ...(maxBytes === undefined ? {} : { maxBytes }) }, expired()),
+      readInOrder: (after, end, skip, limit) => ask({ op: "readInOrder", after, end, skip, limit }, expired()),
+      listAt: (query, from) => ask<VersionedPage>({ op: "listAt", query, ...(from === undefined ? {} : { from }) }, { expired: true }),
+      positionOf: (resourceVersion) => ask<{ after: number; skipUpTo?: string } | "expired">({ op: "positionOf", resourceVersion }, "expired"),
+      fromEarlierServer: (resourceVersion) => ask({ op: "fromEarlierServer", resourceVersion }, false),
+      boundaryAfter: (after, span) => ask<number | undefined>({ op: "boundaryAfter", after, span }, undefined),
+    };
+  }
+}

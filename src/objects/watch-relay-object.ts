@@ -1,0 +1,113 @@
+/**
+ * A watch relay (k8s/watch-relay.ts): one Durable Object serving `/k8s` watchers of one informer off
+ * the informer's thread. A deployment routes each watch to one of WATCH_RELAYS relays of its
+ * informer, chosen by its credential (`relayObjectName`), so that each credential's watchers meet
+ * in one relay and their cap holds exactly; the informer's object serves the relays a poll and a
+ * read or two per batch each.
+ *
+ * Guarantees:
+ * - A watch opens here exactly when it would open in the informer's object: an unsynced cache is a
+ *   notReady answer, a bad selector a BadRequest, a listing the informer's heavy-read admission sheds
+ *   a 429 (its slots are shared with the informer's own lists), too many watchers a 429 (this
+ *   relay's caps, watcher-caps.ts: per relay object, and exact per credential).
+ * - The relay polls its informer from its alarm, in slices of at most RELAY_SLICE_MS and of the
+ *   invocation's subrequest budget (net/subrequest-budget.ts), each re-armed at once while watchers
+ *   remain: a poll waits up to POLL_WAIT_MS, so a slice spends at most a few calls per batch and
+ *   one per 20 s when nothing changes. With no watchers it stops and the object can be evicted.
+ * - It stores nothing: a relay evicted or restarted drops its streams, whose clients re-watch.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { ownPlacement, placedStub } from "../clusters/placement.ts";
+import type { Env } from "../env.ts";
+import { attempt, ok, type Result } from "../errors.ts";
+import { HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, type ReadSlot } from "../k8s/admission.ts";
+import { needsListing, WatchHub } from "../k8s/watch-hub.ts";
+import type { WatchOpening, WatchParams } from "../k8s/watch-params.ts";
+import { watchRequestOf } from "../k8s/watch-params.ts";
+import { type RelayUpstream, RelaySource } from "../k8s/watch-relay.ts";
+import { isRefusal } from "../k8s/watcher-caps.ts";
+import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
+import { setLogLevel } from "../log.ts";
+
+/** One alarm's slice of polling: well inside the 15 min an alarm may run. */
+export const RELAY_SLICE_MS = 10 * 60_000;
+
+export class WatchRelay extends DurableObject<Env> {
+  /** The informer object this relay serves (its name is the relay's, less the shard). */
+  #informer: string | undefined;
+  readonly #source: RelaySource;
+  readonly #hub: WatchHub;
+  /** The running slice's budget; the hub's reads between slices are counted in the next one. */
+  #budget = new SubrequestBudget();
+  #pumping = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    setLogLevel(env.LOG_LEVEL);
+    this.#source = new RelaySource(this.#upstream(), { changed: () => this.#hub.notify(), closeAll: () => this.#hub.closeAll() });
+    this.#hub = new WatchHub(() => this.#source.current());
+  }
+
+  /** Opens a watch of informer object `informer` (the route's), as InformerObject.watch does. */
+  async watch(informer: string, params: WatchParams): Promise<Result<WatchOpening>> {
+    this.#informer ??= informer;
+    const opened = await this.#stub().relayOpen();
+    if (!opened.ok) return opened;
+    const { readiness, snapshot } = opened.value;
+    if (!readiness.synced) return ok({ notReady: readiness });
+    if (!this.#source.current()) this.#source.accept(snapshot);
+    const request = attempt(() => watchRequestOf(params));
+    if (!request.ok) return request;
+    // A listing is a heavy read of the informer's cache: it waits its turn in the informer's admission.
+    let slot: Promise<ReadSlot> | undefined;
+    if (needsListing(request.value)) {
+      slot = (await this.#source.admit())?.slot;
+      if (!slot) return ok({ tooMany: { message: HEAVY_READ_SHED_MESSAGE, retryAfterSeconds: HEAVY_READ_RETRY_AFTER_SECONDS } });
+    }
+    const watch = this.#hub.tryOpen(request.value, slot);
+    if (isRefusal(watch)) return ok({ tooMany: { message: watch.message, retryAfterSeconds: watch.retryAfterSeconds } });
+    if (!this.#pumping) await this.ctx.storage.setAlarm(Date.now());
+    return ok(watch);
+  }
+
+  /** Watchers open here now (tests and status). */
+  async watchers(): Promise<number> {
+    return this.#hub.watchers;
+  }
+
+  /** One slice of polling the informer for the watchers (see the contract). */
+  override async alarm(): Promise<void> {
+    if (this.#pumping || this.#informer === undefined) return;
+    this.#pumping = true;
+    this.#budget = new SubrequestBudget(subrequestLimitOf(this.env));
+    const until = Date.now() + RELAY_SLICE_MS;
+    try {
+      await this.#source.pump(() => this.#hub.watchers > 0 && Date.now() < until && !this.#budget.ended);
+    } finally {
+      this.#pumping = false;
+      if (this.#hub.watchers > 0) await this.ctx.storage.setAlarm(Date.now() + 1);
+    }
+  }
+
+  #stub() {
+    return placedStub(this.env.INFORMER, this.#informer!, ownPlacement(this.ctx.id));
+  }
+
+  /**
+   * The informer's object, each call counted in the slice's budget. Past the budget's margin the
+   * pump ends the slice before its next poll (the next slice polls in a fresh invocation); no call
+   * is refused, since a refused read would end a watcher's stream: the margin holds the overrun.
+   */
+  #upstream(): RelayUpstream {
+    return {
+      poll: async (known, waitMs) => {
+        this.#budget.take();
+        return this.#stub().relayPoll(known, waitMs);
+      },
+      call: async (incarnation, call) => {
+        this.#budget.take();
+        return this.#stub().relayCall(incarnation, call);
+      },
+    };
+  }
+}
