@@ -29,14 +29,8 @@ import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds, type Retention } from "
 import { INDEXER_MIGRATIONS, Indexer } from "./indexer.ts";
 import { processDeltasInTx } from "./process-deltas.ts";
 import { CACHE_PROGRESS_MIGRATIONS, CacheProgress } from "./cache-progress.ts";
-import {
-  initialMemory,
-  type ReflectorMemory,
-  type ReflectorOptions,
-  type ReflectorSink,
-  type ReflectorState,
-  step,
-} from "./reflector.ts";
+import { type ReflectorOptions, type ReflectorSink, type ReflectorState, step } from "./reflector.ts";
+import { initialMemory, type ReflectorMemory } from "./reflector-memory.ts";
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
