@@ -20,14 +20,14 @@
  *   what the spec selects.
  * - An object the cache cannot hold is skipped and counted (admission.ts), never a failed batch.
  */
-import { type Clock, type Random, yieldToEventLoop } from "../clock.ts";
+import type { Clock, Random } from "../clock.ts";
 import type { ListerWatcher } from "../kube/client.ts";
 import type { KubeObject, WatchEvent } from "../kube/types.ts";
 import { type Db, migrate } from "../sql.ts";
 import { DELTA_FIFO_MIGRATIONS, DeltaFIFO } from "./delta-fifo.ts";
 import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds, type Retention } from "./event-log.ts";
 import { INDEXER_MIGRATIONS, Indexer } from "./indexer.ts";
-import { processDeltasInTx } from "./process-deltas.ts";
+import { POP_BATCH, ProcessLoop } from "./process-loop.ts";
 import { CACHE_PROGRESS_MIGRATIONS, CacheProgress } from "./cache-progress.ts";
 import { INFORMER_MIGRATIONS, InformerState } from "./informer-state.ts";
 import { ResourceVersionPositions, type WatchStart } from "./rv-positions.ts";
@@ -80,8 +80,6 @@ export interface QueryView {
   synced: boolean;
 }
 
-/** Keys popped per transaction: bounds the memory and duration of one processing transaction. */
-export const POP_BATCH = 500;
 /** Rows retention deletes per transaction. */
 const COMPACT_BATCH = 2_000;
 
@@ -103,14 +101,11 @@ export class Informer implements ReflectorSink {
   readonly cacheProgress: CacheProgress;
   readonly #state: InformerState;
   readonly #positions: ResourceVersionPositions;
+  readonly #loop: ProcessLoop;
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #settings: InformerSettings;
-  readonly #onAppended: ((tail: number) => void) | undefined;
-  /** The log's tail and its last mark as last announced through `onAppended`. */
-  #announced = 0;
-  #announcedMark = 0;
   /** Whether retention was last applied shrunk (storage-ceiling.ts): a warn line when it starts, not every slice. */
   #storageShrunk = false;
   /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
@@ -131,7 +126,6 @@ export class Informer implements ReflectorSink {
   ) {
     this.#db = db;
     this.#identity = identity;
-    this.#onAppended = onAppended;
     this.#clock = clock;
     this.#random = random;
     this.#settings = settings;
@@ -141,6 +135,17 @@ export class Informer implements ReflectorSink {
     this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform), (reason) => this.#recordSkipInTx(reason));
     this.cacheProgress = new CacheProgress(db, () => this.log.bounds().tail, () => this.fifo.isEmpty());
     this.#positions = new ResourceVersionPositions(this.log, this.cacheProgress, this.#state);
+    this.#loop = new ProcessLoop({
+      db,
+      fifo: this.fifo,
+      indexer: this.indexer,
+      log: this.log,
+      cacheProgress: this.cacheProgress,
+      state: this.#state,
+      clock,
+      referBack: settings.retention.maxEvents,
+      ...(onAppended ? { onAppended } : {}),
+    });
   }
 
   /**
@@ -195,58 +200,9 @@ export class Informer implements ReflectorSink {
     }
   }
 
-  /**
-   * Pops and processes queued keys until the queue is empty (true) or `deadline` passes (false),
-   * one transaction per POP_BATCH keys, yielding between them so the object keeps answering
-   * queries while a large Replace is processed.
-   */
-  async processQueue(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
-    for (let first = true; ; first = false) {
-      if (!first) await yieldToEventLoop();
-      const popped = this.#db.transaction(() => {
-        const { popped, objectDelta } = this.#popInTx(POP_BATCH);
-        this.cacheProgress.addObjectsInTx(objectDelta);
-        return popped;
-      });
-      this.#announce();
-      if (popped === 0) {
-        this.#db.transaction(() => {
-          if (this.fifo.releaseStagingInTx()) this.#state.retransformDoneInTx();
-          this.cacheProgress.advanceInTx({ objectDelta: 0 });
-        });
-        this.#announce();
-        return true;
-      }
-      if (this.#clock.now() >= deadline) return this.fifo.isEmpty();
-    }
-  }
-
-  /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
-  /** Pops up to `max` keys; returns how many, and the objects added minus those deleted. */
-  #popInTx(max: number): { popped: number; objectDelta: number } {
-    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: this.#state.retransforming(), referBack: this.#settings.retention.maxEvents };
-    let popped = 0;
-    let objectDelta = 0;
-    while (popped < max) {
-      const keys = this.fifo.popInTx(Math.min(POP_BATCH, max - popped), (batch) => (objectDelta += processDeltasInTx(batch, deps)));
-      if (keys === 0) break;
-      popped += keys;
-    }
-    return { popped, objectDelta };
-  }
-
-  /**
-   * Announces a grown log, and a new mark at an unchanged tail too: `/k8s` watchers deliver only
-   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction.
-   */
-  #announce(): void {
-    if (!this.#onAppended) return;
-    const tail = this.log.nextSeq() - 1;
-    const mark = this.cacheProgress.lastMark() ?? 0;
-    if (tail <= this.#announced && mark <= this.#announcedMark) return;
-    this.#announced = tail;
-    this.#announcedMark = mark;
-    this.#onAppended(tail);
+  /** Pops the queue into the indexer and the log until it is empty (true) or `deadline` passes (process-loop.ts). */
+  processQueue(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.#loop.drain(deadline);
   }
 
   /**
@@ -331,11 +287,11 @@ export class Informer implements ReflectorSink {
       // The initial list: queue and pop the page at once, writing each body once.
       const { objectDelta } = this.fifo.bufferedInTx(() => {
         this.fifo.replaceDirectInTx(objects);
-        return this.#popInTx(Number.POSITIVE_INFINITY);
+        return this.#loop.popInTx(Number.POSITIVE_INFINITY);
       });
       this.cacheProgress.addObjectsInTx(objectDelta);
     });
-    this.#announce();
+    this.#loop.announce();
   }
 
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {
@@ -345,7 +301,7 @@ export class Informer implements ReflectorSink {
       this.#state.retransformCommittedInTx();
       this.#state.saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
-    this.#announce();
+    this.#loop.announce();
   }
 
   applyWatch(events: WatchEvent[], resourceVersion: string): void {
@@ -362,11 +318,11 @@ export class Informer implements ReflectorSink {
           else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
           else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
         }
-        return this.#popInTx(events.length + POP_BATCH).objectDelta;
+        return this.#loop.popInTx(events.length + POP_BATCH).objectDelta;
       });
       this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta, ...(watchFrom !== undefined ? { watchFrom } : {}) });
     });
-    this.#announce();
+    this.#loop.announce();
   }
 
   watchOpened(memory: ReflectorMemory): void {

@@ -4,7 +4,8 @@
  * they would break.
  */
 import { describe, expect, it } from "vitest";
-import { Informer, POP_BATCH } from "../../src/cache/informer.ts";
+import { Informer } from "../../src/cache/informer.ts";
+import { POP_BATCH } from "../../src/cache/process-loop.ts";
 import { listFirstPage } from "../../src/cache/versioned-list.ts";
 import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector-memory.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
