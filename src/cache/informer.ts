@@ -1,14 +1,15 @@
 /**
  * The informer: client-go's controller + sharedIndexInformer for one resource, durable. It owns the
- * reflector's persisted state, the DeltaFIFO, the indexer and the event log, and runs one bounded
- * slice of work per `tick` (one alarm).
+ * reflector's persisted state (informer-state.ts), the DeltaFIFO, the indexer and the event log,
+ * and runs one bounded slice of work per `tick` (one alarm): the process loop (process-loop.ts),
+ * then reflector steps.
  *
  * Guarantees:
  * - Invariant 1: watch deltas and the lastSyncResourceVersion they bring are written in one
  *   transaction (`applyWatch`); a list's Replace, its RV and the reflector's next state likewise
  *   (`commitList`). After an eviction at any instant the loop resumes from the stored RV and state:
  *   nothing lost, nothing applied twice (a replayed event is a no-op, process-deltas.ts).
- * - Invariant 2: each pop, its indexer updates and its log events are one transaction.
+ * - Invariant 2: each pop, its indexer updates and its log events are one transaction (process-loop.ts).
  * - The queue is drained before the reflector takes its next step, so a list never starts while an
  *   earlier Replace is half processed, and staging is never reused under pending deltas.
  * - A tick ends after a list completes or after one watch session, or at its deadline, so every
