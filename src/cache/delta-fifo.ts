@@ -8,10 +8,8 @@
  * - Only deletions are deduplicated: two consecutive Deleted collapse into the older one, unless
  *   the older is a tombstone, in which case the newer is kept (§3.4).
  * - `Delete` of a key that is neither known to the indexer nor queued is ignored (§3.5).
- * - Replace queues Replaced for every listed object in list order, then Deleted(tombstone) for
- *   queued keys absent from the list (last queued state) and for known, unqueued keys absent from
- *   the list (indexer state) (§3.6). The first Replace sets the initial population count.
- * - Resync queues Sync, with the indexer's state, only for known keys that have nothing queued (§3.8).
+ * - Replace (§3.6) and Resync (§3.8) run in SQL: delta-fifo-replace.ts states what they queue.
+ *   The first Replace sets the initial population count.
  * - HasSynced: populated and the initial population has been popped (§3.7.4); the count drops in
  *   the same transaction as the processing of the popped key, so "synced" is never claimed
  *   before the last initial object is in the indexer.
@@ -25,18 +23,17 @@
  * Durable differences: every operation runs inside the caller's transaction (methods ending in
  * `InTx`), so a delta is never half-queued, and the queue survives eviction. `bufferedInTx` lets a
  * caller that queues and pops within one transaction (a watch chunk) keep the deltas in memory
- * while the stored queue is empty: what it leaves unpopped is written out before it returns, so
- * the outcome is the same as writing every delta, without writing bodies that are popped at once.
- * A Replace is staged page by page (`stageInTx`) and committed in SQL (`commitReplaceInTx`), so
- * the whole list is never in memory (DESIGN invariant 6). Requeue on error is not implemented
+ * while the stored queue is empty (delta-buffer.ts). Requeue on error is not implemented
  * (removed from client-go master: requeueing at the tail moves the informer back in time).
  * Objects are transformed once, when queued; Sync deltas and tombstones are not transformed again.
  * An object the cache cannot hold (no name, too large: admission.ts) is not queued: it is handed to
  * `onRejected`, inside the same transaction, and the rest of the batch goes on.
  */
-import { chunks, type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
+import { type Db, stmt } from "../sql.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { admit } from "./admission.ts";
+import { type DeltaBuffer, flushBufferInTx, takeBuffered } from "./delta-buffer.ts";
+import { FifoReplace, type StagedObject } from "./delta-fifo-replace.ts";
 import type { Transform } from "./transform.ts";
 
 export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
@@ -64,13 +61,6 @@ export interface KnownObjects {
   readonly selectAll: string;
 }
 
-/**
- * The body staged for a listed object whose resourceVersion the cache already holds: none. Its
- * Replaced delta changes nothing (invariant 5), so the cached body stands and a quiet relist does
- * not write the whole list a second time. Never a real body: an object's JSON is at least "{}".
- */
-export const UNCHANGED_BODY = "";
-
 /** One popped key: all its deltas, oldest first. */
 export interface PoppedKey {
   key: string;
@@ -80,13 +70,6 @@ export interface PoppedKey {
 
 /** The consumer side: handles popped keys, in queue order, inside the pop's transaction; must not touch the FIFO. */
 export type PopProcessor = (batch: PoppedKey[]) => void;
-
-export interface StagedObject {
-  key: string;
-  body: string;
-  resourceVersion: string;
-  uid: string;
-}
 
 export const DELTA_FIFO_MIGRATIONS = [
   `CREATE TABLE fifo_deltas (
@@ -116,76 +99,12 @@ const REPLACE_NEWEST_TOMBSTONE = stmt(
   "UPDATE fifo_deltas SET body = ?, tombstone = ?, rv = ?, uid = ? WHERE id = ?",
 );
 const ENQUEUE_KEY = stmt("fifo.enqueueKey", "INSERT OR IGNORE INTO fifo_queue (key, pos) VALUES (?, ?)");
-const DELTA_COLUMNS = 7;
-const insertDeltaRows = (rows: number) =>
-  stmt(
-    "fifo.insertDeltas",
-    `INSERT INTO fifo_deltas (id, key, type, body, tombstone, rv, uid) VALUES ${placeholders(rows, DELTA_COLUMNS)}`,
-  );
-const enqueueKeyRows = (rows: number) =>
-  stmt("fifo.enqueueKeys", `INSERT OR IGNORE INTO fifo_queue (key, pos) VALUES ${placeholders(rows, 2)}`);
 const IS_QUEUED = stmt("fifo.isQueued", "SELECT 1 AS queued FROM fifo_queue WHERE key = ?");
 const STATE = stmt("fifo.state", "SELECT populated, initial_count FROM fifo_state WHERE id = 1");
 const SET_STATE = stmt("fifo.setState", "UPDATE fifo_state SET populated = ?, initial_count = ? WHERE id = 1");
 const MARK_POPULATED = stmt("fifo.markPopulated", "UPDATE fifo_state SET populated = 1 WHERE id = 1 AND populated = 0");
 const QUEUE_LENGTH = stmt("fifo.queueLength", "SELECT COUNT(*) AS n FROM fifo_queue");
 const ANY_QUEUED = stmt("fifo.anyQueued", "SELECT 1 AS queued FROM fifo_queue LIMIT 1");
-const MAX_DELTA_ID = stmt("fifo.maxDeltaId", "SELECT COALESCE(MAX(id), 0) AS id FROM fifo_deltas");
-
-// Replace, in SQL. Staged Replaced deltas carry no body: it stays in fifo_staging until the
-// committed Replace is fully popped (releaseStagingInTx).
-const MATERIALIZE_STAGED = stmt(
-  "fifo.materializeStaged",
-  `UPDATE fifo_deltas SET body = (SELECT s.body FROM fifo_staging s WHERE s.key = fifo_deltas.key), staged = 0
-   WHERE staged = 1`,
-);
-const CLEAR_STAGING = stmt("fifo.clearStaging", "DELETE FROM fifo_staging");
-const stageRows = (rows: number) =>
-  stmt(
-    "fifo.stage",
-    `INSERT INTO fifo_staging (key, body, rv, uid) VALUES ${placeholders(rows, 4)}
-     ON CONFLICT (key) DO UPDATE SET body = excluded.body, rv = excluded.rv, uid = excluded.uid`,
-  );
-const STAGE_ROWS_PER_STATEMENT = 25; // 4 parameters a row, at most 100 per statement
-const QUEUE_REPLACED = stmt(
-  "fifo.queueReplaced",
-  `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid, staged)
-   SELECT key, 'Replaced', NULL, 0, rv, uid, 1 FROM fifo_staging ORDER BY rowid`,
-);
-// Queued keys missing from the list: a tombstone with the newest queued state, unless the newest
-// delta is already a deletion (dedup would drop the new one, or keep an identical tombstone).
-const TOMBSTONE_QUEUED_MISSING = stmt(
-  "fifo.tombstoneQueuedMissing",
-  `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
-   SELECT q.key, 'Deleted', n.body, 1, n.rv, n.uid
-   FROM fifo_queue q JOIN fifo_deltas n ON n.id = (SELECT MAX(id) FROM fifo_deltas d WHERE d.key = q.key)
-   WHERE n.type <> 'Deleted' AND NOT EXISTS (SELECT 1 FROM fifo_staging s WHERE s.key = q.key)
-   ORDER BY q.pos`,
-);
-const tombstoneKnownMissing = (known: KnownObjects) =>
-  stmt(
-    "fifo.tombstoneKnownMissing",
-    `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
-     SELECT k.key, 'Deleted', k.body, 1, k.rv, k.uid FROM (${known.selectAll}) k
-     WHERE NOT EXISTS (SELECT 1 FROM fifo_staging s WHERE s.key = k.key)
-       AND NOT EXISTS (SELECT 1 FROM fifo_queue q WHERE q.key = k.key)`,
-  );
-const queueSync = (known: KnownObjects) =>
-  stmt(
-    "fifo.queueSync",
-    `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
-     SELECT k.key, 'Sync', k.body, 0, k.rv, k.uid FROM (${known.selectAll}) k
-     WHERE NOT EXISTS (SELECT 1 FROM fifo_queue q WHERE q.key = k.key)`,
-  );
-const ENQUEUE_NEW_DELTAS = stmt(
-  "fifo.enqueueNewDeltas",
-  "INSERT OR IGNORE INTO fifo_queue (key, pos) SELECT key, MIN(id) FROM fifo_deltas WHERE id > ? GROUP BY key",
-);
-const COUNT_STAGED = stmt("fifo.countStaged", "SELECT COUNT(*) AS n FROM fifo_staging");
-const COUNT_NEW_DELETIONS = stmt(
-  "fifo.countNewDeletions",
-  "SELECT COUNT(*) AS n FROM fifo_deltas WHERE id > ? AND type = 'Deleted'",
-);
 
 // Pop: the head keys with all their deltas, bodies of staged deltas from fifo_staging.
 const HEAD_DELTAS = stmt(
@@ -198,10 +117,6 @@ const HEAD_DELTAS = stmt(
    ORDER BY q.pos, d.id`,
 );
 const HEAD_KEYS = "SELECT key FROM fifo_queue ORDER BY pos LIMIT ?";
-// The Replace in progress: "staging" pages, "committed" (staged bodies still read by queued deltas),
-// "direct" (the initial list, applied page by page), or "none".
-const REPLACE_STATE = stmt("fifo.replaceState", "SELECT replace_state FROM fifo_state WHERE id = 1");
-const SET_REPLACE_STATE = stmt("fifo.setReplaceState", "UPDATE fifo_state SET replace_state = ? WHERE id = 1");
 const DELETE_HEAD_DELTAS = stmt("fifo.deleteHeadDeltas", `DELETE FROM fifo_deltas WHERE key IN (${HEAD_KEYS})`);
 const DELETE_HEAD_KEYS = stmt("fifo.deleteHeadKeys", `DELETE FROM fifo_queue WHERE key IN (${HEAD_KEYS})`);
 
@@ -210,21 +125,20 @@ interface FifoState {
   initialCount: number;
 }
 
-/** Deltas held in memory by `bufferedInTx`, by key in queue order (a Map keeps insertion order). */
-type Buffer = Map<string, Delta[]>;
-
 export class DeltaFIFO {
   readonly #db: Db;
   readonly #known: KnownObjects;
+  readonly #replace: FifoReplace;
   readonly #transform: Transform;
   readonly #onRejected: (reason: string) => void;
-  #buffer: Buffer | undefined;
+  #buffer: DeltaBuffer | undefined;
   /** Whether this buffered transaction already marked the queue populated (spares a statement per delta). */
   #markedInBuffer = false;
 
   constructor(db: Db, known: KnownObjects, transform: Transform, onRejected: (reason: string) => void = () => {}) {
     this.#db = db;
     this.#known = known;
+    this.#replace = new FifoReplace(db, known);
     this.#transform = transform;
     this.#onRejected = onRejected;
   }
@@ -256,7 +170,7 @@ export class DeltaFIFO {
     this.#markedInBuffer = false;
     try {
       const result = fn();
-      this.#flushInTx(this.#buffer);
+      flushBufferInTx(this.#db, this.#buffer);
       return result;
     } finally {
       this.#buffer = undefined;
@@ -270,18 +184,15 @@ export class DeltaFIFO {
    */
   beginReplaceInTx(options: { allowDirect?: boolean } = {}): void {
     this.#requireUnbuffered("Replace");
-    // Deltas of an earlier committed Replace still pending keep their bodies before staging is reused.
-    this.#db.run(MATERIALIZE_STAGED);
-    this.#db.run(CLEAR_STAGING);
     // The very first list, with nothing cached or queued, has no earlier state to keep answering
     // from and nothing to tombstone: its pages can be applied as they come (see `replaceDirectInTx`).
     const direct = options.allowDirect === true && !this.#state().populated && this.isEmpty() && this.#known.isEmpty();
-    this.#db.run(SET_REPLACE_STATE, direct ? "direct" : "staging");
+    this.#replace.beginInTx(direct ? "direct" : "staging");
   }
 
   /** Whether the Replace in progress applies its pages directly (the initial list). */
   isDirectReplace(): boolean {
-    return this.#replace() === "direct";
+    return this.#replace.phase() === "direct";
   }
 
   /**
@@ -290,7 +201,7 @@ export class DeltaFIFO {
    * until the commit. Applying a page twice (after an eviction) is harmless: the second is a no-op.
    */
   replaceDirectInTx(objects: readonly KubeObject[]): void {
-    if (this.#replace() !== "direct") throw new Error("DeltaFIFO: replaceDirectInTx outside a direct Replace");
+    if (this.#replace.phase() !== "direct") throw new Error("DeltaFIFO: replaceDirectInTx outside a direct Replace");
     for (const object of objects) {
       const admitted = this.#admit(object);
       if (admitted) this.#queueInTx(admitted.key, "Replaced", admitted.body, false, admitted.object);
@@ -303,7 +214,7 @@ export class DeltaFIFO {
    * (UNCHANGED_BODY) unless `keepBodies` (a transform change must rewrite unchanged objects).
    */
   stageInTx(objects: readonly KubeObject[], options: { keepBodies?: boolean } = {}): void {
-    if (this.#replace() === "direct") throw new Error("DeltaFIFO: stageInTx during a direct Replace (use replaceDirectInTx)");
+    if (this.#replace.phase() === "direct") throw new Error("DeltaFIFO: stageInTx during a direct Replace (use replaceDirectInTx)");
     const rows: StagedObject[] = [];
     for (const object of objects) {
       const admitted = this.#admit(object);
@@ -311,35 +222,18 @@ export class DeltaFIFO {
       const { metadata } = admitted.object;
       rows.push({ key: admitted.key, body: admitted.body, resourceVersion: metadata.resourceVersion ?? "", uid: metadata.uid ?? "" });
     }
-    if (!options.keepBodies) {
-      const cached = this.#known.getMetaMany(rows.map((r) => r.key));
-      for (const row of rows) {
-        // Objects without a resourceVersion are compared by content: they keep their bodies.
-        if (row.resourceVersion !== "" && cached.get(row.key)?.resourceVersion === row.resourceVersion) row.body = UNCHANGED_BODY;
-      }
-    }
-    for (let i = 0; i < rows.length; i += STAGE_ROWS_PER_STATEMENT) {
-      const chunk = rows.slice(i, i + STAGE_ROWS_PER_STATEMENT);
-      this.#db.run(stageRows(chunk.length), ...chunk.flatMap((r) => [r.key, r.body, r.resourceVersion, r.uid]));
-    }
+    this.#replace.stageInTx(rows, options.keepBodies === true);
   }
 
   /** Commits the staged list as client-go's Replace (§3.6). Returns the number of keys queued by it. */
   commitReplaceInTx(): number {
-    if (this.#replace() === "direct") {
+    if (this.#replace.phase() === "direct") {
       // Every listed object is already popped, as the initial list: the queue is now synced.
       this.#setState({ populated: true, initialCount: 0 });
-      this.#db.run(SET_REPLACE_STATE, "none");
+      this.#replace.endDirectInTx();
       return 0;
     }
-    const before = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
-    this.#db.run(QUEUE_REPLACED);
-    this.#db.run(TOMBSTONE_QUEUED_MISSING);
-    this.#db.run(tombstoneKnownMissing(this.#known));
-    this.#db.run(ENQUEUE_NEW_DELTAS, before);
-    this.#db.run(SET_REPLACE_STATE, "committed");
-    const listed = this.#db.first<{ n: number }>(COUNT_STAGED)!.n;
-    const deletions = this.#db.first<{ n: number }>(COUNT_NEW_DELETIONS, before)!.n;
+    const { listed, deletions } = this.#replace.commitInTx();
     const state = this.#state();
     if (!state.populated) this.#setState({ populated: true, initialCount: listed + deletions });
     return listed + deletions;
@@ -348,9 +242,7 @@ export class DeltaFIFO {
   /** Queues Sync for every known object with nothing queued (§3.8). */
   resyncInTx(): void {
     this.#requireUnbuffered("Resync");
-    const before = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
-    this.#db.run(queueSync(this.#known));
-    this.#db.run(ENQUEUE_NEW_DELTAS, before);
+    this.#replace.resyncInTx();
   }
 
   /**
@@ -359,7 +251,7 @@ export class DeltaFIFO {
    * transaction). Returns the number of keys popped.
    */
   popInTx(max: number, process: PopProcessor): number {
-    const popped = this.#buffer ? this.#takeBuffered(this.#buffer, max) : this.#takeStored(max);
+    const popped = this.#buffer ? takeBuffered(this.#buffer, max) : this.#takeStored(max);
     if (popped.length === 0) return 0;
     const state = this.#state();
     const initialBefore = state.initialCount;
@@ -402,43 +294,15 @@ export class DeltaFIFO {
     return popped;
   }
 
-  #takeBuffered(buffer: Buffer, max: number): { key: string; deltas: Delta[] }[] {
-    const popped: { key: string; deltas: Delta[] }[] = [];
-    for (const [key, deltas] of buffer) {
-      if (popped.length === max) break;
-      popped.push({ key, deltas });
-      buffer.delete(key);
-    }
-    return popped;
-  }
-
-  /** Writes buffered deltas to storage as if each had been queued there. */
-  #flushInTx(buffer: Buffer): void {
-    if (buffer.size === 0) return;
-    let id = this.#db.first<{ id: number }>(MAX_DELTA_ID)!.id;
-    const rows: unknown[][] = [];
-    const keys: unknown[][] = [];
-    for (const [key, deltas] of buffer) {
-      keys.push([key, id + 1]);
-      for (const d of deltas) rows.push([++id, key, d.type, d.body, d.tombstone ? 1 : 0, d.resourceVersion, d.uid]);
-    }
-    for (const chunk of chunks(rows, Math.floor(MAX_BOUND_PARAMETERS / DELTA_COLUMNS))) {
-      this.#db.run(insertDeltaRows(chunk.length), ...chunk.flat());
-    }
-    for (const chunk of chunks(keys, MAX_BOUND_PARAMETERS / 2)) this.#db.run(enqueueKeyRows(chunk.length), ...chunk.flat());
-    buffer.clear();
-  }
-
   /**
    * Frees the bodies a committed Replace staged once all its deltas are popped (an unfinished
    * list's staging is kept: it is still being filled). Call when the queue is empty. Answers whether
    * a committed Replace was thereby completed.
    */
   releaseStagingInTx(): boolean {
-    if (this.#replace() !== "committed") return false;
+    if (this.#replace.phase() !== "committed") return false;
     if (!this.isEmpty()) return false; // staged deltas may still be queued
-    this.#db.run(CLEAR_STAGING);
-    this.#db.run(SET_REPLACE_STATE, "none");
+    this.#replace.releaseInTx();
     return true;
   }
 
@@ -455,12 +319,12 @@ export class DeltaFIFO {
     return state.populated && state.initialCount === 0;
   }
 
-  /** Number of queued keys. */
   /** Whether nothing is queued; unlike `length`, it stops at the first row (runs every batch). */
   isEmpty(): boolean {
     return this.#db.first(ANY_QUEUED) === undefined;
   }
 
+  /** Number of queued keys. */
   length(): number {
     return this.#db.first<{ n: number }>(QUEUE_LENGTH)!.n;
   }
@@ -538,10 +402,6 @@ export class DeltaFIFO {
     if (this.#buffer && this.#markedInBuffer) return;
     this.#db.run(MARK_POPULATED);
     if (this.#buffer) this.#markedInBuffer = true;
-  }
-
-  #replace(): string {
-    return this.#db.first<{ replace_state: string }>(REPLACE_STATE)!.replace_state;
   }
 
   #state(): FifoState {

@@ -17,15 +17,14 @@
  * - Every event at or after `head` is readable; reading from before `head` means the reader fell
  *   behind retention and must rebuild (`read` reports it, never silently skips). Events before the
  *   head that share a segment with one after it stay stored but are never returned.
- * - Retention moves the head in steps (RETENTION_STEP: a hundredth of `maxEvents`, at most 1,024
- *   events) and deletes the segments wholly before it that no retained event refers to. A reference
- *   is made only to an event at or after the head of its time, so the log stores at most about
- *   twice `maxEvents` (and a step and a segment).
+ * - Retention (log-retention.ts) moves the head in steps and deletes only segments wholly before
+ *   it that no retained event refers to: the log stores at most about twice `maxEvents`.
  * - Reads decode a segment once: the decoded ones are kept within DECODED_UNITS (they never change).
  */
 import { type Db, stmt } from "../sql.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { moveRowsToSegments } from "./log-segment-migration.ts";
+import { type CompactOptions, compactLogInTx, type Retention } from "./log-retention.ts";
 import { decodeEntries, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
 
 export type { LogEvent, LogEventType };
@@ -43,11 +42,6 @@ export interface LogChange {
   seq: number;
   type: LogEventType;
   key: string;
-}
-
-export interface Retention {
-  maxEvents: number;
-  maxAgeSeconds: number;
 }
 
 export interface LogBounds {
@@ -97,7 +91,6 @@ const TAIL_SQL = "(SELECT last_seq FROM event_segments ORDER BY first_seq DESC L
 const NEXT_SEQ = stmt("eventLog.nextSeq", `SELECT COALESCE(${TAIL_SQL} + 1, next_seq) AS next_seq FROM event_log_state WHERE id = 1`);
 const BOUNDS = stmt("eventLog.bounds", `SELECT head, COALESCE(${TAIL_SQL} + 1, next_seq) AS next_seq FROM event_log_state WHERE id = 1`);
 const INCARNATION = stmt("eventLog.incarnation", "SELECT incarnation FROM event_log_state WHERE id = 1");
-const SET_HEAD = stmt("eventLog.setHead", "UPDATE event_log_state SET head = ? WHERE id = 1");
 /** The first segment holding an event after ?1: the one holding ?1 + 1, or the next. */
 const START_SQL = "COALESCE((SELECT first_seq FROM event_segments WHERE first_seq <= ?1 + 1 ORDER BY first_seq DESC LIMIT 1), 0)";
 /** Whole segments from the one holding ?1 + 1 on, ?2 at most, bodies and all. */
@@ -125,31 +118,8 @@ const HOLDING_WHOLE = stmt(
   `SELECT first_seq, last_seq, events, bodies, EXISTS (SELECT 1 FROM event_segment_parts p WHERE p.first_seq = s.first_seq) AS split
    FROM event_segments s WHERE first_seq <= ?1 ORDER BY first_seq DESC LIMIT 1`,
 );
-/** The smallest reference of the segments from the one holding ?1 on: what retention keeps besides the head's. */
-const MIN_REF_FROM = stmt(
-  "eventLog.minRef",
-  `SELECT MIN(min_ref) AS min_ref FROM event_segments
-   WHERE first_seq >= COALESCE((SELECT first_seq FROM event_segments WHERE first_seq <= ?1 ORDER BY first_seq DESC LIMIT 1), 0)`,
-);
 const PARTS = stmt("eventLog.parts", "SELECT text FROM event_segment_parts WHERE first_seq = ? ORDER BY part");
 const LAST_AT = stmt("eventLog.lastAt", "SELECT last_at FROM event_segments ORDER BY first_seq DESC LIMIT 1");
-/** The first segment from ?1 on with an event at ?2 or later (segments' times only grow). */
-const FIRST_RECENT = stmt(
-  "eventLog.firstRecent",
-  `SELECT first_seq, events FROM event_segments
-   WHERE first_seq >= COALESCE((SELECT first_seq FROM event_segments WHERE first_seq <= ?1 ORDER BY first_seq DESC LIMIT 1), 0)
-     AND last_at >= ?2 ORDER BY first_seq LIMIT 1`,
-);
-/** Up to ?2 segments wholly before ?1 (the head, or an older event retained ones refer to), with the bytes they stored. */
-const DELETE_BEFORE = stmt(
-  "eventLog.compact",
-  `DELETE FROM event_segments WHERE first_seq IN (SELECT first_seq FROM event_segments WHERE last_seq < ?1 ORDER BY first_seq LIMIT ?2)
-   RETURNING first_seq, octet_length(bodies) AS bytes`,
-);
-const DELETE_PARTS = stmt(
-  "eventLog.compactParts",
-  "DELETE FROM event_segment_parts WHERE first_seq IN (SELECT value FROM json_each(?)) RETURNING octet_length(text) AS bytes",
-);
 
 /** Segments read per statement while reading events: a segment holds up to SEGMENT_EVENTS. */
 const SEGMENTS_PER_READ = 4;
@@ -159,26 +129,10 @@ const SEGMENTS_PER_READ = 4;
  */
 const DECODED_UNITS = 2_000_000;
 
-/** Events the head moves by at least (a hundredth of maxEvents, within 1 and 1,024); see the contract. */
-export function retentionStep(maxEvents: number): number {
-  return Math.min(1_024, Math.max(1, Math.floor(maxEvents / 100)));
-}
-
 /** `head` is at most the tail + 1 (an empty log's head is where its next event goes). */
 const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.min(head, nextSeq), tail: nextSeq - 1 });
 
 type SegmentRow = { first_seq: number; last_seq: number; events: string; bodies: string; split: number };
-
-export interface CompactOptions {
-  /** Retention never moves the head past this by age (the caller's last transaction run). */
-  keepFrom?: number;
-  /** A previous call deleted a full batch: delete on although the head stays. */
-  continuing?: boolean;
-  /** Called in the transaction before rows are deleted (metrics count the events first). */
-  beforeDelete?: () => void;
-  /** The bytes of segments the call deleted. */
-  deleted?: (bytes: number) => void;
-}
 
 export class EventLog {
   readonly #db: Db;
@@ -300,6 +254,14 @@ export class EventLog {
     return { entries, bytes: rows.reduce((sum, row) => sum + row.bytes, 0) };
   }
 
+  /**
+   * Applies retention (log-retention.ts): moves the head, then deletes up to `limit` segments wholly
+   * before it. Returns whether more may be left: call again (in a new transaction) with `continuing`.
+   */
+  compactInTx(now: number, retention: Retention, limit: number, options: CompactOptions = {}): boolean {
+    return compactLogInTx(this.#db, this.bounds(), now, retention, limit, options);
+  }
+
   /** When the newest event was appended; null before the first. */
   lastEventAt(): number | null {
     return this.#db.first<{ last_at: number }>(LAST_AT)?.last_at ?? null;
@@ -314,39 +276,6 @@ export class EventLog {
       if (row) for (const entry of decodeEntries(row.first_seq, row.events)) times.set(entry.seq, entry.at);
     }
     return new Map(seqs.filter((seq) => times.has(seq)).map((seq) => [seq, times.get(seq)!]));
-  }
-
-  /**
-   * Applies retention: moves `head` past events beyond `maxEvents` or older than `maxAgeSeconds`
-   * (always keeping the newest event readable, and by age never `keepFrom` and after: the caller's
-   * last transaction, which a watch resuming from one of its RVs needs however old it is, as the
-   * watch cache keeps its last events), once it can move by a step (retentionStep), then deletes up
-   * to `limit` segments wholly before it. Returns whether more may be left to delete: call again
-   * (in a new transaction) with `continuing` while it does.
-   */
-  compactInTx(now: number, retention: Retention, limit: number, options: CompactOptions = {}): boolean {
-    const { head, tail } = this.bounds();
-    if (tail === 0) return false;
-    const keepFrom = options.keepFrom ?? tail;
-    const byCount = Math.max(head, tail - retention.maxEvents + 1);
-    const newHead = Math.max(byCount, Math.min(this.#firstSince(byCount, now - retention.maxAgeSeconds * 1000) ?? tail, tail, keepFrom));
-    const moved = newHead >= head + retentionStep(retention.maxEvents);
-    if (!moved && !options.continuing) return false;
-    options.beforeDelete?.();
-    if (moved) this.#db.run(SET_HEAD, newHead);
-    const keepHead = moved ? newHead : head;
-    // The retained events' references hold older segments back (never more than a window: log-segment.ts).
-    const minRef = this.#db.first<{ min_ref: number | null }>(MIN_REF_FROM, keepHead)?.min_ref ?? null;
-    const deleted = this.#db.all<{ first_seq: number; bytes: number }>(DELETE_BEFORE, Math.min(keepHead, minRef ?? keepHead), limit);
-    const split = deleted.length === 0 ? [] : this.#db.all<{ bytes: number }>(DELETE_PARTS, JSON.stringify(deleted.map((row) => row.first_seq)));
-    options.deleted?.([...deleted, ...split].reduce((sum, row) => sum + row.bytes, 0));
-    return deleted.length >= limit;
-  }
-
-  /** The first event from `from` on appended at `since` or later. */
-  #firstSince(from: number, since: number): number | undefined {
-    const row = this.#db.first<{ first_seq: number; events: string }>(FIRST_RECENT, from, since);
-    return row && decodeEntries(row.first_seq, row.events).find((entry) => entry.seq >= from && entry.at >= since)?.seq;
   }
 
   /** Whole segments from the one holding `after + 1` on, a few per statement, until the caller stops. */

@@ -1,14 +1,15 @@
 /**
  * The informer: client-go's controller + sharedIndexInformer for one resource, durable. It owns the
- * reflector's persisted state, the DeltaFIFO, the indexer and the event log, and runs one bounded
- * slice of work per `tick` (one alarm).
+ * reflector's persisted state (informer-state.ts), the DeltaFIFO, the indexer and the event log,
+ * and runs one bounded slice of work per `tick` (one alarm): the process loop (process-loop.ts),
+ * then reflector steps.
  *
  * Guarantees:
  * - Invariant 1: watch deltas and the lastSyncResourceVersion they bring are written in one
  *   transaction (`applyWatch`); a list's Replace, its RV and the reflector's next state likewise
  *   (`commitList`). After an eviction at any instant the loop resumes from the stored RV and state:
  *   nothing lost, nothing applied twice (a replayed event is a no-op, process-deltas.ts).
- * - Invariant 2: each pop, its indexer updates and its log events are one transaction.
+ * - Invariant 2: each pop, its indexer updates and its log events are one transaction (process-loop.ts).
  * - The queue is drained before the reflector takes its next step, so a list never starts while an
  *   earlier Replace is half processed, and staging is never reused under pending deltas.
  * - A tick ends after a list completes or after one watch session, or at its deadline, so every
@@ -20,26 +21,22 @@
  *   what the spec selects.
  * - An object the cache cannot hold is skipped and counted (admission.ts), never a failed batch.
  */
-import { type Clock, type Random, yieldToEventLoop } from "../clock.ts";
+import type { Clock, Random } from "../clock.ts";
 import type { ListerWatcher } from "../kube/client.ts";
 import type { KubeObject, WatchEvent } from "../kube/types.ts";
-import { type Db, migrate, stmt } from "../sql.ts";
+import { type Db, migrate } from "../sql.ts";
 import { DELTA_FIFO_MIGRATIONS, DeltaFIFO } from "./delta-fifo.ts";
-import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds, type Retention } from "./event-log.ts";
+import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds } from "./event-log.ts";
+import type { Retention } from "./log-retention.ts";
 import { INDEXER_MIGRATIONS, Indexer } from "./indexer.ts";
-import { processDeltasInTx } from "./process-deltas.ts";
+import { POP_BATCH, ProcessLoop } from "./process-loop.ts";
 import { CACHE_PROGRESS_MIGRATIONS, CacheProgress } from "./cache-progress.ts";
-import {
-  initialMemory,
-  type ReflectorMemory,
-  type ReflectorOptions,
-  type ReflectorSink,
-  type ReflectorState,
-  step,
-} from "./reflector.ts";
+import { INFORMER_MIGRATIONS, InformerState } from "./informer-state.ts";
+import { ResourceVersionPositions, type WatchStart } from "./rv-positions.ts";
+import { type ReflectorOptions, type ReflectorSink, type ReflectorState, step } from "./reflector.ts";
+import { initialMemory, type ReflectorMemory } from "./reflector-memory.ts";
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
-import { compareResourceVersions } from "../kube/resource-version.ts";
 import { countLogInTx, type InformerMetrics, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "../metrics/log-counters.ts";
 import type { InformerIdentity } from "../metrics/identity.ts";
 import { countersOf, type ErrorReason } from "./reflector-counters.ts";
@@ -79,71 +76,12 @@ export interface InformerProgress {
   wakeAt: number;
 }
 
-export const INFORMER_MIGRATIONS = [
-  `CREATE TABLE informer_state (
-     id INTEGER PRIMARY KEY CHECK (id = 1), last_sync_rv TEXT NOT NULL, reflector TEXT NOT NULL,
-     memory TEXT NOT NULL, wake_at INTEGER NOT NULL);
-   INSERT INTO informer_state (id, last_sync_rv, reflector, memory, wake_at) VALUES (1, '', '{"kind":"idle"}', '${JSON.stringify(initialMemory)}', 0)`,
-  // cache_rv: the RV up to which the indexer is complete (lastSyncRV once the queue is drained);
-  // skipped_*: objects the cache could not admit; retransform: see Retransform.
-  `ALTER TABLE informer_state ADD COLUMN cache_rv TEXT NOT NULL DEFAULT '';
-   ALTER TABLE informer_state ADD COLUMN skipped_objects INTEGER NOT NULL DEFAULT 0;
-   ALTER TABLE informer_state ADD COLUMN last_skipped TEXT;
-   ALTER TABLE informer_state ADD COLUMN retransform INTEGER NOT NULL DEFAULT 0;
-   UPDATE informer_state SET cache_rv = last_sync_rv`,
-  // rv_marks: where in the log the cache was complete at a resourceVersion (see RV_MARK).
-  `CREATE TABLE rv_marks (seq INTEGER PRIMARY KEY, rv TEXT NOT NULL)`,
-  // earlier_server_rv: the highest resourceVersion handed out before the cluster last moved to
-  // another API server (see positionOf).
-  `ALTER TABLE informer_state ADD COLUMN earlier_server_rv TEXT NOT NULL DEFAULT ''`,
-  // first_rv: the RV a position was first marked at (see RV_MARK); NULL in older rows: `rv`.
-  `ALTER TABLE rv_marks ADD COLUMN first_rv TEXT`,
-] as const;
-
-/**
- * After a transform change the cached bodies were made by the old transform, and a relist finds
- * most objects at the same resourceVersion, which invariant 5 would leave alone. While a retransform
- * is pending, an unchanged RV with a different body is an update. `Pending`: the next committed list
- * must rewrite; `Committed`: its Replace is being popped; done when that Replace is fully popped.
- * (An older Replace drained meanwhile does not end it: only one committed after the change does.)
- */
-const Retransform = { None: 0, Pending: 1, Committed: 2 } as const;
-
-const EARLIER_SERVER_RV = stmt("informer.earlierServerRv", "SELECT earlier_server_rv FROM informer_state WHERE id = 1");
-const SET_EARLIER_SERVER_RV = stmt("informer.setEarlierServerRv", "UPDATE informer_state SET earlier_server_rv = ? WHERE id = 1");
-const LOAD = stmt("informer.load", "SELECT reflector, memory, wake_at FROM informer_state WHERE id = 1");
-const SAVE_MEMORY = stmt("informer.saveMemory", "UPDATE informer_state SET memory = ? WHERE id = 1");
-const SAVE = stmt("informer.save", "UPDATE informer_state SET reflector = ?, memory = ?, wake_at = ? WHERE id = 1");
-const RESTART = stmt(
-  "informer.restart",
-  `UPDATE informer_state SET last_sync_rv = '', cache_rv = '', reflector = '{"kind":"idle"}', memory = ?, wake_at = 0,
-     retransform = CASE WHEN ? THEN ${Retransform.Pending} ELSE retransform END WHERE id = 1`,
-);
-const RECORD_SKIP = stmt(
-  "informer.recordSkip",
-  "UPDATE informer_state SET skipped_objects = skipped_objects + 1, last_skipped = ? WHERE id = 1",
-);
-const SKIPPED = stmt("informer.skipped", "SELECT skipped_objects, last_skipped FROM informer_state WHERE id = 1");
-const RETRANSFORM = stmt("informer.retransform", "SELECT retransform FROM informer_state WHERE id = 1");
-/** At a commit, a pending retransform rides on the committed Replace (or ends, if nothing is queued). */
-const RETRANSFORM_COMMITTED = stmt(
-  "informer.retransformCommitted",
-  `UPDATE informer_state SET retransform = CASE WHEN EXISTS (SELECT 1 FROM fifo_queue) THEN ${Retransform.Committed} ELSE ${Retransform.None} END
-   WHERE id = 1 AND retransform = ${Retransform.Pending}`,
-);
-const RETRANSFORM_DONE = stmt(
-  "informer.retransformDone",
-  `UPDATE informer_state SET retransform = ${Retransform.None} WHERE id = 1 AND retransform = ${Retransform.Committed}`,
-);
-
 /** What a query reads: the RV the cache is complete up to, and whether it holds the whole list (HasSynced). */
 export interface QueryView {
   resourceVersion: string;
   synced: boolean;
 }
 
-/** Keys popped per transaction: bounds the memory and duration of one processing transaction. */
-export const POP_BATCH = 500;
 /** Rows retention deletes per transaction. */
 const COMPACT_BATCH = 2_000;
 
@@ -158,25 +96,18 @@ export function migrateInformer(db: Db): void {
   migrate(db, "informer_metrics", LOG_COUNTER_MIGRATIONS);
 }
 
-interface Persisted {
-  state: ReflectorState;
-  memory: ReflectorMemory;
-  wakeAt: number;
-}
-
 export class Informer implements ReflectorSink {
   readonly indexer: Indexer;
   readonly log: EventLog;
   readonly fifo: DeltaFIFO;
   readonly cacheProgress: CacheProgress;
+  readonly #state: InformerState;
+  readonly #positions: ResourceVersionPositions;
+  readonly #loop: ProcessLoop;
   readonly #db: Db;
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #settings: InformerSettings;
-  readonly #onAppended: ((tail: number) => void) | undefined;
-  /** The log's tail and its last mark as last announced through `onAppended`. */
-  #announced = 0;
-  #announcedMark = 0;
   /** Whether retention was last applied shrunk (storage-ceiling.ts): a warn line when it starts, not every slice. */
   #storageShrunk = false;
   /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
@@ -197,14 +128,26 @@ export class Informer implements ReflectorSink {
   ) {
     this.#db = db;
     this.#identity = identity;
-    this.#onAppended = onAppended;
     this.#clock = clock;
     this.#random = random;
     this.#settings = settings;
+    this.#state = new InformerState(db);
     this.indexer = new Indexer(db, settings.indexers);
     this.log = new EventLog(db);
     this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform), (reason) => this.#recordSkipInTx(reason));
     this.cacheProgress = new CacheProgress(db, () => this.log.bounds().tail, () => this.fifo.isEmpty());
+    this.#positions = new ResourceVersionPositions(this.log, this.cacheProgress, this.#state);
+    this.#loop = new ProcessLoop({
+      db,
+      fifo: this.fifo,
+      indexer: this.indexer,
+      log: this.log,
+      cacheProgress: this.cacheProgress,
+      state: this.#state,
+      clock,
+      referBack: settings.retention.maxEvents,
+      ...(onAppended ? { onAppended } : {}),
+    });
   }
 
   /**
@@ -218,11 +161,11 @@ export class Informer implements ReflectorSink {
       // A bug or a storage failure, not an API answer (those are the reflector's): record it and
       // back off as the reflector does, so a failure that recurs cannot become a hot loop.
       if (signal?.aborted) throw error;
-      const current = this.#load();
+      const current = this.#state.load();
       const { waitMs, state: backoff } = nextBackoff(current.memory.backoff, this.#clock.now(), this.#random);
       const lastError = `internal error: ${error instanceof Error ? error.message : String(error)}`;
       const memory = { ...current.memory, lastError, lastErrorReason: "Internal" as const, lastErrorAt: this.#clock.now(), backoff };
-      this.#save({ state: current.state, memory, wakeAt: this.#clock.now() + waitMs });
+      this.#state.save({ state: current.state, memory, wakeAt: this.#clock.now() + waitMs });
       logger.error("informer loop failed", { ...this.#identity, error: lastError, retryInMs: waitMs });
       throw error;
     }
@@ -232,7 +175,7 @@ export class Informer implements ReflectorSink {
     for (;;) {
       if (!(await this.processQueue(deadline))) return this.#clock.now();
       this.compactLog();
-      const current = this.#load();
+      const current = this.#state.load();
       const now = this.#clock.now();
       if (current.wakeAt > now) return current.wakeAt;
       if (now >= deadline || signal?.aborted) return now;
@@ -248,7 +191,7 @@ export class Informer implements ReflectorSink {
       // Stopped for a reconfiguration or deletion: keep the last persisted position (e.g. mid-list)
       // rather than the aborted step's error.
       if (signal?.aborted) return this.#clock.now();
-      this.#save(result);
+      this.#state.save(result);
       if (this.#identity) logStep(this.#identity, current, result);
       const sliceDone =
         current.state.kind === "watching" || (current.state.kind === "listing" && result.state.kind === "watching");
@@ -259,58 +202,9 @@ export class Informer implements ReflectorSink {
     }
   }
 
-  /**
-   * Pops and processes queued keys until the queue is empty (true) or `deadline` passes (false),
-   * one transaction per POP_BATCH keys, yielding between them so the object keeps answering
-   * queries while a large Replace is processed.
-   */
-  async processQueue(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
-    for (let first = true; ; first = false) {
-      if (!first) await yieldToEventLoop();
-      const popped = this.#db.transaction(() => {
-        const { popped, objectDelta } = this.#popInTx(POP_BATCH);
-        this.cacheProgress.addObjectsInTx(objectDelta);
-        return popped;
-      });
-      this.#announce();
-      if (popped === 0) {
-        this.#db.transaction(() => {
-          if (this.fifo.releaseStagingInTx()) this.#db.run(RETRANSFORM_DONE);
-          this.cacheProgress.advanceInTx({ objectDelta: 0 });
-        });
-        this.#announce();
-        return true;
-      }
-      if (this.#clock.now() >= deadline) return this.fifo.isEmpty();
-    }
-  }
-
-  /** Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log; inside a transaction. */
-  /** Pops up to `max` keys; returns how many, and the objects added minus those deleted. */
-  #popInTx(max: number): { popped: number; objectDelta: number } {
-    const deps = { indexer: this.indexer, log: this.log, clock: this.#clock, compareBodies: this.#retransforming(), referBack: this.#settings.retention.maxEvents };
-    let popped = 0;
-    let objectDelta = 0;
-    while (popped < max) {
-      const keys = this.fifo.popInTx(Math.min(POP_BATCH, max - popped), (batch) => (objectDelta += processDeltasInTx(batch, deps)));
-      if (keys === 0) break;
-      popped += keys;
-    }
-    return { popped, objectDelta };
-  }
-
-  /**
-   * Announces a grown log, and a new mark at an unchanged tail too: `/k8s` watchers deliver only
-   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction.
-   */
-  #announce(): void {
-    if (!this.#onAppended) return;
-    const tail = this.log.nextSeq() - 1;
-    const mark = this.cacheProgress.lastMark() ?? 0;
-    if (tail <= this.#announced && mark <= this.#announcedMark) return;
-    this.#announced = tail;
-    this.#announcedMark = mark;
-    this.#onAppended(tail);
+  /** Pops the queue into the indexer and the log until it is empty (true) or `deadline` passes (process-loop.ts). */
+  processQueue(deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+    return this.#loop.drain(deadline);
   }
 
   /**
@@ -353,19 +247,9 @@ export class Informer implements ReflectorSink {
     return storageVerdict(storage?.bytes() ?? 0, measureLog, storage?.ceilingBytes ?? DEFAULT_STORAGE_CEILING_BYTES, this.#settings.retention);
   }
 
-  /**
-   * Where a watch from `resourceVersion` starts (client-go's RV semantics over our log): after the
-   * last mark first made at or below it; when the RVs that mark covers stop below it, events that
-   * follow with an RV at or below it were seen already (`skipUpTo`). Expired when the log no longer
-   * reaches back to it.
-   */
-  positionOf(resourceVersion: string): { after: number; skipUpTo?: string } | "expired" {
-    const { head } = this.log.bounds();
-    // A binary search over the marks (cache-progress.ts), O(log n) rows read, not a scan of all (review B8).
-    const { found, last } = this.cacheProgress.markForWatch(resourceVersion, head - 1);
-    if (found === undefined || this.fromEarlierServer(resourceVersion, last!.rv)) return "expired";
-    // Within a mark's RVs (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
-    return compareResourceVersions(resourceVersion, found.rv) <= 0 ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
+  /** Where a watch from `resourceVersion` starts in the log, or expired (rv-positions.ts). */
+  positionOf(resourceVersion: string): WatchStart {
+    return this.#positions.positionOf(resourceVersion);
   }
 
   /**
@@ -380,30 +264,15 @@ export class Informer implements ReflectorSink {
     return this.cacheProgress.boundaryAfter(after, span);
   }
 
-  /**
-   * Whether `resourceVersion`, beyond `newest` (the current server's newest mark for a watch, the
-   * cache's RV for a `/k8s` list), is one we handed out before the cluster moved to another API
-   * server (restart's `serverMoved`). Two etcds' revisions do not compare: served as a future RV, it
-   * would skip the new server's events until its RVs passed it (a list would wait for it, then 504).
-   * An API server never changes etcd, so it has no such case; expired makes the client relist,
-   * which is always right. (An old RV that happens to fall among the new server's cannot be told
-   * from a new one; the marks before the move are gone, so below them a watch is expired too.)
-   */
+  /** Whether `resourceVersion` beyond `newest` was handed out by an API server the cluster left (rv-positions.ts). */
   fromEarlierServer(resourceVersion: string, newest = this.queryView().resourceVersion): boolean {
-    if (compareResourceVersions(resourceVersion, newest) <= 0) return false;
-    const earlier = this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv;
-    return earlier !== "" && compareResourceVersions(resourceVersion, earlier) <= 0;
+    return this.#positions.fromEarlierServer(resourceVersion, newest);
   }
 
   // --- ReflectorSink -------------------------------------------------------------------------
 
   lastSyncResourceVersion(): string {
     return this.cacheProgress.lastSyncResourceVersion();
-  }
-
-  /** Whether cached bodies may have been made by an older transform (see Retransform). */
-  #retransforming(): boolean {
-    return this.#db.first<{ retransform: number }>(RETRANSFORM)!.retransform !== Retransform.None;
   }
 
   hasCachedObjects(): boolean {
@@ -416,25 +285,25 @@ export class Informer implements ReflectorSink {
 
   stage(objects: KubeObject[]): void {
     this.#db.transaction(() => {
-      if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects, { keepBodies: this.#retransforming() });
+      if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects, { keepBodies: this.#state.retransforming() });
       // The initial list: queue and pop the page at once, writing each body once.
       const { objectDelta } = this.fifo.bufferedInTx(() => {
         this.fifo.replaceDirectInTx(objects);
-        return this.#popInTx(Number.POSITIVE_INFINITY);
+        return this.#loop.popInTx(Number.POSITIVE_INFINITY);
       });
       this.cacheProgress.addObjectsInTx(objectDelta);
     });
-    this.#announce();
+    this.#loop.announce();
   }
 
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {
     this.#db.transaction(() => {
       this.fifo.commitReplaceInTx();
       this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta: 0 });
-      this.#db.run(RETRANSFORM_COMMITTED);
-      this.#saveInTx({ ...next, wakeAt: this.#clock.now() });
+      this.#state.retransformCommittedInTx();
+      this.#state.saveInTx({ ...next, wakeAt: this.#clock.now() });
     });
-    this.#announce();
+    this.#loop.announce();
   }
 
   applyWatch(events: WatchEvent[], resourceVersion: string): void {
@@ -451,15 +320,15 @@ export class Informer implements ReflectorSink {
           else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
           else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
         }
-        return this.#popInTx(events.length + POP_BATCH).objectDelta;
+        return this.#loop.popInTx(events.length + POP_BATCH).objectDelta;
       });
       this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta, ...(watchFrom !== undefined ? { watchFrom } : {}) });
     });
-    this.#announce();
+    this.#loop.announce();
   }
 
   watchOpened(memory: ReflectorMemory): void {
-    this.#db.run(SAVE_MEMORY, JSON.stringify(memory));
+    this.#state.saveMemory(memory);
   }
 
   // --- lifecycle and status -------------------------------------------------------------------
@@ -469,34 +338,18 @@ export class Informer implements ReflectorSink {
    * listed changed (resource, namespace, selectors): the relist's Replace turns the difference
    * into events — objects no longer selected are deleted (finalStateUnknown), new ones added.
    * `serverMoved`: the cluster is now served by another API server, whose resourceVersions do not
-   * compare with the old one's (#forgetServerInTx).
+   * compare with the old one's (rv-positions.ts).
    */
   restart(options: { transformChanged?: boolean; serverMoved?: boolean } = {}): void {
     // Until the relist is applied the cache holds what the old spec selected: not synced, no RV.
     this.#db.transaction(() => {
-      if (options.serverMoved === true) this.#forgetServerInTx();
+      if (options.serverMoved === true) this.#positions.forgetServerInTx();
       // The operators' counters go on (Prometheus counters); a relist over a synced cache is counted.
-      const counters = countersOf(this.#load().memory);
+      const counters = countersOf(this.#state.load().memory);
       if (this.lastSyncResourceVersion() !== "") counters.relists = { ...counters.relists, config: counters.relists.config + 1 };
-      this.#db.run(RESTART, JSON.stringify({ ...initialMemory, counters }), options.transformChanged === true ? 1 : 0);
+      this.#state.restartInTx({ ...initialMemory, counters }, options.transformChanged === true);
       this.fifo.resetSyncedInTx();
     });
-  }
-
-  /**
-   * The cluster moved to another API server: its resourceVersions are another etcd's. The marks
-   * (positions of the old server's RVs) are dropped, and the highest RV handed out before is kept
-   * so that a watch or a list from one of them is expired (fromEarlierServer) rather than served.
-   */
-  #forgetServerInTx(): void {
-    const candidates = [
-      this.#db.first<{ earlier_server_rv: string }>(EARLIER_SERVER_RV)!.earlier_server_rv,
-      this.cacheProgress.highestRv(),
-      this.lastSyncResourceVersion(),
-    ];
-    const highest = candidates.reduce((a, b) => (compareResourceVersions(a, b) >= 0 ? a : b));
-    this.#db.run(SET_EARLIER_SERVER_RV, highest);
-    this.cacheProgress.forgetMarksInTx();
   }
 
   /** What a query reads (X-Resource-Version, X-Synced): never ahead of what the indexer holds. */
@@ -516,27 +369,27 @@ export class Informer implements ReflectorSink {
 
   /** The reflector's last error and its kind, or null after a success (what `/k8s` passes on, k8s/cache-readiness.ts). */
   lastFailure(): { message: string; reason: ErrorReason } | null {
-    const { memory } = this.#load();
+    const { memory } = this.#state.load();
     return memory.lastError === null ? null : { message: memory.lastError, reason: memory.lastErrorReason ?? "Internal" };
   }
 
   #recordSkipInTx(reason: string): void {
     logger.warn("object skipped", { ...this.#identity, reason });
-    this.#db.run(RECORD_SKIP, reason);
+    this.#state.recordSkipInTx(reason);
   }
 
   /** Records a failure outside the reflector (e.g. no API server configured) and retries at `retryAt`. */
   recordFailure(message: string, retryAt: number): void {
-    const current = this.#load();
+    const current = this.#state.load();
     const memory = { ...current.memory, lastError: message, lastErrorReason: "Config" as const, lastErrorAt: this.#clock.now() };
-    this.#save({ ...current, memory, wakeAt: retryAt });
+    this.#state.save({ ...current, memory, wakeAt: retryAt });
     if (current.memory.lastError !== message) logger.error("informer cannot run", { ...this.#identity, cause: "config", error: message });
   }
 
   /** Wakes the loop now (e.g. after a configuration change), keeping its state. */
   wakeNow(): void {
-    const current = this.#load();
-    this.#save({ ...current, wakeAt: 0 });
+    const current = this.#state.load();
+    this.#state.save({ ...current, wakeAt: 0 });
   }
 
   /** Rebuilds every index entry (the configured indexers changed), one transaction per batch. */
@@ -555,7 +408,7 @@ export class Informer implements ReflectorSink {
   metrics(): InformerMetrics {
     const now = this.#clock.now();
     const counts = this.#db.transaction(() => countLogInTx(this.#db, this.log, now));
-    const { memory } = this.#load();
+    const { memory } = this.#state.load();
     const progress = this.progress();
     return {
       progress,
@@ -571,16 +424,16 @@ export class Informer implements ReflectorSink {
   }
 
   progress(): InformerProgress {
-    const { state, memory, wakeAt } = this.#load();
+    const { state, memory, wakeAt } = this.#state.load();
     const now = this.#clock.now();
     const stateName: WatchStateName = wakeAt > now && memory.lastError !== null ? "backoff" : state.kind;
-    const skipped = this.#db.first<{ skipped_objects: number; last_skipped: string | null }>(SKIPPED)!;
+    const skipped = this.#state.skipped();
     return {
       synced: this.fifo.hasSynced(),
       lastSyncResourceVersion: this.lastSyncResourceVersion(),
       cacheResourceVersion: this.queryView().resourceVersion,
-      skippedObjects: skipped.skipped_objects,
-      lastSkipped: skipped.last_skipped,
+      skippedObjects: skipped.count,
+      lastSkipped: skipped.last,
       objects: this.cacheProgress.objectCount(),
       queueDepth: this.fifo.length(),
       watch: {
@@ -593,18 +446,5 @@ export class Informer implements ReflectorSink {
       eventLog: this.log.bounds(),
       wakeAt,
     };
-  }
-
-  #load(): Persisted {
-    const row = this.#db.first<{ reflector: string; memory: string; wake_at: number }>(LOAD)!;
-    return { state: JSON.parse(row.reflector), memory: JSON.parse(row.memory), wakeAt: row.wake_at };
-  }
-
-  #save(persisted: Persisted): void {
-    this.#db.transaction(() => this.#saveInTx(persisted));
-  }
-
-  #saveInTx(persisted: Persisted): void {
-    this.#db.run(SAVE, JSON.stringify(persisted.state), JSON.stringify(persisted.memory), persisted.wakeAt);
   }
 }

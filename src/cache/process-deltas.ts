@@ -27,7 +27,8 @@
  */
 import type { Clock } from "../clock.ts";
 import type { KubeObject } from "../kube/types.ts";
-import { type Delta, type PoppedKey, UNCHANGED_BODY } from "./delta-fifo.ts";
+import type { Delta, PoppedKey } from "./delta-fifo.ts";
+import { UNCHANGED_BODY } from "./delta-fifo-replace.ts";
 import type { EventLog, NewLogEvent } from "./event-log.ts";
 import type { Indexer, ObjectWrite } from "./indexer.ts";
 import type { StateText } from "./log-segment.ts";

@@ -9,7 +9,8 @@
 import { logger } from "../log.ts";
 import type { InformerIdentity } from "../metrics/identity.ts";
 import { countersOf, RELIST_CAUSES } from "./reflector-counters.ts";
-import type { ReflectorMemory, ReflectorState } from "./reflector.ts";
+import type { ReflectorState } from "./reflector.ts";
+import type { ReflectorMemory } from "./reflector-memory.ts";
 
 interface Snapshot {
   state: ReflectorState;

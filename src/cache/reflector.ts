@@ -22,7 +22,9 @@
  *   sleeping ──its time: the next window, a watch from lastSyncRV (no relist)──▶ as watching does
  *
  * The sleeping transitions exist only with `maxLagSeconds` > 0; when a window ends, and what keeps
- * an informer awake, is watch-windows.ts's to decide.
+ * an informer awake, is watch-windows.ts's to decide. What the reflector remembers besides its
+ * state (errors, counters, backoff) is reflector-memory.ts's, the wait itself backoff.ts's, and a
+ * watch stream is read in batches by watch-batch-reader.ts.
  *
  * With `listInPages` (set once slices were killed while listing, objects/slice-kills.ts) every list
  * is at RV "" with the page size, page 1 of a persisted listing state and the expired-continue
@@ -62,18 +64,11 @@ import {
 } from "../kube/errors.ts";
 import type { KubeObject, Status, WatchEvent } from "../kube/types.ts";
 import { WatchDecodeError } from "../kube/watch-decoder.ts";
-import { type BackoffState, initialBackoff, nextBackoff } from "./backoff.ts";
+import { nextBackoff } from "./backoff.ts";
 import { endsAtBookmark, nextWindowAt, sleepsAfterClose, type WindowOptions, windowTimeoutSeconds } from "./watch-windows.ts";
-import {
-  countersOf,
-  type ErrorReason,
-  errorReasonOf,
-  type ReflectorCounters,
-  type RelistCause,
-  relistCauseOf,
-  VeryShortWatchError,
-  WatchSilentError,
-} from "./reflector-counters.ts";
+import { relistCauseOf, VeryShortWatchError, WatchSilentError } from "./reflector-counters.ts";
+import { count, countRelist, dropped, type ReflectorMemory, withError } from "./reflector-memory.ts";
+import { WatchBatchReader } from "./watch-batch-reader.ts";
 
 export type ReflectorState =
   | { kind: "idle" }
@@ -90,37 +85,6 @@ export type ReflectorState =
   | { kind: "watching" }
   /** Between watch windows (watch-windows.ts): no watch open, the cache current up to lastSyncRV. */
   | { kind: "sleeping" };
-
-/** What the reflector remembers across steps besides its state (persisted with it). */
-export interface ReflectorMemory {
-  /** client-go isLastSyncResourceVersionUnavailable: the next list must use RV "". */
-  rvUnavailable: boolean;
-  /** client-go paginatedResult: a list at RV "0" came back paginated, so keep asking for pages. */
-  paginatedResult: boolean;
-  backoff: BackoffState;
-  relists: number;
-  watchRestarts: number;
-  /** When the current or last watch opened. */
-  watchSince: number | null;
-  lastError: string | null;
-  /** The last error's kind (a closed set) and when it happened, for metrics. */
-  lastErrorReason?: ErrorReason | null;
-  lastErrorAt?: number | null;
-  /** Why the next list is a relist: set on each way back to idle. */
-  relistCause?: RelistCause;
-  /** Operators' counters (reflector-counters.ts); absent in memory persisted before they existed. */
-  counters?: ReflectorCounters;
-}
-
-export const initialMemory: ReflectorMemory = {
-  rvUnavailable: false,
-  paginatedResult: false,
-  backoff: initialBackoff,
-  relists: 0,
-  watchRestarts: 0,
-  watchSince: null,
-  lastError: null,
-};
 
 /** Where listed objects and watch events go (the DeltaFIFO, through the informer). */
 export interface ReflectorSink {
@@ -171,13 +135,6 @@ export const MIN_WATCH_TIMEOUT_SECONDS = 300;
 export const VERY_SHORT_WATCH_MS = 1_000;
 /** Past the server's own timeout, a silent watch is a dead connection (reference §6.6; kube-rs uses 5 s). */
 export const WATCH_IDLE_MARGIN_MS = 15_000;
-/**
- * Watch events are applied in batches: each transaction commit costs a storage flush, and a busy
- * server often puts one event in each network chunk. After the first event of a batch arrives,
- * reading goes on for up to this long, or until WATCH_BATCH_MAX events, before they are applied.
- */
-export const WATCH_BATCH_WINDOW_MS = 20;
-export const WATCH_BATCH_MAX = 1_000;
 /** A server's Retry-After is honoured up to this; a larger one is a misconfiguration, not a plan. */
 export const MAX_RETRY_AFTER_SECONDS = 600;
 
@@ -337,7 +294,7 @@ async function watch(memory: ReflectorMemory, ctx: StepContext): Promise<StepRes
   let received = 0;
   /** Events delivered to the sink, bookmarks not included. */
   let delivered = 0;
-  const reader = new BatchingReader(stream, clock);
+  const reader = new WatchBatchReader(stream, clock);
   try {
     for (;;) {
       const batch = await reader.next(sessionEnd);
@@ -400,104 +357,6 @@ function isApiFailure(error: unknown): boolean {
   return error instanceof KubeApiError || error instanceof WatchDecodeError;
 }
 
-/**
- * Reads a watch stream in batches (see WATCH_BATCH_WINDOW_MS). A read still in flight when a
- * window closes is kept for the next batch, never dropped, so no event is lost between batches.
- * A clean end or an error that follows events already read is reported with the next call.
- */
-class BatchingReader {
-  readonly #stream: WatchStream;
-  readonly #clock: Clock;
-  #inflight: Promise<WatchEvent[] | null> | undefined;
-
-  constructor(stream: WatchStream, clock: Clock) {
-    this.#stream = stream;
-    this.#clock = clock;
-  }
-
-  /** The next batch; null at a clean end; "deadline" if nothing arrives before `end`. */
-  async next(end: number): Promise<WatchEvent[] | null | "deadline"> {
-    const session = deadlineAt(end, this.#clock);
-    let first: WatchEvent[] | null | "deadline";
-    try {
-      first = await this.#read(session);
-    } finally {
-      session.clear();
-    }
-    if (first === "deadline" || first === null) return first;
-    const batch = [...first];
-    // One timer for the whole window: a timer per read costs more than the read on a busy stream.
-    const window = deadlineAt(Math.min(end, this.#clock.now() + WATCH_BATCH_WINDOW_MS), this.#clock);
-    try {
-      while (batch.length < WATCH_BATCH_MAX) {
-        let more: WatchEvent[] | null | "deadline";
-        try {
-          more = await this.#read(window);
-        } catch (error) {
-          // Apply what was read; the failure comes back with the next read.
-          this.#inflight = Promise.reject(error);
-          this.#inflight.catch(() => {});
-          break;
-        }
-        if (more === "deadline") break;
-        if (more === null) {
-          this.#inflight = Promise.resolve(null);
-          break;
-        }
-        batch.push(...more);
-      }
-    } finally {
-      window.clear();
-    }
-    return batch;
-  }
-
-  async #read(deadline: Deadline): Promise<WatchEvent[] | null | "deadline"> {
-    const pending = this.#inflight ?? this.#stream.next();
-    this.#inflight = undefined;
-    const result = await Promise.race([pending, deadline.reached]);
-    if (result === "deadline") this.#inflight = pending;
-    return result;
-  }
-}
-
-interface Deadline {
-  reached: Promise<"deadline">;
-  clear(): void;
-}
-
-function deadlineAt(end: number, clock: Clock): Deadline {
-  let clear = () => {};
-  const reached = new Promise<"deadline">((resolve) => {
-    const remaining = end - clock.now();
-    if (remaining <= 0) resolve("deadline");
-    else clear = clock.setTimer ? clock.setTimer(remaining, () => resolve("deadline")) : realTimer(remaining, () => resolve("deadline"));
-  });
-  return { reached, clear: () => clear() };
-}
-
-function realTimer(ms: number, fire: () => void): () => void {
-  const timer = setTimeout(fire, ms);
-  return () => clearTimeout(timer);
-}
-
-function withError(memory: ReflectorMemory, error: unknown, now: number): ReflectorMemory {
-  return { ...memory, lastError: describe(error), lastErrorReason: errorReasonOf(error), lastErrorAt: now };
-}
-
-/** Updates the operators' counters (reflector-counters.ts); they ride in the memory's next save. */
-function count(memory: ReflectorMemory, update: (counters: ReflectorCounters) => ReflectorCounters): ReflectorMemory {
-  return { ...memory, counters: update(countersOf(memory)) };
-}
-
-/** A list starts over a synced cache: a relist, counted under the cause its way to idle recorded. */
-function countRelist(memory: ReflectorMemory): ReflectorMemory {
-  const cause = memory.relistCause ?? "error";
-  return count({ ...memory, relists: memory.relists + 1 }, (c) => ({ ...c, relists: { ...c.relists, [cause]: c.relists[cause] + 1 } }));
-}
-
-const dropped = (memory: ReflectorMemory) => count(memory, (c) => ({ ...c, watchDrops: c.watchDrops + 1 }));
-
 /** Waits as the backoff says, or as long as the server asked (Retry-After), whichever is longer. */
 function backoff(state: ReflectorState, memory: ReflectorMemory, error: unknown, ctx: StepContext): StepResult {
   const now = ctx.clock.now();
@@ -512,11 +371,4 @@ function backoff(state: ReflectorState, memory: ReflectorMemory, error: unknown,
     memory: { ...withError(memory, error, now), ...cause, backoff: backoffState },
     wakeAt: now + Math.max(waitMs, retryAfterMs),
   };
-}
-
-function describe(error: unknown): string {
-  if (error instanceof KubeApiError) {
-    return `${error.code > 0 ? `${error.code} ` : ""}${error.reason ? `${error.reason}: ` : ""}${error.message}`;
-  }
-  return error instanceof Error ? error.message : String(error);
 }

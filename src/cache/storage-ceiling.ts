@@ -14,7 +14,7 @@
  * - Age retention (`maxAgeSeconds`) is kept as configured: only the count can free room at once.
  * - Over the ceiling, `shrunk` says why in words fit for a status field and a log line.
  */
-import type { Retention } from "./event-log.ts";
+import type { Retention } from "./log-retention.ts";
 
 /** The platform's limit per Durable Object (reference: "SQL limits"), in bytes (decimal GB: the lower reading). */
 export const STORAGE_LIMIT_BYTES = 10_000_000_000;

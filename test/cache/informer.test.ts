@@ -4,9 +4,10 @@
  * they would break.
  */
 import { describe, expect, it } from "vitest";
-import { Informer, POP_BATCH } from "../../src/cache/informer.ts";
+import { Informer } from "../../src/cache/informer.ts";
+import { POP_BATCH } from "../../src/cache/process-loop.ts";
 import { listFirstPage } from "../../src/cache/versioned-list.ts";
-import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector.ts";
+import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector-memory.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { type Db, stmt } from "../../src/sql.ts";

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { countersOf, errorReasonOf, relistCauseOf, VeryShortWatchError } from "../../src/cache/reflector-counters.ts";
-import { initialMemory, type ReflectorMemory, type ReflectorState, step } from "../../src/cache/reflector.ts";
+import { type ReflectorState, step } from "../../src/cache/reflector.ts";
+import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector-memory.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import { WatchDecodeError } from "../../src/kube/watch-decoder.ts";

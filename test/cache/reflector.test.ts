@@ -1,12 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  initialMemory,
-  type ReflectorMemory,
-  type ReflectorOptions,
-  type ReflectorState,
-  type StepResult,
-  step,
-} from "../../src/cache/reflector.ts";
+import { type ReflectorOptions, type ReflectorState, type StepResult, step } from "../../src/cache/reflector.ts";
+import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector-memory.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import { WatchDecodeError } from "../../src/kube/watch-decoder.ts";

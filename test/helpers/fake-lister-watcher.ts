@@ -5,7 +5,8 @@
 import type { ListPage, ListRequest, ListerWatcher, WatchRequest, WatchStream } from "../../src/kube/client.ts";
 import { KubeApiError } from "../../src/kube/errors.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
-import type { ReflectorMemory, ReflectorSink, ReflectorState } from "../../src/cache/reflector.ts";
+import type { ReflectorSink, ReflectorState } from "../../src/cache/reflector.ts";
+import type { ReflectorMemory } from "../../src/cache/reflector-memory.ts";
 
 export type ListAnswer = { items: KubeObject[]; resourceVersion: string; continue?: string } | { error: KubeApiError };
 /** A chunk of events, or a pause in milliseconds before the next one. */

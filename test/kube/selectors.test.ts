@@ -2,7 +2,6 @@
 import { describe, expect, it } from "vitest";
 import {
   fieldSelectorToString,
-  fieldValue,
   isEverything,
   labelSelectorToString,
   matchesFields,
@@ -11,6 +10,7 @@ import {
   parseLabelSelector,
   SelectorError,
 } from "../../src/kube/selectors.ts";
+import { fieldValue } from "../../src/kube/field-selector.ts";
 
 const web = { app: "web", tier: "frontend", "example.com/owner": "team-a", replicas: "3" };
 

@@ -1,0 +1,121 @@
+/**
+ * The informer's process loop (client-go controller.processLoop + sharedIndexInformer.HandleDeltas):
+ * pops the DeltaFIFO into the indexer and the event log (process-deltas.ts decides each key), and
+ * tells the informer object when the log grew.
+ *
+ * Guarantees:
+ * - Invariant 2: each pop, its indexer updates and its log events are one transaction, at most
+ *   POP_BATCH keys, so one transaction's memory and duration stay bounded.
+ * - A drain yields to the event loop between transactions, so queries are answered meanwhile; once
+ *   the queue is empty it frees a committed Replace's staging (ending a retransform riding on it).
+ * - `onAppended` is called after a transaction that grew the log or added a mark, at most once per
+ *   new tail or mark, never before the transaction committed.
+ */
+import { type Clock, yieldToEventLoop } from "../clock.ts";
+import type { Db } from "../sql.ts";
+import type { CacheProgress } from "./cache-progress.ts";
+import type { DeltaFIFO } from "./delta-fifo.ts";
+import type { EventLog } from "./event-log.ts";
+import type { Indexer } from "./indexer.ts";
+import type { InformerState } from "./informer-state.ts";
+import { processDeltasInTx } from "./process-deltas.ts";
+
+/** Keys popped per transaction: bounds the memory and duration of one processing transaction. */
+export const POP_BATCH = 500;
+
+export interface ProcessLoopParts {
+  db: Db;
+  fifo: DeltaFIFO;
+  indexer: Indexer;
+  log: EventLog;
+  cacheProgress: CacheProgress;
+  state: InformerState;
+  clock: Clock;
+  /** How far back an event may refer for the state it replaced (the log's maxEvents). */
+  referBack: number;
+  /** Called after a transaction that appended events, with the log's new tail. */
+  onAppended?: (tail: number) => void;
+}
+
+export class ProcessLoop {
+  readonly #db: Db;
+  readonly #fifo: DeltaFIFO;
+  readonly #indexer: Indexer;
+  readonly #log: EventLog;
+  readonly #cacheProgress: CacheProgress;
+  readonly #state: InformerState;
+  readonly #clock: Clock;
+  readonly #referBack: number;
+  readonly #onAppended: ((tail: number) => void) | undefined;
+  /** The log's tail and its last mark as last announced through `onAppended`. */
+  #announced = 0;
+  #announcedMark = 0;
+
+  constructor(parts: ProcessLoopParts) {
+    this.#db = parts.db;
+    this.#fifo = parts.fifo;
+    this.#indexer = parts.indexer;
+    this.#log = parts.log;
+    this.#cacheProgress = parts.cacheProgress;
+    this.#state = parts.state;
+    this.#clock = parts.clock;
+    this.#referBack = parts.referBack;
+    this.#onAppended = parts.onAppended;
+  }
+
+  /**
+   * Pops and processes queued keys until the queue is empty (true) or `deadline` passes (false),
+   * one transaction per POP_BATCH keys, yielding between them so the object keeps answering
+   * queries while a large Replace is processed.
+   */
+  async drain(deadline: number): Promise<boolean> {
+    for (let first = true; ; first = false) {
+      if (!first) await yieldToEventLoop();
+      const popped = this.#db.transaction(() => {
+        const { popped, objectDelta } = this.popInTx(POP_BATCH);
+        this.#cacheProgress.addObjectsInTx(objectDelta);
+        return popped;
+      });
+      this.announce();
+      if (popped === 0) {
+        this.#db.transaction(() => {
+          if (this.#fifo.releaseStagingInTx()) this.#state.retransformDoneInTx();
+          this.#cacheProgress.advanceInTx({ objectDelta: 0 });
+        });
+        this.announce();
+        return true;
+      }
+      if (this.#clock.now() >= deadline) return this.#fifo.isEmpty();
+    }
+  }
+
+  /**
+   * Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log, inside the caller's
+   * transaction; returns how many, and the objects added minus those deleted.
+   */
+  popInTx(max: number): { popped: number; objectDelta: number } {
+    const deps = { indexer: this.#indexer, log: this.#log, clock: this.#clock, compareBodies: this.#state.retransforming(), referBack: this.#referBack };
+    let popped = 0;
+    let objectDelta = 0;
+    while (popped < max) {
+      const keys = this.#fifo.popInTx(Math.min(POP_BATCH, max - popped), (batch) => (objectDelta += processDeltasInTx(batch, deps)));
+      if (keys === 0) break;
+      popped += keys;
+    }
+    return { popped, objectDelta };
+  }
+
+  /**
+   * Announces a grown log, and a new mark at an unchanged tail too: `/k8s` watchers deliver only
+   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction.
+   */
+  announce(): void {
+    if (!this.#onAppended) return;
+    const tail = this.#log.nextSeq() - 1;
+    const mark = this.#cacheProgress.lastMark() ?? 0;
+    if (tail <= this.#announced && mark <= this.#announcedMark) return;
+    this.#announced = tail;
+    this.#announcedMark = mark;
+    this.#onAppended(tail);
+  }
+}
