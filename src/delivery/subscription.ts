@@ -64,16 +64,11 @@ import { SubscriptionSecrets } from "./stored-secrets.ts";
 import { SecretSealer } from "../secrets/secret-sealer.ts";
 import { logDelivery } from "./log-lines.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
-import {
-  type DeadLetterRecord,
-  type Marker,
-  type OutboxEvent,
-  type Page,
-  type Position,
-  type StoredOutbox,
-  type SubscriptionRecord,
-  SubscriptionStore,
-} from "./subscription-store.ts";
+import { type Page, SubscriptionStore } from "./subscription-store.ts";
+import type { SubscriptionRecord } from "./subscription-row.ts";
+import type { Marker, Position } from "./position.ts";
+import type { OutboxEvent, StoredOutbox } from "./outbox-store.ts";
+import type { DeadLetterRecord } from "./dead-letters.ts";
 import type { Db } from "../sql.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import type { DeliveredKey } from "./held-keys.ts";
@@ -284,7 +279,7 @@ export class Subscription {
     if (!record) return;
     const next = await this.secrets.resealed(record, this.#clock.now());
     if (next === undefined) return;
-    this.store.resealSecrets(
+    this.store.row.resealSecrets(
       { secret: record.secret, previousSecret: record.previousSecret?.secret ?? null },
       { secret: next.secret, previousSecret: next.previousSecret?.secret ?? null },
     );
@@ -318,8 +313,8 @@ export class Subscription {
     const acked = this.#acked;
     const written = this.#transaction(record, () => {
       this.store.updateSpec(spec, secret);
-      if (spec.resyncPeriodSeconds !== record.spec.resyncPeriodSeconds) this.store.setNextResync(nextResync(this.#clock.now(), spec));
-      return window && this.store.putOutboxInTx(window.outbox, window.texts, acked);
+      if (spec.resyncPeriodSeconds !== record.spec.resyncPeriodSeconds) this.store.row.setNextResync(nextResync(this.#clock.now(), spec));
+      return window && this.store.outbox.putInTx(window.outbox, window.texts, acked);
     });
     if (written) this.#setOutbox(written, this.#windowed);
   }
@@ -351,8 +346,8 @@ export class Subscription {
         const at = Math.max(this.#knownTail, record.position.cursor);
         // A period of 0 never resyncs (a row scheduled before its period was set to 0 stops here).
         // `replayed` stays: the anchor of a replay just finished must still be checked (#7.15).
-        if (record.spec.resyncPeriodSeconds > 0) this.store.setPosition({ ...record.position, marker: { kind: "sync", at, after: null } });
-        this.store.setNextResync(nextResync(now, record.spec));
+        if (record.spec.resyncPeriodSeconds > 0) this.store.row.setPosition({ ...record.position, marker: { kind: "sync", at, after: null } });
+        this.store.row.setNextResync(nextResync(now, record.spec));
       });
       return { kind: "progress" };
     }
@@ -362,7 +357,7 @@ export class Subscription {
       if (isSubrequestLimit(error)) throw error instanceof SubrequestLimitError ? error : new SubrequestLimitError(String(error), { cause: error });
       // The informer is unreachable or gone: say so and look again later, never in a tight loop.
       const message = `reading the informer '${record.informer}' failed: ${error instanceof Error ? error.message : String(error)}`;
-      this.#transaction(record, () => this.store.setLastError(message));
+      this.#transaction(record, () => this.store.row.setLastError(message));
       return { kind: "wait", until: now + IDLE_POLL_MS };
     }
   }
@@ -399,12 +394,12 @@ export class Subscription {
     const moved = stored && this.#durable && acked > stored.acked ? stored : null;
     const before = this.store.get()!.position;
     const result = this.store.transaction(() => {
-      if (moved && acked === deliveryCount(moved)) this.store.deleteOutboxInTx(moved.inline);
-      else if (moved) this.store.setOutboxAckedInTx(acked);
+      if (moved && acked === deliveryCount(moved)) this.store.outbox.deleteInTx(moved.inline);
+      else if (moved) this.store.outbox.setAckedInTx(acked);
       // The position, the sequence numbers, keys and attempts of what was delivered, the end of any failure streak: one statement.
       const delivered = { at: held.records.at(-1)?.at ?? null, lastSequence: held.events.at(-1)?.sequence ?? null, events: held.events, attempts: held.records };
       this.store.recordDeliveredInTx(delivered, held.advance, record.generation);
-      if (before.marker?.kind === "replay" && held.advance.marker === null) this.store.setExpired(false);
+      if (before.marker?.kind === "replay" && held.advance.marker === null) this.store.row.setExpired(false);
       return fn();
     });
     // Memory follows only once the transaction committed (a thrown one leaves it held).
@@ -473,15 +468,15 @@ export class Subscription {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS: its secret is the Worker secret its secretBinding names (wrangler secret put)");
     }
     const until = this.#clock.now() + graceMs;
-    this.store.rotateSecret(secret, until);
+    this.store.row.rotateSecret(secret, until);
     return { previousSecretExpiresAt: until };
   }
 
   enable(): void {
     this.store.transaction(() => {
-      this.store.setDisabled(null);
-      this.store.clearFailures();
-      this.store.setLastError(null);
+      this.store.row.setDisabled(null);
+      this.store.row.clearFailures();
+      this.store.row.setLastError(null);
     });
   }
 
@@ -531,7 +526,7 @@ export class Subscription {
 
   /** Dead letters, oldest first: at most `limit` and about 4 MB of events, after the page `token` ended. */
   deadLetters(limit: number, token?: string): ListAnswer<DeadLetter> {
-    return listAnswer(this.store.deadLetters(limit, pageAfter(token)), ({ record, text }) => deadLetter(record, text));
+    return listAnswer(this.store.deadLetters.page(limit, pageAfter(token)), ({ record, text }) => deadLetter(record, text));
   }
 
   /**
@@ -541,7 +536,7 @@ export class Subscription {
    */
   async redeliver(id: string): Promise<{ delivered: boolean; attempt: DeliveryAttempt }> {
     const record = this.store.get();
-    const dead = this.store.deadLetter(id);
+    const dead = this.store.deadLetters.get(id);
     if (!record || !dead) throw new ApiError("NotFound", `no dead letter '${id}'`);
     if (record.disabledReason !== null) {
       throw new ApiError("Conflict", `the subscription is disabled (${record.disabledReason}): enable it before redelivering`);
@@ -553,7 +548,7 @@ export class Subscription {
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
     this.store.transaction(() => {
       this.store.recordAttempts([attempt]);
-      if (delivered) this.store.removeDeadLetterInTx(id);
+      if (delivered) this.store.deadLetters.removeInTx(id);
       if (result.status === 410) this.#disableInTx(now, result);
     });
     return { delivered, attempt: deliveryAttempt(attempt) };
@@ -588,32 +583,32 @@ export class Subscription {
     this.#transaction(record, () => {
       // Anything but a held acknowledgement is stored with its window: a retry, a dead letter or a
       // restart sends it as it was sent.
-      if (!durable) written = this.store.putOutboxInTx(current.outbox, current.texts, index);
+      if (!durable) written = this.store.outbox.putInTx(current.outbox, current.texts, index);
       if (decision.kind !== "delivered") this.store.recordAttempts([attempted]);
       switch (decision.kind) {
         case "delivered":
-          if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
-          else this.store.setOutboxAckedInTx(index + 1);
+          if (index + 1 === count) this.store.outbox.deleteInTx(written.inline);
+          else this.store.outbox.setAckedInTx(index + 1);
           // The position, the delivery's sequence numbers, keys and attempt, the end of any failure streak: one statement.
           this.store.recordDeliveredInTx(
             { at: now, lastSequence: delivery.events.at(-1)!.sequence, events: delivery.events, attempts: [attempted] },
             delivery.advance,
             record.generation,
           );
-          if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.setExpired(false);
+          if (record.position.marker?.kind === "replay" && delivery.advance.marker === null) this.store.row.setExpired(false);
           return;
         case "retry":
-          this.store.recordFailure(now, decision.at, result.error ?? "failed");
+          this.store.row.recordFailure(now, decision.at, result.error ?? "failed");
           return;
         case "dead-letter":
           // The receiver may get these by redelivery: count them as sent, so a later replay's
           // sweep can retract them.
           this.store.applyDeliveredInTx(delivery.events, record.generation);
-          this.store.deadLetterEventsInTx(written, delivery.indices, now, attempt, result.error ?? null);
-          if (index + 1 === count) this.store.deleteOutboxInTx(written.inline);
-          else this.store.setOutboxAckedInTx(index + 1);
-          this.store.clearFailures();
-          this.store.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
+          this.store.deadLetters.addInTx(written, delivery.indices, now, attempt, result.error ?? null);
+          if (index + 1 === count) this.store.outbox.deleteInTx(written.inline);
+          else this.store.outbox.setAckedInTx(index + 1);
+          this.store.row.clearFailures();
+          this.store.row.setLastError(`dead-lettered ${eventIds.length} event(s) after ${attempt} attempts: ${result.error ?? "failed"}`);
           this.#advanceInTx(record.position, delivery.advance);
           return;
         case "disable":
@@ -629,9 +624,9 @@ export class Subscription {
   }
 
   #disableInTx(now: number, result: SendResult): void {
-    this.store.clearFailures();
-    this.store.setLastError(result.error ?? "HTTP 410");
-    this.store.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
+    this.store.row.clearFailures();
+    this.store.row.setLastError(result.error ?? "HTTP 410");
+    this.store.row.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
   }
 
   async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
@@ -649,9 +644,9 @@ export class Subscription {
   }
 
   #advanceInTx(from: Position, to: Position): void {
-    this.store.setPosition(to);
+    this.store.row.setPosition(to);
     // A finished replay is the fresh start an expired subscription was waiting for.
-    if (from.marker?.kind === "replay" && to.marker === null) this.store.setExpired(false);
+    if (from.marker?.kind === "replay" && to.marker === null) this.store.row.setExpired(false);
   }
 
   // --- filling the outbox -----------------------------------------------------------------------
@@ -663,15 +658,15 @@ export class Subscription {
       // with its next pass (same `since`), which sends only what this replay has not sent as it is.
       const replayed = record.position.replayed;
       this.#transaction(record, () => {
-        this.store.setExpired(true);
+        this.store.row.setExpired(true);
         // Expiring from the position it woke at, an instance does not know what a predecessor sent
         // from a window kept in memory (numbered from the stored next sequence, and now gone from
         // the log): it skips those numbers, so that none is given to two events.
-        if (!this.#progressed) this.store.takeSequencesInTx(record.nextSequence + WINDOW_DELIVERIES - 1);
-        const gen = this.store.nextGenerationInTx();
+        if (!this.#progressed) this.store.row.takeSequencesInTx(record.nextSequence + WINDOW_DELIVERIES - 1);
+        const gen = this.store.row.nextGenerationInTx();
         const pass = replayed ? { since: replayed.since, pass: replayed.pass + 1 } : {};
-        this.store.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen, ...pass } });
-        this.store.setLastError(
+        this.store.row.setPosition({ cursor: read.tail, marker: { kind: "replay", at: read.tail, after: null, gen, ...pass } });
+        this.store.row.setLastError(
           replayed
             ? `the replay took longer than the event log's retention (the events after its position ${record.position.cursor} are gone): ` +
                 `pass ${replayed.pass + 1} replays from position ${read.tail}, sending only objects changed since this replay sent them`
@@ -743,7 +738,7 @@ export class Subscription {
       this.#setOutbox({ outbox, texts, inline: true, acked: 0 }, true, false);
       return { kind: "progress" };
     }
-    const written = this.#transaction(record, () => this.store.putOutboxInTx(outbox, texts));
+    const written = this.#transaction(record, () => this.store.outbox.putInTx(outbox, texts));
     this.#setOutbox(written, true);
     return { kind: "progress" };
   }

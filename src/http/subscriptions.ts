@@ -13,7 +13,7 @@ import * as z from "zod/mini";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
-import { MAX_PAGE_CHARS } from "../delivery/subscription-store.ts";
+import { MAX_PAGE_CHARS } from "../delivery/dead-letters.ts";
 import type { SubscriptionStatus } from "../delivery/subscription.ts";
 import { errorBody } from "./errors.ts";
 import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
