@@ -14,7 +14,7 @@ import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { MAX_PAGE_CHARS } from "../delivery/dead-letters.ts";
-import type { SubscriptionStatus } from "../delivery/subscription.ts";
+import type { SubscriptionStatus } from "../delivery/subscription-views.ts";
 import { errorBody } from "./errors.ts";
 import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";

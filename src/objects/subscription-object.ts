@@ -24,14 +24,9 @@ import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { httpSender } from "../delivery/sender.ts";
 import { newSecret } from "../delivery/sign.ts";
-import {
-  type DeadLetter,
-  type DeliveryAttempt,
-  type Feed,
-  type ListAnswer,
-  Subscription,
-  type SubscriptionStatus,
-} from "../delivery/subscription.ts";
+import type { Feed } from "../delivery/feed.ts";
+import { Subscription } from "../delivery/subscription.ts";
+import type { DeadLetter, DeliveryAttempt, ListAnswer, SubscriptionStatus } from "../delivery/subscription-views.ts";
 import type { z } from "zod/mini";
 import type { SubscriptionSpec, subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
