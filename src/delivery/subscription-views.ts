@@ -1,6 +1,6 @@
 /**
  * What the API shows of a subscription: its status, its delivery log and its dead letters, as
- * API.md lists them, built from the stored records (subscription-row.ts, delivery-log.ts,
+ * API.md lists them, and what /metrics reads of it, built from the stored records (subscription-row.ts, delivery-log.ts,
  * dead-letters.ts). Pure: nothing here reads or writes storage.
  *
  * Guarantees:
@@ -11,6 +11,7 @@
 import type { LogEventType } from "../cache/event-log.ts";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import { ValidationError } from "../errors.ts";
+import type { DeliveryCounts } from "../metrics/delivery-counters.ts";
 import type { DeadLetterRecord } from "./dead-letters.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import type { Marker } from "./position.ts";
@@ -127,6 +128,47 @@ export function statusOf(record: SubscriptionRecord, knownTail: number): Subscri
     lastError: record.lastError,
     deadLetters: record.deadLetters,
     createdAt: new Date(record.createdAt).toISOString(),
+  };
+}
+
+/** What /metrics and the status page read of a subscription's delivery (src/metrics); never its secret or URL. */
+export interface DeliveryMetrics {
+  id: string;
+  /** Its informer's cluster and name. */
+  cluster: string;
+  informer: string;
+  state: SubscriptionState;
+  /** The receiver's host (the status page shows it; a URL's path or query may hold a token). */
+  host: string;
+  cursor: number;
+  /** A replay or resync being sent (its events are not in the log's lag). */
+  marker: Marker["kind"] | null;
+  expired: boolean;
+  consecutiveFailures: number;
+  lastDeliveryAt: number | null;
+  nextAttemptAt: number | null;
+  lastError: string | null;
+  /** Dead letters kept now (a gauge; `counts.deadLettered` is the counter). */
+  deadLetters: number;
+  counts: DeliveryCounts;
+}
+
+export function deliveryMetricsOf(record: SubscriptionRecord, counts: DeliveryCounts): DeliveryMetrics {
+  return {
+    id: record.id,
+    cluster: record.cluster,
+    informer: record.informer,
+    state: stateOf(record),
+    host: new URL(record.spec.url).host,
+    cursor: record.position.cursor,
+    marker: record.position.marker?.kind ?? null,
+    expired: record.expired,
+    consecutiveFailures: record.failures,
+    lastDeliveryAt: record.lastDeliveryAt,
+    nextAttemptAt: record.nextAttemptAt,
+    lastError: record.lastError,
+    deadLetters: record.deadLetters,
+    counts,
   };
 }
 

@@ -41,6 +41,8 @@ import {
   deadLetter,
   type DeliveryAttempt,
   deliveryAttempt,
+  type DeliveryMetrics,
+  deliveryMetricsOf,
   type ListAnswer,
   listAnswer,
   pageAfter,
@@ -214,6 +216,13 @@ export class Subscription {
       this.store.row.clearFailures();
       this.store.row.setLastError(null);
     });
+  }
+
+  /** The delivery's metrics, its counters brought up to date first (metrics/delivery-counters.ts). */
+  metrics(): DeliveryMetrics {
+    this.flush(); // what the counters count is the delivery log, which held acknowledgements join
+    const counts = this.store.countDeliveries();
+    return deliveryMetricsOf(this.store.get()!, counts);
   }
 
   status(): SubscriptionStatus | undefined {
