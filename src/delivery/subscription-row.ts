@@ -6,7 +6,7 @@
  * - Sequence numbers are taken when a batch leaves the outbox (acknowledged or dead-lettered), in
  *   the same statement that moves the position: a batch in the outbox numbers its events from
  *   `nextSequence`, and nothing else consumes sequence numbers (but an expiry that skips those a
- *   lost window may have used, fill.ts).
+ *   lost window may have used, markers.ts `expireInTx`).
  * - The keys the receiver holds (held-keys.ts) and the newest attempts (delivery-log.ts) change with
  *   each acknowledged event, in the statement that moves the position.
  * - Only this object writes the row, so it is kept in memory between writes: every statement run
@@ -37,7 +37,7 @@ export interface SubscriptionRecord {
   disabledReason: string | null;
   expired: boolean;
   nextSequence: number;
-  /** The newest replay's generation (see Marker). */
+  /** The newest replay's generation (see position.ts Marker). */
   generation: number;
   nextResyncAt: number | null;
   failures: number;
@@ -48,7 +48,6 @@ export interface SubscriptionRecord {
   /** How many dead letters are kept (counted as they change). */
   deadLetters: number;
 }
-
 
 const GET = stmt(
   "subscription.get",

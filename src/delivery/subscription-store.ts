@@ -16,8 +16,9 @@
  *   transaction that throws (subscription-row.ts).
  *
  * Layering note: dead-letters.ts and this store import src/metrics/delivery-counters.ts at run time
- * (the counters are columns and tables of this storage, written in its transactions); moving them
- * into src/delivery is left to the dependency-rules work.
+ * (the counters are columns and tables of this storage, written in its transactions), as
+ * log-lines.ts imports metrics/identity.ts; moving them into src/delivery is left to the
+ * dependency-rules work.
  */
 import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
