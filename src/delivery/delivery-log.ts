@@ -2,8 +2,8 @@
  * A subscription's delivery log: the attempts `GET /subscriptions/{id}/deliveries` lists, newest
  * first. Attempts are numbered 1, 2, … in the order they are stored. The newest (fewer than
  * ROW_ATTEMPTS) are kept in the subscription row (`log_pending`), written by the statement that
- * stores what they did (the position's UPDATE, subscription-store.ts); then they move to a row of
- * `delivery_log` together. A window of acknowledgements (subscription.ts) so costs no row of its
+ * stores what they did (the position's UPDATE, subscription-row.ts); then they move to a row of
+ * `delivery_log` together. A window of acknowledgements (outbox-window.ts) so costs no row of its
  * own, and a delivery at `maxBatchSize` 1 a thirty-second of a row with its trim (issue 19).
  *
  * Guarantees:
@@ -54,7 +54,7 @@ export interface NumberedAttempt {
 
 export const DELIVERY_LOG_MIGRATIONS = [
   // `n` is a row's first attempt number, `last` its last; `log_pending` the attempts after the
-  // last row's (in the subscription row, subscription-store.ts). The rows of the log's first layout
+  // last row's (in the subscription row, subscription-row.ts). The rows of the log's first layout
   // (one attempt a row with an AUTOINCREMENT number) keep their numbers.
   `CREATE TABLE delivery_log (n INTEGER PRIMARY KEY, last INTEGER NOT NULL, attempts TEXT NOT NULL);
    INSERT INTO delivery_log (n, last, attempts)

@@ -1,12 +1,12 @@
 /**
  * The keys a subscription's receiver holds, as last sent to it: key → uid, resourceVersion, and
  * the generation of the replay that last sent or kept it. A replay reads them (its sweep retracts
- * the keys it did not touch; a later pass skips what it sent already, subscription.ts); every
+ * the keys it did not touch; a later pass skips what it sent already, markers.ts); every
  * acknowledged event changes them.
  *
  * Stored for what rows cost (issue 19): the changes of acknowledged events are first kept in the
  * subscription row (`held_changes`, a key's last change only), written by the statement that moves
- * the position (subscription-store.ts); past HELD_CHANGES_MAX keys, and before the keys are read or
+ * the position (subscription-row.ts); past HELD_CHANGES_MAX keys, and before the keys are read or
  * marked, they go to `held_keys` in bulk. That table holds the keys in segments by key range, up
  * to SEGMENT_KEYS keys a row, so a thousand changed keys rewrite the segments they fall in, not a
  * row each.

@@ -148,3 +148,23 @@ export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
   }
   throw new ValidationError(`invalid subscription: url: must be https (got ${url.protocol.replace(":", "")})`);
 }
+
+/** A spec as the API parsed it: its resync period may be absent (the informer's default). */
+export type ParsedSpec = z.output<typeof subscriptionSpecSchema>;
+
+/** The spec as stored: an absent resync period is the informer's default. */
+export function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): SubscriptionSpec {
+  const { url, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds } = spec;
+  return {
+    url,
+    events,
+    ...(namespace === undefined ? {} : { namespace }),
+    ...(labelSelector === undefined ? {} : { labelSelector }),
+    ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    resyncPeriodSeconds: spec.resyncPeriodSeconds ?? informerResyncSeconds,
+    replayExisting,
+    maxBatchSize,
+    retryBudgetSeconds,
+    timeoutSeconds,
+  };
+}

@@ -29,7 +29,7 @@ import { isSubrequestLimit, SubrequestBudget, subrequestLimitOf } from "../net/s
 import { AlarmSlice } from "./alarm-slice.ts";
 import { type SliceKillCounts, SliceKills } from "./slice-kills.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
-import type { SnapshotPage } from "../delivery/subscription.ts";
+import type { SnapshotPage } from "../delivery/feed.ts";
 import { SpecStore } from "../cache/spec-store.ts";
 import { migrateResourceDescriptions, storeDescription, storedDescription } from "../cache/resource-description-store.ts";
 import { readCrdDescription } from "../clusters/upstream-crd.ts";

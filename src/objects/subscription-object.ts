@@ -2,7 +2,9 @@
  * SubscriptionObject: one Durable Object per webhook subscription, a thin shell over
  * delivery/subscription.ts. Its own storage holds the cursor, so a slow or dead endpoint delays
  * only itself. It reads its informer's log over RPC, is nudged by the informer when events arrive,
- * and runs its delivery loop from the alarm.
+ * and runs its delivery loop (delivery/step-loop.ts) from the alarm. What an RPC changes is
+ * decided in src/delivery (subscription-admin.ts, subscription.ts); this class wires the informer's
+ * RPCs, the clock, the secret's randomness and the alarm.
  *
  * Invariant 7 holds here too: `alarm()` re-arms in `finally` from durable state.
  *
@@ -18,83 +20,44 @@
  *   arrives meanwhile does nothing. Afterwards the object holds no storage and no alarm.
  */
 import { DurableObject } from "cloudflare:workers";
-import { asAddress, describeInformer, type InformerAddress } from "../clusters/cluster.ts";
+import { asAddress, type InformerAddress } from "../clusters/cluster.ts";
 import { ownPlacement, type Placement } from "../clusters/placement.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
+import type { Feed } from "../delivery/feed.ts";
 import { httpSender } from "../delivery/sender.ts";
 import { newSecret } from "../delivery/sign.ts";
-import {
-  type DeadLetter,
-  type DeliveryAttempt,
-  type Feed,
-  type ListAnswer,
-  Subscription,
-  type SubscriptionStatus,
-} from "../delivery/subscription.ts";
-import type { z } from "zod/mini";
-import type { SubscriptionSpec, subscriptionSpecSchema } from "../delivery/subscription-spec.ts";
+import { runSlice } from "../delivery/step-loop.ts";
+import { Subscription } from "../delivery/subscription.ts";
+import { addressOf, createSubscription, declareSubscription, type Register, sealSecret } from "../delivery/subscription-admin.ts";
+import type { ParsedSpec } from "../delivery/subscription-spec.ts";
+import type { DeadLetter, DeliveryAttempt, DeliveryMetrics, ListAnswer, SubscriptionStatus } from "../delivery/subscription-views.ts";
 import type { Env } from "../env.ts";
-import { ApiError, attempt, attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
+import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
 import { SliceKills } from "./slice-kills.ts";
-import { SubrequestBudget, SubrequestLimitError, subrequestLimitOf } from "../net/subrequest-budget.ts";
-import type { DeliveryCounts } from "../metrics/delivery-counters.ts";
+import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { subscriptionIdentity } from "../metrics/identity.ts";
 
 /** What /metrics and the status page read of a subscription (src/metrics); never its secret or URL. */
-export interface SubscriptionMetrics {
-  id: string;
-  /** Its informer's cluster and name. */
-  cluster: string;
-  informer: string;
-  state: SubscriptionStatus["state"];
-  /** The receiver's host (the status page shows it; a URL's path or query may hold a token). */
-  host: string;
-  cursor: number;
-  /** A replay or resync being sent (its events are not in the log's lag). */
-  marker: "replay" | "sync" | null;
-  expired: boolean;
-  consecutiveFailures: number;
-  lastDeliveryAt: number | null;
-  nextAttemptAt: number | null;
-  lastError: string | null;
-  /** Dead letters kept now (a gauge; `counts.deadLettered` is the counter). */
-  deadLetters: number;
-  counts: DeliveryCounts;
+export type SubscriptionMetrics = DeliveryMetrics & {
   /** Rows its statements read and wrote since it was loaded (sql-rows.ts: in memory, reset by an eviction). */
   sqlRows: RowCounts;
   /** Alarm slices killed before their end (objects/slice-kills.ts). */
   sliceKills: number;
-}
+};
 
 /** One alarm's slice of deliveries; the rest continues in the next alarm. */
 const SLICE_MS = 5 * 60_000;
 const FALLBACK_REARM_MS = 30_000;
 
 export type CreatedSubscription = SubscriptionStatus & { secret: string };
-type ParsedSpec = z.output<typeof subscriptionSpecSchema>;
 
-/** The spec as stored: an absent resync period is the informer's default. */
-function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): SubscriptionSpec {
-  const { url, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds } = spec;
-  return {
-    url,
-    events,
-    ...(namespace === undefined ? {} : { namespace }),
-    ...(labelSelector === undefined ? {} : { labelSelector }),
-    ...(fieldSelector === undefined ? {} : { fieldSelector }),
-    resyncPeriodSeconds: spec.resyncPeriodSeconds ?? informerResyncSeconds,
-    replayExisting,
-    maxBatchSize,
-    retryBudgetSeconds,
-    timeoutSeconds,
-  };
-}
+const randomSecret = () => newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
 
 export class SubscriptionObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -106,6 +69,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   #destroying = false;
   /** The running slice's subrequest budget; none outside an alarm (an RPC's few calls are not counted). */
   #budget: SubrequestBudget | undefined;
+  /** Registers this subscription with an informer (its object's `addSubscriber`). */
+  readonly #register: Register = (informer, id) => informerStub(this.env, informer, ownPlacement(this.ctx.id)).addSubscriber(id);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -121,64 +86,21 @@ export class SubscriptionObject extends DurableObject<Env> {
     });
   }
 
-  /**
-   * Creates this subscription on `informer`: registers with it (which answers the log position to
-   * start from), stores the spec and a new secret, and starts delivering.
-   */
+  /** Creates this subscription on `informer` with a new secret (answered this once), and starts delivering. */
   async create(id: string, target: InformerAddress | string, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
-    const informer = asAddress(target);
-    if (this.#subscription.store.get()) return fail("Conflict", `subscription '${id}' already exists`);
-    const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
-    // Sealed before anything is registered: without ENCRYPTION_KEY the request changes nothing.
-    const sealed = await this.#seal(id, secret);
-    if (!sealed.ok) return sealed;
-    const created = await this.#register(id, informer, spec, sealed.value, false);
-    return created.ok ? ok({ ...created.value, secret }) : created;
-  }
-
-  /**
-   * Brings a subscription declared in INFORMERS in line with its declaration: creates it with the
-   * operator's secret, or updates its spec and secret in place (its position stays).
-   */
-  async declare(id: string, target: InformerAddress | string, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
-    const informer = asAddress(target);
-    const existing = this.#subscription.store.get();
-    if (!existing) {
-      const sealed = await this.#seal(id, secret);
-      if (!sealed.ok) return sealed;
-      const created = await this.#register(id, informer, spec, sealed.value, true);
-      return created.ok ? ok("created") : created;
-    }
-    // Declared ids join names with '-', which names may contain: two declarations can meet here.
-    // The first keeps the id; following another informer's log with this one's cursor would be wrong.
-    if (existing.cluster !== informer.cluster || existing.informer !== informer.name) {
-      const holder = addressOf(existing);
-      return fail("Conflict", `subscription '${id}' already follows ${describeInformer(holder)}: rename one of the two declarations`);
-    }
-    const registered = await informerStub(this.env, informer, ownPlacement(this.ctx.id)).addSubscriber(id);
-    if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
-    const resolved = resolveSpec(spec, registered.value.resyncPeriodSeconds);
-    const sameSecret = await this.#subscription.secrets.open(id, existing.secret).then((held) => held === secret, () => false);
-    if (JSON.stringify(resolved) === JSON.stringify(existing.spec) && sameSecret) return ok("unchanged");
-    const sealed = sameSecret ? ok(existing.secret) : await this.#seal(id, secret);
-    if (!sealed.ok) return sealed;
-    this.#subscription.updateSpec(resolved, sealed.value);
-    await this.#wake();
-    return ok("updated");
-  }
-
-  /** `secret` sealed for storage, or the 503 that names ENCRYPTION_KEY. */
-  #seal(id: string, secret: string): Promise<Result<string>> {
-    return attemptAsync(() => this.#subscription.secrets.seal(id, secret));
-  }
-
-  async #register(id: string, informer: InformerAddress, spec: ParsedSpec, secret: string, declared: boolean): Promise<Result<SubscriptionStatus>> {
-    const registered = await informerStub(this.env, informer, ownPlacement(this.ctx.id)).addSubscriber(id);
-    if (!registered.ok) return fail("NotFound", `${describeInformer(informer)} not found`);
-    const { tail, resyncPeriodSeconds } = registered.value;
-    this.#subscription.create({ id, cluster: informer.cluster, informer: informer.name, secret, tail, declared, spec: resolveSpec(spec, resyncPeriodSeconds) });
+    const secret = randomSecret();
+    const created = await createSubscription(this.#subscription, this.#register, { id, informer: asAddress(target), spec, secret, declared: false });
+    if (!created.ok) return created;
     await this.ctx.storage.setAlarm(Date.now());
-    return ok(this.#subscription.status()!);
+    return ok({ ...this.#subscription.status()!, secret });
+  }
+
+  /** Brings a subscription declared in INFORMERS in line with its declaration (subscription-admin.ts). */
+  async declare(id: string, target: InformerAddress | string, spec: ParsedSpec, secret: string): Promise<Result<"created" | "updated" | "unchanged">> {
+    const declared = await declareSubscription(this.#subscription, this.#register, { id, informer: asAddress(target), spec, secret });
+    if (declared.ok && declared.value === "created") await this.ctx.storage.setAlarm(Date.now());
+    if (declared.ok && declared.value === "updated") await this.#wake();
+    return declared;
   }
 
   /**
@@ -203,29 +125,11 @@ export class SubscriptionObject extends DurableObject<Env> {
 
   /** The subscription's counters, brought up to date first (metrics/delivery-counters.ts). */
   async metrics(): Promise<Result<SubscriptionMetrics>> {
-    return this.#with((subscription) => {
-      subscription.flush(); // what the counters count is the delivery log, which held acknowledgements join
-      const counts = subscription.store.countDeliveries();
-      const record = subscription.store.get()!;
-      return {
-        id: record.id,
-        cluster: record.cluster,
-        informer: record.informer,
-        state: record.disabledReason !== null ? "disabled" : record.failures > 0 ? "failing" : "active",
-        host: new URL(record.spec.url).host,
-        cursor: record.position.cursor,
-        marker: record.position.marker?.kind ?? null,
-        expired: record.expired,
-        consecutiveFailures: record.failures,
-        lastDeliveryAt: record.lastDeliveryAt,
-        nextAttemptAt: record.nextAttemptAt,
-        lastError: record.lastError,
-        deadLetters: record.deadLetters,
-        counts,
-        sqlRows: this.#db.rows.totals(),
-        sliceKills: new SliceKills(this.ctx.storage.kv).counts().kills,
-      };
-    });
+    return this.#with((subscription) => ({
+      ...subscription.metrics(),
+      sqlRows: this.#db.rows.totals(),
+      sliceKills: new SliceKills(this.ctx.storage.kv).counts().kills,
+    }));
   }
 
   /** The rows this object's statements read and wrote (what /metrics reports; the cost tests read it in place). */
@@ -256,8 +160,8 @@ export class SubscriptionObject extends DurableObject<Env> {
   async rotateSecret(graceSeconds: number): Promise<Result<{ id: string; secret: string; previousSecretExpiresAt: string }>> {
     const record = this.#subscription.store.get();
     if (!record || this.#destroying) return fail("NotFound", "subscription not found");
-    const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
-    const sealed = await this.#seal(record.id, secret);
+    const secret = randomSecret();
+    const sealed = await sealSecret(this.#subscription, record.id, secret);
     if (!sealed.ok) return sealed;
     const rotated = this.#with((subscription) => ({ id: subscription.store.get()!.id, ...subscription.rotateSecret(sealed.value, graceSeconds * 1000) }));
     if (!rotated.ok) return rotated;
@@ -332,28 +236,17 @@ export class SubscriptionObject extends DurableObject<Env> {
     );
   }
 
-  /** Steps until there is nothing to do now; returns when to run next (null: not until nudged). */
+  /** One slice of steps (step-loop.ts), with a fresh subrequest budget. */
   async #loop(deadline: number, signal: AbortSignal): Promise<number | null> {
     const budget = (this.#budget = new SubrequestBudget(subrequestLimitOf(this.env)));
+    const takeNudge = () => {
+      const nudged = this.#nudged;
+      this.#nudged = false;
+      return nudged;
+    };
     try {
-      for (;;) {
-        if (signal.aborted || this.#destroying) return null;
-        // The budget spent: go on at once in a fresh invocation (a fresh budget).
-        if (Date.now() >= deadline || budget.ended) return Date.now();
-        let result;
-        try {
-          result = await this.#subscription.step();
-        } catch (error) {
-          if (error instanceof SubrequestLimitError) return Date.now(); // the step changed nothing
-          throw error;
-        }
-        if (result.kind === "progress") continue;
-        if (result.kind === "idle" && this.#nudged) {
-          this.#nudged = false;
-          continue;
-        }
-        return result.until;
-      }
+      const stopped = () => signal.aborted || this.#destroying;
+      return await runSlice(() => this.#subscription.step(), { clock: systemClock, deadline, stopped, budgetEnded: () => budget.ended, takeNudge });
     } finally {
       this.#budget = undefined;
     }
@@ -428,9 +321,4 @@ function informerFeed(
     snapshot: (at, after, limit, namespace) =>
       spend(async () => unwrap(await informerStub(env, target().informer, placement).snapshot(at, after, limit, namespace))),
   };
-}
-
-/** Where a subscription's informer lives. */
-function addressOf(record: { cluster: string; informer: string }): InformerAddress {
-  return { cluster: record.cluster, name: record.informer };
 }

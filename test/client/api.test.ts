@@ -24,7 +24,7 @@ import type { InformerStatus as ServerInformerStatus } from "../../src/objects/i
 import type {
   DeliveryAttempt as ServerDeliveryAttempt,
   SubscriptionStatus as ServerSubscriptionStatus,
-} from "../../src/delivery/subscription.ts";
+} from "../../src/delivery/subscription-views.ts";
 import { FakeCluster } from "../fake-apiserver/client.ts";
 import { pod } from "../fake-apiserver/builders.ts";
 import { waitFor } from "../helpers/informer.ts";

@@ -5,7 +5,7 @@
  * unit tests of delivery; the integration tests use the real InformerObject.
  */
 import type { LogEvent, LogEventType, ReadResult } from "../../src/cache/event-log.ts";
-import type { Feed, SnapshotPage } from "../../src/delivery/subscription.ts";
+import type { Feed, SnapshotPage } from "../../src/delivery/feed.ts";
 
 interface Cached {
   uid: string;
