@@ -1,12 +1,17 @@
-/** The Worker's bindings and variables (wrangler.toml, API.md "Configuration"). */
-import type { InformerFactory } from "./objects/informer-factory.ts";
-import type { InformerObject } from "./objects/informer-object.ts";
-import type { SubscriptionObject } from "./objects/subscription-object.ts";
+/**
+ * The Worker's bindings and variables (wrangler.toml, API.md "Configuration").
+ *
+ * Every layer reads settings from `Env`, so this file imports nothing from src/ (docs/architecture.md
+ * "Layers"). The Durable Object classes behind the three namespaces are named by src/index.ts, the
+ * entry that exports them, which fills in `DurableObjectClasses` (declaration merging): the stubs
+ * stay typed without env.ts importing the object shells above it.
+ */
+export interface DurableObjectClasses {}
 
 export interface Env {
-  INFORMER: DurableObjectNamespace<InformerObject>;
-  FACTORY: DurableObjectNamespace<InformerFactory>;
-  SUBSCRIPTION: DurableObjectNamespace<SubscriptionObject>;
+  INFORMER: DurableObjectNamespace<DurableObjectClasses["INFORMER"]>;
+  FACTORY: DurableObjectNamespace<DurableObjectClasses["FACTORY"]>;
+  SUBSCRIPTION: DurableObjectNamespace<DurableObjectClasses["SUBSCRIPTION"]>;
   /** Base URL of the Kubernetes API server: the cluster named `default`. */
   KUBE_API_URL?: string;
   /** Secret: bearer token for the API server. */
