@@ -160,7 +160,7 @@ module.exports = {
     {
       name: "engine-and-delivery-off-the-platform",
       comment:
-        "The engine and delivery import neither cloudflare:workers nor hono (STYLE.md rule 7): they take a Db " +
+        "The engine and delivery import neither cloudflare:workers nor hono: they take a Db " +
         "and a Clock, and are tested as plain modules.",
       severity: "error",
       from: { path: ["^src/cache/", "^src/delivery/", "^src/metrics/(log|delivery)-counters\\.ts$"] },
