@@ -158,6 +158,13 @@ module.exports = {
       to: {},
     },
     {
+      name: "every-import-in-a-layer",
+      comment: "The same, seen from the importer: a module without imports of its own is placed too before it is imported.",
+      severity: "error",
+      from: {},
+      to: { path: "^src/", pathNot: [...everyLayer.path, "^src/client/"] },
+    },
+    {
       name: "engine-and-delivery-off-the-platform",
       comment:
         "The engine and delivery import neither cloudflare:workers nor hono: they take a Db " +
