@@ -1,15 +1,19 @@
-/** The Worker's bindings and variables (wrangler.toml, API.md "Configuration"). */
-import type { InformerFactory } from "./objects/informer-factory.ts";
-import type { InformerObject } from "./objects/informer-object.ts";
-import type { SubscriptionObject } from "./objects/subscription-object.ts";
-import type { WatchRelay } from "./objects/watch-relay-object.ts";
+/**
+ * The Worker's bindings and variables (wrangler.toml, API.md "Configuration").
+ *
+ * Every layer reads settings from `Env`, so this file imports nothing from src/ (docs/architecture.md
+ * "Layers"). The Durable Object classes behind the namespaces are named by src/index.ts, the
+ * entry that exports them, which fills in `DurableObjectClasses` (declaration merging): the stubs
+ * stay typed without env.ts importing the object shells above it.
+ */
+export interface DurableObjectClasses {}
 
 export interface Env {
-  INFORMER: DurableObjectNamespace<InformerObject>;
-  FACTORY: DurableObjectNamespace<InformerFactory>;
-  SUBSCRIPTION: DurableObjectNamespace<SubscriptionObject>;
+  INFORMER: DurableObjectNamespace<DurableObjectClasses["INFORMER"]>;
+  FACTORY: DurableObjectNamespace<DurableObjectClasses["FACTORY"]>;
+  SUBSCRIPTION: DurableObjectNamespace<DurableObjectClasses["SUBSCRIPTION"]>;
   /** Watch relays: `/k8s` watchers served off their informer's thread (objects/watch-relay-object.ts). */
-  RELAY: DurableObjectNamespace<WatchRelay>;
+  RELAY: DurableObjectNamespace<DurableObjectClasses["RELAY"]>;
   /**
    * Watch relays per informer, 0–64 (default 4): a `/k8s` watch goes to one of them, chosen by its
    * credential; 0 serves watchers in the informer's own object (k8s/watch-relay.ts).

@@ -4,8 +4,22 @@
  */
 import type { Env } from "./env.ts";
 import { createApp, ensureDeclaredInformers } from "./http/app.ts";
-import { FACTORY_NAME } from "./objects/informer-factory.ts";
+import { FACTORY_NAME, type InformerFactory } from "./objects/informer-factory.ts";
+import type { InformerObject } from "./objects/informer-object.ts";
+import type { SubscriptionObject } from "./objects/subscription-object.ts";
+import type { WatchRelay } from "./objects/watch-relay-object.ts";
 import { setLogLevel } from "./log.ts";
+
+// Names the classes behind Env's namespaces here, at the top, so that src/env.ts (read by every
+// layer) imports none of them.
+declare module "./env.ts" {
+  interface DurableObjectClasses {
+    INFORMER: InformerObject;
+    FACTORY: InformerFactory;
+    SUBSCRIPTION: SubscriptionObject;
+    RELAY: WatchRelay;
+  }
+}
 
 export { InformerFactory } from "./objects/informer-factory.ts";
 export { InformerObject } from "./objects/informer-object.ts";

@@ -19,7 +19,6 @@
  *   `log_pending` is forgotten when that transaction throws (`forget`).
  */
 import { type Db, stmt } from "../sql.ts";
-import type { Page } from "./subscription-store.ts";
 
 /** Attempts the log lists. */
 export const DELIVERY_LOG_SIZE = 200;
@@ -114,8 +113,11 @@ export class DeliveryLog {
     this.#db.run(SET_PENDING, this.appendInTx(records));
   }
 
-  /** The newest attempts first, before attempt number `before`. */
-  page(limit: number, before = Number.MAX_SAFE_INTEGER): Page<DeliveryRecord> {
+  /**
+   * The newest attempts first, before attempt number `before`; `after` is where the next page
+   * starts (a SubscriptionStore `Page`, spelled out: the store imports this module, not the reverse).
+   */
+  page(limit: number, before = Number.MAX_SAFE_INTEGER): { items: DeliveryRecord[]; after?: number } {
     const newest = this.#rowsNewest();
     const pending = numbered(newest + 1, this.#pendingAttempts());
     const oldest = newest + pending.length - DELIVERY_LOG_SIZE + 1;

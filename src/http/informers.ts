@@ -3,7 +3,6 @@
  * informers. Mutations go through the factory, which keeps the registry.
  */
 import { Hono } from "hono";
-import * as z from "zod/mini";
 import { parseInformerSpec } from "../config.ts";
 import { ApiError, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
@@ -13,22 +12,9 @@ import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { jsonBody, limitBody, validate } from "./validate.ts";
 import { informerStub } from "../clusters/stubs.ts";
-import { informerAddress } from "./known-informer.ts";
+import { informerAddress, nameParam } from "./known-informer.ts";
 
 export const MAX_SPEC_BYTES = 64 * 1024;
-
-/** What an informer name is, as a 400 states it. */
-export const INFORMER_NAME_RULE = "a lower-case DNS label of 1-63 characters (a-z, 0-9 and '-', starting and ending with a letter or digit)";
-const INFORMER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-/** A route parameter that must match `pattern`; the 400 names the value and states the rule. */
-export function paramMatching(what: string, rule: string, matches: (value: string) => boolean) {
-  return z.string().check(z.refine(matches, { error: (issue) => `'${String(issue.input)}' is not ${what}: ${rule}` }));
-}
-
-export const nameParam = z.object({
-  name: paramMatching("an informer name", INFORMER_NAME_RULE, (name) => name.length <= 63 && INFORMER_NAME.test(name)),
-});
 
 /** Under /informers (the default cluster) and /clusters/{cluster}/informers. */
 export const informerRoutes = new Hono<AppEnv>()

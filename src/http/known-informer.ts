@@ -18,8 +18,15 @@ import { registryCache, registrySource } from "./registry-snapshot.ts";
 import type { Placement } from "../clusters/placement.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
-import { nameParam, paramMatching } from "./informers.ts";
-import { describeInvalid } from "./validate.ts";
+import { describeInvalid, paramMatching } from "./validate.ts";
+
+/** What an informer name is, as a 400 states it. */
+export const INFORMER_NAME_RULE = "a lower-case DNS label of 1-63 characters (a-z, 0-9 and '-', starting and ending with a letter or digit)";
+const INFORMER_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export const nameParam = z.object({
+  name: paramMatching("an informer name", INFORMER_NAME_RULE, (name) => name.length <= 63 && INFORMER_NAME.test(name)),
+});
 
 export const clusterParam = z.object({ cluster: paramMatching("a cluster name", CLUSTER_NAME_RULE, isClusterName) });
 

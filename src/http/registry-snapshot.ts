@@ -15,22 +15,11 @@
  * - No promise is shared across requests (review B4): a check in flight is a timestamp, and while
  *   one started under CHECK_EVERY_MS ago other requests use the snapshot they have.
  */
-import type { RegisteredInformer } from "../cache/informer-registry.ts";
-import type { Placement } from "../clusters/placement.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import type { Env } from "../env.ts";
+import { FACTORY_NAME, type RegistryAnswer, type RegistrySnapshot } from "../objects/informer-factory.ts";
 
-/** The registry as the factory hands it to isolates: never a cluster's connection. */
-export interface RegistrySnapshot {
-  version: string;
-  informers: RegisteredInformer[];
-  /** Every cluster's name, the default one included. */
-  clusters: string[];
-  /** Each cluster's placement (clusters/placement.ts), where it has one. */
-  placements: Record<string, Placement>;
-}
-
-/** InformerFactory.registry's answer: the snapshot, or only its version when the caller has it. */
-export type RegistryAnswer = RegistrySnapshot | { version: string; unchanged: true };
+// The factory defines the answer it gives; the routes' modules read these names from here.
+export type { RegistryAnswer, RegistrySnapshot };
 
 /** The one factory call this cache makes. */
 export interface RegistrySource {
@@ -119,5 +108,5 @@ export class RegistryCache {
 export const registryCache = new RegistryCache();
 
 /** The factory, as the cache's source. */
-export const registrySource = (env: { FACTORY: DurableObjectNamespace<import("../objects/informer-factory.ts").InformerFactory> }): RegistrySource =>
+export const registrySource = (env: Pick<Env, "FACTORY">): RegistrySource =>
   env.FACTORY.getByName(FACTORY_NAME);

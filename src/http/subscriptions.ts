@@ -22,10 +22,9 @@ import type { Role } from "../auth/credentials.ts";
 import { toHex } from "../net/byte-encoding.ts";
 import type { Principal } from "../auth/principal.ts";
 import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
-import { nameParam, paramMatching } from "./informers.ts";
-import { describeInvalid, jsonBody, limitBody, validate } from "./validate.ts";
+import { describeInvalid, jsonBody, limitBody, paramMatching, validate } from "./validate.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
-import { clusterPlacement, informerAddress } from "./known-informer.ts";
+import { clusterPlacement, informerAddress, nameParam } from "./known-informer.ts";
 import { forgetSubscription, knownSubscription, rememberSubscription } from "./known-subscription.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 

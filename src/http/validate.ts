@@ -6,7 +6,7 @@
 import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler, ValidationTargets } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type * as z from "zod/mini";
+import * as z from "zod/mini";
 import { ApiError, describeIssues } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 
@@ -23,6 +23,11 @@ export function validate<Target extends keyof ValidationTargets, Schema extends 
 export function describeInvalid(target: keyof ValidationTargets, error: Parameters<typeof describeIssues>[0]): string {
   if (target === "param") return error.issues.map((issue) => issue.message).join("; ");
   return `invalid ${target === "json" ? "body" : target}: ${describeIssues(error)}`;
+}
+
+/** A route parameter that must match `pattern`; the 400 names the value and states the rule. */
+export function paramMatching(what: string, rule: string, matches: (value: string) => boolean) {
+  return z.string().check(z.refine(matches, { error: (issue) => `'${String(issue.input)}' is not ${what}: ${rule}` }));
 }
 
 const MUTATING_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);

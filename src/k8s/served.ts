@@ -9,10 +9,24 @@
  * A custom resource is served as soon as its CRD can be read (its kind, scope, names and printer
  * columns come from it), or else once its informer caches an object (kind and scope from it).
  */
-import type { RegisteredInformer } from "../cache/informer-registry.ts";
-import type { InformerSpec } from "../config.ts";
 import { type ResourceInfo, describeResource } from "./catalog.ts";
 import type { ResourceDescription } from "./resource-description.ts";
+
+/**
+ * What this module reads of a registered informer (cache/informer-registry.ts, its spec from
+ * config.ts): named here, so that the read API does not import the configuration layer above it.
+ */
+export interface ServingInformer {
+  name: string;
+  spec: {
+    resource: string;
+    apiVersion?: string | undefined;
+    namespace?: string | undefined;
+    labelSelector?: string | undefined;
+    fieldSelector?: string | undefined;
+    indexers: Record<string, string>;
+  };
+}
 
 export interface ServedResource {
   informer: string;
@@ -25,11 +39,11 @@ export interface ServedResource {
 export type DescriptionOf = (informer: string) => Promise<ResourceDescription | undefined>;
 
 /** Whether an informer holds its whole resource, so that it may answer for it (the rule above; search uses it too). */
-export function holdsWholeResource(spec: Pick<InformerSpec, "namespace" | "labelSelector" | "fieldSelector">): boolean {
+export function holdsWholeResource(spec: Pick<ServingInformer["spec"], "namespace" | "labelSelector" | "fieldSelector">): boolean {
   return spec.namespace === undefined && !spec.labelSelector && !spec.fieldSelector;
 }
 
-export async function servedResources(informers: readonly RegisteredInformer[], descriptionOf: DescriptionOf): Promise<ServedResource[]> {
+export async function servedResources(informers: readonly ServingInformer[], descriptionOf: DescriptionOf): Promise<ServedResource[]> {
   const byResource = new Map<string, ServedResource>();
   for (const { name, spec } of informers) {
     if (!holdsWholeResource(spec)) continue;

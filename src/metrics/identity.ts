@@ -8,8 +8,6 @@
  * `cluster` finds the default cluster's lines too. Informer names are unique only within a
  * cluster, so without it two clusters' `pods` informers would be one series.
  */
-import type { InformerAddress } from "../clusters/cluster.ts";
-
 // Type aliases, not interfaces: they spread into log fields (LogFields has an index signature).
 export type InformerIdentity = {
   /** The cluster the informer watches (clusters/cluster.ts; `default`: KUBE_API_URL). */
@@ -19,8 +17,11 @@ export type InformerIdentity = {
 
 export type SubscriptionIdentity = InformerIdentity & { subscription: string };
 
-/** The identity of the informer at `address`. */
-export function informerIdentity(address: InformerAddress): InformerIdentity {
+/**
+ * The identity of the informer at `address` (an InformerAddress, clusters/cluster.ts, taken by its
+ * shape: this module sits in the base layer, below clusters/; docs/architecture.md "Layers").
+ */
+export function informerIdentity(address: { cluster: string; name: string }): InformerIdentity {
   return { cluster: address.cluster, informer: address.name };
 }
 

@@ -38,9 +38,21 @@ import { Db } from "../sql.ts";
 import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
 import { informerIdentity } from "../metrics/identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
-import type { RegistryAnswer } from "../http/registry-snapshot.ts";
 
 export const FACTORY_NAME = "factory";
+
+/** The registry as the factory hands it to isolates (http/registry-snapshot.ts): never a cluster's connection. */
+export interface RegistrySnapshot {
+  version: string;
+  informers: RegisteredInformer[];
+  /** Every cluster's name, the default one included. */
+  clusters: string[];
+  /** Each cluster's placement (clusters/placement.ts), where it has one. */
+  placements: Record<string, Placement>;
+}
+
+/** InformerFactory.registry's answer: the snapshot, or only its version when the caller has it. */
+export type RegistryAnswer = RegistrySnapshot | { version: string; unchanged: true };
 
 /**
  * Most clusters one deployment holds, `default` included. Every informer and subscription metric
