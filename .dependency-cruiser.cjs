@@ -8,9 +8,7 @@
  * only a type (the check reads type imports too, tsPreCompilationDeps). No module may take part in
  * an import cycle, through types or not. The published client (src/client/) stands apart.
  *
- * A module belongs to the layer of its directory, except the few listed in FILED_ELSEWHERE: their
- * code belongs to another layer than the directory they sit in (each says why). They are to move
- * there once the splits of issue 21 have landed; until then this table places them.
+ * A module belongs to the layer of its directory (or, at the root of src/, of its name).
  */
 
 /** Bottom first. `paths` are regular expressions on paths from the repository's root. */
@@ -19,8 +17,9 @@ const LAYERS = [
     name: "base",
     comment:
       "Shared primitives: SQL (sql.ts, sql-rows.ts), time, errors, logging, the Env type, network rules (net/) " +
-      "and sealing (secrets/). They know no informer, cluster or route.",
-    paths: ["^src/(sql|sql-rows|clock|errors|log|env)\\.ts$", "^src/net/", "^src/secrets/"],
+      "and sealing (secrets/), and whom a log line or a sample is about (log-identity.ts). They know no informer's " +
+      "machinery, cluster or route.",
+    paths: ["^src/(sql|sql-rows|clock|errors|log|log-identity|env)\\.ts$", "^src/net/", "^src/secrets/"],
   },
   {
     name: "kube",
@@ -59,7 +58,7 @@ const LAYERS = [
     comment:
       "Informer specs, validated once at the edge (config.ts; it composes the schemas of the layers below), " +
       "and where they are kept: the factory's registry and an informer object's spec row.",
-    paths: ["^src/config\\.ts$"],
+    paths: ["^src/config/"],
   },
   {
     name: "objects",
@@ -83,44 +82,11 @@ const LAYERS = [
   },
 ];
 
-/** Modules whose code belongs to another layer than their directory: path → [layer, why]. */
-const FILED_ELSEWHERE = {
-  "src/k8s/resource-description.ts": [
-    "kube",
-    "what a CustomResourceDefinition says about its resource: pure Kubernetes (zod only), read by clusters/ and cache/ too",
-  ],
-  "src/metrics/identity.ts": ["base", "who a log line or a sample is about ({cluster, informer[, subscription]}): log vocabulary for every layer"],
-  "src/metrics/log-counters.ts": ["engine", "counts the event log in the log's own transactions (EventLog.compactInTx's beforeDelete)"],
-  "src/metrics/delivery-counters.ts": ["delivery", "counts the delivery log in the subscription store's transactions, before each trim"],
-  "src/cache/informer-registry.ts": ["configuration", "the factory's registry: stores informer specs (config.ts) and cluster connections"],
-  "src/cache/spec-store.ts": ["configuration", "an informer object's spec row: its spec (config.ts) and its cluster's connection"],
-};
 
-/**
- * The one cycle left, of types only, allowed by name until it can go: cache/informer.ts imports
- * metrics/log-counters.ts to count its log, and log-counters.ts's InformerMetrics names
- * cache/informer.ts's InformerProgress. It goes when InformerProgress moves out of informer.ts
- * (into cache-progress.ts, "the informer's progress"), which waits for the split of informer.ts
- * under way in issue 21. Only a cycle of exactly these two modules is let through: any other
- * cycle has a third module, which reports it.
- */
-const KNOWN_CYCLE = ["^src/cache/informer\\.ts$", "^src/metrics/log-counters\\.ts$"];
 
-const exact = (file) => `^${file.replace(/[.]/g, "\\.")}$`;
-const layerIndex = (name) => {
-  const index = LAYERS.findIndex((layer) => layer.name === name);
-  if (index < 0) throw new Error(`.dependency-cruiser.cjs: FILED_ELSEWHERE names an unknown layer '${name}'`);
-  return index;
-};
-const filed = Object.entries(FILED_ELSEWHERE).map(([file, [layer]]) => ({ file: exact(file), index: layerIndex(layer) }));
-
-/** The modules of the layers at `indices`: their directories, plus the files filed there, minus the files filed elsewhere. */
+/** The modules of the layers at `indices`. */
 function modulesOf(indices) {
-  const inside = (index) => indices.includes(index);
-  return {
-    path: [...indices.flatMap((index) => LAYERS[index].paths), ...filed.filter((f) => inside(f.index)).map((f) => f.file)],
-    pathNot: filed.filter((f) => !inside(f.index)).map((f) => f.file),
-  };
+  return { path: indices.flatMap((index) => LAYERS[index].paths) };
 }
 
 const range = (from, to) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
@@ -144,14 +110,14 @@ module.exports = {
         "No import cycles, of types either: a cycle makes module evaluation order matter and hides which module " +
         "is the lower one. Across layers the layer rules already rule cycles out; this catches them within one.",
       severity: "error",
-      from: { pathNot: KNOWN_CYCLE },
+      from: {},
       to: { circular: true },
     },
     ...layerRules,
     {
       name: "every-module-in-a-layer",
       comment:
-        "Each module of src/ belongs to a layer (LAYERS or FILED_ELSEWHERE) or is the published client: " +
+        "Each module of src/ belongs to a layer (LAYERS) or is the published client: " +
         "a new directory is placed in the table before it is used.",
       severity: "error",
       from: { path: "^src/", pathNot: [...everyLayer.path, "^src/client/"] },
@@ -170,7 +136,7 @@ module.exports = {
         "The engine and delivery import neither cloudflare:workers nor hono: they take a Db " +
         "and a Clock, and are tested as plain modules.",
       severity: "error",
-      from: { path: ["^src/cache/", "^src/delivery/", "^src/metrics/(log|delivery)-counters\\.ts$"] },
+      from: { path: ["^src/cache/", "^src/delivery/"] },
       to: { path: ["^cloudflare:", "(^|/)node_modules/hono/"] },
     },
     {

@@ -8,7 +8,7 @@ import { deflateRawSync, inflateRawSync, constants } from "node:zlib";
 import { it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
 import { initialMemory } from "../../src/cache/reflector-memory.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { ListDecoder } from "../../src/kube/list-decoder.ts";
 import { WatchDecoder } from "../../src/kube/watch-decoder.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";

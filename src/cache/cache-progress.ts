@@ -24,6 +24,27 @@
  */
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { type Db, type Statement, stmt } from "../sql.ts";
+import type { LogBounds } from "./event-log.ts";
+
+/** What an informer reports of its progress (Informer.progress): status, /metrics and the status page read it. */
+export type WatchStateName = "idle" | "listing" | "watching" | "sleeping" | "backoff";
+
+export interface InformerProgress {
+  synced: boolean;
+  lastSyncResourceVersion: string;
+  /** The RV the cache is complete up to (what queries read); behind lastSyncRV while the queue drains. */
+  cacheResourceVersion: string;
+  /** Objects the cache could not admit (admission.ts), and why the last one was refused. */
+  skippedObjects: number;
+  lastSkipped: string | null;
+  objects: number;
+  queueDepth: number;
+  watch: { state: WatchStateName; since: string | null; restarts: number };
+  relists: number;
+  lastError: string | null;
+  eventLog: LogBounds;
+  wakeAt: number;
+}
 
 /** Events a run of watch-only transactions spans before its end is kept as a mark of its own. */
 export const MARK_SPACING = 1_000;

@@ -9,7 +9,7 @@
  * the outcome is the same as writing every delta, without writing bodies that are popped at once.
  */
 import { chunks, type Db, MAX_BOUND_PARAMETERS, placeholders, stmt } from "../sql.ts";
-import type { Delta } from "./delta-fifo.ts";
+import type { Delta } from "./delta.ts";
 import { lastDeltaId } from "./delta-fifo-replace.ts";
 
 /** Deltas by key in queue order (a Map keeps insertion order). */

@@ -17,7 +17,19 @@
  * - Resync queues Sync, with the indexer's state, only for known keys that have nothing queued.
  */
 import { type Db, placeholders, stmt } from "../sql.ts";
-import type { KnownObjects } from "./delta-fifo.ts";
+
+/**
+ * The indexer as the FIFO sees it (client-go `KeyListerGetter`). `selectAll` is a SQL query over
+ * the same database yielding `key, body, rv, uid` of every known object, so Replace and Resync run
+ * in SQL without loading the cache.
+ */
+export interface KnownObjects {
+  has(key: string): boolean;
+  isEmpty(): boolean;
+  /** The resourceVersion of each known key among `keys`. */
+  getMetaMany(keys: readonly string[]): Map<string, { resourceVersion: string }>;
+  readonly selectAll: string;
+}
 
 /**
  * The body staged for a listed object whose resourceVersion the cache already holds: none. Its

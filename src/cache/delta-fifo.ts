@@ -33,33 +33,11 @@ import { type Db, stmt } from "../sql.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { admit } from "./admission.ts";
 import { type DeltaBuffer, flushBufferInTx, takeBuffered } from "./delta-buffer.ts";
-import { FifoReplace, type StagedObject } from "./delta-fifo-replace.ts";
+import { FifoReplace, type KnownObjects, type StagedObject } from "./delta-fifo-replace.ts";
+import type { Delta, DeltaType } from "./delta.ts";
 import type { Transform } from "./transform.ts";
 
-export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
-
-export interface Delta {
-  type: DeltaType;
-  /** The object's JSON; for a tombstone its last known state, or null when none was known. */
-  body: string | null;
-  /** A deletion inferred at relist (client-go `DeletedFinalStateUnknown`). */
-  tombstone: boolean;
-  resourceVersion: string;
-  uid: string;
-}
-
-/**
- * The indexer as the FIFO sees it (client-go `KeyListerGetter`). `selectAll` is a SQL query over
- * the same database yielding `key, body, rv, uid` of every known object, so Replace and Resync run
- * in SQL without loading the cache.
- */
-export interface KnownObjects {
-  has(key: string): boolean;
-  isEmpty(): boolean;
-  /** The resourceVersion of each known key among `keys`. */
-  getMetaMany(keys: readonly string[]): Map<string, { resourceVersion: string }>;
-  readonly selectAll: string;
-}
+export type { Delta, DeltaType, KnownObjects };
 
 /** One popped key: all its deltas, oldest first. */
 export interface PoppedKey {

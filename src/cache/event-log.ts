@@ -25,9 +25,9 @@ import { type Db, stmt } from "../sql.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { moveRowsToSegments } from "./log-segment-migration.ts";
 import { type CompactOptions, compactLogInTx, type Retention } from "./log-retention.ts";
-import { decodeEntries, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
+import { decodeEntries, type LogBounds, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
 
-export type { LogEvent, LogEventType };
+export type { LogBounds, LogEvent, LogEventType };
 
 /**
  * An event to append: `seq` assigned by the caller from `nextSeq()` (consecutive within an append),
@@ -44,12 +44,6 @@ export interface LogChange {
   key: string;
 }
 
-export interface LogBounds {
-  /** The oldest sequence number guaranteed readable (tail + 1 when the log is empty). */
-  head: number;
-  /** The newest sequence number, 0 before the first event. */
-  tail: number;
-}
 
 export interface ReadResult {
   events: LogEvent[];

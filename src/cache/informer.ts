@@ -37,14 +37,17 @@ import { type ReflectorOptions, type ReflectorSink, type ReflectorState, step } 
 import { initialMemory, type ReflectorMemory } from "./reflector-memory.ts";
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
-import { countLogInTx, type InformerMetrics, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "../metrics/log-counters.ts";
-import type { InformerIdentity } from "../metrics/identity.ts";
+import { countLogInTx, type InformerMetrics, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "./log-counters.ts";
+import type { InformerIdentity } from "../log-identity.ts";
 import { countersOf, type ErrorReason } from "./reflector-counters.ts";
 import { logStep } from "./reflector-log.ts";
 import { logger } from "../log.ts";
 import { DEFAULT_STORAGE_CEILING_BYTES, type StorageVerdict, storageVerdict } from "./storage-ceiling.ts";
+import type { InformerProgress, WatchStateName } from "./cache-progress.ts";
 
-/** What the informer needs of its spec (config.ts validates the full spec). */
+export type { InformerProgress, WatchStateName };
+
+/** What the informer needs of its spec (config/informer-spec.ts validates the full spec). */
 export interface InformerSettings {
   indexers: Record<string, string>;
   transform: TransformSpec;
@@ -57,24 +60,6 @@ export interface InformerSettings {
   storage?: { bytes: () => number; ceilingBytes?: number };
 }
 
-export type WatchStateName = "idle" | "listing" | "watching" | "sleeping" | "backoff";
-
-export interface InformerProgress {
-  synced: boolean;
-  lastSyncResourceVersion: string;
-  /** The RV the cache is complete up to (what queries read); behind lastSyncRV while the queue drains. */
-  cacheResourceVersion: string;
-  /** Objects the cache could not admit (admission.ts), and why the last one was refused. */
-  skippedObjects: number;
-  lastSkipped: string | null;
-  objects: number;
-  queueDepth: number;
-  watch: { state: WatchStateName; since: string | null; restarts: number };
-  relists: number;
-  lastError: string | null;
-  eventLog: LogBounds;
-  wakeAt: number;
-}
 
 /** What a query reads: the RV the cache is complete up to, and whether it holds the whole list (HasSynced). */
 export interface QueryView {

@@ -14,8 +14,7 @@
  *   may be left, so retention never makes one long transaction.
  */
 import { type Db, stmt } from "../sql.ts";
-import type { LogBounds } from "./event-log.ts";
-import { decodeEntries } from "./log-segment.ts";
+import { decodeEntries, type LogBounds } from "./log-segment.ts";
 
 export interface Retention {
   maxEvents: number;

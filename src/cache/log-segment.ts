@@ -20,6 +20,14 @@
  */
 import { type Db, stmt } from "../sql.ts";
 
+/** The readable range of a log (EventLog.bounds). */
+export interface LogBounds {
+  /** The oldest sequence number guaranteed readable (tail + 1 when the log is empty). */
+  head: number;
+  /** The newest sequence number, 0 before the first event. */
+  tail: number;
+}
+
 export type LogEventType = "add" | "update" | "delete" | "sync";
 
 export interface LogEvent {

@@ -7,7 +7,7 @@
  * timeout is routine and `debug`.
  */
 import { logger } from "../log.ts";
-import type { InformerIdentity } from "../metrics/identity.ts";
+import type { InformerIdentity } from "../log-identity.ts";
 import { countersOf, RELIST_CAUSES } from "./reflector-counters.ts";
 import type { ReflectorState } from "./reflector.ts";
 import type { ReflectorMemory } from "./reflector-memory.ts";

@@ -5,7 +5,7 @@
  * restart. One row, keyed by the resource it describes: a spec that names another resource or
  * version finds nothing and reads its CRD anew.
  */
-import type { ResourceDescription } from "../k8s/resource-description.ts";
+import type { ResourceDescription } from "../kube/resource-description.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 
 const MIGRATIONS = [

@@ -21,7 +21,7 @@ export const STORAGE_LIMIT_BYTES = 10_000_000_000;
 /** The share of the limit past which retention shrinks: room left for a relist's staged copy and a burst. */
 export const STORAGE_CEILING_FRACTION = 0.7;
 export const DEFAULT_STORAGE_CEILING_BYTES = STORAGE_LIMIT_BYTES * STORAGE_CEILING_FRACTION;
-/** The fewest events a shrunk log keeps: the smallest `retention.maxEvents` a spec may ask for (config.ts). */
+/** The fewest events a shrunk log keeps: the smallest `retention.maxEvents` a spec may ask for (config/informer-spec.ts). */
 export const MIN_SHRUNK_EVENTS = 1_000;
 
 /** The event log, measured only over the ceiling: under it, a status or a compaction reads no row for this. */

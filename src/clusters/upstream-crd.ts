@@ -1,14 +1,14 @@
 /**
  * A custom resource's CRD, read from its cluster's API server (clusters/upstream-request.ts: the
  * cluster's credentials, no redirects, bounded in time) and turned into what `/k8s` says about the
- * resource (k8s/resource-description.ts). Bounded in size: a CRD with a large schema is a few
+ * resource (kube/resource-description.ts). Bounded in size: a CRD with a large schema is a few
  * hundred KB, and etcd holds none over 1.5 MB. Undefined when it cannot be read — a credential
  * without `get` on CRDs, a CRD that does not serve the version — and the caller falls back.
  */
 import type { ResourceRef } from "../kube/resources.ts";
 import { readBodyStart } from "../net/bounded-body.ts";
 import { redirectRefusal } from "../net/redirect-refusal.ts";
-import { crdPath, describeFromCrd, type ResourceDescription } from "../k8s/resource-description.ts";
+import { crdPath, describeFromCrd, type ResourceDescription } from "../kube/resource-description.ts";
 import type { ClusterConnection } from "./cluster.ts";
 import { upstreamGet } from "./upstream-request.ts";
 

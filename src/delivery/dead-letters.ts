@@ -13,9 +13,9 @@
 import { type Db, stmt } from "../sql.ts";
 import type { LogEventType } from "../cache/event-log.ts";
 // A run-time import of src/metrics (the dead-letter counter); the layering note is in subscription-store.ts.
-import { countDeadLettersInTx } from "../metrics/delivery-counters.ts";
+import { countDeadLettersInTx } from "./delivery-counters.ts";
 import type { OutboxEvent, StoredOutbox } from "./outbox-store.ts";
-import type { Page } from "./subscription-store.ts";
+import type { Page } from "./position.ts";
 import type { Run, SubscriptionRow } from "./subscription-row.ts";
 import { deadLetterText, outboxText, type StoredTexts } from "./stored-texts.ts";
 

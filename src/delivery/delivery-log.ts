@@ -11,7 +11,7 @@
  *   token stays valid while the log grows (a page may only end sooner when older attempts go).
  * - Bounded in bulk: each time the newest number in a row passes a multiple of TRIM_STEP, the rows
  *   wholly older than the newest DELIVERY_LOG_SIZE attempts are deleted in one statement, after
- *   `beforeTrim` ran (the delivery counters count them, metrics/delivery-counters.ts). The table
+ *   `beforeTrim` ran (the delivery counters count them, delivery/delivery-counters.ts). The table
  *   holds at most about DELIVERY_LOG_SIZE + TRIM_STEP + 2 × ROW_ATTEMPTS attempts; each row is
  *   written once and deleted once.
  * - Numbers are never reused: the newest row is never trimmed, and numbering goes on from it.

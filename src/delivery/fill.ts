@@ -23,7 +23,7 @@ import { EventFilter, type Filtered } from "./filter.ts";
 import { advanceInTx, expand, expireInTx, sweep } from "./markers.ts";
 import { type OutboxWindow, WINDOW_DELIVERIES, WINDOW_MS } from "./outbox-window.ts";
 import type { Position } from "./position.ts";
-import type { StepResult } from "./subscription.ts";
+import type { StepResult } from "./step-result.ts";
 import type { SubscriptionRecord } from "./subscription-row.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import type { SubscriptionStore } from "./subscription-store.ts";

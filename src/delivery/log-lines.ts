@@ -8,7 +8,7 @@
  * `warn` per streak and one per dead-lettered batch, not one per retry.
  */
 import { logger } from "../log.ts";
-import { subscriptionIdentity } from "../metrics/identity.ts";
+import { subscriptionIdentity } from "../log-identity.ts";
 import type { SendResult } from "./sender.ts";
 
 export type DeliveryDecision = "delivered" | "retry" | "dead-letter" | "disable";

@@ -38,3 +38,9 @@ export interface Position {
    */
   replayed?: { since: number; pass: number };
 }
+
+/** A page of a list: `after` is where the next page starts (undefined: this was the last). */
+export interface Page<T> {
+  items: T[];
+  after?: number;
+}

@@ -15,14 +15,14 @@
  *   subscription row in memory between writes: any statement it runs forgets it, and so does a
  *   transaction that throws (subscription-row.ts).
  *
- * Layering note: dead-letters.ts and this store import src/metrics/delivery-counters.ts at run time
+ * Layering note: dead-letters.ts and this store import src/delivery/delivery-counters.ts at run time
  * (the counters are columns and tables of this storage, written in its transactions), as
- * log-lines.ts imports metrics/identity.ts; moving them into src/delivery is left to the
+ * log-lines.ts imports log-identity.ts; moving them into src/delivery is left to the
  * dependency-rules work.
  */
 import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
-import { countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS, type DeliveryCounts } from "../metrics/delivery-counters.ts";
+import { countDeliveriesInTx, DELIVERY_COUNTER_MIGRATIONS, type DeliveryCounts } from "./delivery-counters.ts";
 import { DELIVERY_LOG_MIGRATIONS, DeliveryLog, type DeliveryRecord } from "./delivery-log.ts";
 import { type DeliveredKey, HELD_KEYS_MIGRATIONS, HeldKeys } from "./held-keys.ts";
 import type { Position } from "./position.ts";
@@ -77,11 +77,8 @@ const MIGRATIONS = [
 
 const TABLE_EXISTS = stmt("subscription.exists", "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'subscription'");
 
-/** A page of a list: `after` is where the next page starts (undefined: this was the last). */
-export interface Page<T> {
-  items: T[];
-  after?: number;
-}
+import type { Page } from "./position.ts";
+export type { Page };
 
 export class SubscriptionStore {
   readonly #db: Db;
@@ -189,7 +186,7 @@ export class SubscriptionStore {
     this.#log.recordInTx(records);
   }
 
-  /** The delivery counters, brought up to date (metrics/delivery-counters.ts). */
+  /** The delivery counters, brought up to date (delivery/delivery-counters.ts). */
   countDeliveries(): DeliveryCounts {
     return this.transaction(() => countDeliveriesInTx(this.#db, this.#log));
   }

@@ -11,7 +11,7 @@
 import type { LogEventType } from "../cache/event-log.ts";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import { ValidationError } from "../errors.ts";
-import type { DeliveryCounts } from "../metrics/delivery-counters.ts";
+import type { DeliveryCounts } from "./delivery-counters.ts";
 import type { DeadLetterRecord } from "./dead-letters.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import type { Marker } from "./position.ts";

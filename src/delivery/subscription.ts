@@ -36,6 +36,7 @@ import type { Send } from "./sender.ts";
 import { SubscriptionSecrets } from "./stored-secrets.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
 import { SubscriptionStore } from "./subscription-store.ts";
+import type { StepResult } from "./step-result.ts";
 import {
   type DeadLetter,
   deadLetter,
@@ -60,8 +61,7 @@ export interface SubscriptionOptions {
   sealer?: () => SecretSealer;
 }
 
-/** What the alarm should do next: step again, wait until a time, or sleep (null: no alarm at all). */
-export type StepResult = { kind: "progress" } | { kind: "wait"; until: number } | { kind: "idle"; until: number | null };
+export type { StepResult };
 
 export class Subscription {
   readonly store: SubscriptionStore;
@@ -218,7 +218,7 @@ export class Subscription {
     });
   }
 
-  /** The delivery's metrics, its counters brought up to date first (metrics/delivery-counters.ts). */
+  /** The delivery's metrics, its counters brought up to date first (delivery/delivery-counters.ts). */
   metrics(): DeliveryMetrics {
     this.flush(); // what the counters count is the delivery log, which held acknowledgements join
     const counts = this.store.countDeliveries();

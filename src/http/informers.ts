@@ -3,7 +3,7 @@
  * informers. Mutations go through the factory, which keeps the registry.
  */
 import { Hono } from "hono";
-import { parseInformerSpec } from "../config.ts";
+import { parseInformerSpec } from "../config/informer-spec.ts";
 import { ApiError, unwrap } from "../errors.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { registryCache } from "./registry-snapshot.ts";

@@ -29,11 +29,11 @@
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
-import type { RegisteredInformer } from "../cache/informer-registry.ts";
+import type { RegisteredInformer } from "../config/informer-registry.ts";
 import type { Position, VersionedPage } from "../cache/versioned-list.ts";
 import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
 import { informerStub } from "../clusters/stubs.ts";
-import { checkResourceName } from "../config.ts";
+import { checkResourceName } from "../config/informer-spec.ts";
 import { ApiError, ValidationError } from "../errors.ts";
 import { holdsWholeResource } from "../k8s/served.ts";
 import { MAX_PAGE_BYTES } from "../cache/lister.ts";

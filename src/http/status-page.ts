@@ -16,7 +16,7 @@ import { secureHeaders } from "hono/secure-headers";
 import * as z from "zod/mini";
 import { ApiError, unwrap } from "../errors.ts";
 import { errorText, logger } from "../log.ts";
-import { subscriptionIdentity } from "../metrics/identity.ts";
+import { subscriptionIdentity } from "../log-identity.ts";
 import type { AppEnv } from "./app-env.ts";
 import { permit, permitRole, principalOf, readableScope } from "./auth.ts";
 import { metricsSnapshot } from "./metrics-snapshot.ts";

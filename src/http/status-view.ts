@@ -15,7 +15,7 @@ import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { DEFAULT_CLUSTER, informerObjectName } from "../clusters/cluster.ts";
 import type { ClusterSnapshot, InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "../metrics/collect.ts";
-import { perMinute } from "../metrics/log-counters.ts";
+import { perMinute } from "../cache/log-counters.ts";
 
 export const REFRESH_SECONDS = 15;
 

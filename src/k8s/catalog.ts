@@ -3,10 +3,10 @@
  * name, short names, categories and the field labels its field selectors accept
  * (kubernetes-api-server-facts.md §1.2, §3; KK pkg/apis/{core,apps,batch}/v1/conversion.go). Discovery, Status
  * errors and field-selector validation of `/k8s` read it. Custom resources are described from
- * their informer's spec and their CRD (k8s/resource-description.ts), or a cached object.
+ * their informer's spec and their CRD (kube/resource-description.ts), or a cached object.
  */
 import { resolveResource } from "../kube/resources.ts";
-import type { PrinterColumn, ResourceDescription } from "./resource-description.ts";
+import type { PrinterColumn, ResourceDescription } from "../kube/resource-description.ts";
 
 export interface ResourceInfo {
   /** kubectl's name: `pods`, `deployments.apps`, `widgets.example.com`. */

@@ -10,10 +10,10 @@
  * columns come from it), or else once its informer caches an object (kind and scope from it).
  */
 import { type ResourceInfo, describeResource } from "./catalog.ts";
-import type { ResourceDescription } from "./resource-description.ts";
+import type { ResourceDescription } from "../kube/resource-description.ts";
 
 /**
- * What this module reads of a registered informer (cache/informer-registry.ts, its spec from
+ * What this module reads of a registered informer (config/informer-registry.ts, its spec from
  * config.ts): named here, so that the read API does not import the configuration layer above it.
  */
 export interface ServingInformer {

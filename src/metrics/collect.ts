@@ -3,7 +3,7 @@
  * the status page: one RPC per informer, one per subscription, and one more per informer whose
  * subscriptions lag (when did the first event they have not handled happen).
  *
- * Each informer is read through its identity (metrics/identity.ts), which names its cluster; an
+ * Each informer is read through its identity (log-identity.ts), which names its cluster; an
  * informer or subscription that cannot be read (deleted meanwhile, failing) is left out and counted
  * in `errors`, so one broken object never fails the whole scrape.
  *
@@ -19,7 +19,7 @@ import { placementOf } from "../clusters/placement.ts";
 import { type ClusterView, FACTORY_NAME } from "../objects/informer-factory.ts";
 import type { InformerObjectMetrics } from "../objects/informer-object.ts";
 import type { SubscriptionMetrics } from "../objects/subscription-object.ts";
-import { type InformerIdentity, informerIdentity, type SubscriptionIdentity, subscriptionIdentity } from "./identity.ts";
+import { type InformerIdentity, informerIdentity, type SubscriptionIdentity, subscriptionIdentity } from "../log-identity.ts";
 
 export interface SubscriptionSnapshot {
   identity: SubscriptionIdentity;

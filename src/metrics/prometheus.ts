@@ -1,6 +1,6 @@
 /**
  * The metrics /metrics serves: the catalogue of families, the samples of each cluster, and those
- * of one informer and of one subscription, each built from its identity (metrics/identity.ts), so
+ * of one informer and of one subscription, each built from its identity (log-identity.ts), so
  * every informer and subscription series carries `cluster` (`default` included) first.
  *
  * Cardinality is bounded: labels are the identity (cluster, informer, subscription) and values from
@@ -15,9 +15,9 @@
  */
 import { RELIST_CAUSES } from "../cache/reflector-counters.ts";
 import type { ClusterSnapshot, InformerSnapshot, MetricsSnapshot, SubscriptionSnapshot } from "./collect.ts";
-import { DELIVERY_OUTCOMES, LATENCY_BUCKETS_SECONDS } from "./delivery-counters.ts";
+import { DELIVERY_OUTCOMES, LATENCY_BUCKETS_SECONDS } from "../delivery/delivery-counters.ts";
 import { Exposition, type Labels, type MetricFamily, type MetricType } from "./exposition.ts";
-import { identityLabels } from "./identity.ts";
+import { identityLabels } from "../log-identity.ts";
 
 const family = (name: string, type: MetricType, help: string, prefix = "edge_informer_"): MetricFamily => ({ name: `${prefix}${name}`, type, help });
 /** Rows billed for a Durable Object's SQLite, read or written: counted in its memory (sql-rows.ts). */

@@ -12,7 +12,7 @@
  */
 import { errorText, logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
-import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../cache/informer-registry.ts";
+import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../config/informer-registry.ts";
 import {
   asAddress,
   type ClusterConnection,
@@ -30,13 +30,13 @@ import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, type P
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
-import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config.ts";
+import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config/informer-spec.ts";
 import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import type { Env } from "../env.ts";
 import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { Db } from "../sql.ts";
 import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
-import { informerIdentity } from "../metrics/identity.ts";
+import { informerIdentity } from "../log-identity.ts";
 import type { InformerStatus } from "./informer-object.ts";
 
 export const FACTORY_NAME = "factory";

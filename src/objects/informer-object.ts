@@ -30,17 +30,17 @@ import { AlarmSlice } from "./alarm-slice.ts";
 import { type SliceKillCounts, SliceKills } from "./slice-kills.ts";
 import { type SubscriberCursor, SubscriberList } from "../delivery/subscriber-list.ts";
 import type { SnapshotPage } from "../delivery/feed.ts";
-import { SpecStore } from "../cache/spec-store.ts";
+import { SpecStore } from "../config/spec-store.ts";
 import { migrateResourceDescriptions, storeDescription, storedDescription } from "../cache/resource-description-store.ts";
 import { readCrdDescription } from "../clusters/upstream-crd.ts";
-import { describeFromObject, type ResourceDescription } from "../k8s/resource-description.ts";
+import { describeFromObject, type ResourceDescription } from "../kube/resource-description.ts";
 import { type ClusterConnection, defaultConnection, resolveConnection } from "../clusters/cluster.ts";
 import { openConnection, sameConnection } from "../clusters/sealed-connection.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import { TRANSFORM_VERSION } from "../cache/transform.ts";
 import { type StorageStatus, storageStatus } from "../cache/storage-ceiling.ts";
-import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config.ts";
+import { indexersChanged, informerSettings, type InformerSpec, listingChanged, sameSpec, transformChanged } from "../config/informer-spec.ts";
 import type { Env } from "../env.ts";
 import { ApiError, attempt, attemptAsync, fail, ok, type Result } from "../errors.ts";
 import { KubeClient } from "../kube/client.ts";
@@ -48,8 +48,8 @@ import { resolveResource } from "../kube/resources.ts";
 import { Db, hasSchema } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
-import type { InformerMetrics } from "../metrics/log-counters.ts";
-import { informerIdentity } from "../metrics/identity.ts";
+import type { InformerMetrics } from "../cache/log-counters.ts";
+import { informerIdentity } from "../log-identity.ts";
 
 /** An informer's metrics with what only its object knows: its name, subscriptions and storage size. */
 export interface InformerObjectMetrics extends InformerMetrics {
@@ -378,7 +378,7 @@ export class InformerObject extends DurableObject<Env> {
   }
 
   /**
-   * What `/k8s` says about this informer's custom resource (k8s/resource-description.ts): its CRD,
+   * What `/k8s` says about this informer's custom resource (kube/resource-description.ts): its CRD,
    * read from the API server once and kept durably, so discovery lists it with no object cached;
    * while the CRD cannot be read (tried again at most every CRD_RETRY_MS), what a cached object
    * shows. Null for a built-in resource (the catalog describes it) or while nothing tells.

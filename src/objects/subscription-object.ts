@@ -41,7 +41,7 @@ import { AlarmSlice } from "./alarm-slice.ts";
 import { SliceKills } from "./slice-kills.ts";
 import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { errorText, logger, setLogLevel } from "../log.ts";
-import { subscriptionIdentity } from "../metrics/identity.ts";
+import { subscriptionIdentity } from "../log-identity.ts";
 
 /** What /metrics and the status page read of a subscription (src/metrics); never its secret or URL. */
 export type SubscriptionMetrics = DeliveryMetrics & {
@@ -123,7 +123,7 @@ export class SubscriptionObject extends DurableObject<Env> {
     return this.#with((subscription) => addressOf(subscription.store.get()!));
   }
 
-  /** The subscription's counters, brought up to date first (metrics/delivery-counters.ts). */
+  /** The subscription's counters, brought up to date first (delivery/delivery-counters.ts). */
   async metrics(): Promise<Result<SubscriptionMetrics>> {
     return this.#with((subscription) => ({
       ...subscription.metrics(),

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { MARK_SPACING } from "../../src/cache/cache-progress.ts";
 import { Informer } from "../../src/cache/informer.ts";
 import { initialMemory } from "../../src/cache/reflector-memory.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import type { WatchEvent } from "../../src/kube/types.ts";
 import type { Db } from "../../src/sql.ts";
 import { withCountedDb, withDb } from "../helpers/db.ts";

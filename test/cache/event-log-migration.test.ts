@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { EVENT_LOG_MIGRATIONS, EventLog } from "../../src/cache/event-log.ts";
 import { Indexer, INDEXER_MIGRATIONS } from "../../src/cache/indexer.ts";
 import { Informer, migrateInformer } from "../../src/cache/informer.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
-import { LOG_COUNTER_MIGRATIONS } from "../../src/metrics/log-counters.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
+import { LOG_COUNTER_MIGRATIONS } from "../../src/cache/log-counters.ts";
 import { Db, migrate, stmt } from "../../src/sql.ts";
 import { FakeClock } from "../helpers/fakes.ts";
 

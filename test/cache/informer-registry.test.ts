@@ -4,9 +4,9 @@
  * its API server URL, and nothing is relisted for it.
  */
 import { describe, expect, it } from "vitest";
-import { InformerRegistry } from "../../src/cache/informer-registry.ts";
-import { SpecStore } from "../../src/cache/spec-store.ts";
-import { parseInformerSpec, sameSpec } from "../../src/config.ts";
+import { InformerRegistry } from "../../src/config/informer-registry.ts";
+import { SpecStore } from "../../src/config/spec-store.ts";
+import { parseInformerSpec, sameSpec } from "../../src/config/informer-spec.ts";
 import { Db, stmt } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 

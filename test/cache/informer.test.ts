@@ -8,7 +8,7 @@ import { Informer } from "../../src/cache/informer.ts";
 import { POP_BATCH } from "../../src/cache/process-loop.ts";
 import { listFirstPage } from "../../src/cache/versioned-list.ts";
 import { initialMemory, type ReflectorMemory } from "../../src/cache/reflector-memory.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { type Db, stmt } from "../../src/sql.ts";
 import { MAX_OBJECT_BYTES } from "../../src/cache/admission.ts";

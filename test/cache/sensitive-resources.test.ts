@@ -6,7 +6,7 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { informerSettings, parseDeclaredInformers, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseDeclaredInformers, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { SECRET_DATA_KEYS_ANNOTATION } from "../../src/cache/sensitive-resources.ts";
 import { makeTransform, TRANSFORM_VERSION } from "../../src/cache/transform.ts";
 import type { KubeObject } from "../../src/kube/types.ts";

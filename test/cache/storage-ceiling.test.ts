@@ -15,7 +15,7 @@ import {
   storageStatus,
   storageVerdict,
 } from "../../src/cache/storage-ceiling.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { renderMetrics } from "../../src/metrics/prometheus.ts";
 import { Db } from "../../src/sql.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
 import { listAt, listFirstPage, listInTurns, MAX_CONTINUE_LAG, type Position, SCAN_PER_TURN, type VersionedPage, type VersionedQuery } from "../../src/cache/versioned-list.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { parseFieldSelector, parseLabelSelector } from "../../src/kube/selectors.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import type { Db } from "../../src/sql.ts";

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
 import { WINDOW_TIMEOUT_SECONDS } from "../../src/cache/watch-windows.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { SLICE_MS } from "../../src/objects/informer-object.ts";
 import type { Db } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";

@@ -18,7 +18,7 @@ import {
   type SubscriptionSpec,
   type SubscriptionStatus,
 } from "../../src/client/index.ts";
-import type { InformerSpecInput } from "../../src/config.ts";
+import type { InformerSpecInput } from "../../src/config/informer-spec.ts";
 import { createApp } from "../../src/http/app.ts";
 import type { InformerStatus as ServerInformerStatus } from "../../src/objects/informer-object.ts";
 import type {

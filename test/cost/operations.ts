@@ -13,7 +13,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Informer } from "../../src/cache/informer.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import type { Feed } from "../../src/delivery/feed.ts";
 import { WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/outbox-window.ts";
 import { type StepResult, Subscription } from "../../src/delivery/subscription.ts";

@@ -4,7 +4,7 @@
 // comparison only because the two are computed a moment apart.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { crdPath, describeFromCrd } from "../../src/k8s/resource-description.ts";
+import { crdPath, describeFromCrd } from "../../src/kube/resource-description.ts";
 import { printedKindOf, table } from "../../src/k8s/table.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { configMap, FakeCluster, namespace, node } from "./client.ts";

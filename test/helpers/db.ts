@@ -5,7 +5,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { migrateInformer } from "../../src/cache/informer.ts";
-import { SpecStore } from "../../src/cache/spec-store.ts";
+import { SpecStore } from "../../src/config/spec-store.ts";
 import { SubscriberList } from "../../src/delivery/subscriber-list.ts";
 import { Db } from "../../src/sql.ts";
 

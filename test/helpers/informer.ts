@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { type InformerSpecInput, parseInformerSpec } from "../../src/config.ts";
+import { type InformerSpecInput, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import type { LogEvent } from "../../src/cache/event-log.ts";

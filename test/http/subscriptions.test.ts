@@ -9,7 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { EdgeInformerApiError, EdgeInformerClient, type FetchLike, type SubscriptionSpec } from "../../src/client/index.ts";
-import { parseInformerSpec } from "../../src/config.ts";
+import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
 import { initialMemory } from "../../src/cache/reflector-memory.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { WatchHub } from "../../src/k8s/watch-hub.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";

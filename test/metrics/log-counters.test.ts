@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
-import { informerSettings, parseInformerSpec } from "../../src/config.ts";
+import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import type { Db } from "../../src/sql.ts";
 import { withCountedDb } from "../helpers/db.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";

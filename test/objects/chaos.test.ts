@@ -23,7 +23,7 @@
 import { abortAllDurableObjects, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseInformerSpec, type InformerSpecInput } from "../../src/config.ts";
+import { parseInformerSpec, type InformerSpecInput } from "../../src/config/informer-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { Prng } from "../fake-apiserver/prng.ts";

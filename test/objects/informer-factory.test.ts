@@ -5,7 +5,7 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseInformerSpec } from "../../src/config.ts";
+import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { FACTORY_NAME, MAX_CLUSTERS } from "../../src/objects/informer-factory.ts";
 import { verifyWebhook } from "../../src/client/index.ts";
 import { unwrap } from "../../src/errors.ts";

@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { parseInformerSpec } from "../../src/config.ts";
+import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import type { KubeObject } from "../../src/kube/types.ts";

@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseInformerSpec } from "../../src/config.ts";
+import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 
 /** Tables this object created (workerd's own `_cf_*` bookkeeping aside). */
 const tables = (name: string) =>

@@ -6,7 +6,7 @@
 import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseInformerSpec } from "../../src/config.ts";
+import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { newCluster } from "../helpers/informer.ts";

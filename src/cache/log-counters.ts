@@ -21,7 +21,7 @@
  * UPDATE, per scrape and per retention step, never per applied batch. event-log.ts owns the log's
  * tables: this module reads them through it.
  */
-import type { EventLog, LogEventType } from "../cache/event-log.ts";
+import type { EventLog, LogEventType } from "./event-log.ts";
 import { type Db, stmt } from "../sql.ts";
 
 export const SERIES_MINUTES = 60;
@@ -96,14 +96,14 @@ export function logBytesDeletedInTx(db: Db, bytes: number): void {
 
 /** An informer's metrics as read at `at` (Informer.metrics). */
 export interface InformerMetrics extends LogCounts {
-  progress: import("../cache/informer.ts").InformerProgress;
-  counters: import("../cache/reflector-counters.ts").ReflectorCounters;
-  lastErrorReason: import("../cache/reflector-counters.ts").ErrorReason | null;
+  progress: import("./cache-progress.ts").InformerProgress;
+  counters: import("./reflector-counters.ts").ReflectorCounters;
+  lastErrorReason: import("./reflector-counters.ts").ErrorReason | null;
   lastErrorAt: number | null;
   lastEventAt: number | null;
   logBytes: number;
   /** The database's size against its ceiling and whether retention is shrunk (cache/storage-ceiling.ts). */
-  storage: import("../cache/storage-ceiling.ts").StorageVerdict;
+  storage: import("./storage-ceiling.ts").StorageVerdict;
   at: number;
 }
 

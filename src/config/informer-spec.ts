@@ -5,16 +5,16 @@
  */
 import * as z from "zod/mini";
 import en from "zod/v4/locales/en.js";
-import { describeIssues, ValidationError } from "./errors.ts";
-import { parseFieldPath } from "./cache/field-path.ts";
-import { NAMESPACE_INDEX } from "./cache/indexer.ts";
-import type { InformerSettings } from "./cache/informer.ts";
-import { meantBuiltIn } from "./k8s/catalog.ts";
-import { checkResourcePattern, resolveResource } from "./kube/resources.ts";
-import { parseFieldSelector, parseLabelSelector } from "./kube/selectors.ts";
-import { declaredSubscriptionSchema } from "./delivery/subscription-spec.ts";
-import { DEFAULT_CLUSTER, informerObjectName } from "./clusters/cluster.ts";
-import { isSensitive, sensitiveRefusal } from "./cache/sensitive-resources.ts";
+import { describeIssues, ValidationError } from "../errors.ts";
+import { parseFieldPath } from "../cache/field-path.ts";
+import { NAMESPACE_INDEX } from "../cache/indexer.ts";
+import type { InformerSettings } from "../cache/informer.ts";
+import { meantBuiltIn } from "../k8s/catalog.ts";
+import { checkResourcePattern, resolveResource } from "../kube/resources.ts";
+import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
+import { declaredSubscriptionSchema } from "../delivery/subscription-spec.ts";
+import { DEFAULT_CLUSTER, informerObjectName } from "../clusters/cluster.ts";
+import { isSensitive, sensitiveRefusal } from "../cache/sensitive-resources.ts";
 
 // zod/mini keeps the bundle small by shipping no messages; load the English ones once.
 z.config(en());

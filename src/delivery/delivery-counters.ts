@@ -14,7 +14,7 @@
  * and per scrape; one UPDATE per dead-lettered batch (rare by definition).
  */
 import { type Db, stmt } from "../sql.ts";
-import type { NumberedAttempt } from "../delivery/delivery-log.ts";
+import type { NumberedAttempt } from "./delivery-log.ts";
 
 export const DELIVERY_OUTCOMES = ["2xx", "3xx", "4xx", "5xx", "network", "timeout"] as const;
 export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];

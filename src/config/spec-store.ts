@@ -5,10 +5,10 @@
  * run-time cluster token lives here too, and nothing reads it but the connection (never a status).
  */
 import type { ClusterConnection } from "../clusters/cluster.ts";
-import type { InformerSpec } from "../config.ts";
+import type { InformerSpec } from "./informer-spec.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 import { specOf } from "./informer-registry.ts";
-import { TRANSFORM_VERSION } from "./transform.ts";
+import { TRANSFORM_VERSION } from "../cache/transform.ts";
 
 export interface StoredSpec {
   spec: InformerSpec;

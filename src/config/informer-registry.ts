@@ -8,7 +8,7 @@
  * The default cluster (`KUBE_API_URL`) is not stored: it always exists (clusters/cluster.ts).
  */
 import { type ClusterConnection, DEFAULT_CLUSTER, type InformerAddress } from "../clusters/cluster.ts";
-import type { InformerSpec } from "../config.ts";
+import type { InformerSpec } from "./informer-spec.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 
 export type InformerSource = "config" | "api";

@@ -1,0 +1,15 @@
+/**
+ * A change to one object as the DeltaFIFO queues it (client-go `Delta`): its type and the state it
+ * brings. Types only; the queue is delta-fifo.ts.
+ */
+export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
+
+export interface Delta {
+  type: DeltaType;
+  /** The object's JSON; for a tombstone its last known state, or null when none was known. */
+  body: string | null;
+  /** A deletion inferred at relist (client-go `DeletedFinalStateUnknown`). */
+  tombstone: boolean;
+  resourceVersion: string;
+  uid: string;
+}
