@@ -94,6 +94,8 @@ export class WatchBatches {
     await this.#refresh(source);
     if (this.#source()?.incarnation !== source.incarnation) return undefined; // a new log meanwhile: the caller sees it
     const { after, skip } = cursor;
+    // At the tail nothing follows: not asked (a relay's watchers would ask the informer after every batch).
+    if (cursor.end === undefined && after >= source.bounds().tail) return undefined;
     const end = cursor.end ?? (await this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH));
     if (end === undefined) return undefined;
     const buffered = skip === 0 && end - after <= READ_BATCH ? this.#recent.slice(after, end) : undefined;

@@ -6,7 +6,6 @@
  * trim; and bytes queued for slow clients stay under one budget per object, the largest closed first.
  */
 import { describe, expect, it } from "vitest";
-import type { LogEvent } from "../../src/cache/event-log.ts";
 import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission } from "../../src/k8s/admission.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { MAX_WATCH_TIMEOUT_SECONDS } from "../../src/k8s/list-options.ts";
@@ -15,56 +14,8 @@ import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/wat
 import { MAX_QUEUED_BYTES } from "../../src/k8s/watch-queues.ts";
 import { MAX_WATCHERS_PER_OBJECT, MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
 import { readLines } from "../helpers/watch-lines.ts";
+import { scriptedLog } from "../helpers/scripted-log.ts";
 import { parseFieldSelector } from "../../src/kube/selectors.ts";
-
-/** A log of ADDED pod events, every one a mark; `bytesRead` counts the bodies the hub read. */
-function scriptedLog() {
-  const events: LogEvent[] = [];
-  let bytesRead = 0;
-  const bounds = () => ({ head: 1, tail: events.length });
-  const count = (read: LogEvent[]) => {
-    for (const e of read) bytesRead += e.object?.length ?? 0;
-    return read;
-  };
-  const source: WatchSource = {
-    incarnation: "log-1",
-    read(after, limit, maxBytes = Infinity) {
-      const read: LogEvent[] = [];
-      let bytes = 0;
-      for (const e of events) {
-        if (e.seq <= after) continue;
-        if (read.length >= limit || (read.length > 0 && bytes >= maxBytes)) break;
-        read.push(e);
-        bytes += e.object?.length ?? 0;
-      }
-      return { events: count(read), expired: false, bounds: bounds() };
-    },
-    boundaryAfter(after, span) {
-      const last = Math.min(events.length, after + Math.max(span, 1));
-      return last > after ? last : undefined;
-    },
-    readInOrder(after, end, skip, limit) {
-      return { events: count(events.filter((e) => e.seq > after && e.seq <= end).slice(skip, skip + limit)), expired: false, bounds: bounds() };
-    },
-    bounds,
-    cacheResourceVersion: () => String(100 + events.length),
-    listAt: () => ({ expired: false, items: [], keys: [], at: events.length }),
-    positionOf: () => ({ after: events.length }),
-    fromEarlierServer: () => false,
-  };
-  return {
-    source,
-    get bytesRead() {
-      return bytesRead;
-    },
-    append(name: string, padding = 0) {
-      const seq = events.length + 1;
-      const rv = String(100 + seq);
-      const object = JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: rv }, data: "x".repeat(padding) });
-      events.push({ seq, type: "add", key: `ns/${name}`, uid: name, resourceVersion: rv, object, oldObject: null, initialList: false, finalStateUnknown: false, at: 0 });
-    },
-  };
-}
 
 const pods = describeResource("pods", undefined)!;
 const request: WatchRequest = { info: pods, format: { kind: "json" }, includeObject: "Metadata", bookmarks: false, initialEvents: false, resourceVersion: "100" };

@@ -1,0 +1,104 @@
+/**
+ * `/k8s` watches through the Worker's front door are served by watch relays (WATCH_RELAYS, default 4;
+ * k8s/watch-relay.ts, objects/watch-relay-object.ts), not by the informer's object: the watch opens
+ * in the relay of its credential, its events arrive, a sleeping informer wakes for it, and what the
+ * informer promised no longer holding (reconfigured, deleted) ends the relay's streams cleanly.
+ */
+import { describe, expect, it } from "vitest";
+import { env, exports } from "cloudflare:workers";
+import { relayStub } from "../../src/clusters/stubs.ts";
+import { relaysOf, relayShard } from "../../src/k8s/watch-relay.ts";
+import { call, json, send, startInCluster } from "../helpers/clusters.ts";
+import { waitFor } from "../helpers/informer.ts";
+import { readLines } from "../helpers/watch-lines.ts";
+import { pod } from "../fake-apiserver/client.ts";
+
+function k8s(path: string): Promise<Response> {
+  return exports.default.fetch(new Request(`http://localhost/k8s${path}`));
+}
+
+/** The relay the anonymous local-development credential's watches of `cluster`'s pods go to. */
+function anonymousRelay(cluster: string) {
+  return relayStub(env, { cluster, name: "pods" }, relayShard("anonymous", relaysOf(env)), {});
+}
+
+/** Whether `stream` ends without another line (a clean end); the timer only keeps a failing test from hanging. */
+async function endsCleanly(stream: ReadableStream<Uint8Array>): Promise<boolean> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const result = await Promise.race([reader.read(), new Promise<"open">((resolve) => setTimeout(() => resolve("open"), 10_000))]);
+    if (result === "open") return false;
+    if (result.done) return text.trim() === "";
+    text += decoder.decode(result.value, { stream: true });
+  }
+}
+
+describe("/k8s watches served by relays", () => {
+  it("opens a watch in its credential's relay, which serves it the cluster's changes", async () => {
+    const { cluster, fake, remove } = await startInCluster("relayed");
+    expect(relaysOf(env)).toBeGreaterThan(0);
+    const rv = (await json(await k8s(`/clusters/${cluster}/api/v1/pods`))).metadata.resourceVersion;
+    const response = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${rv}`);
+    expect(response.status).toBe(200);
+    expect(await anonymousRelay(cluster).watchers()).toBe(1);
+    const lines = readLines(response.body!, 2);
+    await fake.create("pods", pod({ name: "one", namespace: "ns-0" }));
+    await fake.create("pods", pod({ name: "two", namespace: "ns-0" }));
+    expect((await lines).map((line) => [JSON.parse(line).type, JSON.parse(line).object.metadata.name])).toEqual([
+      ["ADDED", "one"],
+      ["ADDED", "two"],
+    ]);
+    // A watcher learns its client left when its next event cannot be written.
+    await fake.create("pods", pod({ name: "three", namespace: "ns-0" }));
+    await waitFor("the relay to see its client leave", async () => (await anonymousRelay(cluster).watchers()) === 0 || undefined);
+    await remove();
+  });
+
+  it("ends a relay's streams cleanly when the informer is reconfigured, and when it is deleted", async () => {
+    const { cluster, remove } = await startInCluster("relay-ends");
+    const rv = (await json(await k8s(`/clusters/${cluster}/api/v1/pods`))).metadata.resourceVersion;
+    const first = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${rv}`);
+    expect(first.status).toBe(200);
+    // Any change of what the loop uses restarts it: what its watchers were promised no longer holds.
+    const changed = await send("PUT", `/clusters/${cluster}/informers/pods`, { resource: "pods", watchTimeoutSeconds: 4 });
+    expect(changed.status, await changed.clone().text()).toBe(200);
+    expect(await endsCleanly(first.body!)).toBe(true);
+
+    const ready = await waitFor("the informer to sync again", async () => {
+      const list = await k8s(`/clusters/${cluster}/api/v1/pods`);
+      return list.status === 200 ? json(list) : undefined;
+    });
+    const second = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${ready.metadata.resourceVersion}`);
+    expect(second.status).toBe(200);
+    await remove();
+    expect(await endsCleanly(second.body!)).toBe(true);
+  });
+
+  it("wakes an informer sleeping between watch windows for a relay's watcher, whose changes then arrive live", async () => {
+    const { cluster, fake, remove } = await startInCluster("relay-wakes");
+    const path = `/clusters/${cluster}/informers/pods`;
+    expect((await send("PUT", path, { resource: "pods", watchTimeoutSeconds: 3, maxLagSeconds: 60 })).status).toBe(200);
+    await waitFor("the informer to sleep", async () => (await json(await call(path))).watch?.state === "sleeping" || undefined);
+    const rv = (await json(await k8s(`/clusters/${cluster}/api/v1/pods`))).metadata.resourceVersion;
+    const response = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${rv}`);
+    expect(response.status).toBe(200);
+    await waitFor("the informer to wake", async () => (await json(await call(path))).watch?.state === "watching" || undefined);
+    const changedAt = Date.now();
+    await fake.create("pods", pod({ name: "live", namespace: "ns-0" }));
+    const [line] = await readLines(response.body!, 1);
+    expect(JSON.parse(line!)).toMatchObject({ type: "ADDED", object: { metadata: { name: "live" } } });
+    expect(Date.now() - changedAt).toBeLessThan(3_000);
+    await remove();
+  });
+
+  it("answers a bad selector 400 and an unsynced cache as the informer's object would, opening nothing in the relay", async () => {
+    const { cluster, remove } = await startInCluster("relay-bad");
+    const bad = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&labelSelector=${encodeURIComponent("a in (")}`);
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ kind: "Status", reason: "BadRequest", code: 400 });
+    expect(await anonymousRelay(cluster).watchers()).toBe(0);
+    await remove();
+  });
+});

@@ -1,0 +1,219 @@
+/**
+ * Watch relays (k8s/watch-relay.ts; issue 20 item 2): a relay's hub serves its watchers what the
+ * informer's own hub would, while the informer's object answers a few calls per batch per relay,
+ * however many watchers the relay has. The two ends are wired here as in production, each call
+ * passed through structuredClone as RPC passes it; the Durable Objects around them are tested
+ * through the Worker (test/http/k8s-relay.test.ts).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission, type ReadSlot } from "../../src/k8s/admission.ts";
+import { describeResource } from "../../src/k8s/catalog.ts";
+import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
+import { RelayHost, type RelayCall, RelaySource, type RelayUpstream, relayShard } from "../../src/k8s/watch-relay.ts";
+import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
+import { scriptedLog } from "../helpers/scripted-log.ts";
+import { readLines } from "../helpers/watch-lines.ts";
+
+const pods = describeResource("pods", undefined)!;
+const request: WatchRequest = { info: pods, format: { kind: "json" }, includeObject: "Metadata", bookmarks: false, initialEvents: false, resourceVersion: "100" };
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+/** An informer's object (its own hub, a RelayHost) and one relay (a RelaySource and its hub), pumping. */
+interface Wiring {
+  /** The informer side's hub: its `notify` is what the informer calls after every applied batch. */
+  informerHub: WatchHub;
+  host: RelayHost;
+  relayHub: WatchHub;
+  relay: RelaySource;
+  /** Calls the relay made of the informer's object, by kind. */
+  calls: { polls: number; reads: number };
+  /** Makes every further call fail, as a restarting object's would. */
+  breakUpstream(): void;
+  stop(): void;
+}
+
+const running: Wiring[] = [];
+afterEach(() => {
+  for (const wiring of running.splice(0)) wiring.stop();
+});
+
+function wire(source: () => WatchSource | undefined, admission = new ReadAdmission()): Wiring {
+  const informerHub = new WatchHub(source, { admission });
+  const host = new RelayHost(source, (ms) => informerHub.changed(ms), admission);
+  const calls = { polls: 0, reads: 0 };
+  let broken = false;
+  const upstream: RelayUpstream = {
+    async poll(known, waitMs) {
+      calls.polls++;
+      if (broken) throw new Error("Durable Object reset because its code was updated.");
+      return structuredClone(await host.poll(structuredClone(known), waitMs));
+    },
+    async call(incarnation, call: RelayCall) {
+      calls.reads++;
+      if (broken) throw new Error("Durable Object reset because its code was updated.");
+      return structuredClone(await host.call(incarnation, structuredClone(call)));
+    },
+  };
+  let relayHub!: WatchHub;
+  const relay = new RelaySource(upstream, { changed: () => relayHub.notify(), closeAll: () => relayHub.closeAll() });
+  relayHub = new WatchHub(() => relay.current());
+  relay.accept(host.snapshot());
+  let pumping = true;
+  void relay.pump(() => pumping, 10);
+  const wiring: Wiring = {
+    informerHub,
+    host,
+    relayHub,
+    relay,
+    calls,
+    breakUpstream: () => (broken = true),
+    stop: () => {
+      pumping = false;
+      relayHub.closeAll();
+      informerHub.notify();
+    },
+  };
+  running.push(wiring);
+  return wiring;
+}
+
+/** Whether `stream` ends (no further line) rather than staying open; the timer only keeps a failing test from hanging. */
+async function ends(stream: ReadableStream<Uint8Array>): Promise<string[] | "open"> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  for (;;) {
+    const result = await Promise.race([reader.read(), new Promise<"open">((resolve) => setTimeout(() => resolve("open"), 2_000))]);
+    if (result === "open") {
+      await reader.cancel().catch(() => {});
+      return "open";
+    }
+    if (result.done) return text.split("\n").filter(Boolean);
+    text += decoder.decode(result.value, { stream: true });
+  }
+}
+
+describe("watch relays", () => {
+  it("serve a relay's watchers the same lines as the informer's own hub serves its watchers", async () => {
+    const log = scriptedLog();
+    const { informerHub, relayHub } = wire(() => log.source);
+    const direct = readLines(informerHub.open(request), 30);
+    const relayed = readLines(relayHub.open(request), 30);
+    await settle();
+    for (let batch = 0; batch < 6; batch++) {
+      for (let i = 0; i < 5; i++) log.append(`pod-${batch}-${i}`);
+      informerHub.notify();
+      await settle();
+    }
+    const expected = await direct;
+    expect(expected).toHaveLength(30);
+    expect(await relayed).toEqual(expected);
+  });
+
+  it("serve 1,000 watchers of one relay every event, with a few calls per batch to the informer's object whatever their number", async () => {
+    const log = scriptedLog();
+    const { informerHub, relayHub, calls } = wire(() => log.source);
+    const principals = Math.ceil(1_000 / MAX_WATCHERS_PER_PRINCIPAL);
+    const streams = Array.from({ length: 1_000 }, (_, i) => readLines(relayHub.open({ ...request, principal: `user-${i % principals}` }), 100));
+    await settle();
+    expect(relayHub.watchers).toBe(1_000);
+    const before = { ...calls };
+    const batches = 10;
+    for (let batch = 0; batch < batches; batch++) {
+      for (let i = 0; i < 10; i++) log.append(`pod-${batch}-${i}`);
+      informerHub.notify();
+      await settle();
+    }
+    const received = await Promise.all(streams);
+    const names = Array.from({ length: batches * 10 }, (_, i) => `pod-${Math.floor(i / 10)}-${i % 10}`);
+    for (const lines of received) expect(lines.map((line) => JSON.parse(line).object.metadata.name)).toEqual(names);
+    // A poll, the shared buffer's read and the run's end per batch, for all 1,000: not per watcher.
+    expect(calls.polls - before.polls).toBeLessThanOrEqual(batches + 2);
+    expect(calls.reads - before.reads).toBeLessThanOrEqual(2 * batches + 2);
+    // The informer's object frames nothing for them: parsing and framing happen in the relay.
+    expect(informerHub.counters).toEqual({ parsed: 0, framed: 0 });
+  });
+
+  it("end every relay stream cleanly when the informer ends its own watchers (reconfigured), and serve new watches after", async () => {
+    const log = scriptedLog();
+    const { informerHub, relayHub, host } = wire(() => log.source);
+    const streams = [relayHub.open(request), relayHub.open(request)];
+    await settle();
+    host.closeAll();
+    informerHub.closeAll();
+    for (const stream of streams) expect(await ends(stream)).toEqual([]);
+    const again = readLines(relayHub.open({ ...request, resourceVersion: "100" }), 1);
+    await settle();
+    log.append("after");
+    informerHub.notify();
+    expect((await again).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["after"]);
+  });
+
+  it("expire relay watchers with a 410 when the informer's log is made anew (the informer deleted and re-created)", async () => {
+    let log = scriptedLog("log-1");
+    const { informerHub, relayHub } = wire(() => log.source);
+    const stream = relayHub.open(request);
+    await settle();
+    log = scriptedLog("log-2");
+    log.append("new");
+    informerHub.notify();
+    const lines = await ends(stream);
+    expect(lines).not.toBe("open");
+    expect((lines as string[]).map((line) => JSON.parse(line))).toEqual([
+      { type: "ERROR", object: expect.objectContaining({ kind: "Status", code: 410, reason: "Expired" }) },
+    ]);
+  });
+
+  it("end relay streams cleanly, never with an error, when the informer's object cannot be reached", async () => {
+    const log = scriptedLog();
+    const { informerHub, relayHub, breakUpstream } = wire(() => log.source);
+    const streams = [relayHub.open(request), relayHub.open({ ...request, labelSelector: { requirements: [] } })];
+    await settle();
+    breakUpstream();
+    log.append("unseen");
+    informerHub.notify();
+    for (const stream of streams) expect(await ends(stream)).toEqual([]);
+  });
+
+  it("end relay streams cleanly when the informer is deleted", async () => {
+    const log = scriptedLog();
+    let present = true;
+    const { informerHub, relayHub } = wire(() => (present ? log.source : undefined));
+    const stream = relayHub.open(request);
+    await settle();
+    present = false;
+    informerHub.notify();
+    expect(await ends(stream)).toEqual([]);
+  });
+
+  it("take a watch's listing slot from the informer's admission, shared with its own lists: shed when its queue is full, freed when released", async () => {
+    const log = scriptedLog();
+    const admission = new ReadAdmission();
+    const { relay } = wire(() => log.source, admission);
+    const taken: ReadSlot[] = [];
+    const admitted = [] as Promise<ReadSlot>[];
+    for (let i = 0; i < HEAVY_READS_RUNNING + HEAVY_READS_QUEUED; i++) {
+      const lease = await relay.admit();
+      expect(lease).toBeDefined();
+      admitted.push(lease!.slot);
+    }
+    expect(admission.running).toBe(HEAVY_READS_RUNNING);
+    expect(admission.queued).toBe(HEAVY_READS_QUEUED);
+    expect(admission.enter()).toBeUndefined(); // the informer's own list is shed too
+    expect(await relay.admit()).toBeUndefined();
+    for (let i = 0; i < HEAVY_READS_RUNNING; i++) taken.push(await admitted[i]!);
+    for (const slot of taken) slot.release();
+    await settle();
+    expect(admission.running).toBe(HEAVY_READS_RUNNING); // the queued ones took the freed slots
+    expect(admission.queued).toBe(HEAVY_READS_QUEUED - HEAVY_READS_RUNNING);
+    for (const slot of admitted.slice(HEAVY_READS_RUNNING)) void slot.then((held) => held.release());
+    await settle();
+    expect(admission.running).toBe(0);
+  });
+
+  it("send each credential's watches to one relay, and spread credentials over the relays", () => {
+    expect(relayShard("alice", 4)).toBe(relayShard("alice", 4));
+    const used = new Set(Array.from({ length: 64 }, (_, i) => relayShard(`user-${i}`, 4)));
+    expect(used).toEqual(new Set([0, 1, 2, 3]));
+  });
+});
