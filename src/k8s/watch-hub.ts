@@ -83,6 +83,8 @@ export class WatchHub {
   readonly #unresponsiveMs: number;
   /** Events parsed and frames encoded, over every watcher: the work F12 shares, for tests and benchmarks. */
   readonly counters: FrameCounters = { parsed: 0, framed: 0 };
+  /** Watchers this hub closed itself, by why (each also logged): for operators, tests and benchmarks. */
+  readonly closed = { unresponsive: 0, overBudget: 0 };
 
   constructor(
     source: () => WatchSource | undefined,
@@ -168,6 +170,7 @@ export class WatchHub {
     this.#watchers.add(watcher);
     const queue = this.#queues.create(() => {
       watcher.closed = true; // over the byte budget (watch-queues.ts)
+      this.#closedBy("overBudget", request);
       this.notify();
     });
     const writer = queue.writer;
@@ -192,6 +195,12 @@ export class WatchHub {
         writer.close().catch(() => {});
       });
     return { stream: queue.readable };
+  }
+
+  /** Counts and logs a watcher this hub closes (a client sees only its stream end). */
+  #closedBy(reason: keyof WatchHub["closed"], request: WatchRequest): void {
+    this.closed[reason]++;
+    logger.info("watch closed", { resource: request.info.plural, reason, credential: request.principal ?? "anonymous", watchers: this.#watchers.size });
   }
 
   #renew(): void {
@@ -221,7 +230,9 @@ export class WatchHub {
       if (writer.desiredSize !== null && writer.desiredSize <= 0) {
         const ready = await within(writer.ready.then(() => true, () => false), this.#unresponsiveMs, false);
         if (!ready || watcher.closed) {
-          watcher.closed = true; // unresponsive: end its stream; the client re-watches from its last RV
+          // Unresponsive: end its stream; the client re-watches from its last RV.
+          if (!watcher.closed) this.#closedBy("unresponsive", request);
+          watcher.closed = true;
           return false;
         }
       }

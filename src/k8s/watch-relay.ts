@@ -24,6 +24,7 @@
  */
 import type { LogBounds, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
+import { errorText, logger } from "../log.ts";
 import type { ReadAdmission, ReadSlot } from "./admission.ts";
 import type { WatchSource } from "./watch-source.ts";
 
@@ -248,8 +249,8 @@ export class RelaySource {
         const snapshot = await this.#upstream.poll(this.#stale ? undefined : this.#snapshot, POLL_WAIT_MS);
         this.#stale = false;
         this.accept(snapshot);
-      } catch {
-        this.#lost();
+      } catch (error) {
+        this.#lost("poll", error);
         await new Promise((resolve) => setTimeout(resolve, retryMs));
       }
     }
@@ -273,8 +274,8 @@ export class RelaySource {
     let answer: RelayAnswer;
     try {
       answer = await this.#upstream.call(incarnation, call);
-    } catch {
-      this.#lost();
+    } catch (error) {
+      this.#lost(call.op, error);
       return gone;
     }
     if ("gone" in answer) {
@@ -285,7 +286,8 @@ export class RelaySource {
   }
 
   /** The informer could not be asked: what its watchers were promised is unknown. */
-  #lost(): void {
+  #lost(what: string, error: unknown): void {
+    logger.warn("watch relay could not reach its informer: its watchers re-watch", { call: what, error: errorText(error) });
     this.#stale = true;
     this.#listener.closeAll();
   }

@@ -129,6 +129,8 @@ describe("WatchHub", () => {
     expect(await reading).toHaveLength(500);
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(hub.watchers).toBe(0);
+    // The stalled one was closed as unresponsive, and counted so (the reading one ended by its client).
+    expect(hub.closed).toEqual({ unresponsive: 1, overBudget: 0 });
     void stalled;
   });
 

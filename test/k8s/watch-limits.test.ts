@@ -172,6 +172,8 @@ describe("WatchHub memory", () => {
     // About 1 MB each: at most 8 of the 20 fit; the others were closed.
     expect(hub.watchers).toBeLessThanOrEqual(9);
     expect(hub.watchers).toBeGreaterThan(1);
+    // Each closed one was counted as over the budget.
+    expect(hub.closed.overBudget).toBeGreaterThanOrEqual(20 - hub.watchers - 1);
     void stalled;
   });
 
@@ -186,6 +188,7 @@ describe("WatchHub memory", () => {
     // Each holds the same encoded frames: a few MB in memory, not 50 × that.
     expect(hub.queuedBytes).toBeLessThanOrEqual(MAX_QUEUED_BYTES);
     expect(hub.watchers).toBe(50);
+    expect(hub.closed).toEqual({ unresponsive: 0, overBudget: 0 });
     void stalled;
   });
 });
