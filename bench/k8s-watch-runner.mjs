@@ -6,7 +6,8 @@
 // found without parsing the ~3 KB line (the first `"resourceVersion":"` in it, which is the
 // object's metadata.resourceVersion); every 64th line is parsed whole to check that shortcut.
 //
-// IPC: parent → {cmd: "start", url, watchers, startRv, span, headers?}; runner → {ready, opened: [...]}
+// IPC: parent → {cmd: "start", url, watchers, startRv, span, headers?, headersList?}; runner → {ready, opened: [...]}
+//      (headersList: watcher i also sends headersList[i % headersList.length], e.g. its credential)
 //      parent → {cmd: "wait", lastRv, timeoutMs}; runner → {progress} every 5 s, then {done, stats}
 //      parent → {cmd: "dump", file}: the arrivals are written to `file` (Float64 little-endian), {dumped}
 import fs from "node:fs";
@@ -47,7 +48,8 @@ class Watcher {
     url.searchParams.set("resourceVersion", String(config.startRv));
     url.searchParams.set("timeoutSeconds", String(config.timeoutSeconds ?? 900));
     return new Promise((resolve) => {
-      const req = http.get(url, { agent: false, headers: { accept: "application/json", ...(config.headers ?? {}) } }, (res) => {
+      const own = config.headersList?.length ? config.headersList[this.i % config.headersList.length] : {};
+      const req = http.get(url, { agent: false, headers: { accept: "application/json", ...(config.headers ?? {}), ...own } }, (res) => {
         this.status = res.statusCode;
         this.openedMs = now() - t0;
         resolve();
