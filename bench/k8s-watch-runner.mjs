@@ -38,6 +38,7 @@ class Watcher {
     this.types = { ADDED: 0, MODIFIED: 0, DELETED: 0, BOOKMARK: 0, ERROR: 0, other: 0 };
     this.errorEvents = [];
     this.ended = null; // why the stream ended, if it did
+    this.endedAt = null;
     this.pending = null; // bytes of an incomplete line
   }
 
@@ -54,15 +55,22 @@ class Watcher {
         this.openedMs = now() - t0;
         resolve();
         res.on("data", (chunk) => this.onData(chunk, now()));
-        res.on("end", () => (this.ended ??= "the server ended the stream"));
-        res.on("error", (error) => (this.ended ??= `error: ${error.message}`));
+        res.on("end", () => this.end("the server ended the stream"));
+        res.on("error", (error) => this.end(`error: ${error.message}`));
       });
       req.on("error", (error) => {
-        this.ended ??= `request error: ${error.message}`;
+        this.end(`request error: ${error.message}`);
         resolve();
       });
       this.req = req;
     });
+  }
+
+  /** Why and when (epoch ms) the stream ended, the first time it does. */
+  end(why) {
+    if (this.ended) return;
+    this.ended = why;
+    this.endedAt = now();
   }
 
   onData(chunk, t) {

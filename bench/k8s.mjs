@@ -581,7 +581,44 @@ function measureRange(arrival, sentAt, { watchers, span, from, to, bytesPerEvent
   };
 }
 
-async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids, headersList, ingestOf }) {
+/** Machine-wide CPU seconds (busy, all) from /proc/stat: how much of the 2 cores a phase left idle. */
+function machineCpu() {
+  try {
+    const fields = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    const all = fields.reduce((a, x) => a + x, 0) / 100;
+    const idle = (fields[3] + (fields[4] ?? 0)) / 100;
+    return { busy: all - idle, all };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How the watchers ended, by credential (watcher i used credential i % C): how many ended before
+ * the last change, where they stood, and when they ended (seconds after the churn started).
+ */
+function watcherEnds(stats, { credentials, relays, t0, lastRv }) {
+  const groups = [];
+  for (let c = 0; c < credentials; c++) {
+    const mine = stats.filter((w) => w.i % credentials === c);
+    const ended = mine.filter((w) => w.ended && w.lastRv < lastRv);
+    const at = ended.map((w) => (w.endedAt - t0) / 1000).sort((a, b) => a - b);
+    const rvs = mine.map((w) => w.lastRv).sort((a, b) => a - b);
+    groups.push({
+      credential: c,
+      ...(relays > 0 ? { relay: relayShard(`bench-read-${c}`, relays) } : {}),
+      watchers: mine.length,
+      endedEarly: ended.length,
+      reasons: [...new Set(ended.map((w) => w.ended))].slice(0, 3),
+      endedAtSeconds: at.length ? { first: round(at[0], 1), last: round(at[at.length - 1], 1) } : null,
+      lastRv: { min: rvs[0], max: rvs[rvs.length - 1] },
+      events: mine.reduce((a, w) => a + w.events, 0),
+    });
+  }
+  return groups;
+}
+
+async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids, headersList, ingestOf, relays = 0 }) {
   const span = p.changes + p.burst + 10;
   const sentAt = new Float64Array(span);
   const runner = new Runner();
@@ -600,6 +637,8 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids, he
     if (ready.statuses["200"] !== p.watchers) throw new Error(`watch statuses ${JSON.stringify(ready.statuses)}`);
     log(`${side}: ${p.watchers} watches open in ${result.open.seconds} s (from RV ${startRv})`);
     await sleep(1_000);
+    pids = { ...pids, watchClient: runner.child.pid };
+    const machine0 = machineCpu();
     const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpu(pid)]));
     const threads0 = threadCpu(pids.workerd);
     const t0 = now();
@@ -615,6 +654,7 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids, he
     const steadyDone = await wait1;
     const steadyDrainedAt = now();
     const cpu1 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpu(pid)]));
+    const machine1 = machineCpu();
     if (ingestDone) result.ingest = await ingestDone;
     const busiest = busiestThreads(threads0, threadCpu(pids.workerd), (steadyDrainedAt - t0) / 1000, 2);
     result.steadyOutcome = steadyDone.outcome;
@@ -658,7 +698,9 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids, he
       drainAfterLastChangeMs: round(steadyDrainedAt - t0 - steady.seconds * 1000, 0),
       processCpuSeconds: Object.fromEntries(Object.keys(pids).map((k) => [k, cpuDelta(cpu0[k], cpu1[k])])),
       workerdBusiestThreads: busiest,
+      machineCpu: machine0 && machine1 ? { busySeconds: round(machine1.busy - machine0.busy), cores: round((machine1.busy - machine0.busy) / ((steadyDrainedAt - t0) / 1000), 2) } : null,
     };
+    result.watcherEnds = watcherEnds((burstDone ?? steadyDone).stats, { credentials: headersList?.length || 1, relays, t0, lastRv: burst ? burst.lastRv : steady.lastRv });
     // the runtime's process CPU over the phase (churn start to the last watcher done) per delivered event
     const workerdCpu = result.steady.processCpuSeconds.workerd?.total;
     result.steady.workerdCpuMicrosPerDelivery = workerdCpu != null && result.steady.delivered ? round((workerdCpu * 1e6) / result.steady.delivered, 1) : null;
@@ -797,6 +839,7 @@ export async function runK8s({ opts, bundle }) {
       pids,
       headersList: credentials.readers,
       ingestOf: worker,
+      relays,
     });
     const under = result.watch.ours.ingest;
     if (under) log(`ours: ingest lag under ${p.watchers} watchers p50 ${under.lagMs.p50} / p99 ${under.lagMs.p99} / max ${under.lagMs.max} ms, at most ${under.maxBehindEvents} changes behind`);
