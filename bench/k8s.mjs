@@ -841,6 +841,13 @@ export async function runK8s({ opts, bundle }) {
       ingestOf: worker,
       relays,
     });
+    const ends = result.watch.ours.watcherEnds;
+    const early = ends?.reduce((n, g) => n + g.endedEarly, 0);
+    if (early) {
+      const byRelay = {};
+      for (const g of ends) byRelay[g.relay ?? "informer"] = (byRelay[g.relay ?? "informer"] ?? 0) + g.endedEarly;
+      log(`ours: ${early} of ${p.watchers} watchers ended before the last change (by relay: ${JSON.stringify(byRelay)})`);
+    }
     const under = result.watch.ours.ingest;
     if (under) log(`ours: ingest lag under ${p.watchers} watchers p50 ${under.lagMs.p50} / p99 ${under.lagMs.p99} / max ${under.lagMs.max} ms, at most ${under.maxBehindEvents} changes behind`);
     const w = result.watch;
