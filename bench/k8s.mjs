@@ -20,6 +20,15 @@
 //    resourceVersion once, in order, with the right ADDED/MODIFIED/DELETED counts.
 //    Ours serves the changes after its informer (one watch on the fake server) has applied them:
 //    its latency includes that hop, as an edge replica's would.
+// 3. Ingest lag (issue 20): before ours' fan-out, the same churn (rate, length) with no watcher open,
+//    then again during the fan-out, our informer's cacheResourceVersion is sampled (GET
+//    /informers/pods, every 200 ms): a change counts as applied at the first sample at or past its
+//    RV; lag = that − when its churn request was sent. The two are compared.
+//
+// Credentials (issue 20): the Worker gets TOKENS with one admin credential (every request of the
+// bench's own) and ceil(W / 100) read credentials (watcher i uses credential i % C): a credential
+// holds at most 100 watches of an informer, and the watch relays (WATCH_RELAYS, --k8s-relays) are
+// chosen by credential name. The fake API server needs none.
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
