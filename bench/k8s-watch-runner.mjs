@@ -39,6 +39,7 @@ class Watcher {
     this.errorEvents = [];
     this.ended = null; // why the stream ended, if it did
     this.endedAt = null;
+    this.lastEventAt = null; // when the last line arrived (epoch ms)
     this.pending = null; // bytes of an incomplete line
   }
 
@@ -90,6 +91,7 @@ class Watcher {
 
   onLine(buf, start, end, t) {
     this.events++;
+    this.lastEventAt = t;
     let type = "other";
     if (buf.compare(TYPE_PREFIX, 0, TYPE_PREFIX.length, start, start + TYPE_PREFIX.length) === 0) {
       const from = start + TYPE_PREFIX.length;

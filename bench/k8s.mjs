@@ -612,6 +612,8 @@ function watcherEnds(stats, { credentials, relays, t0, lastRv }) {
     const mine = stats.filter((w) => w.i % credentials === c);
     const ended = mine.filter((w) => w.ended && w.lastRv < lastRv);
     const at = ended.map((w) => (w.endedAt - t0) / 1000).sort((a, b) => a - b);
+    // silence before the end: from the watcher's last line to its end (10 s: the hub's unresponsive close?)
+    const quiet = ended.map((w) => (w.endedAt - (w.lastEventAt ?? t0)) / 1000).sort((a, b) => a - b);
     const rvs = mine.map((w) => w.lastRv).sort((a, b) => a - b);
     groups.push({
       credential: c,
@@ -620,6 +622,7 @@ function watcherEnds(stats, { credentials, relays, t0, lastRv }) {
       endedEarly: ended.length,
       reasons: [...new Set(ended.map((w) => w.ended))].slice(0, 3),
       endedAtSeconds: at.length ? { first: round(at[0], 1), last: round(at[at.length - 1], 1) } : null,
+      quietBeforeEndSeconds: quiet.length ? { min: round(quiet[0], 1), median: round(percentile(quiet, 0.5), 1), max: round(quiet[quiet.length - 1], 1) } : null,
       lastRv: { min: rvs[0], max: rvs[rvs.length - 1] },
       events: mine.reduce((a, w) => a + w.events, 0),
     });
