@@ -129,7 +129,11 @@ export async function bundleWorker() {
   return { dir: bundleDir, bytes: code.length, sha256: createHash("sha256").update(code).digest("hex").slice(0, 16) };
 }
 
-export async function startWorker(bundle, label, serverUrl) {
+/**
+ * `options.vars` are added to (and override) the fixed variables, e.g. TOKENS or WATCH_RELAYS;
+ * `options.headers` (e.g. an admin credential's Authorization) go with api() and pollStatus().
+ */
+export async function startWorker(bundle, label, serverUrl, { vars = {}, headers = {} } = {}) {
   const port = await freePort();
   const inspectorPort = await freePort();
   const persist = fs.mkdtempSync(path.join(WORK, `state-${label}-`));
@@ -143,7 +147,7 @@ export async function startWorker(bundle, label, serverUrl) {
       port,
       inspectorPort,
       persist,
-      vars: { KUBE_API_URL: serverUrl, ALLOW_UNAUTHENTICATED: "true", INFORMERS: "[]" },
+      vars: { KUBE_API_URL: serverUrl, ALLOW_UNAUTHENTICATED: "true", INFORMERS: "[]", ...vars },
     }),
   ];
   const child = spawn(NODE, args, { cwd: bundle.dir, env: ENV, detached: true, stdio: ["ignore", logFd, logFd] });
@@ -170,6 +174,7 @@ export async function startWorker(bundle, label, serverUrl) {
   const worker = {
     base,
     label,
+    headers,
     logPath,
     runtimePid: runtime,
     readyMs: now() - startedAt,
@@ -212,7 +217,7 @@ export async function runtimeInspectorUrl(pid) {
 export async function api(worker, method, pathname, body) {
   const response = await fetch(`${worker.base}${pathname}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: { ...(worker.headers ?? {}), ...(body === undefined ? {} : { "content-type": "application/json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(60_000),
   });
@@ -241,7 +246,7 @@ export async function pollStatus(worker, name, done, { timeoutMs, intervalMs = 1
   while (now() - started < timeoutMs) {
     const t0 = now();
     try {
-      const response = await fetch(`${worker.base}/informers/${name}`, { signal: AbortSignal.timeout(60_000) });
+      const response = await fetch(`${worker.base}/informers/${name}`, { headers: worker.headers ?? {}, signal: AbortSignal.timeout(60_000) });
       const t1 = now();
       latencies.push(t1 - t0);
       if (response.ok) {

@@ -6,7 +6,8 @@
 // found without parsing the ~3 KB line (the first `"resourceVersion":"` in it, which is the
 // object's metadata.resourceVersion); every 64th line is parsed whole to check that shortcut.
 //
-// IPC: parent → {cmd: "start", url, watchers, startRv, span, headers?}; runner → {ready, opened: [...]}
+// IPC: parent → {cmd: "start", url, watchers, startRv, span, headers?, headersList?}; runner → {ready, opened: [...]}
+//      (headersList: watcher i also sends headersList[i % headersList.length], e.g. its credential)
 //      parent → {cmd: "wait", lastRv, timeoutMs}; runner → {progress} every 5 s, then {done, stats}
 //      parent → {cmd: "dump", file}: the arrivals are written to `file` (Float64 little-endian), {dumped}
 import fs from "node:fs";
@@ -37,6 +38,8 @@ class Watcher {
     this.types = { ADDED: 0, MODIFIED: 0, DELETED: 0, BOOKMARK: 0, ERROR: 0, other: 0 };
     this.errorEvents = [];
     this.ended = null; // why the stream ended, if it did
+    this.endedAt = null;
+    this.lastEventAt = null; // when the last line arrived (epoch ms)
     this.pending = null; // bytes of an incomplete line
   }
 
@@ -47,20 +50,28 @@ class Watcher {
     url.searchParams.set("resourceVersion", String(config.startRv));
     url.searchParams.set("timeoutSeconds", String(config.timeoutSeconds ?? 900));
     return new Promise((resolve) => {
-      const req = http.get(url, { agent: false, headers: { accept: "application/json", ...(config.headers ?? {}) } }, (res) => {
+      const own = config.headersList?.length ? config.headersList[this.i % config.headersList.length] : {};
+      const req = http.get(url, { agent: false, headers: { accept: "application/json", ...(config.headers ?? {}), ...own } }, (res) => {
         this.status = res.statusCode;
         this.openedMs = now() - t0;
         resolve();
         res.on("data", (chunk) => this.onData(chunk, now()));
-        res.on("end", () => (this.ended ??= "the server ended the stream"));
-        res.on("error", (error) => (this.ended ??= `error: ${error.message}`));
+        res.on("end", () => this.end("the server ended the stream"));
+        res.on("error", (error) => this.end(`error: ${error.message}`));
       });
       req.on("error", (error) => {
-        this.ended ??= `request error: ${error.message}`;
+        this.end(`request error: ${error.message}`);
         resolve();
       });
       this.req = req;
     });
+  }
+
+  /** Why and when (epoch ms) the stream ended, the first time it does. */
+  end(why) {
+    if (this.ended) return;
+    this.ended = why;
+    this.endedAt = now();
   }
 
   onData(chunk, t) {
@@ -80,6 +91,7 @@ class Watcher {
 
   onLine(buf, start, end, t) {
     this.events++;
+    this.lastEventAt = t;
     let type = "other";
     if (buf.compare(TYPE_PREFIX, 0, TYPE_PREFIX.length, start, start + TYPE_PREFIX.length) === 0) {
       const from = start + TYPE_PREFIX.length;

@@ -20,8 +20,17 @@
 //    resourceVersion once, in order, with the right ADDED/MODIFIED/DELETED counts.
 //    Ours serves the changes after its informer (one watch on the fake server) has applied them:
 //    its latency includes that hop, as an edge replica's would.
+// 3. Ingest lag (issue 20): before ours' fan-out, the same churn (rate, length) with no watcher open,
+//    then again during the fan-out, our informer's cacheResourceVersion is sampled (GET
+//    /informers/pods, every 200 ms): a change counts as applied at the first sample at or past its
+//    RV; lag = that − when its churn request was sent. The two are compared.
+//
+// Credentials (issue 20): the Worker gets TOKENS with one admin credential (every request of the
+// bench's own) and ceil(W / 100) read credentials (watcher i uses credential i % C): a credential
+// holds at most 100 watches of an informer, and the watch relays (WATCH_RELAYS, --k8s-relays) are
+// chosen by credential name. The fake API server needs none.
 import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -39,6 +48,7 @@ export const K8S_OPTIONS = {
   "k8s-page-runs": { type: "string", default: "3" },
   "k8s-timeout": { type: "string", default: "300" },
   "k8s-profile": { type: "boolean", default: false },
+  "k8s-relays": { type: "string" }, // WATCH_RELAYS of the Worker; unset: wrangler.toml's
 };
 
 /** The hard deadline of a k8s run. */
@@ -60,7 +70,9 @@ function params(opts) {
     pageRuns: Number(opts["k8s-page-runs"]),
     timeoutSeconds: Number(opts["k8s-timeout"]),
     profile: Boolean(opts["k8s-profile"]),
+    relays: opts["k8s-relays"] === undefined ? null : Number(opts["k8s-relays"]),
   };
+  if (p.relays !== null && !(Number.isSafeInteger(p.relays) && p.relays >= 0)) throw new Error(`--k8s-relays must be a whole number ≥ 0 (got '${opts["k8s-relays"]}')`);
   p.changes = Math.round(p.rate * p.seconds);
   return p;
 }
@@ -130,9 +142,9 @@ export async function control(url, body, method = "POST") {
 // ---------------------------------------------------------------------------------------------
 // Lists
 
-async function timedGet(url) {
+async function timedGet(url, headers = {}) {
   const t0 = now();
-  const response = await fetch(url, { headers: { accept: "application/json" }, signal: AbortSignal.timeout(120_000) });
+  const response = await fetch(url, { headers: { accept: "application/json", ...headers }, signal: AbortSignal.timeout(120_000) });
   const head = now();
   const body = Buffer.from(await response.arrayBuffer());
   const t1 = now();
@@ -147,13 +159,13 @@ function summarize(items, rv) {
   return { items: items.length, resourceVersion: rv, orderDigest: hash(ids), setDigest: hash([...ids].sort()) };
 }
 
-async function fullList(base) {
-  const r = await timedGet(`${base}/api/v1/pods`);
+async function fullList(base, headers) {
+  const r = await timedGet(`${base}/api/v1/pods`, headers);
   const list = JSON.parse(r.body.toString("utf8"));
   return { ms: r.ms, headMs: r.headMs, bytes: r.bytes, kind: list.kind, ...summarize(list.items, list.metadata.resourceVersion) };
 }
 
-async function pagedList(base) {
+async function pagedList(base, headers) {
   const t0 = now();
   const items = [];
   let bytes = 0;
@@ -163,7 +175,7 @@ async function pagedList(base) {
   const pageRvs = new Set();
   let firstPageMs;
   do {
-    const r = await timedGet(`${base}/api/v1/pods?limit=${PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ""}`);
+    const r = await timedGet(`${base}/api/v1/pods?limit=${PAGE}${token ? `&continue=${encodeURIComponent(token)}` : ""}`, headers);
     bytes += r.bytes;
     pages++;
     firstPageMs ??= r.ms;
@@ -202,7 +214,7 @@ function summarizeRuns(runs) {
   };
 }
 
-async function listPhase(p, sides, { runtimePid, fakePid }) {
+async function listPhase(p, sides, { runtimePid, fakePid, auth }) {
   const rssOurs = new RssSampler(runtimePid, 50);
   const rssFake = new RssSampler(fakePid, 50);
   await sleep(1_000);
@@ -212,14 +224,14 @@ async function listPhase(p, sides, { runtimePid, fakePid }) {
   const out = { fake: { full: [], paged: [] }, ours: { full: [], paged: [] } };
   // one warm-up of each kind per server (not counted)
   for (const side of ["fake", "ours"]) {
-    await fullList(sides[side]);
-    await pagedList(sides[side]);
+    await fullList(sides[side], auth[side]);
+    await pagedList(sides[side], auth[side]);
   }
   for (let r = 0; r < p.listRuns; r++) {
-    for (const side of r % 2 === 0 ? ["fake", "ours"] : ["ours", "fake"]) out[side].full.push(await fullList(sides[side]));
+    for (const side of r % 2 === 0 ? ["fake", "ours"] : ["ours", "fake"]) out[side].full.push(await fullList(sides[side], auth[side]));
   }
   for (let r = 0; r < p.pageRuns; r++) {
-    for (const side of r % 2 === 0 ? ["fake", "ours"] : ["ours", "fake"]) out[side].paged.push(await pagedList(sides[side]));
+    for (const side of r % 2 === 0 ? ["fake", "ours"] : ["ours", "fake"]) out[side].paged.push(await pagedList(sides[side], auth[side]));
   }
   const cpu1 = { ours: procCpu(runtimePid), fake: procCpu(fakePid) };
   await sleep(500);
@@ -362,6 +374,138 @@ async function churnAtRate(clusterUrl, { total, rate, seedBase, startRv, sentAt,
   return { changes: sent, calls, seconds: round(seconds, 2), achievedRate: round(sent / seconds, 1), maxCallMs: round(maxCallMs, 1), maxLateMs: round(lateMax, 1), lastRv: rv, counts };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Credentials and ingest lag (issue 20)
+
+/** Watches one credential may hold on one informer (src/k8s/watcher-caps.ts MAX_WATCHERS_PER_PRINCIPAL). */
+const WATCHERS_PER_CREDENTIAL = 100;
+
+/**
+ * One admin credential (every request of the bench's own) and ceil(W / 100) read credentials (the
+ * watchers, watcher i with credential i % C), as the Worker's TOKENS: random 43-character tokens,
+ * kept in this process only.
+ */
+function benchCredentials(watchers) {
+  const token = () => randomBytes(32).toString("base64url");
+  const sha = (t) => createHash("sha256").update(t).digest("hex");
+  const admin = { name: "bench-admin", token: token() };
+  const readers = Array.from({ length: Math.max(1, Math.ceil(watchers / WATCHERS_PER_CREDENTIAL)) }, (_, i) => ({ name: `bench-read-${i}`, token: token() }));
+  const entries = [
+    { name: admin.name, sha256: sha(admin.token), role: "admin", clusters: ["*"] },
+    ...readers.map((r) => ({ name: r.name, sha256: sha(r.token), role: "read", clusters: ["*"] })),
+  ];
+  const bearer = (t) => ({ authorization: `Bearer ${t}` });
+  return { TOKENS: JSON.stringify(entries), admin: bearer(admin.token), readers: readers.map((r) => bearer(r.token)), readerNames: readers.map((r) => r.name) };
+}
+
+/** The relay a credential's watches go to: the same FNV-1a as src/k8s/watch-relay.ts relayShard. */
+function relayShard(principal, relays) {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < principal.length; i++) hash = Math.imul(hash ^ principal.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % relays;
+}
+
+/** WATCH_RELAYS as wrangler.toml sets it (the Worker's default when --k8s-relays is not given). */
+function tomlRelays() {
+  const m = /^WATCH_RELAYS\s*=\s*"(\d+)"/m.exec(fs.readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"));
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Samples our informer's cacheResourceVersion (GET /informers/{name}) every `intervalMs`, one
+ * request at a time: {t0, t1, rv} per answer (t1 = when the answer arrived).
+ */
+function ingestSampler(worker, name, intervalMs = 200) {
+  const samples = [];
+  let errors = 0;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t0 = now();
+      try {
+        const response = await fetch(`${worker.base}/informers/${name}`, { headers: worker.headers, signal: AbortSignal.timeout(30_000) });
+        const status = await response.json();
+        const t1 = now();
+        if (response.ok && status.cacheResourceVersion) samples.push({ t0, t1, rv: Number(status.cacheResourceVersion) });
+        else errors++;
+      } catch {
+        errors++;
+      }
+      const wait = intervalMs - (now() - t0);
+      if (wait > 0) await sleep(wait);
+    }
+  })();
+  return {
+    samples,
+    latest: () => samples[samples.length - 1]?.rv ?? 0,
+    async stop() {
+      stopped = true;
+      await loop;
+      return { samples, errors };
+    },
+  };
+}
+
+/** Waits (bounded) until the sampler has seen cacheResourceVersion ≥ rv; returns whether it did. */
+async function untilApplied(sampler, rv, timeoutMs) {
+  const end = now() + timeoutMs;
+  while (now() < end) {
+    if (sampler.latest() >= rv) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+/**
+ * Ingest lag of the changes startRv+1 … lastRv: each applied at the first sample whose
+ * cacheResourceVersion ≥ its RV (the answer's arrival: an upper bound, by at most that poll's time
+ * and the 200 ms interval); lag = that − when its churn request was sent. Events behind: per sample,
+ * the changes sent before the poll left minus those applied (a lower bound).
+ */
+function ingestLag({ samples, errors }, sentAt, startRv, lastRv) {
+  const lags = [];
+  let unapplied = 0;
+  let k = 0;
+  for (let rv = startRv + 1; rv <= lastRv; rv++) {
+    while (k < samples.length && samples[k].rv < rv) k++;
+    if (k === samples.length) {
+      unapplied++;
+      continue;
+    }
+    lags.push(samples[k].t1 - sentAt[rv - startRv - 1]);
+  }
+  let maxBehind = 0;
+  for (const s of samples) {
+    let sent = 0;
+    for (let rv = startRv + 1; rv <= lastRv && sentAt[rv - startRv - 1] <= s.t0; rv++) sent = rv;
+    maxBehind = Math.max(maxBehind, sent - s.rv);
+  }
+  const pollMs = samples.map((s) => s.t1 - s.t0).sort((a, b) => a - b);
+  const sorted = Float64Array.from(lags).sort();
+  return {
+    changes: lastRv - startRv,
+    unapplied,
+    lagMs: { p50: round(percentile(sorted, 0.5), 0), p99: round(percentile(sorted, 0.99), 0), max: round(sorted[sorted.length - 1] ?? null, 0) },
+    maxBehindEvents: maxBehind,
+    samples: samples.length,
+    sampleErrors: errors,
+    statusPollMs: { p50: round(percentile(pollMs, 0.5), 0), max: round(pollMs[pollMs.length - 1] ?? null, 0) },
+  };
+}
+
+/** The same churn as a watch phase's steady part, on our informer with no watcher open: its ingest lag. */
+async function ingestBaseline(p, { clusterUrl, worker, startRv, seedBase }) {
+  const sentAt = new Float64Array(p.changes + 10);
+  const sampler = ingestSampler(worker, "pods");
+  const cpu0 = procCpu(worker.runtimePid);
+  const churn = await churnAtRate(clusterUrl, { total: p.changes, rate: p.rate, seedBase, startRv, sentAt, firstRv: startRv });
+  const applied = await untilApplied(sampler, churn.lastRv, 120_000);
+  const cpu1 = procCpu(worker.runtimePid);
+  const lag = ingestLag(await sampler.stop(), sentAt, startRv, churn.lastRv);
+  const cpu = cpuDelta(cpu0, cpu1);
+  return { churn, applied, ...lag, workerdCpuSeconds: cpu, workerdCpuMicrosPerChange: cpu ? round((cpu.total * 1e6) / churn.changes, 0) : null };
+}
+
 /** wrangler dev's other workerd: the proxy on the dev port that relays every request to the runtime. */
 function devProxyPid(base) {
   const entry = `--socket-addr=entry=127.0.0.1:${new URL(base).port}`;
@@ -446,15 +590,56 @@ function measureRange(arrival, sentAt, { watchers, span, from, to, bytesPerEvent
   };
 }
 
-async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids }) {
+/** Machine-wide CPU seconds (busy, all) from /proc/stat: how much of the 2 cores a phase left idle. */
+function machineCpu() {
+  try {
+    const fields = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+    const all = fields.reduce((a, x) => a + x, 0) / 100;
+    const idle = (fields[3] + (fields[4] ?? 0)) / 100;
+    return { busy: all - idle, all };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How the watchers ended, by credential (watcher i used credential i % C): how many ended before
+ * the last change, where they stood, and when they ended (seconds after the churn started).
+ */
+function watcherEnds(stats, { credentials, relays, t0, lastRv }) {
+  const groups = [];
+  for (let c = 0; c < credentials; c++) {
+    const mine = stats.filter((w) => w.i % credentials === c);
+    const ended = mine.filter((w) => w.ended && w.lastRv < lastRv);
+    const at = ended.map((w) => (w.endedAt - t0) / 1000).sort((a, b) => a - b);
+    // silence before the end: from the watcher's last line to its end (10 s: the hub's unresponsive close?)
+    const quiet = ended.map((w) => (w.endedAt - (w.lastEventAt ?? t0)) / 1000).sort((a, b) => a - b);
+    const rvs = mine.map((w) => w.lastRv).sort((a, b) => a - b);
+    groups.push({
+      credential: c,
+      ...(relays > 0 ? { relay: relayShard(`bench-read-${c}`, relays) } : {}),
+      watchers: mine.length,
+      endedEarly: ended.length,
+      reasons: [...new Set(ended.map((w) => w.ended))].slice(0, 3),
+      endedAtSeconds: at.length ? { first: round(at[0], 1), last: round(at[at.length - 1], 1) } : null,
+      quietBeforeEndSeconds: quiet.length ? { min: round(quiet[0], 1), median: round(percentile(quiet, 0.5), 1), max: round(quiet[quiet.length - 1], 1) } : null,
+      lastRv: { min: rvs[0], max: rvs[rvs.length - 1] },
+      events: mine.reduce((a, w) => a + w.events, 0),
+    });
+  }
+  return groups;
+}
+
+async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids, headersList, ingestOf, relays = 0 }) {
   const span = p.changes + p.burst + 10;
   const sentAt = new Float64Array(span);
   const runner = new Runner();
   const result = { side, url, startRv };
   const rss = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, new RssSampler(pid, 100)]));
+  let sampler;
   try {
-    runner.send({ cmd: "start", url, watchers: p.watchers, startRv, span, timeoutSeconds: 900 });
-    const ready = await runner.next("ready", 60_000);
+    runner.send({ cmd: "start", url, watchers: p.watchers, startRv, span, timeoutSeconds: 900, headersList });
+    const ready = await runner.next("ready", 60_000 + p.watchers * 120);
     result.open = {
       seconds: round(ready.openSeconds, 2),
       statuses: ready.statuses,
@@ -464,18 +649,25 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids }) 
     if (ready.statuses["200"] !== p.watchers) throw new Error(`watch statuses ${JSON.stringify(ready.statuses)}`);
     log(`${side}: ${p.watchers} watches open in ${result.open.seconds} s (from RV ${startRv})`);
     await sleep(1_000);
+    pids = { ...pids, watchClient: runner.child.pid };
+    const machine0 = machineCpu();
     const cpu0 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpu(pid)]));
     const threads0 = threadCpu(pids.workerd);
     const t0 = now();
     // --k8s-profile: 10 s of our runtime during the churn (the figures of a profiled run are slower)
     const profiling = side === "ours" && p.profile ? profileRuntime(pids.workerd, 10_000).catch((error) => ({ error: error.message })) : undefined;
+    // ours: the informer's ingest lag under this read load, sampled as in the baseline without watchers
+    sampler = ingestOf ? ingestSampler(ingestOf, "pods") : undefined;
     const steady = await churnAtRate(clusterUrl, { total: p.changes, rate: p.rate, seedBase, startRv, sentAt, firstRv: startRv });
+    const ingestDone = sampler ? untilApplied(sampler, steady.lastRv, 120_000).then(async (applied) => ({ applied, ...ingestLag(await sampler.stop(), sentAt, startRv, steady.lastRv) })) : undefined;
     log(`${side}: ${steady.changes} changes at ${steady.achievedRate}/s sent (${steady.calls} churn requests); waiting for every watcher`);
     const wait1 = runner.next("done", p.timeoutSeconds * 1000 + 10_000);
     runner.send({ cmd: "wait", lastRv: steady.lastRv, timeoutMs: p.timeoutSeconds * 1000 });
     const steadyDone = await wait1;
     const steadyDrainedAt = now();
     const cpu1 = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, procCpu(pid)]));
+    const machine1 = machineCpu();
+    if (ingestDone) result.ingest = await ingestDone;
     const busiest = busiestThreads(threads0, threadCpu(pids.workerd), (steadyDrainedAt - t0) / 1000, 2);
     result.steadyOutcome = steadyDone.outcome;
     if (profiling) {
@@ -518,7 +710,12 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids }) 
       drainAfterLastChangeMs: round(steadyDrainedAt - t0 - steady.seconds * 1000, 0),
       processCpuSeconds: Object.fromEntries(Object.keys(pids).map((k) => [k, cpuDelta(cpu0[k], cpu1[k])])),
       workerdBusiestThreads: busiest,
+      machineCpu: machine0 && machine1 ? { busySeconds: round(machine1.busy - machine0.busy), cores: round((machine1.busy - machine0.busy) / ((steadyDrainedAt - t0) / 1000), 2) } : null,
     };
+    result.watcherEnds = watcherEnds((burstDone ?? steadyDone).stats, { credentials: headersList?.length || 1, relays, t0, lastRv: burst ? burst.lastRv : steady.lastRv });
+    // the runtime's process CPU over the phase (churn start to the last watcher done) per delivered event
+    const workerdCpu = result.steady.processCpuSeconds.workerd?.total;
+    result.steady.workerdCpuMicrosPerDelivery = workerdCpu != null && result.steady.delivered ? round((workerdCpu * 1e6) / result.steady.delivered, 1) : null;
     if (burst) result.burst = { churn: burst, ...measureRange(arrival, sentAt, { watchers: p.watchers, span, from: p.changes + 1, to: p.changes + p.burst, bytesPerEvent }) };
     const expectedEnd = burst ? burst.lastRv : steady.lastRv;
     const counts = { ...steady.counts };
@@ -558,6 +755,7 @@ async function watchSide(side, p, { url, clusterUrl, startRv, seedBase, pids }) 
     result.error = error.message;
     log(`${side}: watch fan-out failed: ${error.message}`);
   } finally {
+    await sampler?.stop();
     for (const s of Object.values(rss)) s.stop();
     result.processRss = Object.fromEntries(
       Object.entries(rss).map(([k, s]) => {
@@ -589,13 +787,25 @@ export async function runK8s({ opts, bundle }) {
     result.seed = { seconds: round((now() - seedT0) / 1000, 2), namespaces, ...seeded.created, resourceVersion: seeded.resourceVersion };
     log(`seeded ${seeded.created.pods} pods (~${p.podBytes} B each) in ${result.seed.seconds} s, RV ${seeded.resourceVersion}`);
 
-    worker = await startWorker(bundle, "k8s", clusterUrl);
+    // credentials (issue 20): an admin one for the bench's own requests, read ones for the watchers
+    // (at most 100 watches per credential), spread over the relays by credential name
+    const credentials = benchCredentials(p.watchers);
+    const vars = { TOKENS: credentials.TOKENS, ...(p.relays !== null ? { WATCH_RELAYS: String(p.relays) } : {}) };
+    const relays = p.relays ?? tomlRelays();
+    result.watchRelays = { value: relays, from: p.relays !== null ? "--k8s-relays" : "wrangler.toml", readCredentials: credentials.readers.length };
+    if (relays > 0) {
+      const perRelay = new Array(relays).fill(0);
+      credentials.readerNames.forEach((name, c) => (perRelay[relayShard(name, relays)] += Math.ceil((p.watchers - c) / credentials.readers.length)));
+      result.watchRelays.watchersPerRelay = perRelay;
+    }
+    worker = await startWorker(bundle, "k8s", clusterUrl, { vars, headers: credentials.admin });
+    log(`ours: WATCH_RELAYS ${relays} (${result.watchRelays.from}), ${credentials.readers.length} read credentials${result.watchRelays.watchersPerRelay ? `, watchers per relay ${result.watchRelays.watchersPerRelay.join("/")}` : ""}`);
     log(`ours: wrangler dev ready in ${round(worker.readyMs / 1000)} s (runtime workerd pid ${worker.runtimePid})`);
     const putAt = now();
     await api(worker, "PUT", "/informers/pods", { resource: "pods", watchTimeoutSeconds: 600 });
     const synced = await pollStatus(worker, "pods", (s) => s.synced && s.objects === p.pods && s.queueDepth === 0, { timeoutMs: 180_000, intervalMs: 200 });
     if (!synced.ok) throw new Error(`the informer did not sync ${p.pods} pods in 180 s: ${JSON.stringify(synced.status)}`);
-    await waitFor(async () => (await fetch(`${worker.base}/k8s/api/v1/pods?limit=1`, { signal: AbortSignal.timeout(10_000) })).status === 200, {
+    await waitFor(async () => (await fetch(`${worker.base}/k8s/api/v1/pods?limit=1`, { headers: credentials.admin, signal: AbortSignal.timeout(10_000) })).status === 200, {
       timeoutMs: 60_000,
       what: "/k8s/api/v1/pods to answer 200",
     });
@@ -604,7 +814,8 @@ export async function runK8s({ opts, bundle }) {
     const sides = { fake: clusterUrl, ours: `${worker.base}/k8s` };
 
     log(`list: ${p.pods} pods, ${p.listRuns} full lists and ${p.pageRuns} paged lists (limit=${PAGE}) per server`);
-    result.list = await listPhase(p, sides, { runtimePid: worker.runtimePid, fakePid: fake.pid });
+    const auth = { fake: {}, ours: credentials.admin };
+    result.list = await listPhase(p, sides, { runtimePid: worker.runtimePid, fakePid: fake.pid, auth });
     for (const side of ["fake", "ours"]) {
       const s = result.list[side];
       log(`${side}: full list ${s.full.ms.median} ms (${s.full.MB} MB), paged ${s.paged.ms.median} ms (${s.paged.pages} pages), RSS +${s.processMemory.growthMB} MB`);
@@ -616,16 +827,41 @@ export async function runK8s({ opts, bundle }) {
     const pids = { workerd: worker.runtimePid, ...(proxy ? { wranglerProxyWorkerd: proxy } : {}), fakeApiServer: fake.pid };
     const fakeRv = Number((await control(`${clusterUrl}/__control`, undefined, "GET")).resourceVersion);
     result.watch = { fake: await watchSide("fake", p, { url: `${sides.fake}/api/v1/pods`, clusterUrl, startRv: fakeRv, seedBase: 1_000_000, pids }) };
-    // ours: from the RV our cache serves, once the informer has caught up with the fake-side churn
-    const target = Number((await control(`${clusterUrl}/__control`, undefined, "GET")).resourceVersion);
-    const caughtUp = await waitFor(
-      async () => {
-        const r = await (await fetch(`${sides.ours}/api/v1/pods?limit=1`, { signal: AbortSignal.timeout(10_000) })).json();
-        return Number(r.metadata.resourceVersion) === target ? target : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 200, what: `our /k8s list to reach RV ${target}` },
-    );
-    result.watch.ours = await watchSide("ours", p, { url: `${sides.ours}/api/v1/pods`, clusterUrl, startRv: caughtUp, seedBase: 2_000_000, pids });
+    // ours: from the RV our cache serves, once the informer has caught up with the churn before
+    const catchUp = async () => {
+      const target = Number((await control(`${clusterUrl}/__control`, undefined, "GET")).resourceVersion);
+      return waitFor(
+        async () => {
+          const r = await (await fetch(`${sides.ours}/api/v1/pods?limit=1`, { headers: credentials.admin, signal: AbortSignal.timeout(10_000) })).json();
+          return Number(r.metadata.resourceVersion) === target ? target : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 200, what: `our /k8s list to reach RV ${target}` },
+      );
+    };
+    // the ingest baseline: the same churn (rate, length) with no watcher open
+    log(`ours: ingest baseline, ${p.changes} changes at ${p.rate}/s with no watcher open`);
+    result.ingestBaseline = await ingestBaseline(p, { clusterUrl, worker, startRv: await catchUp(), seedBase: 3_000_000 });
+    const b = result.ingestBaseline;
+    log(`ours: ingest lag without watchers p50 ${b.lagMs.p50} / p99 ${b.lagMs.p99} / max ${b.lagMs.max} ms, at most ${b.maxBehindEvents} changes behind`);
+    result.watch.ours = await watchSide("ours", p, {
+      url: `${sides.ours}/api/v1/pods`,
+      clusterUrl,
+      startRv: await catchUp(),
+      seedBase: 2_000_000,
+      pids,
+      headersList: credentials.readers,
+      ingestOf: worker,
+      relays,
+    });
+    const ends = result.watch.ours.watcherEnds;
+    const early = ends?.reduce((n, g) => n + g.endedEarly, 0);
+    if (early) {
+      const byRelay = {};
+      for (const g of ends) byRelay[g.relay ?? "informer"] = (byRelay[g.relay ?? "informer"] ?? 0) + g.endedEarly;
+      log(`ours: ${early} of ${p.watchers} watchers ended before the last change (by relay: ${JSON.stringify(byRelay)})`);
+    }
+    const under = result.watch.ours.ingest;
+    if (under) log(`ours: ingest lag under ${p.watchers} watchers p50 ${under.lagMs.p50} / p99 ${under.lagMs.p99} / max ${under.lagMs.max} ms, at most ${under.maxBehindEvents} changes behind`);
     const w = result.watch;
     result.watch.ratios = {
       steadyP50: ratio(w.ours.steady?.latencyMs.p50, w.fake.steady?.latencyMs.p50),
@@ -634,7 +870,17 @@ export async function runK8s({ opts, bundle }) {
       burstDeliveredPerSecond: ratio(w.ours.burst?.deliveredPerSecond, w.fake.burst?.deliveredPerSecond),
       burstP99: ratio(w.ours.burst?.latencyMs.p99, w.fake.burst?.latencyMs.p99),
     };
-    result.ok = Boolean(result.list.sameAnswers && w.fake.ok && w.ours.ok);
+    // the informer's ingest under the watchers' read load next to the same churn without them
+    result.ingestRatios = {
+      lagP50: ratio(w.ours.ingest?.lagMs.p50, result.ingestBaseline?.lagMs.p50),
+      lagP99: ratio(w.ours.ingest?.lagMs.p99, result.ingestBaseline?.lagMs.p99),
+      lagMax: ratio(w.ours.ingest?.lagMs.max, result.ingestBaseline?.lagMs.max),
+    };
+    result.ingestProblems = [];
+    for (const [label, x] of [["baseline", result.ingestBaseline], ["under watchers", w.ours.ingest]]) {
+      if (x && (!x.applied || x.unapplied)) result.ingestProblems.push(`ingest ${label}: ${x.unapplied} of ${x.changes} changes not seen applied within 120 s`);
+    }
+    result.ok = Boolean(result.list.sameAnswers && w.fake.ok && w.ours.ok && result.ingestProblems.length === 0);
   } catch (error) {
     result.ok = false;
     result.error = error.message;
@@ -668,9 +914,20 @@ export function k8sRows(r) {
     const cell = (x, f) => (x?.[f.split(".")[0]] ? f.split(".").reduce((a, k) => a?.[k], x) : "-");
     rows.push([`  watch x${r.parameters.watchers}, ${r.parameters.rate}/s: delivered events/s`, cell(w.ours, "steady.deliveredPerSecond"), cell(w.fake, "steady.deliveredPerSecond"), w.ratios?.steadyDeliveredPerSecond ?? "-", "", ""]);
     rows.push(["    latency p50 / p99 (ms)", `${cell(w.ours, "steady.latencyMs.p50")} / ${cell(w.ours, "steady.latencyMs.p99")}`, `${cell(w.fake, "steady.latencyMs.p50")} / ${cell(w.fake, "steady.latencyMs.p99")}`, `${w.ratios?.steadyP50 ?? "-"} / ${w.ratios?.steadyP99 ?? "-"}`, "", ""]);
+    rows.push(["    latency max (ms)", cell(w.ours, "steady.latencyMs.max"), cell(w.fake, "steady.latencyMs.max"), "", "", ""]);
+    rows.push(["    runtime CPU µs per delivered event", cell(w.ours, "steady.workerdCpuMicrosPerDelivery"), "", "", "", ""]);
     rows.push([`  burst of ${r.parameters.burst}: delivered events/s`, cell(w.ours, "burst.deliveredPerSecond"), cell(w.fake, "burst.deliveredPerSecond"), w.ratios?.burstDeliveredPerSecond ?? "-", "", ""]);
     rows.push(["    latency p50 / p99 (ms)", `${cell(w.ours, "burst.latencyMs.p50")} / ${cell(w.ours, "burst.latencyMs.p99")}`, `${cell(w.fake, "burst.latencyMs.p50")} / ${cell(w.fake, "burst.latencyMs.p99")}`, w.ratios?.burstP99 ?? "-", "", ""]);
     rows.push(["  every watcher got every event in order", w.ours.ok ? "yes" : "NO", w.fake.ok ? "yes" : "NO", "", "", ""]);
+  }
+  if (r.watchRelays) rows.push(["  WATCH_RELAYS (watchers per relay)", `${r.watchRelays.value} (${r.watchRelays.from})${r.watchRelays.watchersPerRelay ? ` ${r.watchRelays.watchersPerRelay.join("/")}` : ""}`, "", "", "", ""]);
+  const b = r.ingestBaseline;
+  const u = r.watch?.ours?.ingest;
+  if (b || u) {
+    const lag = (x) => (x ? `${x.lagMs.p50} / ${x.lagMs.p99} / ${x.lagMs.max}` : "-");
+    rows.push(["  ingest lag p50/p99/max ms: no watchers", lag(b), "", "", "", ""]);
+    rows.push([`    under ${r.parameters.watchers} watchers (ratio p50/p99)`, lag(u), "", `${r.ingestRatios?.lagP50 ?? "-"} / ${r.ingestRatios?.lagP99 ?? "-"}`, "", ""]);
+    rows.push(["    max changes behind: no watchers / under watchers", `${b?.maxBehindEvents ?? "-"} / ${u?.maxBehindEvents ?? "-"}`, "", "", "", ""]);
   }
   return rows;
 }

@@ -36,7 +36,7 @@
 //          --profile-fanout --skip-baseline
 //          /k8s: --k8s-pods N (10000) --k8s-pod-bytes B (3000) --k8s-watchers W (100) --k8s-rate R (200)
 //          --k8s-seconds T (25) --k8s-burst B (500) --k8s-list-runs (5) --k8s-page-runs (3) --k8s-timeout S (300)
-//          --k8s-profile
+//          --k8s-profile --k8s-relays N (WATCH_RELAYS; unset: wrangler.toml's)
 //          scale: --pods N --scale-requests R (300) --scale-query-seconds S (60, per query kind)
 //          --scale-timeout S (600, per list) --scale-no-relist
 //          search: --search-clusters C (4) --search-pods N (10000) --search-limit L (100) --search-runs R (200)
@@ -714,7 +714,7 @@ async function main() {
   }
   if (results.k8s && !results.k8s.ok) {
     const k = results.k8s;
-    const problems = [k.error, ...(k.list?.problems ?? []), ...["fake", "ours"].flatMap((s) => [k.watch?.[s]?.error, ...(k.watch?.[s]?.problems ?? [])].map((x) => x && `${s}: ${x}`))].filter(Boolean);
+    const problems = [k.error, ...(k.list?.problems ?? []), ...(k.ingestProblems ?? []), ...["fake", "ours"].flatMap((s) => [k.watch?.[s]?.error, ...(k.watch?.[s]?.problems ?? [])].map((x) => x && `${s}: ${x}`))].filter(Boolean);
     process.stdout.write(`\n/k8s BENCHMARK PROBLEMS:\n${problems.map((x) => `  - ${x}`).join("\n")}\n`);
     return 1;
   }
