@@ -4,7 +4,9 @@
  * the modules that answer them: the cache's reads (k8s/cache-reads.ts), its `/k8s` watchers and
  * relays (k8s/informer-watchers.ts), its resource's description (k8s/resource-describer.ts), its
  * subscriptions' feed and nudges (delivery/feed-host.ts), its status and metrics
- * (informer-status.ts), and the slice itself (informer-loop.ts).
+ * (informer-status.ts), and the slice itself (informer-loop.ts). Whether it is configured, its spec
+ * row and its Informer are config/configured-informer.ts; what a new spec restarts,
+ * config/spec-change.ts.
  *
  * Invariant 7: `alarm()` re-arms in `finally` from durable state whatever happened, so an error
  * or a crash cannot stop the loop (and the factory's cron re-arms a missing alarm).
