@@ -26,8 +26,7 @@ import type { ListerWatcher } from "../kube/client.ts";
 import type { KubeObject, WatchEvent } from "../kube/types.ts";
 import { type Db, migrate } from "../sql.ts";
 import { DELTA_FIFO_MIGRATIONS, DeltaFIFO } from "./delta-fifo.ts";
-import { EVENT_LOG_MIGRATIONS, EventLog, type LogBounds } from "./event-log.ts";
-import type { Retention } from "./log-retention.ts";
+import { EVENT_LOG_MIGRATIONS, EventLog } from "./event-log.ts";
 import { INDEXER_MIGRATIONS, Indexer } from "./indexer.ts";
 import { POP_BATCH, ProcessLoop } from "./process-loop.ts";
 import { CACHE_PROGRESS_MIGRATIONS, CacheProgress } from "./cache-progress.ts";
@@ -37,38 +36,29 @@ import { type ReflectorOptions, type ReflectorSink, type ReflectorState, step } 
 import { initialMemory, type ReflectorMemory } from "./reflector-memory.ts";
 import { makeTransform, type TransformSpec } from "./transform.ts";
 import { nextBackoff } from "./backoff.ts";
-import { countLogInTx, type InformerMetrics, LOG_COUNTER_MIGRATIONS, logBytes, logBytesDeletedInTx } from "./log-counters.ts";
+import { countLogInTx, type InformerMetrics, LOG_COUNTER_MIGRATIONS, logBytes } from "./log-counters.ts";
 import type { InformerIdentity } from "../log-identity.ts";
 import { countersOf, type ErrorReason } from "./reflector-counters.ts";
 import { logStep } from "./reflector-log.ts";
 import { logger } from "../log.ts";
-import { DEFAULT_STORAGE_CEILING_BYTES, type StorageVerdict, storageVerdict } from "./storage-ceiling.ts";
+import type { StorageVerdict } from "./storage-ceiling.ts";
+import { InformerRetention, type RetentionSettings } from "./informer-retention.ts";
 import type { InformerProgress, WatchStateName } from "./cache-progress.ts";
 
 export type { InformerProgress, WatchStateName };
 
 /** What the informer needs of its spec (config/informer-spec.ts validates the full spec). */
-export interface InformerSettings {
+export interface InformerSettings extends RetentionSettings {
   indexers: Record<string, string>;
   transform: TransformSpec;
-  retention: Retention;
   reflector: ReflectorOptions;
-  /**
-   * The object's database size (sql.databaseSize) and the ceiling past which the log's retention
-   * shrinks (storage-ceiling.ts; default 70% of the 10 GB limit, lower in tests). None: never measured.
-   */
-  storage?: { bytes: () => number; ceilingBytes?: number };
 }
-
 
 /** What a query reads: the RV the cache is complete up to, and whether it holds the whole list (HasSynced). */
 export interface QueryView {
   resourceVersion: string;
   synced: boolean;
 }
-
-/** Rows retention deletes per transaction. */
-const COMPACT_BATCH = 2_000;
 
 /** Creates the informer's tables (idempotent; runs on every wake). */
 export function migrateInformer(db: Db): void {
@@ -93,8 +83,7 @@ export class Informer implements ReflectorSink {
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #settings: InformerSettings;
-  /** Whether retention was last applied shrunk (storage-ceiling.ts): a warn line when it starts, not every slice. */
-  #storageShrunk = false;
+  readonly #retention: InformerRetention;
   /** Whom log lines name (src/log.ts); nobody for an informer built without one (tests). */
   readonly #identity: InformerIdentity | undefined;
 
@@ -122,6 +111,7 @@ export class Informer implements ReflectorSink {
     this.fifo = new DeltaFIFO(db, this.indexer, makeTransform(settings.transform), (reason) => this.#recordSkipInTx(reason));
     this.cacheProgress = new CacheProgress(db, () => this.log.bounds().tail, () => this.fifo.isEmpty());
     this.#positions = new ResourceVersionPositions(this.log, this.cacheProgress, this.#state);
+    this.#retention = new InformerRetention({ db, log: this.log, cacheProgress: this.cacheProgress, clock, settings, identity });
     this.#loop = new ProcessLoop({
       db,
       fifo: this.fifo,
@@ -192,44 +182,14 @@ export class Informer implements ReflectorSink {
     return this.#loop.drain(deadline);
   }
 
-  /**
-   * Applies the log's retention, a bounded amount per transaction. Age never expires the last
-   * transaction run (review F20): on a quiet resource a watch resuming from any of its RVs starts
-   * after the mark before it, which an upstream bookmark cannot move (it re-marks the tail).
-   */
+  /** Applies the log's retention, a bounded amount per transaction (informer-retention.ts). */
   compactLog(): void {
-    const now = this.#clock.now();
-    const storage = this.storage();
-    if ((storage.shrunk !== null) !== this.#storageShrunk) {
-      this.#storageShrunk = storage.shrunk !== null;
-      if (storage.shrunk !== null) logger.warn("storage ceiling: event log retention shrunk", { ...this.#identity, reason: storage.shrunk, bytes: storage.bytes, ceilingBytes: storage.ceilingBytes, maxEvents: storage.retention.maxEvents });
-      else logger.info("storage back under its ceiling: configured retention", { ...this.#identity, bytes: storage.bytes, ceilingBytes: storage.ceilingBytes });
-    }
-    const lastRun = this.cacheProgress.lastMarkBelow(this.log.bounds().tail) + 1;
-    // Metrics count events from the log: before retention deletes any (log-counters.ts), in its transaction.
-    const options = {
-      keepFrom: lastRun,
-      continuing: false,
-      beforeDelete: () => countLogInTx(this.#db, this.log, now),
-      deleted: (bytes: number) => logBytesDeletedInTx(this.#db, bytes),
-    };
-    while (this.#db.transaction(() => this.log.compactInTx(now, storage.retention, COMPACT_BATCH, options))) {
-      options.continuing = true; // a full batch was deleted: more may be left
-    }
-    // Keep the last mark before the head: a watch from it starts at the head.
-    this.#db.transaction(() => this.cacheProgress.compactInTx(this.log.bounds().head));
+    this.#retention.compact();
   }
 
   /** The database's size against its ceiling, and the retention that applies (storage-ceiling.ts). */
   storage(): StorageVerdict {
-    const measureLog = () => {
-      // The log's bytes decide how much to keep: count the events appended since the last count first.
-      this.#db.transaction(() => countLogInTx(this.#db, this.log, this.#clock.now()));
-      const { head, tail } = this.log.bounds();
-      return { logBytes: logBytes(this.#db), retainedEvents: Math.max(0, tail - head + 1) };
-    };
-    const storage = this.#settings.storage;
-    return storageVerdict(storage?.bytes() ?? 0, measureLog, storage?.ceilingBytes ?? DEFAULT_STORAGE_CEILING_BYTES, this.#settings.retention);
+    return this.#retention.storage();
   }
 
   /** Where a watch from `resourceVersion` starts in the log, or expired (rv-positions.ts). */

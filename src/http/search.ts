@@ -23,7 +23,8 @@
  *   others answer. `continue` is absent only when every cluster's list is complete.
  * Memory: bounded whatever the number of clusters — each cluster's read gets an equal share of
  * `limit` and of MAX_PAGE_BYTES, with floors (CLUSTER_SHARE): at most max(4 MiB, clusters × 256 KiB)
- * of bodies at once (25 MiB at the 100-cluster bound); the answer holds at most `limit` items.
+ * of bodies at once (25 MiB at the 100-cluster bound); the answer holds at most `limit` items and
+ * is streamed a chunk of items at a time (no second copy of the page as one string).
  * - A cluster whose informer (or the cluster itself) is gone since the first page is named in
  *   `partial` once and left out of `continue`, so following `continue` always comes to an end.
  */
@@ -213,12 +214,37 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   const merged = mergePages(pages, limit);
   for (const [cluster, position] of merged.positions) if (position) next.set(cluster, { rv: versions.get(cluster)!, from: position });
 
-  const items = merged.items.map((item) => withClusterAnnotation(item.body, item.cluster)).join(",");
   const resourceVersions = JSON.stringify(Object.fromEntries([...versions].sort(([a], [b]) => (a < b ? -1 : 1))));
   const rest =
     (next.size === 0 ? "" : `,"continue":${JSON.stringify(encodeSearchToken({ search: fingerprint, clusters: next }))}`) +
     (partial.length === 0 ? "" : `,"partial":${JSON.stringify(partial.sort())}`);
-  return c.body(`{"items":[${items}],"resourceVersions":${resourceVersions}${rest}}`, 200, { "content-type": "application/json" });
+  return c.body(streamedItems(merged.items, `,"resourceVersions":${resourceVersions}${rest}}`), 200, { "content-type": "application/json" });
+}
+
+/** Items annotated and encoded per chunk of the answer. */
+const ITEMS_PER_CHUNK = 64;
+
+/**
+ * `{"items":[…]` then `tail`, streamed as the client reads: each item annotated and encoded a chunk
+ * at a time, so the page's bodies are held once (as read), never joined into a second copy of the
+ * whole answer and encoded into a third (issue 20 item 3).
+ */
+function streamedItems(items: readonly { body: string; cluster: string }[], tail: string): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let index = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        let text = index === 0 ? '{"items":[' : "";
+        const end = Math.min(items.length, index + ITEMS_PER_CHUNK);
+        for (; index < end; index++) text += (index === 0 ? "" : ",") + withClusterAnnotation(items[index]!.body, items[index]!.cluster);
+        if (index < items.length) return controller.enqueue(encoder.encode(text));
+        controller.enqueue(encoder.encode(`${text}]${tail}`));
+        controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 export const searchRoutes = new Hono<AppEnv>().get("/:resource", validate("query", searchQuery), (c) => search(c, c.req.param("resource"), c.req.valid("query")));

@@ -10,7 +10,8 @@
  *   resourceVersion (Informer.positionOf) or, when it asks for initial events (a watch-list,
  *   list-options.ts), with a synthetic ADDED for every object of one consistent list
  *   (versioned-list.ts) at a state at least as new as its resourceVersion and the changes after it,
- *   closed by the `k8s.io/initial-events-end` bookmark at the list's RV when bookmarks were asked.
+ *   closed by the `k8s.io/initial-events-end` bookmark at the list's RV when bookmarks were asked
+ *   (watch-start.ts).
  * - One read of the log per appended batch serves every watcher at the tail: new events are read
  *   once into a shared buffer of recent events; a watcher behind the buffer reads for itself.
  *   What watchers derive from an event is computed once for all of them (event-range.ts): its
@@ -37,15 +38,14 @@
  *   the object's heavy-read admission (admission.ts) for its listing only, waiting its turn in the
  *   queue, or is refused when the queue is full. A refusal is a 429 with Retry-After (the route's).
  */
-import { SCAN_PER_TURN, type VersionedQuery } from "../cache/versioned-list.ts";
 import { makeFilter } from "../cache/lister.ts";
-import { exactKey, keyScope } from "../cache/key-scope.ts";
+import { keyScope } from "../cache/key-scope.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { statusErrors } from "./status.ts";
 import { errorFrame, translate, WatchFramer } from "./watch-events.ts";
+import { expiredFrame, needsListing, watchStart } from "./watch-start.ts";
 import { CHUNK_CHARS, type FrameCounters } from "./event-range.ts";
 import { errorText, logger } from "../log.ts";
-import { yieldToEventLoop } from "../clock.ts";
 import { HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, ReadAdmission, type ReadSlot } from "./admission.ts";
 import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
 import { type Cursor, WatchBatches } from "./watch-batches.ts";
@@ -53,6 +53,7 @@ import { isRefusal, WatcherCaps } from "./watcher-caps.ts";
 import { type WatchQueue, WatchQueues } from "./watch-queues.ts";
 import type { WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
 export type { WatchOpened, WatchRequest, WatchSource };
+export { needsListing };
 
 export const BOOKMARK_INTERVAL_MS = 60_000;
 /** The last bookmark comes this long before the deadline, so the client resumes from a fresh RV. */
@@ -61,7 +62,6 @@ export const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
 export const FRESHNESS_WAIT_MS = 3_000;
 /** A client that reads nothing for this long is closed, as the API server closes unresponsive watchers. */
 export const UNRESPONSIVE_MS = 10_000;
-const INITIAL_PAGE = 500;
 
 interface Watcher {
   closed: boolean;
@@ -230,7 +230,7 @@ export class WatchHub {
       return true;
     };
     const incarnation = this.#source()?.incarnation;
-    const start = await this.#start(request, framer, send, slot);
+    const start = await watchStart({ source: this.#source, reaches: (rv) => this.reaches(rv), now: this.#now }, request, framer, send, slot);
     if (start === undefined) return;
     let { skipUpTo } = start;
     let cursor: Cursor = { after: start.next, skip: 0 };
@@ -243,11 +243,11 @@ export class WatchHub {
       // The informer was deleted and re-created under this name: this watcher's position is in a log
       // that is gone. Expired, so its client relists from the new one.
       const current = this.#source();
-      if (current?.incarnation !== incarnation) return void (await send(await this.#expiredFrame(standsAt)));
+      if (current?.incarnation !== incarnation) return void (await send(await expiredFrame(this.#source(), standsAt)));
       // While skipping, the first run alone: the client may have seen part of it, never of a later one.
       const batch = await this.#batches.next(cursor, skipUpTo !== undefined);
       if (watcher.closed) return;
-      if (batch === "expired") return void (await send(await this.#expiredFrame(standsAt)));
+      if (batch === "expired") return void (await send(await expiredFrame(this.#source(), standsAt)));
       if (batch === undefined) {
         // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
         const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
@@ -295,53 +295,6 @@ export class WatchHub {
   }
 
   /**
-   * Where a watcher's changes start: after its resourceVersion, or — for initial events — after the
-   * synthetic ADDED events of one consistent list at least as new as its resourceVersion (sent here,
-   * with the initial-events-end bookmark at the list's RV when asked). Undefined when the stream
-   * already ended (an ERROR event, or the client left).
-   */
-  async #start(
-    request: WatchRequest,
-    framer: WatchFramer,
-    send: (frames: string) => Promise<boolean>,
-    slot: Promise<ReadSlot> | undefined,
-  ): Promise<{ next: number; skipUpTo?: string } | undefined> {
-    const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
-    // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
-    if (request.initialEvents && rv !== undefined && (await this.#source()?.fromEarlierServer(rv))) return void (await send(await this.#expiredFrame(rv)));
-    if (request.initialEvents && rv !== undefined && !(await this.reaches(rv))) {
-      // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
-      return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, this.#source()?.cacheResourceVersion() ?? "").status)));
-    }
-    const source = this.#source();
-    if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-    if (request.initialEvents) {
-      // The listing waits its turn among the object's heavy reads (admission.ts), then frees it.
-      const held = await slot;
-      try {
-        return await this.#sendInitialEvents(request, framer, send);
-      } finally {
-        held?.release();
-      }
-    }
-    if (rv === undefined) return { next: source.bounds().tail };
-    const position = await source.positionOf(rv);
-    if (position === "expired") return void (await send(await this.#expiredFrame(rv)));
-    return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
-  }
-
-  /**
-   * The ERROR 410 of a watch the log no longer covers, worded as the watch cache words it: the
-   * resourceVersion asked for (or last sent) and the oldest one still held.
-   */
-  async #expiredFrame(requested: string): Promise<string> {
-    const source = this.#source();
-    const head = source?.bounds().head;
-    const oldest = head === undefined ? "" : ((await source!.read(head - 1, 1)).events[0]?.resourceVersion ?? source!.cacheResourceVersion());
-    return errorFrame(statusErrors.expiredWatch(requested, oldest).status);
-  }
-
-  /**
    * Whether the cache reaches `rv` within `waitMs` (the log's growth wakes the wait): a watch-list's
    * start, and a `/k8s` list ahead of the cache (InformerObject.awaitResourceVersion).
    */
@@ -355,46 +308,6 @@ export class WatchHub {
       await within(this.#changed, left, undefined);
     }
   }
-
-  /** ADDED for every object of one consistent list, then the initial-events-end bookmark when asked. */
-  async #sendInitialEvents(
-    request: WatchRequest,
-    framer: WatchFramer,
-    send: (frames: string) => Promise<boolean>,
-  ): Promise<{ next: number } | undefined> {
-    const query: VersionedQuery = {
-      ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
-      ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
-      ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
-      limit: INITIAL_PAGE,
-      // A selector scan yields between parts too: a page ends after this many keys (B3).
-      maxScan: SCAN_PER_TURN,
-    };
-    const source = this.#source();
-    if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-    const listRv = source.cacheResourceVersion();
-    let page = await source.listAt(query);
-    const at = page.expired ? 0 : page.at;
-    for (;;) {
-      if (page.expired) return void (await send(await this.#expiredFrame(request.resourceVersion ?? "")));
-      const frames = page.items.map((item) => framer.frame("ADDED", item, this.#now())).join("");
-      if (frames !== "" && !(await send(frames))) return undefined;
-      if (!page.next) break;
-      // A page at a time, letting ingest and other reads run between pages (B3).
-      await yieldToEventLoop();
-      page = (await this.#source()?.listAt(query, page.next)) ?? { expired: true };
-    }
-    if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
-    return { next: at };
-  }
-}
-
-/**
- * Whether a watch starts with a listing of many objects, a heavy read (admission.ts). One object's
- * initial event (`kubectl get pod x -w`, `kubectl wait`) reads one key: not heavy.
- */
-export function needsListing(request: Pick<WatchRequest, "initialEvents" | "namespace" | "fieldSelector">): boolean {
-  return request.initialEvents && exactKey(request.namespace, request.fieldSelector) === undefined;
 }
 
 /** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */

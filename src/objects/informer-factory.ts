@@ -10,34 +10,25 @@
  * isolate syncs `INFORMERS` on its first request, and the cron may too, so calls arrive together,
  * and a Durable Object interleaves them wherever one awaits an informer object.
  */
-import { errorText, logger, setLogLevel } from "../log.ts";
 import { DurableObject } from "cloudflare:workers";
-import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../config/informer-registry.ts";
-import {
-  asAddress,
-  type ClusterConnection,
-  DEFAULT_CLUSTER,
-  defaultConnection,
-  describeInformer,
-  type InformerAddress,
-  informerObjectName,
-  publicConnection,
-} from "../clusters/cluster.ts";
-import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
-import { fetchOpenApi, type UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
+import { asAddress, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
+import type { ClusterHealth } from "../clusters/health.ts";
+import { type Placement, placementOf } from "../clusters/placement.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
-import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, type Placement, placementOf } from "../clusters/placement.ts";
-import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
-import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
-import { sealerFor } from "../secrets/secret-sealer.ts";
-import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config/informer-spec.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
-import type { Env } from "../env.ts";
-import { attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
-import { Db } from "../sql.ts";
+import type { UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
+import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../config/informer-registry.ts";
+import type { InformerSpec } from "../config/informer-spec.ts";
 import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
+import type { Env } from "../env.ts";
+import { fail, ok, type Result, unwrap } from "../errors.ts";
 import { informerIdentity } from "../log-identity.ts";
+import { logger, setLogLevel } from "../log.ts";
+import { Db } from "../sql.ts";
+import { type ClusterView, FactoryClusters, type FactoryContext, HEALTH_TTL_MS, INFORMER_CALL_CONCURRENCY, MAX_CLUSTERS, withConcurrency } from "./factory-clusters.ts";
+import { type DeclaredSync, type DeclaringFactory, syncDeclared } from "./factory-declared.ts";
 import type { InformerStatus } from "./informer-object.ts";
+
+export { type ClusterView, type DeclaredSync, HEALTH_TTL_MS, MAX_CLUSTERS };
 
 export const FACTORY_NAME = "factory";
 
@@ -54,68 +45,14 @@ export interface RegistrySnapshot {
 /** InformerFactory.registry's answer: the snapshot, or only its version when the caller has it. */
 export type RegistryAnswer = RegistrySnapshot | { version: string; unchanged: true };
 
-/**
- * Most clusters one deployment holds, `default` included. Every informer and subscription metric
- * carries its cluster, and a scrape reads every informer of every cluster, so clusters must stay a
- * configured, bounded set: a new one beyond this is refused (409), whether PUT or declared.
- */
-export const MAX_CLUSTERS = 100;
-/** How long a cluster's probed health stands (GET /clusters). */
-export const HEALTH_TTL_MS = 15_000;
-/** Probes in flight at once. */
-const PROBE_CONCURRENCY = 6;
-/**
- * Informer objects the factory calls at once when it reconnects or re-arms them all (the minute's
- * cron, a cluster's new connection): one after another, the change queue that admin changes and
- * every isolate's declared sync wait on lasted the sum of every informer's answer (review B6).
- */
-const INFORMER_CALL_CONCURRENCY = 6;
-
-/** Runs `tasks` with at most `limit` in flight, answering their results in order. */
-async function withConcurrency<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results = new Array<T>(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]!();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  return results;
-}
-
-export interface DeclaredSync {
-  added: string[];
-  updated: string[];
-  removed: string[];
-  /** Declared subscriptions created, updated or removed. */
-  subscriptions: string[];
-  /** Declared clusters added, updated or removed (`name added` …). */
-  clusters: string[];
-  errors: string[];
-}
-
-/** A cluster as answers show it: never its token. */
-export interface ClusterView {
-  name: string;
-  server: string;
-  /** `environment`: the default cluster (KUBE_API_URL); `config`: CLUSTERS; `api`: PUT /clusters. */
-  source: InformerSource | "environment";
-  /** Which credentials exist (`token`, `secret:<name>`), never their values. */
-  credentials: string[];
-  informers: number;
-  /** Where its objects live (clusters/placement.ts), when set. */
-  locationHint?: LocationHint;
-  jurisdiction?: Jurisdiction;
-}
 
 export class InformerFactory extends DurableObject<Env> {
   #registry!: InformerRegistry;
   /** Which informer each subscription follows (delivery/subscription-registry.ts), so unknown ids touch no object. */
   #subscriptions!: SubscriptionRegistry;
-  /** Recent probe answers by cluster and connection (clusterHealth). Memory only. */
-  readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
+  /** Its clusters (factory-clusters.ts), and the factory as the declared sync sees it (factory-declared.ts). */
+  #clusters!: FactoryClusters;
+  #declaring!: DeclaringFactory;
   /**
    * The registry's version (registry()): this instance's random epoch and its count of registry
    * writes. Memory only: a new instance starts a new epoch, so isolates reload rather than trust a
@@ -132,6 +69,20 @@ export class InformerFactory extends DurableObject<Env> {
     ctx.blockConcurrencyWhile(async () => {
       this.#registry = new InformerRegistry(new Db(ctx.storage));
       this.#subscriptions = new SubscriptionRegistry(new Db(ctx.storage));
+      const context: FactoryContext = {
+        env,
+        registry: this.#registry,
+        written: (result) => this.#written(result),
+        informer: (address) => this.#stub(address),
+      };
+      this.#clusters = new FactoryClusters(context);
+      this.#declaring = {
+        ...context,
+        subscriptions: this.#subscriptions,
+        clusters: this.#clusters,
+        subscription: (id, cluster) => this.#subscriptionStub(id, cluster),
+        remove: (address, source) => this.#remove(address, source),
+      };
     });
   }
 
@@ -153,7 +104,7 @@ export class InformerFactory extends DurableObject<Env> {
     if (existing?.source === "config" && source === "api") {
       return fail("Conflict", `${describeInformer(spec)} is declared in INFORMERS (wrangler.toml): change it there`);
     }
-    const connection = apiUrl !== undefined ? { ok: true as const, value: { server: apiUrl } } : this.#connectionOf(spec.cluster);
+    const connection = apiUrl !== undefined ? { ok: true as const, value: { server: apiUrl } } : this.#clusters.connectionOf(spec.cluster);
     if (!connection.ok) return connection;
     const configured = await this.#stub(spec).configure(spec, connection.value);
     if (configured.ok) this.#written(this.#registry.put(spec, source, Date.now()));
@@ -243,60 +194,17 @@ export class InformerFactory extends DurableObject<Env> {
 
   /** Every cluster, the default one first. */
   async clusters(): Promise<ClusterView[]> {
-    const counts = new Map<string, number>();
-    for (const informer of this.#registry.list()) counts.set(informer.cluster, (counts.get(informer.cluster) ?? 0) + 1);
-    const view = (name: string, connection: ClusterConnection, source: ClusterView["source"]): ClusterView => ({
-      name,
-      server: connection.server,
-      source,
-      credentials: publicConnection(name, connection, this.env).credentials,
-      informers: counts.get(name) ?? 0,
-      ...placementOf(connection),
-    });
-    return [
-      view(DEFAULT_CLUSTER, defaultConnection(this.env), "environment"),
-      ...this.#registry.listClusters().map((c) => view(c.name, c.connection, c.source)),
-    ];
+    return this.#clusters.views();
   }
 
-  /**
-   * Asks each cluster's API server for its version (clusters/health.ts). An answer stands for
-   * HEALTH_TTL_MS per connection, so polling `GET /clusters` does not poll every API server, and at
-   * most PROBE_CONCURRENCY probes run at once: a Worker invocation holds few connections, and probes
-   * queued behind blackholed ones would time out on timers already running.
-   */
+  /** Each cluster's API server's version, probed (FactoryClusters.health). */
   async clusterHealth(names: string[]): Promise<Record<string, ClusterHealth>> {
-    const now = Date.now();
-    for (const [key, entry] of this.#health) if (entry.until <= now) this.#health.delete(key);
-    const probes = names.map((name) => {
-      const connection = this.#connectionOf(name);
-      if (!connection.ok) return { name, run: async (): Promise<ClusterHealth> => ({ reachable: false, error: connection.error.message }) };
-      const resolved = connection.value ?? defaultConnection(this.env);
-      const key = JSON.stringify([name, resolved]);
-      return {
-        name,
-        run: (): Promise<ClusterHealth> => {
-          const cached = this.#health.get(key);
-          if (cached) return cached.value;
-          const value = openConnection(this.#sealer(), name, resolved).then(
-            (opened) => probeCluster(name, opened, this.env),
-            (error: unknown): ClusterHealth => ({ reachable: false, error: errorText(error) }),
-          );
-          this.#health.set(key, { until: Date.now() + HEALTH_TTL_MS, value });
-          return value;
-        },
-      };
-    });
-    const results = await withConcurrency(probes.map((probe) => probe.run), PROBE_CONCURRENCY);
-    return Object.fromEntries(probes.map((probe, i) => [probe.name, results[i]!]));
+    return this.#clusters.health(names);
   }
 
   /** One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts); `/k8s` caches it. */
   async openApi(cluster: string, path: string, accept: string): Promise<UpstreamOpenApi> {
-    const connection = this.#connectionOf(cluster);
-    if (!connection.ok) return { ok: false, status: 404, message: connection.error.message };
-    const opened = await openConnection(this.#sealer(), cluster, connection.value ?? defaultConnection(this.env));
-    return fetchOpenApi(cluster, opened, this.env, path, accept);
+    return this.#clusters.openApi(cluster, path, accept);
   }
 
   /**
@@ -305,31 +213,14 @@ export class InformerFactory extends DurableObject<Env> {
    * makes them relist (InformerObject.configure).
    */
   async putCluster(name: string, connection: ClusterConnection): Promise<Result<{ created: boolean; cluster: ClusterView }>> {
-    return this.#exclusive(async () => {
-      const refused = this.#refuseChange(name, "change");
-      if (refused) return refused;
-      const existing = this.#registry.getCluster(name);
-      const full = existing ? undefined : this.#tooManyClusters(name);
-      if (full) return fail("Conflict", full);
-      const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), this.#registry.list(name).length);
-      if (moved) return fail("Conflict", moved);
-      // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
-      const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
-      if (!sealed.ok) return sealed;
-      this.#written(this.#registry.putCluster(name, sealed.value, "api", Date.now()));
-      // Even when the stored connection is unchanged: a retry must reach the informers an earlier
-      // attempt did not (configure is a no-op for the ones that have it).
-      if (existing) await this.#reconnect(name, sealed.value);
-      const cluster = (await this.clusters()).find((c) => c.name === name)!;
-      return ok({ created: existing === undefined, cluster });
-    });
+    return this.#exclusive(() => this.#clusters.put(name, connection));
   }
 
   /** Removes a run-time cluster; with `cascade`, its informers (and their subscriptions) too. */
   async removeCluster(name: string, cascade: boolean): Promise<Result<null>> {
     return this.#exclusive(async () => {
       if (!this.#registry.getCluster(name) && name !== DEFAULT_CLUSTER) return fail("NotFound", `cluster '${name}' not found`);
-      const refused = this.#refuseChange(name, "remove");
+      const refused = this.#clusters.refuseChange(name, "remove");
       if (refused) return refused;
       const informers = this.#registry.list(name);
       if (informers.length > 0 && !cascade) {
@@ -348,169 +239,9 @@ export class InformerFactory extends DurableObject<Env> {
     });
   }
 
-  /** Why a new cluster would be beyond MAX_CLUSTERS (the default one counts); undefined when it is not. */
-  #tooManyClusters(name: string): string | undefined {
-    if (this.#registry.listClusters().length + 1 < MAX_CLUSTERS) return undefined;
-    return `cluster '${name}' would be one too many: a deployment holds at most ${MAX_CLUSTERS} clusters (default included); delete one first`;
-  }
-
-  #refuseChange(name: string, verb: "change" | "remove"): Result<never> | undefined {
-    if (name === DEFAULT_CLUSTER) {
-      return fail("Conflict", `cluster '${DEFAULT_CLUSTER}' is KUBE_API_URL (with KUBE_TOKEN and CF_ACCESS_*): ${verb} it in wrangler.toml and secrets`);
-    }
-    if (this.#registry.getCluster(name)?.source === "config") {
-      return fail("Conflict", `cluster '${name}' is declared in CLUSTERS (wrangler.toml): ${verb} it there`);
-    }
-    return undefined;
-  }
-
-  /** The connection an informer of `cluster` is configured with: none for the default cluster (the environment's). */
-  #connectionOf(cluster: string): Result<ClusterConnection | undefined> {
-    if (cluster === DEFAULT_CLUSTER) return ok(undefined);
-    const registered = this.#registry.getCluster(cluster);
-    return registered ? ok(registered.connection) : fail("NotFound", `cluster '${cluster}' not found`);
-  }
-
-  /**
-   * The cron's cheap occasion to seal a stale token (plain text from an earlier release, or sealed
-   * under ENCRYPTION_KEY_PREVIOUS) under the current key; the reconnect that follows hands the new
-   * form to every informer, so their copies follow. A token that cannot be re-sealed stays as it is.
-   */
-  async #resealed(name: string, connection: ClusterConnection): Promise<ClusterConnection> {
-    try {
-      const resealed = await resealConnection(this.#sealer(), name, connection);
-      if (resealed === undefined) return connection;
-      this.#registry.setClusterConnection(name, resealed);
-      return resealed;
-    } catch (error) {
-      logger.error("re-encrypting a stored cluster token failed", { cluster: name, cause: "config", error: errorText(error) });
-      return connection;
-    }
-  }
-
-  /** Gives every informer of `cluster` its new connection. */
-  async #reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
-    const calls = this.#registry.list(cluster).map((informer) => async () => {
-      // One unavailable object must not keep the others on the old connection; the cron retries it.
-      const configured = await this.#stub(informer)
-        .configure(informer.spec, connection)
-        .catch((error: unknown) => fail("Internal", errorText(error)));
-      if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(informer), error: configured.error.message });
-    });
-    await withConcurrency(calls, INFORMER_CALL_CONCURRENCY);
-  }
-
   /** Brings the declared clusters and informers in line with `CLUSTERS` and `INFORMERS`: adds, updates, removes. */
   async syncDeclared(informers: string | undefined, clusters?: string): Promise<DeclaredSync> {
-    return this.#exclusive(() => this.#syncDeclared(informers, clusters));
-  }
-
-  async #syncDeclared(informers: string | undefined, clustersText: string | undefined): Promise<DeclaredSync> {
-    const declaredClusters = parseDeclaredClusters(clustersText, this.env);
-    const { specs, errors } = parseDeclaredInformers(informers);
-    const result: DeclaredSync = { added: [], updated: [], removed: [], subscriptions: [], clusters: [], errors: [...declaredClusters.errors, ...errors] };
-    for (const { name, connection } of declaredClusters.clusters) {
-      const existing = this.#registry.getCluster(name);
-      if (existing && JSON.stringify(existing.connection) === JSON.stringify(connection) && existing.source === "config") continue;
-      const full = existing ? undefined : this.#tooManyClusters(name);
-      if (full) {
-        result.errors.push(`CLUSTERS: ${full}`);
-        continue;
-      }
-      // The cluster keeps its stored connection and placement: its objects stay reachable.
-      const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), this.#registry.list(name).length);
-      if (moved) {
-        result.errors.push(`CLUSTERS.${name}: ${moved}`);
-        continue;
-      }
-      this.#written(this.#registry.putCluster(name, connection, "config", Date.now()));
-      result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
-      if (existing) await this.#reconnect(name, connection);
-    }
-    for (const spec of specs) {
-      const existing = this.#registry.get(spec);
-      if (existing && sameSpec(existing.spec, spec) && existing.source === "config") continue;
-      const connection = this.#connectionOf(spec.cluster);
-      const configured = connection.ok ? await this.#stub(spec).configure(spec, connection.value) : connection;
-      if (!configured.ok) {
-        result.errors.push(`${informerObjectName(spec)}: ${configured.error.message}`);
-        continue;
-      }
-      this.#written(this.#registry.put(spec, "config", Date.now()));
-      (existing ? result.updated : result.added).push(informerObjectName(spec));
-    }
-    const shared = sharedSecretBindings(specs);
-    for (const spec of specs) if (this.#registry.get(spec)) await this.#syncDeclaredSubscriptions(spec, result, shared);
-    // A broken INFORMERS must not delete data: remove undeclared informers only when it parsed cleanly.
-    const declared = new Set(specs.map(informerObjectName));
-    for (const informer of errors.length > 0 ? [] : this.#registry.list()) {
-      if (informer.source === "config" && !declared.has(informerObjectName(informer))) {
-        unwrap(await this.#remove(informer, "config"));
-        result.removed.push(informerObjectName(informer));
-      }
-    }
-    // Likewise for clusters, and never one that informers still use.
-    const declaredNames = new Set(declaredClusters.clusters.map((c) => c.name));
-    for (const cluster of declaredClusters.errors.length > 0 ? [] : this.#registry.listClusters()) {
-      if (cluster.source !== "config" || declaredNames.has(cluster.name)) continue;
-      const users = this.#registry.list(cluster.name);
-      if (users.length > 0) {
-        result.errors.push(`CLUSTERS: cluster '${cluster.name}' was removed but informers use it (${users.map((i) => i.name).join(", ")}): it stays until they are deleted`);
-        continue;
-      }
-      this.#written(this.#registry.deleteCluster(cluster.name));
-      result.clusters.push(`${cluster.name} removed`);
-    }
-    for (const error of result.errors) {
-      logger.error(error.startsWith("CLUSTERS") ? "CLUSTERS entry refused" : "INFORMERS entry refused", { cause: "config", error });
-    }
-    return result;
-  }
-
-  /**
-   * Brings an informer's declared subscriptions in line with its spec: creates or updates each
-   * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
-   * Subscriptions created through the API are left alone.
-   */
-  async #syncDeclaredSubscriptions(spec: InformerSpec, result: DeclaredSync, sharedBindings: Map<string, string[]>): Promise<void> {
-    const declared = new Set<string>();
-    let complete = true;
-    for (const subscription of spec.subscriptions) {
-      const id = declaredSubscriptionId(spec, subscription.name);
-      declared.add(id);
-      const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
-      const secret = (this.env as unknown as Record<string, unknown>)[subscription.secretBinding];
-      try {
-        const sharers = sharedBindings.get(subscription.secretBinding);
-        if (sharers) {
-          throw new Error(
-            `the Worker secret '${subscription.secretBinding}' is the secretBinding of ${sharers.join(" and ")}: ` +
-              "give each declared subscription its own secret, so a receiver can tell their deliveries apart by their signatures",
-          );
-        }
-        if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
-          throw new Error(
-            `the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`,
-          );
-        }
-        checkEndpointUrl(subscription.url, webhookUrlPolicy(this.env));
-        const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
-        this.#subscriptions.put(id, spec);
-        const outcome = unwrap(await this.#subscriptionStub(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
-        if (outcome !== "unchanged") result.subscriptions.push(`${where} ${outcome}`);
-      } catch (error) {
-        complete = false;
-        result.errors.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    // As with informers: never delete on a declaration that did not fully apply.
-    if (!complete) return;
-    const ids = await this.#stub(spec).subscriberIds();
-    for (const id of ids.ok ? ids.value : []) {
-      if (declared.has(id) || !id.startsWith(declaredSubscriptionId(spec, ""))) continue;
-      if ((await this.#subscriptionStub(id, spec.cluster).destroy(true)) === "deleted") result.subscriptions.push(`${id} removed`);
-      this.#subscriptions.delete(id);
-    }
+    return this.#exclusive(() => syncDeclared(this.#declaring, informers, clusters));
   }
 
   /** Re-arms every informer whose alarm is missing; returns the ones it re-armed (`cluster/name` outside the default cluster). */
@@ -518,7 +249,7 @@ export class InformerFactory extends DurableObject<Env> {
     // First the connections, under the change queue so no informer deleted meanwhile is recreated:
     // one a change did not reach (its object was unavailable then) gets it within a minute.
     await this.#exclusive(async () => {
-      for (const cluster of this.#registry.listClusters()) await this.#reconnect(cluster.name, await this.#resealed(cluster.name, cluster.connection));
+      for (const cluster of this.#registry.listClusters()) await this.#clusters.reconnect(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
     });
     const informers = this.#registry.list();
     const restarted = await withConcurrency(
@@ -546,11 +277,6 @@ export class InformerFactory extends DurableObject<Env> {
     const run = this.#changes.then(change, change);
     this.#changes = run.catch(() => undefined);
     return run;
-  }
-
-  /** Seals and opens run-time cluster tokens (clusters/sealed-connection.ts). */
-  #sealer() {
-    return sealerFor(this.env);
   }
 
   #stub(address: InformerAddress) {

@@ -247,6 +247,23 @@ describe("GET /search/{resource}", () => {
     expect(seen.sort()).toEqual(await truth(clusters));
   });
 
+  it("streams a page in chunks of items as the client reads it, the same JSON as one answer would be", async () => {
+    const clusters = [await mirroredCluster(31), await mirroredCluster(32)];
+    const whole = await searchEquals(`clusters=${clusters.map((c) => c.name).join(",")}`, clusters);
+    expect(whole.items.length).toBe(24);
+    // More items than one chunk of the stream (64) holds.
+    for (let i = 0; i < 70; i++) await clusters[0]!.server.create("pods", pod({ name: `extra-${String(i).padStart(3, "0")}`, namespace: "ns-0" }));
+    const all = await searchEquals(`clusters=${clusters.map((c) => c.name).join(",")}`, clusters);
+    expect(all.items.length).toBe(94);
+    const response = await request("GET", `/search/pods?clusters=${clusters.map((c) => c.name).join(",")}`);
+    const reader = response.body!.getReader();
+    const chunks: Uint8Array[] = [];
+    for (let read = await reader.read(); !read.done; read = await reader.read()) chunks.push(read.value);
+    expect(chunks.length).toBeGreaterThan(1);
+    const text = new TextDecoder().decode(Buffer.concat(chunks));
+    expect(JSON.parse(text)).toEqual(all);
+  });
+
   it("answers bad input with a 4xx naming the problem, and creates nothing", async () => {
     const { name } = await mirroredCluster(13);
     const idsBefore = (await listDurableObjectIds(env.INFORMER)).length;

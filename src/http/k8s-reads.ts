@@ -1,0 +1,160 @@
+/**
+ * `/k8s` gets and lists: one object by key, or a list — paged with continue tokens at one
+ * resourceVersion (k8s/continue-token.ts, cache/versioned-list.ts), or without limit streamed page
+ * by page — and the namespace stand-in. Whole lists and selector scans are heavy reads, admitted by
+ * the informer object a few at a time (k8s/admission.ts).
+ */
+import { exactKey } from "../cache/key-scope.ts";
+import type { Position } from "../cache/versioned-list.ts";
+import { ApiError, unwrap } from "../errors.ts";
+import type { ObjectFormat } from "../k8s/accept.ts";
+import { HEAVY_READ_RETRY_AFTER_SECONDS, type HeavyRead } from "../k8s/admission.ts";
+import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
+import { requireReady } from "../k8s/cache-readiness.ts";
+import { listEncoding } from "../k8s/compression.ts";
+import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continue-token.ts";
+import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
+import { checkListOptions } from "../k8s/list-options.ts";
+import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
+import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
+import { statusErrors } from "../k8s/status.ts";
+import type { IncludeObject } from "../k8s/table.ts";
+import { parseFieldSelector } from "../kube/selectors.ts";
+import { checkFieldSelector, informerStub, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
+import { served } from "./k8s-served.ts";
+
+/** The namespace stand-in (k8s/namespace-stand-in.ts): Active when a served namespaced resource holds an object in it. */
+export async function namespaceAnswer(c: K8sContext, name: string, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
+  const holdsNamespace = async (namespace: string) => {
+    for (const resource of (await served(c)).filter((r) => r.info.namespaced)) {
+      const answer = await informerStub(c, resource).listAt({ namespace, limit: 1 }, undefined);
+      if (answer.ok && !answer.value.value.expired && answer.value.value.items.length > 0) return true;
+    }
+    return false;
+  };
+  return new Response(objectBody(NAMESPACES, await namespaceStandIn(name, holdsNamespace), format, includeObject, Date.now()), {
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
+  });
+}
+
+export async function getObject(
+  c: K8sContext,
+  served: ServedResource,
+  request: Extract<ResourceRequest, { kind: "object" }>,
+  format: ObjectFormat,
+  includeObject: IncludeObject,
+): Promise<Response> {
+  const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
+  const answer = await informerStub(c, served).findObject(key);
+  if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
+  requireReady(served.info, answer.value);
+  if (answer.value.value === null) throw statusErrors.notFound(served.info, request.name);
+  return new Response(objectBody(served.info, answer.value.value, format, includeObject, Date.now()), {
+    headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
+  });
+}
+
+interface ListParams {
+  limit: number | undefined;
+  continue?: ListToken;
+  labelSelector?: string;
+  fieldSelector?: string;
+  at: ListResourceVersion;
+}
+
+function listParams(c: K8sContext, served: ServedResource): ListParams {
+  const q = (name: string) => queryParam(c, name);
+  const limitText = q("limit");
+  const limit = limitText === undefined ? undefined : Number(limitText);
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const options = listOptionsQuery(c, false);
+  checkListOptions(options);
+  const { at, limit: pageLimit } = listResourceVersion(options, limit);
+  const token = options.continue;
+  const fieldSelector = q("fieldSelector");
+  if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
+  let decoded: ListParams["continue"];
+  if (token !== undefined) {
+    try {
+      decoded = decodeListToken(token);
+    } catch (error) {
+      throw statusErrors.badRequest(`invalid continue token: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return {
+    limit: pageLimit,
+    ...(decoded ? { continue: decoded } : {}),
+    ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
+    ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    at,
+  };
+}
+
+/** Most items one page read from the informer holds (it also stops at about 4 MB). */
+const PAGE_LIMIT = 5_000;
+/** The first read of a list without limit: small, so the answer starts streaming at once. */
+const FIRST_PAGE_LIMIT = 500;
+
+export async function listObjects(
+  c: K8sContext,
+  served: ServedResource,
+  request: Extract<ResourceRequest, { kind: "collection" }>,
+  format: ObjectFormat,
+  includeObject: IncludeObject,
+): Promise<Response> {
+  const params = listParams(c, served);
+  const stub = informerStub(c, served);
+  const query = {
+    ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+    ...(params.labelSelector === undefined ? {} : { labelSelector: params.labelSelector }),
+    ...(params.fieldSelector === undefined ? {} : { fieldSelector: params.fieldSelector }),
+  };
+  // A whole list, or a selector scan, is a heavy read: the informer object runs a few at a time and
+  // sheds the rest with a 429 before anything is sent (k8s/admission.ts); a page after the first of
+  // a list without limit belongs to a read already admitted. One object by namespace and name
+  // (`kubectl wait`'s list) reads one key: not heavy.
+  const fixedKey = exactKey(request.namespace, params.fieldSelector === undefined ? undefined : parseFieldSelector(params.fieldSelector));
+  const heavy = (params.limit === undefined || params.labelSelector !== undefined || params.fieldSelector !== undefined) && fixedKey === undefined;
+  const read = async (from: Position | undefined, limit: number, of?: string, part: HeavyRead = "first") => {
+    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? part : undefined);
+    if (!answer.ok && answer.error.code === "TooManyRequests") throw statusErrors.tooManyRequests(answer.error.message, HEAVY_READ_RETRY_AFTER_SECONDS);
+    return unwrap(answer);
+  };
+  const first = await readAt(params.at, {
+    read: async () => {
+      // A token names the informer whose log its position is in: another may serve the resource now.
+      const answer = await read(params.continue?.from, params.limit ?? FIRST_PAGE_LIMIT, params.continue?.informer);
+      requireReady(served.info, answer);
+      return answer;
+    },
+    reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+  });
+  if (first.value.expired) {
+    const { resume } = first.value;
+    throw statusErrors.expiredContinue(resume && encodeListToken({ rv: first.resourceVersion, informer: served.informer, from: resume }));
+  }
+  const resourceVersion = params.continue?.rv ?? first.resourceVersion;
+  const page = first.value;
+  const firstPage: ListPageAnswer = { items: page.items };
+  let rest: AsyncIterable<string[]> | undefined;
+  if (page.next) {
+    if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next });
+    else rest = remainingPages((from) => read(from, PAGE_LIMIT, undefined, "next"), page.next);
+  }
+  const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
+  return new Response(body, { headers: { ...STREAM_HEADERS, ...listEncoding(c.req.header("accept-encoding"), body) } });
+}
+
+/** The pages after `next` of a list without limit, each as one informer read. */
+async function* remainingPages(
+  read: (from: Position) => Promise<{ value: { expired: true } | { expired: false; items: string[]; next?: Position } }>,
+  next: Position,
+): AsyncGenerator<string[]> {
+  let from: Position | undefined = next;
+  while (from) {
+    const answer = await read(from);
+    if (answer.value.expired) throw new Error("the cache moved on too far while the list was being sent");
+    yield answer.value.items;
+    from = answer.value.next;
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * A `/k8s` watch: its options validated as the API server validates them, then opened in a watch
+ * relay of its credential (k8s/watch-relay.ts) — off the informer's thread — or, with
+ * WATCH_RELAYS=0, in the informer's object, and streamed.
+ */
+import { informerObjectName } from "../clusters/cluster.ts";
+import { relayStub } from "../clusters/stubs.ts";
+import { ApiError } from "../errors.ts";
+import type { ObjectFormat } from "../k8s/accept.ts";
+import { notReadyError } from "../k8s/cache-readiness.ts";
+import { WATCH_ENCODING } from "../k8s/compression.ts";
+import { checkListOptions, sendsInitialEvents, watchTimeoutSeconds } from "../k8s/list-options.ts";
+import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
+import { statusErrors } from "../k8s/status.ts";
+import type { IncludeObject } from "../k8s/table.ts";
+import type { WatchParams } from "../k8s/watch-params.ts";
+import { relaysOf, relayShard } from "../k8s/watch-relay.ts";
+import { principalOf } from "./auth.ts";
+import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
+
+/**
+ * A watch: validated as the server validates watch options, then streamed by the informer object.
+ * A name in the path (`get pod x -w` on a deprecated path) becomes a metadata.name field selector.
+ */
+export async function watch(c: K8sContext, served: ServedResource, request: ResourceRequest, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
+  const q = (name: string) => queryParam(c, name);
+  const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
+  const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;
+  if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, served);
+  const timeoutSeconds = watchTimeoutSeconds(q("timeoutSeconds"));
+  const options = listOptionsQuery(c, true);
+  checkListOptions(options);
+  const resourceVersion = options.resourceVersion;
+  const params: WatchParams = {
+    info: served.info,
+    format,
+    includeObject,
+    bookmarks: isTrue(c.req.query("allowWatchBookmarks")),
+    initialEvents: sendsInitialEvents(options),
+    ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+    ...(q("labelSelector") === undefined ? {} : { labelSelector: q("labelSelector")! }),
+    ...(fieldSelector === undefined ? {} : { fieldSelector }),
+    ...(resourceVersion === undefined ? {} : { resourceVersion }),
+    ...(timeoutSeconds === undefined || timeoutSeconds === 0 ? {} : { timeoutSeconds }),
+    // Watches are capped per credential (k8s/watcher-caps.ts); `resource` has authenticated it.
+    principal: (await principalOf(c)).name,
+  };
+  const relays = relaysOf(c.env);
+  // Served by a relay (k8s/watch-relay.ts), off the informer's thread; WATCH_RELAYS=0: by the informer.
+  const opened =
+    relays === 0
+      ? await informerStub(c, served).watch(params)
+      : await relayStub(c.env, addressOf(c, served), relayShard(params.principal ?? "", relays), c.get("placement")).watch(informerObjectName(addressOf(c, served)), params);
+  if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
+  if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
+  if ("tooMany" in opened.value) throw statusErrors.tooManyRequests(opened.value.tooMany.message, opened.value.tooMany.retryAfterSeconds);
+  return new Response(opened.value.stream, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
+}

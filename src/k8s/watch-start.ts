@@ -1,0 +1,119 @@
+/**
+ * Where a `/k8s` watcher's stream starts (watch-hub.ts): after its resourceVersion, or — a
+ * watch-list — after the synthetic ADDED events of one consistent list, as the watch cache starts
+ * its watchers (kubernetes-api-server-facts.md §4, §6).
+ *
+ * Guarantees:
+ * - A start RV the log no longer covers, or of the cluster's earlier API server, is one ERROR 410
+ *   Expired event naming the oldest RV still held, as the watch cache words it.
+ * - Initial events come from one consistent list (cache/versioned-list.ts) at least as new as the
+ *   requested RV (waited for up to FRESHNESS_WAIT_MS, else the 504-like error event), a page at a
+ *   time with the event loop yielded between pages, closed by the initial-events-end bookmark at the
+ *   list's RV when bookmarks were asked; its heavy-read slot is released when the listing ends.
+ */
+import { SCAN_PER_TURN, type VersionedQuery } from "../cache/versioned-list.ts";
+import { exactKey } from "../cache/key-scope.ts";
+import { yieldToEventLoop } from "../clock.ts";
+import type { ReadSlot } from "./admission.ts";
+import { statusErrors } from "./status.ts";
+import { errorFrame, type WatchFramer } from "./watch-events.ts";
+import type { WatchRequest, WatchSource } from "./watch-source.ts";
+
+const INITIAL_PAGE = 500;
+
+/** What a start reads of the hub. */
+export interface StartingHub {
+  source(): WatchSource | undefined;
+  /** Whether the cache reaches `rv` within the freshness wait (WatchHub.reaches). */
+  reaches(rv: string): Promise<boolean>;
+  now(): number;
+}
+
+/**
+ * Where a watcher's changes start: after its resourceVersion, or — for initial events — after the
+ * synthetic ADDED events of one consistent list at least as new as its resourceVersion (sent here,
+ * with the initial-events-end bookmark at the list's RV when asked). Undefined when the stream
+ * already ended (an ERROR event, or the client left).
+ */
+export async function watchStart(
+  hub: StartingHub,
+  request: WatchRequest,
+  framer: WatchFramer,
+  send: (frames: string) => Promise<boolean>,
+  slot: Promise<ReadSlot> | undefined,
+): Promise<{ next: number; skipUpTo?: string } | undefined> {
+  const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
+  // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
+  if (request.initialEvents && rv !== undefined && (await hub.source()?.fromEarlierServer(rv))) return void (await send(await expiredFrame(hub.source(), rv)));
+  if (request.initialEvents && rv !== undefined && !(await hub.reaches(rv))) {
+    // As the watch cache does after waiting: the error as the stream's one event (facts §3 504).
+    return void (await send(errorFrame(statusErrors.tooLargeResourceVersion(rv, hub.source()?.cacheResourceVersion() ?? "").status)));
+  }
+  const source = hub.source();
+  if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
+  if (request.initialEvents) {
+    // The listing waits its turn among the object's heavy reads (admission.ts), then frees it.
+    const held = await slot;
+    try {
+      return await sendInitialEvents(hub, request, framer, send);
+    } finally {
+      held?.release();
+    }
+  }
+  if (rv === undefined) return { next: source.bounds().tail };
+  const position = await source.positionOf(rv);
+  if (position === "expired") return void (await send(await expiredFrame(hub.source(), rv)));
+  return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+}
+
+/**
+ * The ERROR 410 of a watch the log no longer covers, worded as the watch cache words it: the
+ * resourceVersion asked for (or last sent) and the oldest one still held.
+ */
+export async function expiredFrame(source: WatchSource | undefined, requested: string): Promise<string> {
+  const head = source?.bounds().head;
+  const oldest = head === undefined ? "" : ((await source!.read(head - 1, 1)).events[0]?.resourceVersion ?? source!.cacheResourceVersion());
+  return errorFrame(statusErrors.expiredWatch(requested, oldest).status);
+}
+
+
+/** ADDED for every object of one consistent list, then the initial-events-end bookmark when asked. */
+async function sendInitialEvents(
+  hub: StartingHub,
+  request: WatchRequest,
+  framer: WatchFramer,
+  send: (frames: string) => Promise<boolean>,
+): Promise<{ next: number } | undefined> {
+  const query: VersionedQuery = {
+    ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
+    ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
+    ...(request.fieldSelector ? { fieldSelector: request.fieldSelector } : {}),
+    limit: INITIAL_PAGE,
+    // A selector scan yields between parts too: a page ends after this many keys (B3).
+    maxScan: SCAN_PER_TURN,
+  };
+  const source = hub.source();
+  if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
+  const listRv = source.cacheResourceVersion();
+  let page = await source.listAt(query);
+  const at = page.expired ? 0 : page.at;
+  for (;;) {
+    if (page.expired) return void (await send(await expiredFrame(hub.source(), request.resourceVersion ?? "")));
+    const frames = page.items.map((item) => framer.frame("ADDED", item, hub.now())).join("");
+    if (frames !== "" && !(await send(frames))) return undefined;
+    if (!page.next) break;
+    // A page at a time, letting ingest and other reads run between pages (B3).
+    await yieldToEventLoop();
+    page = (await hub.source()?.listAt(query, page.next)) ?? { expired: true };
+  }
+  if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
+  return { next: at };
+}
+
+/**
+ * Whether a watch starts with a listing of many objects, a heavy read (admission.ts). One object's
+ * initial event (`kubectl get pod x -w`, `kubectl wait`) reads one key: not heavy.
+ */
+export function needsListing(request: Pick<WatchRequest, "initialEvents" | "namespace" | "fieldSelector">): boolean {
+  return request.initialEvents && exactKey(request.namespace, request.fieldSelector) === undefined;
+}
