@@ -12,7 +12,7 @@ import { describeResource } from "../../src/k8s/catalog.ts";
 import { WatchHub } from "../../src/k8s/watch-hub.ts";
 import type { KubeObject, WatchEvent } from "../../src/kube/types.ts";
 import type { Db } from "../../src/sql.ts";
-import { watchSourceOf } from "../../src/objects/informer-watch-source.ts";
+import { watchSourceOf } from "../../src/k8s/informer-watch-source.ts";
 import { withDb } from "../helpers/db.ts";
 import { readLines } from "../helpers/watch-lines.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";

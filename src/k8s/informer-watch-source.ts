@@ -4,7 +4,7 @@
  */
 import type { Informer } from "../cache/informer.ts";
 import { listAt, listFirstPage } from "../cache/versioned-list.ts";
-import type { WatchSource } from "../k8s/watch-hub.ts";
+import type { WatchSource } from "./watch-source.ts";
 
 export function watchSourceOf(informer: Informer): WatchSource {
   return {

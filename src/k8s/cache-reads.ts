@@ -1,0 +1,211 @@
+/**
+ * The cache's read API over one informer: gets, the `/k8s` lists at a log position, the search's
+ * pages, and the query API's lists, index values and index lookups, each answered with the
+ * cache's resourceVersion and readiness (QueryAnswer). InformerObject routes its read RPCs here.
+ *
+ * Guarantees:
+ * - Every answer reads the informer the object serves at that moment (`WithInformer`): none while
+ *   it is unconfigured or deleted (NotFound), and a heavy read takes it only once admitted, so a
+ *   reconfiguration while it waited is seen.
+ * - A list is one snapshot (versioned-list.ts): page 1 as the cache is now, later pages at the first
+ *   page's log position; a position of another informer or one expired is answered expired, with
+ *   where the list may go on inconsistently (`resume`).
+ * - Heavy reads (k8s/admission.ts) — a `/k8s` list page marked heavy, a query API page with
+ *   selectors — wait for one of the object's few slots or are refused with TooManyRequests while
+ *   the queue is full (only a read's first page), and scan in turns with other work between them.
+ * - Readiness says "not synced" before "not found" (review F4): a get answers null, not an error,
+ *   so `/k8s` can tell them apart.
+ */
+import type { Informer } from "../cache/informer.ts";
+import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
+import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { ApiError, attemptAsync, fail, type Result } from "../errors.ts";
+import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, inSlot, type ReadAdmission } from "./admission.ts";
+import { type CacheReadiness, readinessOf } from "./cache-readiness.ts";
+import { parseSelectors } from "./watch-params.ts";
+
+export interface ObjectQuery {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+}
+
+/** A query answer: items as JSON text plus the headers API.md promises. */
+export interface QueryAnswer<T> extends CacheReadiness {
+  value: T;
+  resourceVersion: string;
+}
+
+/**
+ * Runs `fn` on the informer the object serves now and its spec (as much of it as the caller reads),
+ * or answers NotFound while there is none; what `fn` throws becomes the Result's error.
+ */
+export type WithInformer<S> = <T>(fn: (spec: S, informer: Informer) => T) => Result<T>;
+
+/** A `/k8s` list page's query: no continue token (the position stands for it), a limit. */
+export type PageQuery = Omit<ObjectQuery, "continue"> & { limit: number };
+
+/** `value` with the cache's resourceVersion and readiness. */
+export function answerOf<T>(informer: Informer, value: T): QueryAnswer<T> {
+  const { resourceVersion, synced } = informer.queryView();
+  return { value, resourceVersion, ...readinessOfInformer(informer, synced) };
+}
+
+/** Synced, or why not: the reflector's state is read only while the cache is not synced. */
+export function readinessOfInformer(informer: Informer, synced = informer.queryView().synced): CacheReadiness {
+  return readinessOf(synced, synced ? null : informer.lastFailure());
+}
+
+export class CacheReads {
+  readonly #at: WithInformer<{ name: string }>;
+  readonly #admission: ReadAdmission;
+
+  /** @param admission the object's heavy reads, shared with its watches' initial listings. */
+  constructor(at: WithInformer<{ name: string }>, admission: ReadAdmission) {
+    this.#at = at;
+    this.#admission = admission;
+  }
+
+  getObject(key: string): Result<QueryAnswer<string>> {
+    return this.#at((_, informer) => {
+      const object = informer.indexer.get(key);
+      if (!object) throw new ApiError("NotFound", `object '${key}' is not in the cache`);
+      return answerOf(informer, object.body);
+    });
+  }
+
+  /** One object or null, with the cache's readiness: `/k8s` tells "not synced" before "not found" (review F4). */
+  findObject(key: string): Result<QueryAnswer<string | null>> {
+    return this.#at((_, informer) => answerOf(informer, informer.indexer.get(key)?.body ?? null));
+  }
+
+  /**
+   * A page of the cache as it was at a log position (versioned-list.ts): page 1 as it is now, later
+   * pages at the first page's position, so that one list is one snapshot (the `/k8s` API). `from`
+   * is a position in the log of informer `of` (when the token named one): another informer's, or
+   * one expired, is answered expired with where the list may go on inconsistently (`resume`).
+   */
+  listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyRead): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
+    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy);
+    return this.#at((spec, informer) => {
+      const parsed = versionedQuery(query);
+      if (!from) return answerOf(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
+      const page: VersionedPage = of !== undefined && of !== spec.name ? { expired: true } : listAt(informer.indexer, informer.log, parsed, from);
+      return answerOf(informer, page.expired ? { expired: true, resume: resumeAfter(informer.log, from.after) } : page);
+    });
+  }
+
+  /**
+   * `listAt` for a heavy read (k8s/admission.ts): it waits for one of the object's few slots, or is
+   * refused (TooManyRequests) when the queue is full and it is a read's first page; the page is
+   * made in parts with other work between them (versioned-list.ts listInTurns).
+   */
+  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, heavy: HeavyRead): Promise<Result<QueryAnswer<VersionedPage>>> {
+    const answer = await inSlot(this.#admission, heavy, async () => {
+      const current = this.#at((spec, informer) => ({ spec, informer }));
+      if (!current.ok) return current;
+      const { spec, informer } = current.value;
+      return attemptAsync(async () => {
+        const expired = (): VersionedPage => ({ expired: true, resume: resumeAfter(informer.log, from?.after ?? "") });
+        if (from && of !== undefined && of !== spec.name) return answerOf(informer, expired());
+        const read = (q: VersionedQuery, at?: Position) => (at ? listAt(informer.indexer, informer.log, q, at) : listFirstPage(informer.indexer, informer.log, q, informer.snapshotPosition()));
+        const page = await listInTurns(read, versionedQuery(query), from);
+        return answerOf(informer, page.expired ? expired() : page);
+      });
+    });
+    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
+  }
+
+  /**
+   * A page of a search across clusters (src/search): `listAt`, except that a position this cache can
+   * no longer serve at its snapshot (expired, or from a log before the informer was recreated)
+   * continues after the same key in the cache as it is now, instead of failing the whole search.
+   * The page's `at` then differs from `from.at`: a new snapshot, at the answer's resourceVersion.
+   */
+  searchAt(query: PageQuery & { maxBytes?: number }, from?: Position): Result<QueryAnswer<VersionedPage>> {
+    return this.#at((_, informer) => {
+      const parsed = { ...versionedQuery(query), ...(query.maxBytes === undefined ? {} : { maxBytes: query.maxBytes }) };
+      const tail = informer.log.bounds().tail;
+      let page = from
+        ? listAt(informer.indexer, informer.log, parsed, from.at > tail ? { at: tail, after: from.after } : from)
+        : listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
+      if (page.expired) page = listAt(informer.indexer, informer.log, parsed, resumeAfter(informer.log, from?.after ?? ""));
+      return answerOf(informer, page);
+    });
+  }
+
+  /**
+   * A page of the query API. One with selectors is a scan, a heavy read (k8s/admission.ts): it waits
+   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns.
+   */
+  async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
+    const listQuery = (): ListQuery => ({
+      ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+      ...parseSelectors(query),
+      ...(query.continue === undefined ? {} : { continue: query.continue }),
+      limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+    });
+    if (query.labelSelector === undefined && query.fieldSelector === undefined) {
+      return this.#at((_, informer) => answerOf(informer, listObjects(informer.indexer, listQuery())));
+    }
+    const answer = await inSlot(this.#admission, "first", async () => {
+      const current = this.#at((_, informer) => informer);
+      if (!current.ok) return current;
+      const informer = current.value;
+      return attemptAsync(async () => answerOf(informer, await listObjectsInTurns(informer.indexer, listQuery())));
+    });
+    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
+  }
+
+  indexValues(index: string, query: { limit?: number; continue?: string }): Result<QueryAnswer<{ values: string[]; continue?: string }>> {
+    return this.#at((_, informer) => {
+      if (!informer.indexer.indexNames().includes(index)) {
+        throw new ApiError("NotFound", `index '${index}' does not exist (indexes: ${informer.indexer.indexNames().join(", ")})`);
+      }
+      return answerOf(
+        informer,
+        listIndexValues(informer.indexer, index, {
+          ...(query.continue === undefined ? {} : { continue: query.continue }),
+          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+        }),
+      );
+    });
+  }
+
+  byIndex(index: string, value: string, query: { limit?: number; continue?: string }): Result<QueryAnswer<{ items: string[]; continue?: string }>> {
+    return this.#at((_, informer) =>
+      answerOf(
+        informer,
+        listObjects(informer.indexer, {
+          index: { name: index, value },
+          ...(query.continue === undefined ? {} : { continue: query.continue }),
+          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+        }),
+      ),
+    );
+  }
+
+  /**
+   * The kind and scope of a cached object, or null while the cache is empty: what `/k8s` discovery
+   * needs to know of a custom resource, which no built-in table describes.
+   */
+  sampleObject(): Result<{ kind: string; namespaced: boolean } | null> {
+    return this.#at((_, informer) => {
+      const [first] = informer.indexer.list({ limit: 1 });
+      if (!first) return null;
+      const kind = (JSON.parse(first.body) as { kind?: unknown }).kind;
+      return typeof kind === "string" && kind !== "" ? { kind, namespaced: first.namespace !== "" } : null;
+    });
+  }
+}
+
+/** A list request's query for versioned-list.ts: selectors parsed, the limit capped. */
+function versionedQuery(query: PageQuery): VersionedQuery {
+  return {
+    ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+    ...parseSelectors(query),
+    limit: Math.min(query.limit, MAX_LIST_LIMIT),
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * One informer's `/k8s` watchers: its own watch hub (watch-hub.ts), the watch relays that serve
+ * watchers off its thread (watch-relay.ts RelayHost), and the waits of lists ahead of the cache.
+ * InformerObject routes its watch and relay RPCs here and tells it when the log grows.
+ *
+ * Guarantees:
+ * - An unsynced cache opens no watch, here or in a relay (review F5): its partial or stale objects
+ *   are no initial state; the answer says why (`notReady`).
+ * - While a watcher or a polling relay wants live events, the informer counts as watched (it stays
+ *   awake between watch windows, cache/watch-windows.ts), and one sleeping between windows is woken
+ *   when a watch opens, a relay opens or polls, a list waits for a resourceVersion, or the alarm
+ *   re-arms (a watch may open just as a window ends): `wake` then brings the alarm forward.
+ * - `closeAll` ends every watcher, its own and the relays', cleanly: what they were promised no
+ *   longer holds, and their clients re-watch (and relist on a 410).
+ * - Every read is of the informer served at that moment: none once it is gone.
+ */
+import { ok, type Result } from "../errors.ts";
+import type { ReadAdmission } from "./admission.ts";
+import type { CacheReadiness } from "./cache-readiness.ts";
+import { readinessOfInformer, type WithInformer } from "./cache-reads.ts";
+import { watchSourceOf } from "./informer-watch-source.ts";
+import type { Freshness } from "./list-consistency.ts";
+import { FRESHNESS_WAIT_MS, WatchHub } from "./watch-hub.ts";
+import { type WatchOpening, type WatchParams, watchRequestOf } from "./watch-params.ts";
+import { type RelayAnswer, type RelayCall, RelayHost, type RelaySnapshot } from "./watch-relay.ts";
+import type { WatchSource } from "./watch-source.ts";
+import { isRefusal } from "./watcher-caps.ts";
+
+/** What the watchers read of the informer's spec: a zero `maxLagSeconds` never sleeps between windows. */
+export interface WatchedSpec {
+  maxLagSeconds?: number | undefined;
+}
+
+export class InformerWatchers {
+  readonly #at: WithInformer<WatchedSpec>;
+  /** Brings the alarm forward (now + 1 ms), so that a woken informer's next slice runs now. */
+  readonly #wake: () => Promise<void>;
+  /** Open `/k8s` watches, served from the log (watch-hub.ts). */
+  readonly #hub: WatchHub;
+  /** Watch relays serving `/k8s` watchers off this object's thread read through this (watch-relay.ts). */
+  readonly #relays: RelayHost;
+
+  /** @param admission the object's heavy reads: watches' initial listings take its slots. */
+  constructor(at: WithInformer<WatchedSpec>, admission: ReadAdmission, wake: () => Promise<void>) {
+    this.#at = at;
+    this.#wake = wake;
+    this.#hub = new WatchHub(() => this.#source(), { admission });
+    this.#relays = new RelayHost(() => this.#source(), (ms) => this.#hub.changed(ms), admission);
+  }
+
+  /**
+   * Opens a `/k8s` watch (watch-hub.ts): a stream of NDJSON watch events. Bad selectors are a
+   * BadRequest; a start the log no longer covers is an ERROR event in the stream, as the server's.
+   * An unsynced cache opens nothing (review F5): its partial or stale objects are no initial state.
+   */
+  async watch(request: WatchParams): Promise<Result<WatchOpening>> {
+    const opened = this.#at((_, informer): WatchOpening => {
+      const readiness = readinessOfInformer(informer);
+      if (!readiness.synced) return { notReady: readiness };
+      const opened = this.#hub.tryOpen(watchRequestOf(request));
+      return isRefusal(opened) ? { tooMany: { message: opened.message, retryAfterSeconds: opened.retryAfterSeconds } } : opened;
+    });
+    if (opened.ok && "stream" in opened.value && this.wakeForWatchers()) await this.#wake();
+    return opened;
+  }
+
+  /**
+   * The cache's resourceVersion once it reaches `resourceVersion`, or after `waitMs` (at most the
+   * watch cache's FRESHNESS_WAIT_MS): a `/k8s` list ahead of the cache (list-consistency.ts) waits
+   * here on the watch hub's wake-up, as a watch-list's start does. Awaiting it keeps no input gate
+   * shut: the object serves other requests and ingests meanwhile. An RV the cluster's earlier API
+   * server handed out is told at once (Informer.fromEarlierServer): no wait makes it comparable.
+   * An informer sleeping between watch windows opens the next one now: its cache may only be behind.
+   */
+  async awaitResourceVersion(resourceVersion: string, waitMs: number): Promise<Result<Freshness>> {
+    const earlier = this.#at((_, informer) => informer.fromEarlierServer(resourceVersion));
+    if (!earlier.ok) return earlier;
+    if (earlier.value) return ok("earlierServer");
+    if (this.#wakeIfSleeping()) await this.#wake();
+    await this.#hub.reaches(resourceVersion, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
+    return this.#at((_, informer) => ({ current: informer.queryView().resourceVersion }));
+  }
+
+  /**
+   * A watch relay opening a watch (watch-relay.ts): whether the cache may be watched (an unsynced
+   * one opens nothing, as `watch` does) and the state to start from. Wakes an informer sleeping
+   * between watch windows, as a watch opening here does.
+   */
+  async relayOpen(): Promise<Result<{ readiness: CacheReadiness; snapshot?: RelaySnapshot }>> {
+    const opened = this.#at((_, informer) => {
+      const readiness = readinessOfInformer(informer);
+      const snapshot = readiness.synced ? this.#relays.snapshot() : undefined;
+      return snapshot ? { readiness, snapshot } : { readiness };
+    });
+    if (opened.ok && opened.value.readiness.synced && this.#wakeIfSleeping()) await this.#wake();
+    return opened;
+  }
+
+  /** A relay's poll (RelayHost.poll); undefined once the informer is gone. */
+  async relayPoll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
+    if (this.wakeForWatchers()) await this.#wake();
+    return this.#relays.poll(known, waitMs);
+  }
+
+  /** A relay's read of the log or the cache (RelayHost.call). */
+  relayCall(incarnation: string, call: RelayCall): Promise<RelayAnswer> {
+    return this.#relays.call(incarnation, call);
+  }
+
+  /** The log grew or the cache advanced: the hub reads on, and relays' polls answer. */
+  notify(): void {
+    this.#hub.notify();
+  }
+
+  /** Whether `/k8s` watchers want live events: its own, or a relay's that polls. */
+  watched(): boolean {
+    return this.#hub.watchers > 0 || this.#relays.active;
+  }
+
+  /**
+   * Wakes an informer sleeping between watch windows (cache/watch-windows.ts) while a `/k8s` watch
+   * is open: its client expects live events. Asked when a watch opens and when the alarm re-arms
+   * (a watch may open just as a window ends). Answers whether it woke it; the caller sets the alarm.
+   */
+  wakeForWatchers(): boolean {
+    return this.watched() && this.#wakeIfSleeping();
+  }
+
+  /** What the watchers were promised no longer holds: their clients re-watch (and relist on a 410). */
+  closeAll(): void {
+    this.#relays.closeAll();
+    this.#hub.closeAll();
+  }
+
+  /** Opens the next watch window now if the informer sleeps between them; answers whether it did. */
+  #wakeIfSleeping(): boolean {
+    const woke = this.#at((spec, informer) => {
+      if ((spec.maxLagSeconds ?? 0) === 0 || informer.progress().watch.state !== "sleeping") return false;
+      informer.wakeNow();
+      return true;
+    });
+    return woke.ok && woke.value;
+  }
+
+  #source(): WatchSource | undefined {
+    const current = this.#at((_, informer) => informer);
+    if (!current.ok) return undefined;
+    return watchSourceOf(current.value);
+  }
+}
