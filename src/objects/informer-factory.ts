@@ -246,16 +246,21 @@ export class InformerFactory extends DurableObject<Env> {
 
   /** Re-arms every informer whose alarm is missing; returns the ones it re-armed (`cluster/name` outside the default cluster). */
   async reconcile(): Promise<string[]> {
-    // First the connections, under the change queue so no informer deleted meanwhile is recreated:
-    // one a change did not reach (its object was unavailable then) gets it within a minute.
-    await this.#exclusive(async () => {
-      for (const cluster of this.#registry.listClusters()) await this.#clusters.reconnect(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
+    // Under the change queue, so no informer deleted meanwhile is recreated. Each informer is given
+    // its cluster's connection with the re-arm, one call each: one a change did not reach (its object
+    // was unavailable then) reconfigures itself with it within a minute, and the others are not
+    // reconfigured every minute (review B6). Stale tokens are re-sealed first, so the new form follows.
+    const { informers, restarted } = await this.#exclusive(async () => {
+      const connections = new Map<string, ClusterConnection>();
+      for (const cluster of this.#registry.listClusters()) connections.set(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
+      const informers = this.#registry.list();
+      const restarted = await withConcurrency(
+        // The default cluster's connection is the environment's, read at each watch: nothing to give.
+        informers.map((informer) => () => this.#stub(informer).ensureRunning(connections.get(informer.cluster))),
+        INFORMER_CALL_CONCURRENCY,
+      );
+      return { informers, restarted };
     });
-    const informers = this.#registry.list();
-    const restarted = await withConcurrency(
-      informers.map((informer) => () => this.#stub(informer).ensureRunning()),
-      INFORMER_CALL_CONCURRENCY,
-    );
     const rearmed: string[] = [];
     informers.forEach((informer, i) => {
       if (!restarted[i]) return;

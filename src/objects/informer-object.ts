@@ -41,7 +41,7 @@ import { ResourceDescriber } from "../k8s/resource-describer.ts";
 import type { WatchOpening, WatchParams } from "../k8s/watch-params.ts";
 import type { RelayAnswer, RelayCall, RelaySnapshot } from "../k8s/watch-relay.ts";
 import type { ResourceDescription } from "../kube/resource-description.ts";
-import { setLogLevel } from "../log.ts";
+import { logger, setLogLevel } from "../log.ts";
 import { informerIdentity } from "../log-identity.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
@@ -233,8 +233,18 @@ export class InformerObject extends DurableObject<Env> {
     return this.#state.withInformer((_, informer) => this.#feed.subscriberPage(informer.log, after, limit));
   }
 
-  /** Self-healing (invariant 7): re-arms a missing alarm and nudges the subscriptions (informer-loop.ts). */
-  async ensureRunning(): Promise<boolean> {
+  /**
+   * Self-healing (invariant 7): re-arms a missing alarm and nudges the subscriptions (informer-loop.ts).
+   * `connection`, when given, is the registry's for this informer's cluster: an informer holding
+   * another one (a change that missed it) is configured with it first, so the cron reconnects only
+   * informers whose connection changed.
+   */
+  async ensureRunning(connection?: ClusterConnection): Promise<boolean> {
+    const stored = this.#state.stored();
+    if (stored && connection !== undefined && JSON.stringify(stored.connection) !== JSON.stringify(connection)) {
+      const configured = await this.configure(stored.spec, connection);
+      if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(stored.spec), error: configured.error.message });
+    }
     return this.#loop.ensureRunning();
   }
 

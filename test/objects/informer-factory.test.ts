@@ -14,6 +14,7 @@ import { pod } from "../fake-apiserver/builders.ts";
 import { informerStub } from "../../src/clusters/stubs.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 import { withObjectEnv } from "../helpers/object-env.ts";
+import { underSubrequestLimit } from "../helpers/subrequest-limit.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
 const declared = (...specs: object[]) => JSON.stringify(specs);
@@ -274,6 +275,22 @@ describe("InformerFactory", () => {
     await waitFor("the stale informer again", async () => (await names()) === "old");
     await factory().reconcile();
     await waitFor("the cron to reach it", async () => (await names()) === "new");
+    unwrap(await factory().removeCluster(cluster, true));
+  });
+
+  it("asks each informer once on the cron's minute, and reconfigures only one whose connection differs from its cluster's (B6)", async () => {
+    const server = await newCluster();
+    const cluster = `steady-${crypto.randomUUID().slice(0, 6)}`;
+    unwrap(await factory().putCluster(cluster, { server: server.url }));
+    for (const name of ["pods", "more-pods"]) unwrap(await factory().put(parseInformerSpec({ resource: "pods", cluster, watchTimeoutSeconds: 3 }, name)));
+    await factory().reconcile(); // heals whatever earlier tests left, and completes the subscription index
+    // One call per informer (its re-arm, carrying its cluster's connection), not a re-arm and a configure.
+    const calls = await underSubrequestLimit(factory(), 10_000, async (instance) => {
+      await instance.reconcile();
+      return (await instance.list()).length;
+    });
+    expect(calls.refused).toBe(0);
+    expect(calls.made).toBe(calls.result);
     unwrap(await factory().removeCluster(cluster, true));
   });
 
