@@ -240,8 +240,9 @@ export class InformerObject extends DurableObject<Env> {
    * informers whose connection changed.
    */
   async ensureRunning(connection?: ClusterConnection): Promise<boolean> {
-    const stored = this.#state.stored();
-    if (stored && connection !== undefined && JSON.stringify(stored.connection) !== JSON.stringify(connection)) {
+    // Read only when there is a connection to compare: the default cluster's cron minute reads no more rows.
+    const stored = connection === undefined ? undefined : this.#state.stored();
+    if (stored && JSON.stringify(stored.connection) !== JSON.stringify(connection)) {
       const configured = await this.configure(stored.spec, connection);
       if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(stored.spec), error: configured.error.message });
     }
