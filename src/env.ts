@@ -69,6 +69,11 @@ export interface Env {
    * 80 % of it (net/subrequest-budget.ts).
    */
   SUBREQUESTS_PER_INVOCATION?: string;
+  /**
+   * Whole decimal megabytes of an informer's database past which its event log's retention shrinks,
+   * 100–10,000 (the platform's 10 GB); unset: 7,000 (cache/storage-ceiling.ts).
+   */
+  STORAGE_CEILING_MB?: string;
   /** Lowest log level written: debug, info (default), warn or error (src/log.ts). */
   LOG_LEVEL?: string;
 }

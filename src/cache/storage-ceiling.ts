@@ -21,6 +21,25 @@ export const STORAGE_LIMIT_BYTES = 10_000_000_000;
 /** The share of the limit past which retention shrinks: room left for a relist's staged copy and a burst. */
 export const STORAGE_CEILING_FRACTION = 0.7;
 export const DEFAULT_STORAGE_CEILING_BYTES = STORAGE_LIMIT_BYTES * STORAGE_CEILING_FRACTION;
+/** STORAGE_CEILING_MB's range: from a database that barely holds a cache to the platform's limit. */
+export const MIN_CEILING_MB = 100;
+export const MAX_CEILING_MB = STORAGE_LIMIT_BYTES / 1_000_000;
+
+/**
+ * The ceiling an operator set (`STORAGE_CEILING_MB`, whole decimal megabytes, MIN_CEILING_MB to
+ * MAX_CEILING_MB), or the default (70% of the limit) when unset. A value out of range or not a whole
+ * number is an error (the caller records it and keeps the default: ingest must not stop on it).
+ */
+export function storageCeilingOf(setting: string | undefined): { ceilingBytes: number; error?: string } {
+  if (setting === undefined || setting.trim() === "") return { ceilingBytes: DEFAULT_STORAGE_CEILING_BYTES };
+  const mb = Number(setting);
+  if (Number.isInteger(mb) && mb >= MIN_CEILING_MB && mb <= MAX_CEILING_MB) return { ceilingBytes: mb * 1_000_000 };
+  return {
+    ceilingBytes: DEFAULT_STORAGE_CEILING_BYTES,
+    error: `STORAGE_CEILING_MB must be a whole number of megabytes from ${MIN_CEILING_MB} to ${MAX_CEILING_MB}, not '${setting}': the default (${DEFAULT_STORAGE_CEILING_BYTES / 1_000_000}) applies`,
+  };
+}
+
 /** The fewest events a shrunk log keeps: the smallest `retention.maxEvents` a spec may ask for (config/informer-spec.ts). */
 export const MIN_SHRUNK_EVENTS = 1_000;
 

@@ -36,6 +36,7 @@ import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
 import { logger } from "../log.ts";
 import { informerIdentity } from "../log-identity.ts";
+import { storageCeilingOf } from "../cache/storage-ceiling.ts";
 import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import type { Db } from "../sql.ts";
@@ -55,18 +56,22 @@ export interface InformerWiring {
   listInPages: boolean;
   /** The database's size, which bounds retention (cache/storage-ceiling.ts). */
   databaseBytes: () => number;
+  /** STORAGE_CEILING_MB, the operator's ceiling for that size (unset: 70% of the platform's limit). */
+  storageCeilingMb?: string;
   /** After each applied batch and mark: the log's new tail. */
   grew: (tail: number) => void;
 }
 
 export function wireInformer(db: Db, spec: InformerSpec, wiring: InformerWiring): Informer {
   const settings = informerSettings(spec);
+  const ceiling = storageCeilingOf(wiring.storageCeilingMb);
+  if (ceiling.error) logger.error("storage ceiling setting refused", { ...informerIdentity(spec), cause: "config", error: ceiling.error });
   return new Informer(
     db,
     {
       ...settings,
       reflector: { ...settings.reflector, keepAwake: wiring.watched, listInPages: wiring.listInPages },
-      storage: { bytes: wiring.databaseBytes },
+      storage: { bytes: wiring.databaseBytes, ceilingBytes: ceiling.ceilingBytes },
     },
     wiring.clock,
     wiring.random,

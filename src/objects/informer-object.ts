@@ -275,6 +275,7 @@ export class InformerObject extends DurableObject<Env> {
       watched: () => this.#watchers.watched(),
       listInPages: this.#loop.kills.counts().shrunk,
       databaseBytes: () => this.ctx.storage.sql.databaseSize,
+      ...(this.env.STORAGE_CEILING_MB === undefined ? {} : { storageCeilingMb: this.env.STORAGE_CEILING_MB }),
       grew: (tail) => {
         this.#feed.nudge(tail);
         this.#watchers.notify();

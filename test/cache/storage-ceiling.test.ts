@@ -12,9 +12,11 @@ import {
   DEFAULT_STORAGE_CEILING_BYTES,
   MIN_SHRUNK_EVENTS,
   STORAGE_LIMIT_BYTES,
+  storageCeilingOf,
   storageStatus,
   storageVerdict,
 } from "../../src/cache/storage-ceiling.ts";
+import { wireInformer } from "../../src/objects/informer-loop.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { renderMetrics } from "../../src/metrics/prometheus.ts";
 import { Db } from "../../src/sql.ts";
@@ -65,6 +67,32 @@ describe("storageVerdict", () => {
     expect(verdict.retention.maxEvents).toBe(configured.maxEvents);
     expect(verdict.shrunk).not.toBeNull();
   });
+});
+
+describe("STORAGE_CEILING_MB", () => {
+  it("sets the ceiling in whole megabytes from 100 to the platform's 10,000; unset keeps 70% of the limit", () => {
+    expect(storageCeilingOf(undefined)).toEqual({ ceilingBytes: DEFAULT_STORAGE_CEILING_BYTES });
+    expect(storageCeilingOf(" ")).toEqual({ ceilingBytes: DEFAULT_STORAGE_CEILING_BYTES });
+    expect(storageCeilingOf("500")).toEqual({ ceilingBytes: 500_000_000 });
+    expect(storageCeilingOf("10000")).toEqual({ ceilingBytes: STORAGE_LIMIT_BYTES });
+    for (const bad of ["99", "10001", "2.5", "7GB", "-1"]) {
+      expect(storageCeilingOf(bad)).toEqual({ ceilingBytes: DEFAULT_STORAGE_CEILING_BYTES, error: expect.stringContaining(`not '${bad}'`) });
+    }
+  });
+
+  it("reaches an informer's verdict (and status), and a refused value keeps the default and logs why", () =>
+    runInDurableObject(env.INFORMER.getByName(`ceiling-setting-${crypto.randomUUID()}`), async (_instance, state) => {
+      const errors: string[] = [];
+      vi.spyOn(console, "error").mockImplementation((line: unknown) => void errors.push(String(line)));
+      const db = new Db(state.storage);
+      migrateInformer(db);
+      const spec = parseInformerSpec({ resource: "pods" }, "ceiling-setting");
+      const wiring = { clock: new FakeClock(), random: () => 0.5, watched: () => false, listInPages: false, databaseBytes: () => state.storage.sql.databaseSize, grew: () => {} };
+      expect(wireInformer(db, spec, { ...wiring, storageCeilingMb: "500" }).storage().ceilingBytes).toBe(500_000_000);
+      expect(errors).toEqual([]);
+      expect(wireInformer(db, spec, { ...wiring, storageCeilingMb: "lots" }).storage().ceilingBytes).toBe(DEFAULT_STORAGE_CEILING_BYTES);
+      expect(errors.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ msg: "storage ceiling setting refused", cause: "config", informer: "ceiling-setting" })]);
+    }));
 });
 
 describe("the storage ceiling through an informer", () => {
