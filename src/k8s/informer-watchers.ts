@@ -96,9 +96,13 @@ export class InformerWatchers {
     return opened;
   }
 
-  /** A relay's poll (RelayHost.poll); undefined once the informer is gone. */
+  /**
+   * A relay's poll (RelayHost.poll); undefined once the informer is gone. Only a relay's first poll
+   * (nothing known yet) may find the informer asleep: polling keeps it awake (`watched`), and the
+   * alarm's re-arm wakes it if a window ends meanwhile, so the polls of every batch check nothing.
+   */
   async relayPoll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
-    if (this.wakeForWatchers()) await this.#wake();
+    if (known === undefined && this.wakeForWatchers()) await this.#wake();
     return this.#relays.poll(known, waitMs);
   }
 

@@ -146,7 +146,8 @@ export class WatchBatches {
       this.#ranges.clear();
       this.#boundaries.clear();
     }
-    if (this.#recent.end === source.bounds().tail) return;
+    // A relay's read may run past the snapshot's tail: nothing to read then either.
+    if (this.#recent.end >= source.bounds().tail) return;
     this.#refreshing = this.#recent.refresh(source).finally(() => (this.#refreshing = undefined));
     await this.#refreshing;
   }
