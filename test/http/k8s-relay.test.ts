@@ -10,7 +10,7 @@ import { relayStub } from "../../src/clusters/stubs.ts";
 import { relaysOf, relayShard } from "../../src/k8s/watch-relay.ts";
 import { call, json, send, startInCluster } from "../helpers/clusters.ts";
 import { waitFor } from "../helpers/informer.ts";
-import { readLines } from "../helpers/watch-lines.ts";
+import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 import { pod } from "../fake-apiserver/client.ts";
 
 function k8s(path: string): Promise<Response> {
@@ -22,18 +22,11 @@ function anonymousRelay(cluster: string) {
   return relayStub(env, { cluster, name: "pods" }, relayShard("anonymous", relaysOf(env)), {});
 }
 
-/** Whether `stream` ends without another line (a clean end); the timer only keeps a failing test from hanging. */
-async function endsCleanly(stream: ReadableStream<Uint8Array>): Promise<boolean> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const result = await Promise.race([reader.read(), new Promise<"open">((resolve) => setTimeout(() => resolve("open"), 10_000))]);
-    if (result === "open") return false;
-    if (result.done) return text.trim() === "";
-    text += decoder.decode(result.value, { stream: true });
-  }
-}
+/** Whether `stream` ends without another line (a clean end) within 10 s. */
+const endsCleanly = async (stream: ReadableStream<Uint8Array>) => {
+  const lines = await readToEnd(stream, 10_000);
+  return lines !== "open" && lines.length === 0;
+};
 
 describe("/k8s watches served by relays", () => {
   it("opens a watch in its credential's relay, which serves it the cluster's changes", async () => {

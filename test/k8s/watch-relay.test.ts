@@ -12,7 +12,7 @@ import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/wat
 import { RelayHost, type RelayCall, RelaySource, type RelayUpstream, relayShard } from "../../src/k8s/watch-relay.ts";
 import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
 import { scriptedLog } from "../helpers/scripted-log.ts";
-import { readLines } from "../helpers/watch-lines.ts";
+import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 
 const pods = describeResource("pods", undefined)!;
 const request: WatchRequest = { info: pods, format: { kind: "json" }, includeObject: "Metadata", bookmarks: false, initialEvents: false, resourceVersion: "100" };
@@ -77,21 +77,7 @@ function wire(source: () => WatchSource | undefined, admission = new ReadAdmissi
   return wiring;
 }
 
-/** Whether `stream` ends (no further line) rather than staying open; the timer only keeps a failing test from hanging. */
-async function ends(stream: ReadableStream<Uint8Array>): Promise<string[] | "open"> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const result = await Promise.race([reader.read(), new Promise<"open">((resolve) => setTimeout(() => resolve("open"), 2_000))]);
-    if (result === "open") {
-      await reader.cancel().catch(() => {});
-      return "open";
-    }
-    if (result.done) return text.split("\n").filter(Boolean);
-    text += decoder.decode(result.value, { stream: true });
-  }
-}
+const ends = (stream: ReadableStream<Uint8Array>) => readToEnd(stream, 2_000);
 
 describe("watch relays", () => {
   it("serve a relay's watchers the same lines as the informer's own hub serves its watchers", async () => {
