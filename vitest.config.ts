@@ -58,6 +58,10 @@ export default defineConfig({
                 ALLOW_UNAUTHENTICATED: "true",
                 // Tests read /metrics right after each change: no snapshot kept (its own tests set it).
                 METRICS_SNAPSHOT_SECONDS: "0",
+                // The model-based checker's budget and replay (test/check/settings.ts, `npm run check`).
+                CHECK_RUNS: process.env.CHECK_RUNS ?? "",
+                CHECK_SEED: process.env.CHECK_SEED ?? "",
+                CHECK_PATH: process.env.CHECK_PATH ?? "",
               },
             },
           }),

@@ -12,9 +12,10 @@ import { Db } from "../../src/sql.ts";
 /**
  * `sameStorage()` makes another Db over the same storage, with its own `rows`: two modules that
  * live in two objects in production (an informer and a subscription) share the test's storage
- * and still have their rows told apart.
+ * and still have their rows told apart. `storage`: the object's storage itself, for a test that wraps
+ * it (test/check kills a Db's user mid-schedule).
  */
-export async function withDb<T>(fn: (db: Db, sameStorage: () => Db) => T | Promise<T>): Promise<T> {
+export async function withDb<T>(fn: (db: Db, sameStorage: () => Db, storage: DurableObjectStorage) => T | Promise<T>): Promise<T> {
   const stub = env.INFORMER.getByName(`unit-${crypto.randomUUID()}`);
   return runInDurableObject(stub, (_instance, state) => {
     const db = new Db(state.storage);
@@ -22,7 +23,7 @@ export async function withDb<T>(fn: (db: Db, sameStorage: () => Db) => T | Promi
     migrateInformer(db);
     new SpecStore(db);
     new SubscriberList(db);
-    return fn(db, () => new Db(state.storage));
+    return fn(db, () => new Db(state.storage), state.storage);
   });
 }
 

@@ -1,0 +1,14 @@
+/**
+ * Defects the checker finds that are known and being fixed on other branches (issue 27's lanes).
+ * A property that fails only because of one stays checked; the part of it the defect breaks is
+ * tolerated while its flag is on, and named wherever it is. Turn a flag off once its fix is merged:
+ * the checker must then pass without it.
+ */
+export const KNOWN_DEFECTS = {
+  /**
+   * Review N4 (wt-lists): a relist's inferred delete (tombstone) carries the object's last known
+   * RV, so a watcher's RVs go back within a stream, and a client resuming from an RV before the
+   * relist's mark is sent the tombstone again (the skip never drops one), for a key it no longer holds.
+   */
+  tombstoneOldRv: true,
+} as const;
