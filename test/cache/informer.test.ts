@@ -195,6 +195,29 @@ describe("Informer", () => {
         expect(names(after)).toEqual(["b", ...added.map((p) => p.metadata.name)]);
       }));
 
+    it("lists the last complete state, at the RV it reports, between a Replace's last pop and its mark (issue 27 checker, C1)", () =>
+      withDb(async (db) => {
+        const clock = new FakeClock();
+        const inf = new Informer(db, informerSettings(parseInformerSpec({ resource: "pods" }, "unit")), clock, () => 0.5);
+        inf.beginList();
+        inf.stage([pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "2" })]);
+        inf.commitList("2", { state: { kind: "watching" }, memory: initialMemory });
+        await inf.processQueue();
+        // A relist: a deleted upstream, b changed. Its one pop empties the queue; the mark (the cache
+        // at RV 6) is written a transaction later, after a turn of the event loop (process-loop.ts).
+        inf.beginList();
+        inf.stage([pod({ name: "b", rv: "5" })]);
+        inf.commitList("6", { state: { kind: "watching" }, memory: initialMemory });
+        expect(await inf.processQueue(clock.now())).toBe(true); // popped, not yet marked
+        const versions = (page: ReturnType<typeof listFirstPage>) =>
+          page.expired ? [] : page.items.map((item) => `${(JSON.parse(item) as KubeObject).metadata.name}@${(JSON.parse(item) as KubeObject).metadata.resourceVersion}`);
+        const between = listFirstPage(inf.indexer, inf.log, { limit: 10_000 }, inf.snapshotPosition());
+        expect([versions(between), inf.queryView().resourceVersion]).toEqual([["a@1", "b@2"], "2"]);
+        await inf.processQueue();
+        const after = listFirstPage(inf.indexer, inf.log, { limit: 10_000 }, inf.snapshotPosition());
+        expect([versions(after), inf.queryView().resourceVersion]).toEqual([["b@5"], "6"]);
+      }));
+
     it("is neither synced nor at an RV after a restart until the relist is applied (item 6)", () =>
       withDb(async (db) => {
         const inf = informer(db);
