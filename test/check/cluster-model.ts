@@ -50,6 +50,16 @@ export class ClusterModel {
   rv = 1;
   readonly history: Change[] = [];
   readonly #objects = new Map<string, KubeObject>();
+  /** Objects made at RV 1 that never change, none selected by app=web (see `constructor`). */
+  readonly #filler: KubeObject[];
+
+  /**
+   * @param filler how many unchanging `app=db` pods the cluster holds besides the few that change:
+   *   enough (more than SCAN_PER_TURN) makes a selector's list a heavy read in several turns.
+   */
+  constructor(filler = 0) {
+    this.#filler = Array.from({ length: filler }, (_, i) => pod({ name: `filler-${String(i).padStart(5, "0")}`, rv: "1", labels: { app: "db" } }));
+  }
 
   /** Creates or updates pod `p<index>` with label app=`labels`. */
   upsert(index: number, labels: Labels): Change {
@@ -80,7 +90,7 @@ export class ClusterModel {
 
   /** Every object as it is now. */
   objects(): KubeObject[] {
-    return [...this.#objects.values()].map((o) => structuredClone(o));
+    return [...this.#filler, ...this.#objects.values()].map((o) => structuredClone(o));
   }
 
   /** The changes with an RV above `after` (what a watch from it is sent). */
@@ -97,6 +107,7 @@ export class ClusterModel {
       else state.set(change.key, change.object);
     }
     const selected = new Map<string, number>();
+    if (selector === "all") for (const object of this.#filler) selected.set(keyOf(object), 1);
     for (const [key, object] of state) if (selects(selector, object)) selected.set(key, rvOf(object));
     return selected;
   }

@@ -5,8 +5,10 @@
  * fast-check shrinks a failing schedule to a short one.
  */
 import fc from "fast-check";
+import { SCAN_PER_TURN } from "../../src/cache/versioned-list.ts";
 import { ClusterModel, KEY_COUNT, type Labels, type Selector } from "./cluster-model.ts";
 import type { K8sSystem } from "./k8s-system.ts";
+import { judgeList, same, show } from "./list-check.ts";
 import { type Start, WatchClient } from "./watch-client.ts";
 
 export type Command =
@@ -57,7 +59,16 @@ export const command: fc.Arbitrary<Command> = fc.oneof(
 /** Catching up: a bookmark due to each watcher in turn, and a watch that ended meanwhile resumed. */
 const CATCH_UP_STEPS = 12;
 
-export const schedule = fc.array(command, { minLength: 1, maxLength: 40 });
+/**
+ * A schedule: its commands, and whether the cluster also holds a filler of unchanging pods, more than
+ * a heavy read scans in one turn (SCAN_PER_TURN), so that a selector's list yields mid-page (1 in 5:
+ * each relist then stages the filler too).
+ */
+export const schedule = fc.record({
+  filler: fc.oneof({ arbitrary: fc.constant(0), weight: 4 }, { arbitrary: fc.constant(SCAN_PER_TURN + 100), weight: 1 }),
+  commands: fc.array(command, { minLength: 1, maxLength: 40 }),
+});
+export type Schedule = typeof schedule extends fc.Arbitrary<infer T> ? T : never;
 
 /** Runs event-loop turns until no client handled a frame for a few of them (the system is quiet). */
 async function settle(clients: readonly WatchClient[]): Promise<void> {
@@ -69,9 +80,24 @@ async function settle(clients: readonly WatchClient[]): Promise<void> {
   }
 }
 
-async function turnsThen(count: number, then: () => Promise<void>): Promise<void> {
-  for (let i = 0; i < count; i++) await new Promise((resolve) => setTimeout(resolve, 0));
-  await then();
+/**
+ * Runs `step` (an ingest) at once and after each of the next `turns` event-loop turns while
+ * `operation` runs: an ingest lands before its first read, and in the gaps a list or a watch-list
+ * leaves when it yields (listInTurns, a watch-list's pages, a relist's drain).
+ */
+async function alongside<T>(operation: Promise<T>, turns: number | undefined, step: () => Promise<void>): Promise<T> {
+  let done = false;
+  operation.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const steps: Promise<void>[] = [];
+  for (let turn = 0; turns !== undefined && turn <= turns && !done; turn++) {
+    if (turn > 0) await new Promise((resolve) => setTimeout(resolve, 0));
+    if (!done) steps.push(step());
+  }
+  await Promise.all(steps);
+  return operation;
 }
 
 export interface Outcome {
@@ -80,8 +106,8 @@ export interface Outcome {
 }
 
 /** Runs `commands`, then catches everything up and checks every client and the cache against the cluster. */
-export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSystem, commands: readonly Command[]): Promise<Outcome> {
-  const cluster = new ClusterModel();
+export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSystem, { filler, commands }: Schedule): Promise<Outcome> {
+  const cluster = new ClusterModel(filler);
   for (let key = 0; key < 3; key++) cluster.upsert(key, key === 0 ? "db" : "web");
   const system = makeSystem(cluster);
   system.beforeKill = () => {
@@ -90,13 +116,6 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
   await system.relist(1);
   const violations: string[] = [];
   const clients: WatchClient[] = [];
-  const checkList = (what: string, listed: { resourceVersion: string; items: { metadata: { namespace?: string; name?: string; resourceVersion?: string } }[] }, sel: Selector) => {
-    const truth = cluster.stateAt(Number(listed.resourceVersion), sel);
-    const got = new Map(listed.items.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, Number(o.metadata.resourceVersion)]));
-    if (JSON.stringify([...got].sort()) !== JSON.stringify([...truth].sort())) {
-      violations.push(`${what} (${sel}) at rv ${listed.resourceVersion}: items ${JSON.stringify([...got].sort())}, cluster ${JSON.stringify([...truth].sort())}`);
-    }
-  };
   try {
     for (const c of commands) {
       switch (c.kind) {
@@ -125,9 +144,7 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
         case "watcher": {
           const client = new WatchClient({ name: `client ${clients.length}`, selector: c.selector, start: c.start, cluster, endpoint: () => system, violations, timeoutSeconds: c.timeoutSeconds });
           clients.push(client);
-          const begun = client.begin();
-          if (c.ingestAfterTurns !== undefined) await turnsThen(c.ingestAfterTurns, () => system.ingest(KEY_COUNT));
-          await begun;
+          await alongside(client.begin(), c.ingestAfterTurns, () => system.ingest(1));
           break;
         }
         case "cut": {
@@ -136,9 +153,10 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
           break;
         }
         case "list": {
-          const listing = system.list(c.selector, c.limit, c.ingestAfterTurns === undefined ? undefined : () => system.ingest(KEY_COUNT));
-          if (c.ingestAfterTurns !== undefined) await turnsThen(c.ingestAfterTurns, () => system.ingest(KEY_COUNT));
-          checkList(`a list (limit ${c.limit ?? "none"})`, await listing, c.selector);
+          const between = c.ingestAfterTurns === undefined ? undefined : () => system.ingest(1);
+          const listed = await alongside(system.list(c.selector, c.limit, between), c.ingestAfterTurns, () => system.ingest(1));
+          const verdict = judgeList(cluster, listed, c.selector);
+          if ("wrong" in verdict) violations.push(`a list (${c.selector}, limit ${c.limit ?? "none"}): ${verdict.wrong}`);
           break;
         }
         case "advance":
@@ -169,7 +187,7 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
     if (cacheRv !== cluster.rv) violations.push(`the cache stands at ${cacheRv}, the cluster at ${cluster.rv}`);
     const cached = system.cached();
     const truth = cluster.stateAt(cluster.rv, "all");
-    if (JSON.stringify([...cached].sort()) !== JSON.stringify([...truth].sort())) violations.push(`the cache ${JSON.stringify([...cached].sort())}, the cluster ${JSON.stringify([...truth].sort())}`);
+    if (!same(cached, truth)) violations.push(`the cache holds ${show(cached)}, the cluster ${show(truth)}`);
     for (const client of clients) {
       if (!client.stopped && client.lastBookmarkRv !== cluster.rv) violations.push(`${client.name} did not catch up: its last bookmark is at ${client.lastBookmarkRv}, the cluster at ${cluster.rv} (${client.history.join(", ")})`);
     }

@@ -11,4 +11,10 @@ export const KNOWN_DEFECTS = {
    * relist's mark is sent the tombstone again (the skip never drops one), for a key it no longer holds.
    */
   tombstoneOldRv: true,
+  /**
+   * Review N1 (wt-lists): a heavy list made in turns (a selector over more keys than SCAN_PER_TURN)
+   * reads the cache's RV after its turns, so it reports an RV newer than its items; a watch from it
+   * misses the changes in between.
+   */
+  listRvNewerThanItems: true,
 } as const;

@@ -18,7 +18,7 @@ export function checkParameters<T>(ciRuns: number): Parameters<T> {
     numRuns: runs,
     ...(seed === undefined ? {} : { seed }),
     ...(path === undefined ? {} : { path }),
-    // A failure's report: the seed and the path that replay it, and the shrunk schedule.
-    verbose: 1,
+    // A failure reports its seed, the path that replays it and the shrunk schedule; not every try.
+    verbose: 0,
   };
 }

@@ -16,6 +16,7 @@ import { BOOKMARK_BEFORE_DEADLINE_MS, BOOKMARK_INTERVAL_MS } from "../../src/k8s
 import type { KubeObject } from "../../src/kube/types.ts";
 import { type Change, type ClusterModel, keyOf, rvOf, type Selector, selects } from "./cluster-model.ts";
 import { KNOWN_DEFECTS } from "./known-defects.ts";
+import { judgeList, same, show } from "./list-check.ts";
 
 export interface Frame {
   type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -121,9 +122,10 @@ export class WatchClient {
     this.history.push(`list at ${listed.resourceVersion}`);
     this.state.clear();
     for (const object of listed.items) this.state.set(keyOf(object), rvOf(object));
-    this.lastRv = listed.resourceVersion;
-    this.#highestEvent = Number(listed.resourceVersion);
-    this.#expectState(Number(listed.resourceVersion), "the list");
+    const verdict = judgeList(this.cluster, listed, this.selector);
+    if ("wrong" in verdict) return this.#violate(verdict.wrong);
+    this.lastRv = String(verdict.at);
+    this.#highestEvent = verdict.at;
   }
 
   #open(resourceVersion: string, initialEvents: boolean): void {
@@ -227,10 +229,7 @@ export class WatchClient {
   /** The client's objects are the cluster's at `rv` (what it selects). */
   #expectState(rv: number, what: string): void {
     const truth = this.cluster.stateAt(rv, this.selector);
-    const problems: string[] = [];
-    for (const [key, at] of truth) if (this.state.get(key) !== at) problems.push(`${key}: has ${this.state.get(key) ?? "none"}, cluster ${at}`);
-    for (const [key, at] of this.state) if (!truth.has(key)) problems.push(`${key}: has ${at}, cluster none`);
-    if (problems.length > 0) this.#violate(`at ${what} (rv ${rv}): ${problems.join("; ")}`);
+    if (!same(truth, this.state)) this.#violate(`at ${what} (rv ${rv}): the client holds ${show(this.state)}, the cluster ${show(truth)}`);
   }
 
   /** Every change the informer watched in (stream start, rv] that the selector sees came on this stream. */
