@@ -17,4 +17,10 @@ export const KNOWN_DEFECTS = {
    * misses the changes in between.
    */
   listRvNewerThanItems: true,
+  /**
+   * Issue 27's first finding (wt-delivery): at maxBatchSize 1 acknowledgements are held in memory; a
+   * kill loses them and the window rebuilt from the stored cursor resends a key's older event after
+   * its newer one was accepted.
+   */
+  webhookOrderAfterCrash: true,
 } as const;
