@@ -73,7 +73,11 @@ export class ProcessLoop {
       if (!first) await yieldToEventLoop();
       const popped = this.#db.transaction(() => {
         const { popped, objectDelta } = this.popInTx(POP_BATCH);
-        this.#cacheProgress.addObjectsInTx(objectDelta);
+        // The pop that empties the queue marks the tail in its own transaction: until the mark the
+        // cache's RV is the one before a Replace, and a list would show the relist's state under it
+        // (review F18: one turn of the event loop, before the next round marked it).
+        if (popped > 0 && this.#fifo.isEmpty()) this.#cacheProgress.advanceInTx({ objectDelta });
+        else this.#cacheProgress.addObjectsInTx(objectDelta);
         return popped;
       });
       this.announce();
