@@ -310,15 +310,11 @@ export class Informer implements ReflectorSink {
   /**
    * Where a list that starts now reads (review F18): the last mark, when a committed Replace is
    * being popped after it (its half-applied state is no snapshot); undefined while the cache is
-   * complete at the tail, or nothing is marked yet. A Replace's last pop empties the queue a
-   * transaction (and a turn of the event loop) before its mark is written (process-loop.ts): until
-   * then the log's tail is past the last mark, and the cache's RV is still the mark's, so a list
-   * reads at the mark too, or it would report that RV beside the Replace's items (issue 27, C1).
+   * complete at the tail, or nothing is marked yet.
    */
   snapshotPosition(): number | undefined {
-    const mark = this.cacheProgress.lastMark();
-    if (this.fifo.isEmpty() && (mark === undefined || mark >= this.log.bounds().tail)) return undefined;
-    return mark;
+    if (this.fifo.isEmpty()) return undefined;
+    return this.cacheProgress.lastMark();
   }
 
   /** The reflector's last error and its kind, or null after a success (what `/k8s` passes on, k8s/cache-readiness.ts). */

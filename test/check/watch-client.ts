@@ -193,6 +193,12 @@ export class WatchClient {
       this.state.delete(key);
       return;
     }
+    if (KNOWN_DEFECTS.tombstonesResentAtTheirRv && type === "DELETED" && (rv === this.#highestEvent || rv === this.#streamStart)) {
+      if (held === undefined) return;
+      this.state.delete(key);
+      this.#seen.add(rv);
+      return;
+    }
     if (rv <= this.#highestEvent) return this.#violate(`${type} ${key}@${rv} after an event or list at ${this.#highestEvent} (RVs must increase)`);
     if (rv <= this.#streamStart) return this.#violate(`${type} ${key}@${rv} on a watch from ${this.#streamStart}`);
     if (type === "DELETED") {
