@@ -620,6 +620,20 @@ describe("Subscription", () => {
       });
     });
 
+    it("when a resync is due as a restarted instance wakes: what the lost window sent goes again first, with its numbers", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, resyncPeriodSeconds: 20 }, withHistory(20));
+        await storedOne(subscription, feed, clock);
+        feed.put("default/b");
+        await drain(subscription); // b: acknowledged, held in memory
+        clock.advance(20_000); // the resync is due
+        await drain(make());
+        // Anchored at the stored position, the resync took b's number 2 for a's sync, and b went again as 3.
+        expect(endpoint.events.map((e) => `${e.sequence} ${e.type} ${e.key}`)).toEqual(["1 add default/a", "2 add default/b", "2 add default/b", "3 sync default/a", "4 sync default/b"]);
+        expectKeysInOrder(endpoint.events);
+      });
+    });
+
     it("at maxBatchSize 3, when an acknowledged batch is resent after a restart", async () => {
       await withDb(async (db) => {
         const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, maxBatchSize: 3 }, withHistory(20));
