@@ -31,5 +31,5 @@ export const KNOWN_DEFECTS = {
    * kill loses them and the window rebuilt from the stored cursor resends a key's older event after
    * its newer one was accepted.
    */
-  webhookOrderAfterCrash: true,
+  webhookOrderAfterCrash: false,
 } as const;
