@@ -51,7 +51,7 @@ describe("checker: /k8s lists and watches", () => {
           expect(violations).toEqual([]);
         }),
       ),
-      { ...checkParameters<[Schedule]>(40), examples: FOUND.map((found): [Schedule] => [found]) },
+      { ...checkParameters<[Schedule]>(150), examples: FOUND.map((found): [Schedule] => [found]) },
     );
   }, 600_000);
 });

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run check`: the model-based checker (test/check/*.check.test.ts) outside CI's fixed budget.
-//   npm run check                            CI's budget, as `npm test` runs it
+//   npm run check                            CI's budget of schedules, newly drawn (CI's own draw is fixed)
 //   npm run check -- --runs 2000             a longer soak (more schedules per property)
 //   npm run check -- --seed N --path P       replay a failure fast-check reported (and its shrunk schedule)
 //   npm run check -- --only k8s              only the files whose name contains "k8s"
@@ -19,7 +19,7 @@ for (let i = 0; i < args.length; i++) {
   }
   values[name] = inline ?? args[++i];
 }
-const env = { ...process.env };
+const env = { ...process.env, CHECK_SEED: "random" };
 if (values.runs) env.CHECK_RUNS = values.runs;
 if (values.seed) env.CHECK_SEED = values.seed;
 if (values.path) env.CHECK_PATH = values.path;

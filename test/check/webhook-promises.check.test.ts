@@ -20,7 +20,7 @@ describe("checker: webhook subscriptions", () => {
           expect(await runWebhookSchedule(storage, schedule)).toEqual([]);
         }),
       ),
-      checkParameters<[WebhookSchedule]>(100),
+      checkParameters<[WebhookSchedule]>(300),
     );
   }, 600_000);
 });
