@@ -21,6 +21,7 @@ export type Command =
   | { kind: "reconfigure" }
   | { kind: "watcher"; selector: Selector; start: Start; timeoutSeconds: number; ingestAfterTurns?: number }
   | { kind: "cut"; client: number }
+  | { kind: "rewind"; client: number; pick: number }
   | { kind: "list"; selector: Selector; limit?: number; ingestAfterTurns?: number }
   | { kind: "advance"; seconds: number };
 
@@ -52,6 +53,7 @@ export const command: fc.Arbitrary<Command> = fc.oneof(
     weight: 3,
   },
   { arbitrary: fc.record({ kind: fc.constant("cut"), client: fc.nat({ max: 7 }) }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant("rewind"), client: fc.nat({ max: 7 }), pick: fc.nat({ max: 49 }) }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant("list"), selector, limit: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }), ingestAfterTurns: turns }), weight: 2 },
   { arbitrary: fc.record({ kind: fc.constant("advance"), seconds: fc.integer({ min: 1, max: 70 }) }), weight: 2 },
 );
@@ -147,11 +149,12 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
           await alongside(client.begin(), c.ingestAfterTurns, () => system.ingest(1));
           break;
         }
-        case "cut": {
-          const client = clients[c.client % Math.max(1, clients.length)];
-          client?.cut();
+        case "cut":
+          clients[c.client % Math.max(1, clients.length)]?.cut();
           break;
-        }
+        case "rewind":
+          clients[c.client % Math.max(1, clients.length)]?.rewind(c.pick);
+          break;
         case "list": {
           const between = c.ingestAfterTurns === undefined ? undefined : () => system.ingest(1);
           const listed = await alongside(system.list(c.selector, c.limit, between), c.ingestAfterTurns, () => system.ingest(1));

@@ -33,6 +33,9 @@ export interface K8sEndpoint {
   now(): number;
 }
 
+/** How many of its last standings a client keeps to rewind to. */
+const SNAPSHOTS = 50;
+
 /** Where a client starts: a list then a watch from its RV, or a watch-list (initial events). */
 export type Start = "list" | "watchList";
 
@@ -52,6 +55,8 @@ export class WatchClient {
   #lastFrameAt = 0;
 
   #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  /** Where it stood after each event and bookmark it got (the newest SNAPSHOTS): a rewind goes back to one. */
+  #standings: { rv: string; state: Map<string, number>; highest: number }[] = [];
   #streamStart = 0;
   #highestEvent = 0;
   #inInitialEvents = false;
@@ -94,6 +99,27 @@ export class WatchClient {
   cut(): void {
     this.#cut = true;
     void this.#reader?.cancel().catch(() => {});
+  }
+
+  /**
+   * The client goes back to where it stood at an RV its streams showed (`pick` chooses which), as a
+   * controller restarted from a checkpoint does, and its connection breaks: it re-watches from that
+   * RV, and must lose nothing and get nothing back in time.
+   */
+  rewind(pick: number): void {
+    const standing = this.#standings[pick % Math.max(1, this.#standings.length)];
+    if (standing === undefined) return;
+    this.history.push(`rewound to ${standing.rv}`);
+    this.state.clear();
+    for (const [key, rv] of standing.state) this.state.set(key, rv);
+    this.lastRv = standing.rv;
+    this.#highestEvent = standing.highest;
+    this.cut();
+  }
+
+  #stand(): void {
+    this.#standings.push({ rv: this.lastRv, state: new Map(this.state), highest: this.#highestEvent });
+    if (this.#standings.length > SNAPSHOTS) this.#standings.shift();
   }
 
   /** Its stream was cut and has ended: it waits for `reconnect`. */
@@ -213,6 +239,7 @@ export class WatchClient {
     this.#seen.add(rv);
     this.#highestEvent = Math.max(this.#highestEvent, rv);
     this.lastRv = String(rv); // as client-go's reflector: every event's RV
+    this.#stand();
   }
 
   #onBookmark(rv: number, initialEventsEnd: boolean): void {
@@ -230,6 +257,7 @@ export class WatchClient {
     this.#highestEvent = Math.max(this.#highestEvent, rv);
     this.lastBookmarkRv = rv;
     this.lastRv = String(rv);
+    this.#stand();
   }
 
   /** The client's objects are the cluster's at `rv` (what it selects). */
