@@ -58,6 +58,8 @@ export interface RelaySnapshot {
   instance: string;
   /** How often the informer ended its watchers (it was reconfigured) in this run. */
   closes: number;
+  /** When in this run it was taken (a count): of two snapshots of one run, the higher is the newer. */
+  taken: number;
   incarnation: string;
   bounds: LogBounds;
   cacheResourceVersion: string;
@@ -103,6 +105,7 @@ export class RelayHost {
   readonly #now: () => number;
   readonly #instance = crypto.randomUUID();
   #closes = 0;
+  #taken = 0;
   #polling = 0;
   #lastPollAt = Number.NEGATIVE_INFINITY;
 
@@ -126,7 +129,14 @@ export class RelayHost {
   snapshot(): RelaySnapshot | undefined {
     const source = this.#source();
     if (!source) return undefined;
-    return { instance: this.#instance, closes: this.#closes, incarnation: source.incarnation, bounds: source.bounds(), cacheResourceVersion: source.cacheResourceVersion() };
+    return {
+      instance: this.#instance,
+      closes: this.#closes,
+      taken: ++this.#taken,
+      incarnation: source.incarnation,
+      bounds: source.bounds(),
+      cacheResourceVersion: source.cacheResourceVersion(),
+    };
   }
 
   async poll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
@@ -190,6 +200,7 @@ export class RelayHost {
   }
 }
 
+/** Whether two snapshots say the same (when each was taken aside). */
 function sameSnapshot(a: RelaySnapshot, b: RelaySnapshot): boolean {
   return (
     a.instance === b.instance &&
@@ -228,9 +239,24 @@ export class RelaySource {
     return this.#source;
   }
 
-  /** Takes the informer's state as a poll (or the relay's first watch) answered it. */
+  /**
+   * A watch opens with the informer's state as `relayOpen` answered it: at least as new as the
+   * relay's (review N2). A relay whose pump stopped (its last watcher left) kept its last
+   * snapshot, and a watch opened on that would start from an old tail (replaying changes as live),
+   * close its listing with an old RV, or — the informer restarted since — be ended by the next poll.
+   */
+  open(snapshot: RelaySnapshot | undefined): void {
+    this.accept(snapshot);
+  }
+
+  /**
+   * Takes the informer's state as a poll or a watch's opening answered it, unless it is older than
+   * the one held (the two answers of one run can arrive in either order): the relay's state never
+   * goes back, so its watchers' bookmarks and starts never do.
+   */
   accept(snapshot: RelaySnapshot | undefined): void {
     const known = this.#snapshot;
+    if (known && snapshot && known.instance === snapshot.instance && known.taken >= snapshot.taken) return;
     this.#snapshot = snapshot;
     this.#source = snapshot && this.#sourceAt(snapshot);
     // Reconfigured, restarted or deleted: the informer's own watchers were ended; so are these.

@@ -27,8 +27,16 @@ interface Wiring {
   relay: RelaySource;
   /** Calls the relay made of the informer's object, by kind. */
   calls: { polls: number; reads: number };
+  /** Opens a watch in the relay as WatchRelay.watch does: with the state `relayOpen` answers. */
+  open(request: WatchRequest): ReadableStream<Uint8Array>;
   /** Makes every further call fail, as a restarting object's would. */
   breakUpstream(): void;
+  /** The relay's pump stops at its next poll's answer (its last watcher left); resolves once it has. */
+  stopPump(): Promise<void>;
+  /** The relay's pump runs again (a watcher came). */
+  startPump(): void;
+  /** The informer's object restarts: a new RelayHost (a new instance) over the same informer. */
+  restartInformer(): void;
   stop(): void;
 }
 
@@ -37,9 +45,14 @@ afterEach(() => {
   for (const wiring of running.splice(0)) wiring.stop();
 });
 
-function wire(source: () => WatchSource | undefined, admission = new ReadAdmission()): Wiring {
+/**
+ * @param options.pump false: no pump runs (a test hands the relay its snapshots itself, `relay.accept`).
+ * @param options.now the relay hub's clock.
+ */
+function wire(source: () => WatchSource | undefined, admission = new ReadAdmission(), options: { pump?: boolean; now?: () => number } = {}): Wiring {
   const informerHub = new WatchHub(source, { admission });
-  const host = new RelayHost(source, (ms) => informerHub.changed(ms), admission);
+  const newHost = () => new RelayHost(source, (ms) => informerHub.changed(ms), admission);
+  let host = newHost();
   const calls = { polls: 0, reads: 0 };
   let broken = false;
   const upstream: RelayUpstream = {
@@ -56,17 +69,34 @@ function wire(source: () => WatchSource | undefined, admission = new ReadAdmissi
   };
   let relayHub!: WatchHub;
   const relay = new RelaySource(upstream, { changed: () => relayHub.notify(), closeAll: () => relayHub.closeAll() });
-  relayHub = new WatchHub(() => relay.current());
-  relay.accept(host.snapshot());
-  let pumping = true;
-  void relay.pump(() => pumping, 10);
+  relayHub = new WatchHub(() => relay.current(), options.now ? { now: options.now } : {});
+  relay.open(host.snapshot());
+  let pumping = false;
+  let pumped = Promise.resolve();
+  const startPump = () => {
+    pumping = true;
+    pumped = relay.pump(() => pumping, 10);
+  };
+  if (options.pump !== false) startPump();
   const wiring: Wiring = {
     informerHub,
-    host,
+    get host() {
+      return host;
+    },
     relayHub,
     relay,
     calls,
+    open: (request) => {
+      relay.open(structuredClone(host.snapshot()));
+      return relayHub.open(request);
+    },
     breakUpstream: () => (broken = true),
+    stopPump: () => {
+      pumping = false;
+      return pumped;
+    },
+    startPump,
+    restartInformer: () => (host = newHost()),
     stop: () => {
       pumping = false;
       relayHub.closeAll();
@@ -76,6 +106,9 @@ function wire(source: () => WatchSource | undefined, admission = new ReadAdmissi
   running.push(wiring);
   return wiring;
 }
+
+/** The resourceVersion of each line: an event's object's, a bookmark's. */
+const rvsOf = (lines: string[]) => lines.map((line) => JSON.parse(line).object.metadata.resourceVersion as string);
 
 const ends = (stream: ReadableStream<Uint8Array>) => readToEnd(stream, 2_000);
 
@@ -195,6 +228,60 @@ describe("watch relays", () => {
     for (const slot of admitted.slice(HEAVY_READS_RUNNING)) void slot.then((held) => held.release());
     await settle();
     expect(admission.running).toBe(0);
+  });
+
+  describe("open on the informer's state, not the relay's last snapshot (review N2)", () => {
+    /** A relay whose pump stopped after `seen` events, and an informer `ahead` events further. */
+    async function idleBehind(seen: number, ahead: number) {
+      const log = scriptedLog();
+      const wiring = wire(() => log.source);
+      for (let i = 0; i < seen; i++) log.append(`seen-${i}`);
+      const stopped = wiring.stopPump();
+      wiring.informerHub.notify(); // the poll answers; the pump sees no watcher and stops
+      await stopped;
+      for (let i = 0; i < ahead; i++) log.append(`ahead-${i}`);
+      wiring.informerHub.notify(); // nobody polls: the relay keeps its snapshot
+      return { log, ...wiring };
+    }
+
+    it("starts a watch from RV \"\" at the informer's tail, not replaying what came after the relay's snapshot as live", async () => {
+      const { log, informerHub, open, startPump } = await idleBehind(2, 3);
+      const received = readLines(open({ ...request, resourceVersion: "" }), 1);
+      startPump();
+      await settle();
+      log.append("live");
+      informerHub.notify();
+      expect((await received).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["live"]);
+    });
+
+    it("closes a watch-list with the initial-events-end bookmark at or after every listed object's RV", async () => {
+      const { open, startPump } = await idleBehind(2, 3);
+      const received = readLines(open({ ...request, resourceVersion: "", initialEvents: true, bookmarks: true }), 6);
+      startPump();
+      const rvs = rvsOf(await received);
+      expect(rvs).toEqual(["101", "102", "103", "104", "105", "105"]);
+    });
+
+    it("closes a watch-list with the bookmark at the listed state's RV when the informer moved on between relayOpen and the listing", async () => {
+      const log = scriptedLog();
+      const { open } = wire(() => log.source, new ReadAdmission(), { pump: false });
+      log.append("a");
+      const received = readLines(open({ ...request, resourceVersion: "", initialEvents: true, bookmarks: true }), 4);
+      log.append("b"); // after relayOpen answered, before the listing read the cache
+      log.append("c");
+      expect(rvsOf(await received)).toEqual(["101", "102", "103", "103"]);
+    });
+
+    it("keeps a watch opened after an informer restart open at the relay's next poll", async () => {
+      const { log, informerHub, open, startPump, restartInformer } = await idleBehind(1, 0);
+      restartInformer(); // the same log and configuration, a new instance of its object
+      const received = readLines(open({ ...request, resourceVersion: "101" }), 1);
+      startPump();
+      await settle();
+      log.append("live");
+      informerHub.notify();
+      expect((await received).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["live"]);
+    });
   });
 
   it("send each credential's watches to one relay, and spread credentials over the relays", () => {
