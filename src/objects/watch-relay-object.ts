@@ -75,6 +75,11 @@ export class WatchRelay extends DurableObject<Env> {
     return this.#hub.watchers;
   }
 
+  /** Whether it polls its informer now (tests and status): it stops once its last watcher left. */
+  async pumping(): Promise<boolean> {
+    return this.#pumping;
+  }
+
   /** One slice of polling the informer for the watchers (see the contract). */
   override async alarm(): Promise<void> {
     if (this.#pumping || this.#informer === undefined) return;
