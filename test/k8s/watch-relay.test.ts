@@ -11,6 +11,7 @@ import { describeResource } from "../../src/k8s/catalog.ts";
 import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
 import { RelayHost, type RelayCall, RelaySource, type RelayUpstream, relayShard } from "../../src/k8s/watch-relay.ts";
 import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
+import { compareRv } from "../helpers/informer.ts";
 import { scriptedLog } from "../helpers/scripted-log.ts";
 import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 
@@ -281,6 +282,68 @@ describe("watch relays", () => {
       log.append("live");
       informerHub.notify();
       expect((await received).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["live"]);
+    });
+  });
+
+  describe("never send a bookmark behind an event already sent on the stream (review N3)", () => {
+    const watching = { ...request, resourceVersion: "100", bookmarks: true, timeoutSeconds: 10 };
+
+    /** A stream's events' RVs grow strictly, and each bookmark is at or after the last event before it. */
+    function expectInOrder(lines: string[]) {
+      const events = lines.map((line) => JSON.parse(line) as { type: string; object: { metadata: { resourceVersion: string } } });
+      let last = "";
+      for (const { type, object } of events) {
+        const rv = object.metadata.resourceVersion;
+        if (type === "BOOKMARK") expect(compareRv(rv, last), `bookmark ${rv} after ${last}`).toBeGreaterThanOrEqual(0);
+        else expect(compareRv(rv, last), `${type} ${rv} after ${last}`).toBeGreaterThan(0);
+        last = type === "BOOKMARK" && compareRv(rv, last) < 0 ? last : rv;
+      }
+    }
+
+    it("in a relay whose snapshot trails the informer: the deadline bookmark is at or after the run just delivered", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const { host, relay, relayHub } = wire(() => log.source, new ReadAdmission(), { pump: false, now: () => now });
+      const received = readLines(relayHub.open(watching), 6);
+      await settle();
+      log.append("polled");
+      relay.accept(structuredClone(host.snapshot())); // a poll's answer: one event
+      for (let i = 0; i < 4; i++) log.append(`ahead-${i}`); // the informer moves on before the relay's hub reads the run
+      await settle();
+      now = 8_000; // 2 s before the deadline: the last bookmark is due
+      relayHub.notify();
+      const lines = await received;
+      expect(rvsOf(lines)).toHaveLength(6);
+      expect(JSON.parse(lines.at(-1)!).type).toBe("BOOKMARK");
+      expectInOrder(lines);
+    });
+
+    it("in the informer's own hub (WATCH_RELAYS=0) under the same churn", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const hub = new WatchHub(() => log.source, { now: () => now });
+      const received = readLines(hub.open(watching), 6);
+      await settle();
+      for (let i = 0; i < 5; i++) log.append(`churn-${i}`);
+      hub.notify();
+      await settle();
+      now = 8_000;
+      hub.notify();
+      const lines = await received;
+      expect(JSON.parse(lines.at(-1)!).type).toBe("BOOKMARK");
+      expectInOrder(lines);
+    });
+
+    it("in a relay, a watcher resumed from an RV newer than the relay's snapshot gets no bookmark below it", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const { relayHub } = wire(() => log.source, new ReadAdmission(), { pump: false, now: () => now });
+      for (let i = 0; i < 3; i++) log.append(`unpolled-${i}`); // the relay's snapshot still says 100
+      const received = readLines(relayHub.open({ ...watching, resourceVersion: "103" }), 1);
+      await settle();
+      now = 8_000;
+      relayHub.notify();
+      expect(rvsOf(await received)).toEqual(["103"]);
     });
   });
 
