@@ -12,12 +12,17 @@
  *   one WatchSource method, answered only for the log incarnation the relay names (`gone`
  *   otherwise: positions of another log mean nothing). While relays poll, the informer counts as
  *   watched (it stays awake, cache/watch-windows.ts).
- * - `RelaySource` (in the relay) keeps the last snapshot, serves `bounds`, `cacheResourceVersion`
- *   and `incarnation` from it, and asks for the rest. `pump` polls while its caller wants, notifying
- *   the relay's hub of every change.
+ * - `RelaySource` (in the relay) keeps the newest snapshot it was given (by a poll, or by a watch's
+ *   opening: `relayOpen`'s answer), serves `bounds`, `cacheResourceVersion` and `incarnation` from
+ *   it, and asks for the rest. `pump` polls while its caller wants, notifying the relay's hub of
+ *   every change.
  *
- * Guarantees: the relay's watchers see exactly what the informer's own hub would send them (the same
- * hub code over the same reads): resourceVersion order, whole runs, the same 410s. What the informer
+ * Guarantees: the relay's watchers get the changes the informer's own hub would send them (the same
+ * hub code over the same reads): resourceVersion order, whole runs, the same 410s, and DESIGN.md
+ * invariant 9. The snapshot trails the informer by a poll while the other reads are live, so a watch
+ * opens on the state `relayOpen` answered (review N2), a listing's bookmark carries the RV the
+ * listing was read at, and the hub never stamps a bookmark below what a stream showed (review N3,
+ * watch-hub.ts); a snapshot older than the one held (answers arriving out of order) is ignored. What the informer
  * promised them no longer holding (it was reconfigured: `closes` moved, or its object restarted:
  * `instance` moved, or a call failed) ends every relay stream cleanly, as those ends end the
  * informer's own streams; the clients re-watch from their last resourceVersion.
