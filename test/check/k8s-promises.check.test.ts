@@ -26,7 +26,7 @@ const FOUND: Schedule[] = [
     commands: [
       { kind: "change", key: 0, to: "web" },
       { kind: "relist", pages: 1, killAt: "staged" },
-      { kind: "watcher", selector: "all", start: "list", timeoutSeconds: 30, ingestAfterTurns: 0 },
+      { kind: "watcher", selector: "all", start: "list", via: "informer", timeoutSeconds: 30, ingestAfterTurns: 0 },
     ],
   },
   // Review N1: a heavy list (a selector over the filler) with changes applied between its turns.

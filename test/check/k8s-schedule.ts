@@ -9,7 +9,7 @@ import { SCAN_PER_TURN } from "../../src/cache/versioned-list.ts";
 import { ClusterModel, KEY_COUNT, type Labels, type Selector } from "./cluster-model.ts";
 import type { K8sSystem } from "./k8s-system.ts";
 import { judgeList, same, show } from "./list-check.ts";
-import { type Start, WatchClient } from "./watch-client.ts";
+import { type Start, type Via, WatchClient } from "./watch-client.ts";
 
 export type Command =
   | { kind: "change"; key: number; to: Labels | "deleted" }
@@ -19,7 +19,8 @@ export type Command =
   | { kind: "relist"; pages: number; killAt?: "staged" | "committed" }
   | { kind: "kill" }
   | { kind: "reconfigure" }
-  | { kind: "watcher"; selector: Selector; start: Start; timeoutSeconds: number; ingestAfterTurns?: number }
+  | { kind: "watcher"; selector: Selector; start: Start; via: Via; timeoutSeconds: number; ingestAfterTurns?: number }
+  | { kind: "restartRelay" }
   | { kind: "cut"; client: number }
   | { kind: "rewind"; client: number; pick: number }
   | { kind: "list"; selector: Selector; limit?: number; ingestAfterTurns?: number }
@@ -42,11 +43,13 @@ export const command: fc.Arbitrary<Command> = fc.oneof(
   },
   { arbitrary: fc.constant({ kind: "kill" as const }), weight: 2 },
   { arbitrary: fc.constant({ kind: "reconfigure" as const }), weight: 1 },
+  { arbitrary: fc.constant({ kind: "restartRelay" as const }), weight: 1 },
   {
     arbitrary: fc.record({
       kind: fc.constant("watcher"),
       selector,
       start: fc.constantFrom<Start>("list", "watchList"),
+      via: fc.constantFrom<Via>("informer", "relay"),
       timeoutSeconds: fc.integer({ min: 30, max: 600 }),
       ingestAfterTurns: turns,
     }),
@@ -143,8 +146,11 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
         case "reconfigure":
           await system.reconfigure();
           break;
+        case "restartRelay":
+          system.restartRelay();
+          break;
         case "watcher": {
-          const client = new WatchClient({ name: `client ${clients.length}`, selector: c.selector, start: c.start, cluster, endpoint: () => system, violations, timeoutSeconds: c.timeoutSeconds });
+          const client = new WatchClient({ name: `client ${clients.length}`, selector: c.selector, start: c.start, via: c.via, cluster, endpoint: () => system, violations, timeoutSeconds: c.timeoutSeconds });
           clients.push(client);
           await alongside(client.begin(), c.ingestAfterTurns, () => system.ingest(1));
           break;
@@ -164,7 +170,7 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
         }
         case "advance":
           system.clock.advance(c.seconds * 1000);
-          system.hub.notify();
+          system.notify();
           break;
       }
       // Cut streams (a kill, a client's own) come back once the incarnation is up.
@@ -183,7 +189,7 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
       // To the earliest bookmark a watcher still waits for (time jumps no deadline: that bookmark comes first).
       const due = Math.min(...clients.filter((client) => !client.stopped && client.lastBookmarkRv !== cluster.rv).map((client) => client.nextBookmarkDue()));
       system.clock.advance(Math.max(1, due - system.clock.now()));
-      system.hub.notify();
+      system.notify();
       await settle(clients);
     }
     const cacheRv = Number(system.informer.queryView().resourceVersion);

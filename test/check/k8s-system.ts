@@ -14,13 +14,14 @@ import { ReadAdmission } from "../../src/k8s/admission.ts";
 import { CacheReads } from "../../src/k8s/cache-reads.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { watchSourceOf } from "../../src/k8s/informer-watch-source.ts";
-import { WatchHub } from "../../src/k8s/watch-hub.ts";
+import { WatchHub, type WatchRequest } from "../../src/k8s/watch-hub.ts";
 import { parseSelectors } from "../../src/k8s/watch-params.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { FakeClock } from "../helpers/fakes.ts";
+import { type Wiring, wire } from "../helpers/relay-wiring.ts";
 import { type Change, type ClusterModel, type Selector, SELECTED, watchEventOf } from "./cluster-model.ts";
 import { KillableDb } from "./killable-db.ts";
-import type { K8sEndpoint } from "./watch-client.ts";
+import type { K8sEndpoint, Via } from "./watch-client.ts";
 
 const pods = describeResource("pods", undefined)!;
 const INFORMER = "check";
@@ -38,6 +39,8 @@ export class K8sSystem implements K8sEndpoint {
   /** Called as a kill starts: the connections to the dead incarnation break before it does anything more. */
   beforeKill: () => void = () => {};
   #db!: KillableDb;
+  /** A watch relay (another object: it outlives the informer's kills), made when a watcher first asks for one. */
+  #relay: Wiring | undefined;
 
   readonly storage: DurableObjectStorage;
   readonly cluster: ClusterModel;
@@ -53,7 +56,10 @@ export class K8sSystem implements K8sEndpoint {
     const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5 }, INFORMER);
     const admission = new ReadAdmission();
     let hub: WatchHub | undefined;
-    const informer = new Informer(this.#db, informerSettings(spec), this.clock, () => 0.5, () => hub?.notify());
+    const informer = new Informer(this.#db, informerSettings(spec), this.clock, () => 0.5, () => {
+      hub?.notify();
+      this.#relay?.informerHub.notify();
+    });
     hub = new WatchHub(() => watchSourceOf(informer), { now: () => this.clock.now(), random: () => 0.5, admission });
     this.informer = informer;
     this.hub = hub;
@@ -65,6 +71,7 @@ export class K8sSystem implements K8sEndpoint {
     this.beforeKill();
     this.#db.kill();
     this.#build();
+    this.#relay?.restartInformer();
     await this.informer.processQueue();
   }
 
@@ -121,8 +128,21 @@ export class K8sSystem implements K8sEndpoint {
     await this.relist(1);
   }
 
-  watch(options: { selector: Selector; resourceVersion: string; initialEvents: boolean; timeoutSeconds: number }): ReadableStream<Uint8Array> {
-    return this.hub.open({
+  /** The relay restarts (a deploy, an eviction): its streams end, its watchers come back to a new one. */
+  restartRelay(): void {
+    this.#relay?.stop();
+    this.#relay = undefined;
+  }
+
+  /** Watchers served by the relay follow the informer through its own polls (watch-relay.ts). */
+  #relayWiring(): Wiring {
+    this.#relay ??= wire(() => watchSourceOf(this.informer), new ReadAdmission(), { now: () => this.clock.now() });
+    return this.#relay;
+  }
+
+  watch(options: { via: Via; selector: Selector; resourceVersion: string; initialEvents: boolean; timeoutSeconds: number }): ReadableStream<Uint8Array> {
+    const open = options.via === "relay" ? (request: WatchRequest) => this.#relayWiring().open(request) : (request: WatchRequest) => this.hub.open(request);
+    return open({
       info: pods,
       format: { kind: "json" },
       includeObject: "Object",
@@ -154,6 +174,13 @@ export class K8sSystem implements K8sEndpoint {
       if (from) await between?.();
     } while (from);
     return { resourceVersion, items };
+  }
+
+  /** Relay watchers are told of changes by the relay's poll: the poll's wait ends at the informer hub's notify. */
+  notify(): void {
+    this.hub.notify();
+    this.#relay?.informerHub.notify();
+    this.#relay?.relayHub.notify();
   }
 
   /** Every cached object as key → RV. */

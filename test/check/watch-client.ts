@@ -25,7 +25,7 @@ export interface Frame {
 
 /** What a client needs of the system: open a watch, list, and what the informer took from its watch. */
 export interface K8sEndpoint {
-  watch(options: { selector: Selector; resourceVersion: string; initialEvents: boolean; timeoutSeconds: number }): ReadableStream<Uint8Array>;
+  watch(options: { via: Via; selector: Selector; resourceVersion: string; initialEvents: boolean; timeoutSeconds: number }): ReadableStream<Uint8Array>;
   list(selector: Selector, limit: number | undefined): Promise<{ resourceVersion: string; items: KubeObject[] }>;
   /** Changes the informer applied from its upstream watch, one by one (not folded by a relist). */
   watched: readonly Change[];
@@ -35,6 +35,9 @@ export interface K8sEndpoint {
 
 /** How many of its last standings a client keeps to rewind to. */
 const SNAPSHOTS = 50;
+
+/** Who serves its watches: the informer's own hub, or a watch relay (k8s/watch-relay.ts). */
+export type Via = "informer" | "relay";
 
 /** Where a client starts: a list then a watch from its RV, or a watch-list (initial events). */
 export type Start = "list" | "watchList";
@@ -67,6 +70,7 @@ export class WatchClient {
   readonly name: string;
   readonly selector: Selector;
   readonly start: Start;
+  readonly via: Via;
   readonly cluster: ClusterModel;
   /** The system now (a kill replaces its modules). */
   readonly endpoint: () => K8sEndpoint;
@@ -74,10 +78,11 @@ export class WatchClient {
   readonly violations: string[];
   readonly #timeoutSeconds: number;
 
-  constructor(options: { name: string; selector: Selector; start: Start; cluster: ClusterModel; endpoint: () => K8sEndpoint; violations: string[]; timeoutSeconds: number }) {
+  constructor(options: { name: string; selector: Selector; start: Start; via: Via; cluster: ClusterModel; endpoint: () => K8sEndpoint; violations: string[]; timeoutSeconds: number }) {
     this.name = options.name;
     this.selector = options.selector;
     this.start = options.start;
+    this.via = options.via;
     this.cluster = options.cluster;
     this.endpoint = options.endpoint;
     this.violations = options.violations;
@@ -139,7 +144,7 @@ export class WatchClient {
   }
 
   #violate(what: string): void {
-    this.violations.push(`${this.name} (${this.selector}, ${this.start}): ${what}`);
+    this.violations.push(`${this.name} (${this.selector}, ${this.start}, via ${this.via}): ${what}`);
     this.stopped = true;
   }
 
@@ -162,7 +167,7 @@ export class WatchClient {
     this.#cut = false;
     this.#lastFrameAt = this.endpoint().now();
     this.#deadlineBookmarkAt = this.#lastFrameAt + this.#timeoutSeconds * 1000 - BOOKMARK_BEFORE_DEADLINE_MS;
-    const stream = this.endpoint().watch({ selector: this.selector, resourceVersion, initialEvents, timeoutSeconds: this.#timeoutSeconds });
+    const stream = this.endpoint().watch({ via: this.via, selector: this.selector, resourceVersion, initialEvents, timeoutSeconds: this.#timeoutSeconds });
     void this.#pump(stream);
   }
 
