@@ -1,8 +1,9 @@
 /**
  * The `/k8s` promises (DESIGN invariant 9) under generated schedules: ingest, upstream bookmarks,
  * 410 and relists with inferred deletes, kills between any two transactions (mid-relist too),
- * reconfigurations, lists paged and heavy with ingest between their turns, watch-lists, cut
- * streams resumed from their last RV, and time passing (bookmarks, watch deadlines). Each client
+ * reconfigurations, lists paged and heavy with ingest between their turns, watch-lists, watchers
+ * on the informer's hub or through a watch relay, relay restarts, cut streams resumed from their
+ * last RV or rewound to any RV they showed, and time passing (bookmarks, watch deadlines). Each client
  * checks what it reads (watch-client.ts); after the schedule everything catches up and every client
  * and the cache must equal the cluster. A failure prints the seed and path that replay it:
  * `npm run check -- --seed <seed> --path <path>`.
