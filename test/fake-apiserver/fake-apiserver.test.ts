@@ -653,7 +653,8 @@ describe("faults", () => {
     await cluster.fault({ kind: "delay", on: "list", ms: 400 });
     const started = Date.now();
     const pending = getJson(cluster, "/api/v1/pods");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The change is made once the list has arrived (recorded on arrival), however long that takes.
+    while (!(await cluster.requests()).some((r) => r.verb === "list")) await new Promise((resolve) => setTimeout(resolve, 10));
     const during = await cluster.create("pods", pod({ name: "during", namespace: "ns" }));
     const list = (await pending).body;
     expect(Date.now() - started).toBeGreaterThanOrEqual(380);
