@@ -25,7 +25,7 @@ import { type Db, stmt } from "../sql.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { moveRowsToSegments } from "./log-segment-migration.ts";
 import { type CompactOptions, compactLogInTx, type Retention } from "./log-retention.ts";
-import { decodeEntries, type LogBounds, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
+import { decodeEntries, type LogBounds, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, segmentMemory, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
 
 export type { LogBounds, LogEvent, LogEventType };
 
@@ -311,9 +311,11 @@ export class EventLog {
   }
 
   #entriesBetween(after: number, end: number): SegmentEntry[] {
-    return this.#db
+    const entries = this.#db
       .all<{ first_seq: number; events: string }>(ENTRIES_BETWEEN, after, end)
       .flatMap((row) => decodeEntries(row.first_seq, row.events));
+    segmentMemory.decoded(entries.length);
+    return entries;
   }
 
   /** The events `seqs` lists, in that order. */

@@ -162,6 +162,26 @@ export function decodeEntries(firstSeq: number, entries: string): SegmentEntry[]
   return (JSON.parse(entries) as Entry[]).map(([type, key, , rv, , at], i) => ({ seq: firstSeq + i, type, key, resourceVersion: rv, at }));
 }
 
+/**
+ * What reading segments holds in memory, summed since `reset()` (tests and benchmarks: DESIGN
+ * invariant 11, bytes are bounded by what survives a collection, not by string lengths):
+ * - `views`: bodies handed out as views of a segment's text (a V8 sliced string keeps the whole
+ *   text alive as long as the body lives);
+ * - `bodyUnits`: UTF-16 units of bodies handed out;
+ * - `largestDecode`: the most entries a reader held decoded at once.
+ */
+export const segmentMemory = {
+  views: 0,
+  bodyUnits: 0,
+  largestDecode: 0,
+  reset(): void {
+    this.views = this.bodyUnits = this.largestDecode = 0;
+  },
+  decoded(entries: number): void {
+    this.largestDecode = Math.max(this.largestDecode, entries);
+  },
+};
+
 /** Finds the state another event holds (EventLog: from its segment). */
 export type Resolve = (seq: number) => string | null;
 
@@ -200,7 +220,7 @@ export class StoredSegment {
     const i = seq - this.firstSeq;
     const [, , , , , , bodyLength, , ref] = this.#entries[i]!;
     if (bodyLength === REF) return this.#follow(ref!, resolve);
-    return bodyLength === NONE ? null : this.#text.slice(this.#offsets[i], this.#offsets[i]! + bodyLength);
+    return bodyLength === NONE ? null : this.#body(this.#offsets[i]!, bodyLength);
   }
 
   /** The state event `seq` replaced (null: its key was absent before it). */
@@ -210,8 +230,14 @@ export class StoredSegment {
     if (oldLength === NONE) return null;
     if (oldLength === SAME) return this.state(seq, resolve);
     if (oldLength === REF) return this.#follow(ref!, resolve);
-    const from = this.#offsets[i]! + Math.max(bodyLength, 0);
-    return this.#text.slice(from, from + oldLength);
+    return this.#body(this.#offsets[i]! + Math.max(bodyLength, 0), oldLength);
+  }
+
+  /** A body leaving the segment. */
+  #body(from: number, length: number): string {
+    segmentMemory.views++;
+    segmentMemory.bodyUnits += length;
+    return this.#text.slice(from, from + length);
   }
 
   /** The events `wanted` accepts, in order, as subscribers and watchers see them. */
