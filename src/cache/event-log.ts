@@ -185,13 +185,14 @@ export class EventLog {
     const from = Math.max(after, bounds.head - 1);
     const events: LogEvent[] = [];
     let units = 0;
+    const full = () => events.length >= limit || units >= maxUnits;
     for (const row of this.#segmentsAfter(from)) {
-      let room = limit - events.length;
-      if (room <= 0 || units >= maxUnits) break;
-      for (const event of this.#segment(row).events((seq) => seq > from && room-- > 0, this.#resolve)) {
-        if (events.length > 0 && units >= maxUnits) break;
+      if (full()) break;
+      // Events are copied out one at a time: none past the one that fills the read.
+      for (const event of this.#segment(row).events((seq) => seq > from, this.#resolve)) {
         units += (event.object?.length ?? 0) + (event.oldObject?.length ?? 0);
         events.push(event);
+        if (full()) break;
       }
     }
     return { expired: after + 1 < bounds.head, bounds, events };

@@ -166,7 +166,7 @@ export function decodeEntries(firstSeq: number, entries: string): SegmentEntry[]
  * What reading segments holds in memory, summed since `reset()` (tests and benchmarks: DESIGN
  * invariant 11, bytes are bounded by what survives a collection, not by string lengths):
  * - `views`: bodies handed out as views of a segment's text (a V8 sliced string keeps the whole
- *   text alive as long as the body lives);
+ *   text alive as long as the body lives); none since bodies are copied out (StoredSegment#body);
  * - `bodyUnits`: UTF-16 units of bodies handed out;
  * - `largestDecode`: the most entries a reader held decoded at once.
  */
@@ -233,20 +233,27 @@ export class StoredSegment {
     return this.#body(this.#offsets[i]! + Math.max(bodyLength, 0), oldLength);
   }
 
-  /** A body leaving the segment. */
+  /**
+   * A body leaving the segment, as a copy: a slice would be a V8 sliced string that keeps the
+   * segment's whole text (up to SEGMENT_TEXT units, more for a split event) alive as long as the
+   * body lives, in a watcher's buffer or a feed's answer, while every cap counts the body's length
+   * (review N3). Concatenating and slicing again flattens into a new string of the body alone: what
+   * V8 does here, measured by bench/memory.mjs (String.prototype.concat or a join return the slice).
+   */
   #body(from: number, length: number): string {
-    segmentMemory.views++;
     segmentMemory.bodyUnits += length;
-    return this.#text.slice(from, from + length);
+    return (this.#text.slice(from, from + length) + " ").slice(0, -1);
   }
 
-  /** The events `wanted` accepts, in order, as subscribers and watchers see them. */
-  events(wanted: (seq: number) => boolean, resolve: Resolve): LogEvent[] {
-    const events: LogEvent[] = [];
-    this.#entries.forEach(([type, key, uid, rv, flags, at], i) => {
+  /**
+   * The events `wanted` accepts, in order, as subscribers and watchers see them: one at a time, so a
+   * reader whose budget is spent stops before the rest are copied out (review N3).
+   */
+  *events(wanted: (seq: number) => boolean, resolve: Resolve): Generator<LogEvent> {
+    for (const [i, [type, key, uid, rv, flags, at]] of this.#entries.entries()) {
       const seq = this.firstSeq + i;
-      if (!wanted(seq)) return;
-      events.push({
+      if (!wanted(seq)) continue;
+      yield {
         seq,
         type,
         key,
@@ -258,9 +265,8 @@ export class StoredSegment {
         initialList: (flags & FLAG_INITIAL_LIST) !== 0,
         finalStateUnknown: (flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
         at,
-      });
-    });
-    return events;
+      };
+    }
   }
 
   /** A reference into this segment is read here; another is resolved. */
