@@ -19,7 +19,8 @@
 //   subscription: FeedHost.readLog(after, 1000) until the tail, the last page held (what fill holds).
 // After every step: global.gc(), then heapUsed. Reported: the peak over the baseline (log built,
 // nothing read), and the time of each path's catch-up without collections (best of `reads`).
-// With --run-order: one long run (a relist: `changes` events in key order, one mark at its end).
+// With --run-order: one long run instead (a relist's: `changes` events, RVs far from log order, one mark
+// at its end), and only what readInOrder holds while it sorts the run and the time of its first page.
 import { DatabaseSync } from "node:sqlite";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -201,7 +202,30 @@ function subscription(measure) {
 
 const MB = (bytes) => (bytes / 1e6).toFixed(1);
 const report = {};
-for (const [name, walk] of [
+if (args["run-order"]) {
+  // What sorting the run holds: the live heap when readInOrder sorts it (every decoded entry, or
+  // only what is kept of each, is reachable then), sampled by the sort itself; and the time of
+  // the first page, the sort included.
+  reading = new EventLog(db);
+  const baseline = live();
+  let atSort = 0;
+  const TypedArray = Object.getPrototypeOf(Uint32Array.prototype);
+  const sorts = [Array.prototype, TypedArray].map((proto) => [proto, proto.sort]);
+  for (const [proto, sort] of sorts) {
+    proto.sort = function (...rest) {
+      if (this.length > 1000) atSort = Math.max(atSort, live() - baseline);
+      return sort.apply(this, rest);
+    };
+  }
+  reading.readInOrder(start, tail, 0, 16);
+  for (const [proto, sort] of sorts) proto.sort = sort;
+  reading = new EventLog(db);
+  const t0 = performance.now();
+  reading.readInOrder(start, tail, 0, 16);
+  report.sort = { run: tail - start, liveAtSortMB: Number(MB(atSort)), firstPageMs: Math.round(performance.now() - t0) };
+}
+// With --run-order only the sort is measured: the walks are the default run's.
+for (const [name, walk] of args["run-order"] ? [] : [
   ["watcher", watcher],
   ["subscription", subscription],
 ]) {

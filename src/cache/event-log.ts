@@ -20,6 +20,9 @@
  * - Retention (log-retention.ts) moves the head in steps and deletes only segments wholly before
  *   it that no retained event refers to: the log stores at most about twice `maxEvents`.
  * - Reads decode a segment once: the decoded ones are kept within DECODED_UNITS (they never change).
+ *   What a read returns holds nothing of them (bodies are copies, log-segment.ts), so a reader's
+ *   caps on bodies' lengths are the bytes it keeps (DESIGN invariant 11), and a long run is sorted
+ *   from entries decoded a few segments at a time (readInOrder).
  */
 import { type Db, stmt } from "../sql.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
