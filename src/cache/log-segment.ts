@@ -163,19 +163,17 @@ export function decodeEntries(firstSeq: number, entries: string): SegmentEntry[]
 }
 
 /**
- * What reading segments holds in memory, summed since `reset()` (tests and benchmarks: DESIGN
- * invariant 11, bytes are bounded by what survives a collection, not by string lengths):
- * - `views`: bodies handed out as views of a segment's text (a V8 sliced string keeps the whole
- *   text alive as long as the body lives); none since bodies are copied out (StoredSegment#body);
- * - `bodyUnits`: UTF-16 units of bodies handed out;
+ * What reading segments makes, summed since `reset()` (tests: DESIGN invariant 11, bytes are bounded
+ * by what survives a collection, not by string lengths). Bodies are copies (StoredSegment#body), so
+ * what they keep alive is their length; that V8 really copies is measured by bench/memory.mjs.
+ * - `bodyUnits`: UTF-16 units of bodies copied out of segments;
  * - `largestDecode`: the most entries a reader held decoded at once.
  */
 export const segmentMemory = {
-  views: 0,
   bodyUnits: 0,
   largestDecode: 0,
   reset(): void {
-    this.views = this.bodyUnits = this.largestDecode = 0;
+    this.bodyUnits = this.largestDecode = 0;
   },
   decoded(entries: number): void {
     this.largestDecode = Math.max(this.largestDecode, entries);
