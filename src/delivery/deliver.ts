@@ -7,6 +7,9 @@
  *   was dead-lettered after the retry budget. Delivery is at least once; ids are stable.
  * - A request's body is the outbox's as written: a 2xx applies every event in it (#7.12), and a
  *   retry, a dead letter or a restart sends it as it was sent (outbox-window.ts).
+ * - Invariant 10: a delivery of a key whose earlier event is acknowledged in memory only is sent
+ *   after that acknowledgement is stored, so a crash never resends a key's older event after a
+ *   newer one (outbox-window.ts `holdsKeyOf`).
  * - A 410 disables the subscription, on the stream and on a redelivery alike; nothing is sent
  *   until it is enabled.
  * - A secret that cannot be opened (a missing or wrong ENCRYPTION_KEY) is a failed attempt,
@@ -53,6 +56,13 @@ export class Deliverer {
     const index = window.acked;
     const delivery = deliveryAt(stored, index);
     const count = deliveryCount(stored);
+    if (window.holdsKeyOf(delivery.events)) {
+      // A key's earlier event is acknowledged in memory only: a crash after this send would send
+      // it again after this one (invariant 10). Store what is held first; the outbox, if stored,
+      // goes on as the one the transaction left (still this instance's to hold acknowledgements of).
+      window.transaction(record, () => undefined);
+      stored = window.current!;
+    }
     const result = await this.#attempt(record, delivery.webhookId, delivery.body);
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;

@@ -5,7 +5,9 @@
  *
  * Guarantees:
  * - Events are taken in order, up to `maxBatchSize` (a window: WINDOW_DELIVERIES) and BATCH_CHARS
- *   (a window: WINDOW_CHARS), at least one; events filtered out only move the position.
+ *   (a window: WINDOW_CHARS), at least one; events filtered out only move the position. A batch
+ *   ends before a second event of a key it holds: a batch is resent whole after a crash, and must
+ *   not take a key back to its older event after its newer one (invariant 10).
  * - A batch is written to the outbox before it is sent. A window of log events is kept in memory
  *   only while it can be rebuilt byte for byte from the stored position (`rebuildable`, and
  *   outbox-window.ts); a spec changed while it was built makes it stored.
@@ -84,17 +86,22 @@ export class Filler {
     const windowed = record.spec.maxBatchSize === 1;
     const limit = windowed ? WINDOW_DELIVERIES : record.spec.maxBatchSize;
     const picked: { candidate: Candidate; filtered: Filtered }[] = [];
+    const batchKeys = new Set<string>();
     let consumed = start;
     let chars = 0;
     for (let i = start; i < items.length; i++) {
       const candidate = items[i]!;
       if (picked.length === limit) break;
       if (picked.length > 0 && chars + candidateChars(candidate) > (windowed ? WINDOW_CHARS : BATCH_CHARS)) break;
-      consumed++;
       // An inferred delete is for a key the receiver was sent: only the event types apply.
       const filtered = candidate.inferred ? filter.applyTypes(candidate) : filter.apply(candidate);
+      // A batch names each key once: resent whole (a 2xx lost to a crash), one holding a key's two
+      // events would take that key back to the older after the newer (invariant 10).
+      if (filtered && !windowed && batchKeys.has(candidate.key)) break;
+      consumed++;
       if (filtered) {
         picked.push({ candidate, filtered });
+        batchKeys.add(candidate.key);
         chars += candidateChars(candidate);
       }
     }

@@ -24,6 +24,11 @@
  *   memory: what was not stored is sent again from the stored position. A window read back from
  *   storage stores each acknowledgement as it comes, and an instance stores its windows in the
  *   outbox until it has stored an acknowledgement, so repeated crashes still progress.
+ * - What is held names each key once (DESIGN invariant 10): before a delivery of a key that is held
+ *   is sent, what is held is stored (`holdsKeyOf`, deliver.ts). So what a crash sends again, from
+ *   the stored position up to the delivery in flight, holds at most one event of each key, and
+ *   that is the key's newest event sent: a resend repeats it, never an older one after it. One more
+ *   write only where a key repeats within what is held (a graceful delete's update, then delete).
  */
 import type { Clock } from "../clock.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
@@ -228,6 +233,17 @@ export class OutboxWindow {
     this.#acked = index + 1;
     const held = this.hold(delivery.advance, delivery.events, attempt);
     if (held.records.length >= WINDOW_DELIVERIES || now - this.#settledAt >= WINDOW_MS) this.transaction(record, () => undefined);
+  }
+
+  /**
+   * Some of `events`' keys have an acknowledgement held in memory: one that a crash would lose, so
+   * that the restart would send that key's older event again after these (invariant 10). The
+   * caller stores what is held before it sends them.
+   */
+  holdsKeyOf(events: readonly OutboxEvent[]): boolean {
+    const held = this.#held?.events;
+    if (!held || held.length === 0) return false;
+    return events.some((event) => held.some((h) => h.key === event.key));
   }
 
   /** A delivery moved the position in storage (acknowledged or dead-lettered). */

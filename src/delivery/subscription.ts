@@ -73,6 +73,11 @@ export class Subscription {
   readonly #filler: Filler;
   /** The log's tail as last seen (see noteTail). */
   #knownTail = 0;
+  /**
+   * This instance read the log (memory only): its tail is then at or past every event a predecessor
+   * may have sent without storing the acknowledgement (a window kept in memory, outbox-window.ts).
+   */
+  #readLog = false;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
     this.store = new SubscriptionStore(db);
@@ -83,7 +88,11 @@ export class Subscription {
     const window = (this.#window = new OutboxWindow(store, clock));
     this.#deliverer = new Deliverer({ store, window, clock, random, send, secrets: this.secrets });
     const feedTimeoutMs = options.feedTimeoutMs ?? FEED_TIMEOUT_MS;
-    this.#filler = new Filler({ store, window, clock, feed, feedTimeoutMs, noteTail: (tail) => this.noteTail(tail) });
+    const noteRead = (tail: number) => {
+      this.#readLog = true;
+      this.noteTail(tail);
+    };
+    this.#filler = new Filler({ store, window, clock, feed, feedTimeoutMs, noteTail: noteRead });
   }
 
   /**
@@ -158,7 +167,11 @@ export class Subscription {
       await this.#deliverer.deliver(record, outbox);
       return { kind: "progress" };
     }
-    if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null) {
+    // A resync's marker goes at the log's tail, after what a predecessor may have sent from the
+    // stored position and lost the acknowledgement of: anchored before it, the resync would take the
+    // sequence numbers those events went out with (and they would go out again under new ones). So
+    // after a restart, the log is read first (fill) to learn its tail.
+    if (record.nextResyncAt !== null && now >= record.nextResyncAt && record.position.marker === null && this.#readLog) {
       window.transaction(record, () => startResyncInTx(this.store, record, this.#knownTail, now));
       return { kind: "progress" };
     }

@@ -4,67 +4,21 @@
  * (invariant 3), expiry, filters, batching, and resuming from storage after an eviction.
  */
 import { describe, expect, it } from "vitest";
-import { verifyWebhook } from "../../src/client/index.ts";
+import type { DeliveryRequest } from "../../src/delivery/sender.ts";
+import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
-import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
-import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { HELD_CHANGES_MAX, SEGMENT_KEYS } from "../../src/delivery/held-keys.ts";
 import { BATCH_CHARS } from "../../src/delivery/fill.ts";
 import { WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/outbox-window.ts";
-import { Subscription, type StepResult, type SubscriptionOptions } from "../../src/delivery/subscription.ts";
+import { Subscription } from "../../src/delivery/subscription.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
 import { FakeClock, fixedRandom } from "../helpers/fakes.ts";
+import { keysGoingBack, versionsByKey } from "../helpers/receiver-order.ts";
+import { drain, SECRET, setup, storedOne, summary, withHistory } from "../helpers/subscription-harness.ts";
 import { httpSender } from "../../src/delivery/sender.ts";
 import { SubrequestLimitError } from "../../src/net/subrequest-budget.ts";
-
-const SECRET = `whsec_${btoa("a test secret of 24 bytes")}`;
-
-interface Received {
-  request: DeliveryRequest;
-  events: WebhookEvent[];
-}
-
-/** An endpoint answering from a script (then 204), verifying every request it gets. */
-class Endpoint {
-  readonly received: Received[] = [];
-  script: SendResult[] = [];
-  async send(request: DeliveryRequest): Promise<SendResult> {
-    const events = verifyWebhook(SECRET, request.body, request.headers as unknown as Record<string, string>);
-    this.received.push({ request, events });
-    return this.script.shift() ?? { status: 204, durationMs: 1 };
-  }
-  get events(): WebhookEvent[] {
-    return this.received.flatMap((r) => r.events);
-  }
-}
-
-function setup(db: Db, spec: Partial<SubscriptionSpecInput> = {}, feed = new FakeFeed(), options: SubscriptionOptions = {}) {
-  const clock = new FakeClock(Date.now()); // signatures are checked against real time
-  const endpoint = new Endpoint();
-  const make = () => new Subscription(db, clock, fixedRandom(0.5), feed, (r) => endpoint.send(r), options);
-  const subscription = make();
-  const parsed = subscriptionSpecSchema.parse({ url: "https://hooks.example/a", ...spec });
-  subscription.create({
-    id: "sub_0123456789",
-    cluster: "default",
-    informer: "pods",
-    secret: SECRET,
-    tail: feed.tail,
-    spec: { ...parsed, resyncPeriodSeconds: parsed.resyncPeriodSeconds ?? 0 },
-  });
-  return { feed, clock, endpoint, subscription, make };
-}
-
-/** Steps until the subscription waits or idles; returns that result. */
-async function drain(subscription: Subscription, max = 10_000): Promise<StepResult> {
-  for (let i = 0; i < max; i++) {
-    const result = await subscription.step();
-    if (result.kind !== "progress") return result;
-  }
-  throw new Error("the subscription never settled");
-}
 
 /** Statement names run against `db` while `fn` runs (`writes`: only those that are not a SELECT). */
 async function statementsOf<T>(db: Db, fn: () => T | Promise<T>, which: "all" | "writes" = "all"): Promise<string[]> {
@@ -91,27 +45,6 @@ async function statementsOf<T>(db: Db, fn: () => T | Promise<T>, which: "all" | 
   }
   return names;
 }
-
-/** A feed whose log holds `count` events from before the subscription (so that its position is a recent one). */
-function withHistory(count: number): FakeFeed {
-  const feed = new FakeFeed();
-  feed.history(count);
-  return feed;
-}
-
-/**
- * Delivers one event (`key`, put now unless it is in the log already) and stores its
- * acknowledgement: the instance has then stored one, so its windows of log events stay in memory.
- */
-async function storedOne(subscription: Subscription, feed: FakeFeed, clock: FakeClock, key = "default/a"): Promise<void> {
-  if (!feed.objects.has(key)) feed.put(key);
-  await drain(subscription);
-  clock.advance(WINDOW_MS);
-  await drain(subscription);
-  expect(subscription.store.get()!.position.cursor).toBe(feed.tail);
-}
-
-const summary = (events: WebhookEvent[]) => events.map((e) => `${e.type} ${e.key}@${e.resourceVersion}`);
 
 describe("Subscription", () => {
   it("delivers every log event in order, signed, with increasing sequence numbers", async () => {
@@ -594,11 +527,13 @@ describe("Subscription", () => {
           await drain(revived);
           expect(revived.status()).toMatchObject({ cursor: feed.tail, lag: 0 });
         }
-        return { bodies: endpoint.received.map((r) => r.request.body), beforeCrash };
+        return { bodies: endpoint.received.map((r) => r.request.body), beforeCrash, events: endpoint.events };
       });
     const { bodies: reference } = await run(null);
     for (let crashAfter = 1; crashAfter <= 14; crashAfter++) {
-      const { bodies, beforeCrash } = await run(crashAfter);
+      const { bodies, beforeCrash, events } = await run(crashAfter);
+      // Keys repeat within the window (p0..p4): what is resent never takes a key back (invariant 10).
+      expect(keysGoingBack(events), `crash after ${crashAfter} steps: ${JSON.stringify(versionsByKey(events))}`).toEqual([]);
       // Before the crash, the reference's first requests; after it, the reference from the stored
       // position on: what was sent and not stored goes out again, as it was, and nothing is skipped.
       const after = bodies.slice(beforeCrash);
@@ -608,6 +543,128 @@ describe("Subscription", () => {
       expect(from).toBeGreaterThanOrEqual(1); // a's acknowledgement was stored
       expect(from).toBeLessThanOrEqual(beforeCrash);
     }
+  });
+
+  describe("a key's older event is never resent after its newer one (invariant 10)", () => {
+    /** Restarts (a new instance over the same storage) and delivers what follows, answered 204. */
+    async function restartAndDrain(make: () => Subscription) {
+      const revived = make();
+      await drain(revived);
+      return revived;
+    }
+    const expectKeysInOrder = (events: WebhookEvent[]) => expect(keysGoingBack(events), JSON.stringify(versionsByKey(events))).toEqual([]);
+
+    it("after two acknowledged changes of a key held in memory, an idle step and a restart", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false }, withHistory(20));
+        await storedOne(subscription, feed, clock);
+        feed.put("default/x");
+        feed.put("default/x");
+        expect(await drain(subscription)).toMatchObject({ kind: "idle" }); // both answered 204
+        const revived = await restartAndDrain(make);
+        expectKeysInOrder(endpoint.events);
+        expect(versionsByKey(endpoint.events)["default/x"]!.slice(0, 2)).toEqual(["add@102", "update@103"]);
+        expect(revived.status()).toMatchObject({ cursor: feed.tail, lag: 0 });
+      });
+    });
+
+    it("after a graceful delete (an update, then the delete) and a restart", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false }, withHistory(20));
+        feed.put("default/x");
+        await storedOne(subscription, feed, clock);
+        feed.put("default/y");
+        feed.put("default/x");
+        feed.delete("default/x");
+        await drain(subscription);
+        await restartAndDrain(make);
+        expectKeysInOrder(endpoint.events);
+        expect(endpoint.events.at(-1)).toMatchObject({ type: "delete", key: "default/x" });
+      });
+    });
+
+    it("when the process dies during the POST of a key's newer event", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, make } = setup(db, { replayExisting: false }, withHistory(20));
+        let dying = false;
+        const crashing = new Subscription(db, clock, fixedRandom(0.5), feed, async (r) => {
+          const result = await endpoint.send(r);
+          if (dying) throw new Error("the process died before the answer was stored");
+          return result;
+        });
+        await storedOne(crashing, feed, clock);
+        feed.put("default/x");
+        feed.put("default/x");
+        await crashing.step(); // the window, in memory
+        await crashing.step(); // x@102: held
+        dying = true;
+        await expect(crashing.step()).rejects.toThrow(/process died/); // x@103 was received
+        await restartAndDrain(make);
+        expectKeysInOrder(endpoint.events);
+      });
+    });
+
+    it("with a labelSelector, as a key leaves the selection (a delete) and enters it again (an add)", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, labelSelector: "app=web" }, withHistory(20));
+        await storedOne(subscription, feed, clock, "default/a", { app: "web" });
+        feed.put("default/x", { app: "web" }); // add
+        feed.put("default/x", { app: "db" }); // leaves: a delete
+        feed.put("default/x", { app: "db" }); // outside: nothing
+        feed.put("default/x", { app: "web" }); // enters: an add
+        feed.put("default/x", { app: "web" }); // update
+        await drain(subscription);
+        expect(summary(endpoint.events.slice(1))).toEqual(["add default/x@102", "delete default/x@103", "add default/x@105", "update default/x@106"]);
+        await restartAndDrain(make);
+        expectKeysInOrder(endpoint.events);
+      });
+    });
+
+    it("when a resync is due as a restarted instance wakes: what the lost window sent goes again first, with its numbers", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, resyncPeriodSeconds: 20 }, withHistory(20));
+        await storedOne(subscription, feed, clock);
+        feed.put("default/b");
+        await drain(subscription); // b: acknowledged, held in memory
+        clock.advance(20_000); // the resync is due
+        await drain(make());
+        // Anchored at the stored position, the resync took b's number 2 for a's sync, and b went again as 3.
+        expect(endpoint.events.map((e) => `${e.sequence} ${e.type} ${e.key}`)).toEqual(["1 add default/a", "2 add default/b", "2 add default/b", "3 sync default/a", "4 sync default/b"]);
+        expectKeysInOrder(endpoint.events);
+      });
+    });
+
+    it("at maxBatchSize 3, when an acknowledged batch is resent after a restart", async () => {
+      await withDb(async (db) => {
+        const { feed, clock, endpoint, subscription, make } = setup(db, { replayExisting: false, maxBatchSize: 3 }, withHistory(20));
+        await storedOne(subscription, feed, clock);
+        feed.put("default/x");
+        feed.put("default/y");
+        feed.put("default/x");
+        await drain(subscription);
+        await restartAndDrain(make);
+        expectKeysInOrder(endpoint.events);
+      });
+    });
+
+    it("at maxBatchSize 3, when the process dies during a batch's POST", async () => {
+      await withDb(async (db) => {
+        const { feed, endpoint, make } = setup(db, { replayExisting: false, maxBatchSize: 3 });
+        let dying = true;
+        const crashing = new Subscription(db, new FakeClock(Date.now()), fixedRandom(0.5), feed, async (r) => {
+          const result = await endpoint.send(r);
+          if (dying) throw new Error("the process died before the answer was stored");
+          return result;
+        });
+        feed.put("default/x");
+        feed.put("default/x");
+        await expect(drain(crashing)).rejects.toThrow(/process died/);
+        dying = false;
+        await restartAndDrain(make);
+        expectKeysInOrder(endpoint.events);
+        expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 1, 2]); // the first batch again, then the key's next event
+      });
+    });
   });
 
   it("resends a window kept in memory when the process dies during a POST, as sent", async () => {

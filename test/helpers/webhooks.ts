@@ -13,7 +13,8 @@ import { type SubscriptionSpecInput, subscriptionSpecSchema } from "../../src/de
 import { unwrap } from "../../src/errors.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import type { ReceiverEndpoint } from "../receiver/client.ts";
-import { clusterVersions, compareRv, sameMap, waitFor } from "./informer.ts";
+import { clusterVersions, sameMap, waitFor } from "./informer.ts";
+import { keysGoingBack } from "./receiver-order.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 
 export type SubscriptionStub = DurableObjectStub<import("../../src/objects/subscription-object.ts").SubscriptionObject>;
@@ -59,8 +60,7 @@ export async function receiverView(hook: ReceiverEndpoint, secret: string): Prom
   const events: WebhookEvent[] = [];
   for (const request of await hook.requests()) events.push(...verifyWebhook(secret, request.body, request.headers));
   const state = new Map<string, string>();
-  const newest = new Map<string, string>();
-  const problems: string[] = [];
+  const problems: string[] = keysGoingBack(events);
   let sequence = 0;
   const idOfSequence = new Map<number, string>();
   for (const event of events) {
@@ -72,10 +72,6 @@ export async function receiverView(hook: ReceiverEndpoint, secret: string): Prom
     if (event.sequence > sequence + 1) problems.push(`sequence jumped from ${sequence} to ${event.sequence}`);
     idOfSequence.set(event.sequence, event.id);
     sequence = event.sequence;
-    const seen = newest.get(event.key);
-    if (seen !== undefined && compareRv(event.resourceVersion, seen) < 0) {
-      problems.push(`${event.type} of ${event.key} at ${event.resourceVersion} after ${seen}`);
-    } else newest.set(event.key, event.resourceVersion);
     if (event.type === "delete") state.delete(event.key);
     else state.set(event.key, event.resourceVersion);
   }

@@ -176,6 +176,31 @@ describe("webhook subscriptions", () => {
     for (const [i, hook] of hooks.entries()) await waitReceiverConverged(hook, subs[i]!.secret, cluster, 45_000);
   });
 
+  it("never sends a key's older event again after its newer one when killed while acknowledgements are held (invariant 10)", async () => {
+    const { cluster, name, stub } = await syncedInformer(4);
+    const hooks = await Promise.all([endpoint(), endpoint(), endpoint()]);
+    const specs = [{}, { labelSelector: "app=web" }, { maxBatchSize: 5 }].map((spec) => ({ replayExisting: false, ...spec }));
+    const subs = await Promise.all(hooks.map((hook, i) => subscribe(name, hook, specs[i])));
+    const received = (i: number) => receiverView(hooks[i]!, subs[i]!.secret);
+    const x = (phase: string) => pod({ name: "x", namespace: "ns-0", labels: { app: "web" }, phase });
+    await cluster.create("pods", x("Running"));
+    await waitFor("x at every receiver", async () => (await Promise.all(subs.map((_, i) => received(i)))).every((v) => v.events.length === 1));
+    for (const sub of subs) unwrap(await sub.stub().metrics()); // stores the acknowledgement held
+    // A graceful delete: an update, then the delete, both answered 204 and held in memory.
+    await cluster.update("pods", x("Succeeded"));
+    await cluster.delete("pods", { metadata: { name: "x", namespace: "ns-0" } });
+    await waitFor("the delete at every receiver", async () => (await Promise.all(subs.map((_, i) => received(i)))).every((v) => v.events.at(-1)?.type === "delete"));
+    await abortAllDurableObjects().catch(() => {}); // kill -9: what was held is lost
+    await env.INFORMER.getByName(name).ensureRunning(); // what the cron does: nudges every subscription
+    const tail = unwrap(await env.INFORMER.getByName(name).status()).eventLog.tail; // a fresh stub: the kill broke the old ones
+    for (const sub of subs) await waitFor("the restarted subscription back at the log's tail", async () => unwrap(await sub.stub().status(tail)).cursor === tail);
+    for (const i of subs.keys()) {
+      const view = await received(i);
+      expect(view.problems, `${JSON.stringify(specs[i])}: ${view.events.map((e) => `${e.type}@${e.resourceVersion}`).join(", ")}`).toEqual([]);
+      expect(view.events.at(-1)?.type).toBe("delete");
+    }
+  });
+
   it("numbers a burst without a gap or a second number for one event when killed again and again (sequences taken at the 2xx)", async () => {
     const { cluster, name } = await syncedInformer(4);
     const hook = await endpoint({ default: { status: 204, delayMs: 5 } });
