@@ -32,6 +32,11 @@ export interface WatchQueue {
   readonly writer: WritableStreamDefaultWriter<Uint8Array>;
   /** Queues `bytes`; resolves once they are taken (the hub does not wait for it: see `writer.desiredSize`). */
   write(bytes: Uint8Array): Promise<void>;
+  /**
+   * Ends the client's stream now, normally, after the frames it already took; what is queued is
+   * dropped (and leaves the count) at once. A `writer.close()` instead delivers everything queued first.
+   */
+  end(): void;
 }
 
 interface Entry {
@@ -91,6 +96,10 @@ export class WatchQueues {
     return {
       readable,
       writer,
+      end: () => {
+        this.#remove(entry);
+        entry.end();
+      },
       write: (bytes) => {
         if (!entries.has(entry)) return Promise.reject(new Error("the watch was closed"));
         entry.queued += bytes.byteLength;
