@@ -180,7 +180,7 @@ describe("WatchHub memory", () => {
     const ends = await Promise.all(
       stalled.map(async (stream) => {
         const body = new WatchBody(stream);
-        const end = await body.toEnd(500);
+        const end = await body.toEnd(2_000);
         if (end === "open") await body.cancel();
         return end === "done" && body.partial !== "" ? "cut mid-line" : end;
       }),
