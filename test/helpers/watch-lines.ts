@@ -1,24 +1,17 @@
 /**
- * Reading a watch stream in tests: its NDJSON lines until it ends or has `count`, then the stream
- * is cancelled (the watcher's client goes away).
+ * Reading a watch stream in tests: its NDJSON lines until it ends or has `count` (then the stream is
+ * cancelled: the watcher's client goes away), and how it ended (WatchBody).
  */
 /**
- * The lines a stream sends until it ends, or "open" when it has not ended after `openMs` (the timer
- * only keeps a failing test from hanging; the stream is then cancelled).
+ * The lines a stream sends until it ends normally; "open" when it has not ended after `openMs` (the
+ * timer only keeps a failing test from hanging; the stream is then cancelled), "broken" when a read
+ * rejected (a body that broke off: WatchBody).
  */
-export async function readToEnd(stream: ReadableStream<Uint8Array>, openMs: number): Promise<string[] | "open"> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  for (;;) {
-    const result = await Promise.race([reader.read(), new Promise<"open">((resolve) => setTimeout(() => resolve("open"), openMs))]);
-    if (result === "open") {
-      await reader.cancel().catch(() => {});
-      return "open";
-    }
-    if (result.done) return text.split("\n").filter(Boolean);
-    text += decoder.decode(result.value, { stream: true });
-  }
+export async function readToEnd(stream: ReadableStream<Uint8Array>, openMs: number): Promise<string[] | "open" | "broken"> {
+  const body = new WatchBody(stream);
+  const end = await body.toEnd(openMs);
+  if (end === "open") await body.cancel();
+  return end === "done" ? body.lines : end;
 }
 
 export async function readLines(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
