@@ -6,7 +6,7 @@
  * loses nothing. Each end is tried with the watch served by a relay (WATCH_RELAYS > 0) and by the
  * informer's own object (WATCH_RELAYS=0), where it applies.
  */
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { informerStub, relayStub } from "../../src/clusters/stubs.ts";
@@ -123,6 +123,21 @@ describe("/k8s watch ends", () => {
     await fake.create("pods", pod({ name: "after-1", namespace: "ns-0" }));
     await fake.create("pods", pod({ name: "after-2", namespace: "ns-0" }));
     expect(await resumed(cluster, body, 2)).toEqual(["ADDED after-1", "ADDED after-2"]);
+    await remove();
+  });
+
+  it.each(MODES)("ends normally when every object restarts at once, as in a deploy (served by %s)", async (mode) => {
+    serveBy(mode);
+    const { cluster, fake, remove } = await startInCluster(`ends-deploy-${mode}`);
+    const body = await watchFrom(cluster, await listedRv(cluster));
+    await fake.create("pods", pod({ name: "before", namespace: "ns-0" }));
+    expect(await body.until(1)).toBeUndefined();
+    await abortAllDurableObjects().catch(() => {}); // the abort also rejects into this call
+    await informer(cluster).ensureRunning();
+    void runDurableObjectAlarm(informer(cluster)).catch(() => {});
+    await expectCleanEnd(body, "ADDED");
+    await fake.create("pods", pod({ name: "after", namespace: "ns-0" }));
+    expect(await resumed(cluster, body, 1)).toEqual(["ADDED after"]);
     await remove();
   });
 
