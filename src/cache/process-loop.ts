@@ -8,8 +8,9 @@
  *   POP_BATCH keys, so one transaction's memory and duration stay bounded.
  * - A drain yields to the event loop between transactions, so queries are answered meanwhile; once
  *   the queue is empty it frees a committed Replace's staging (ending a retransform riding on it).
- * - `onAppended` is called after a transaction that grew the log or added a mark, at most once per
- *   new tail or mark, never before the transaction committed.
+ * - `onAppended` is called after a transaction that grew the log, added a mark or moved the cache's
+ *   resourceVersion (an upstream bookmark moves the newest mark's RV at the same position), at most
+ *   once per such change, never before the transaction committed.
  */
 import { type Clock, yieldToEventLoop } from "../clock.ts";
 import type { Db } from "../sql.ts";
@@ -47,9 +48,10 @@ export class ProcessLoop {
   readonly #clock: Clock;
   readonly #referBack: number;
   readonly #onAppended: ((tail: number) => void) | undefined;
-  /** The log's tail and its last mark as last announced through `onAppended`. */
+  /** The log's tail, its last mark and the cache's RV as last announced through `onAppended`. */
   #announced = 0;
   #announcedMark = 0;
+  #announcedRv = "";
 
   constructor(parts: ProcessLoopParts) {
     this.#db = parts.db;
@@ -107,15 +109,20 @@ export class ProcessLoop {
 
   /**
    * Announces a grown log, and a new mark at an unchanged tail too: `/k8s` watchers deliver only
-   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction.
+   * up to a mark (boundaryAfter), and a Replace's last pop is marked in a later transaction. And a
+   * cache RV moved on at an unchanged mark (an upstream bookmark, review N6): the informer's own
+   * hub reads the RV live, but its relays learn it only from a poll this wakes, and a watch-list
+   * via a relay at that RV would wait for it (a 504 after 3 s) until the poll's 20 s timeout.
    */
   announce(): void {
     if (!this.#onAppended) return;
     const tail = this.#log.nextSeq() - 1;
     const mark = this.#cacheProgress.lastMark() ?? 0;
-    if (tail <= this.#announced && mark <= this.#announcedMark) return;
+    const rv = this.#cacheProgress.cacheResourceVersion();
+    if (tail <= this.#announced && mark <= this.#announcedMark && rv === this.#announcedRv) return;
     this.#announced = tail;
     this.#announcedMark = mark;
+    this.#announcedRv = rv;
     this.#onAppended(tail);
   }
 }

@@ -12,7 +12,13 @@ export function watchSourceOf(informer: Informer): WatchSource {
     read: (after, limit, maxBytes) => informer.log.read(after, limit, maxBytes),
     bounds: () => informer.log.bounds(),
     cacheResourceVersion: () => informer.queryView().resourceVersion,
-    listAt: (query, from) => (from ? listAt(informer.indexer, informer.log, query, from) : listFirstPage(informer.indexer, informer.log, query, informer.snapshotPosition())),
+    listAt: (query, from) => {
+      if (from) return listAt(informer.indexer, informer.log, query, from);
+      // The RV of the state the first page lists, read in the same synchronous turn (review N2).
+      const { resourceVersion } = informer.queryView();
+      const page = listFirstPage(informer.indexer, informer.log, query, informer.snapshotPosition());
+      return page.expired ? page : { ...page, resourceVersion };
+    },
     positionOf: (rv) => informer.positionOf(rv),
     fromEarlierServer: (rv) => informer.fromEarlierServer(rv),
     boundaryAfter: (after, span) => informer.boundaryAfter(after, span),

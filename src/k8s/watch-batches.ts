@@ -96,7 +96,11 @@ export class WatchBatches {
     const { after, skip } = cursor;
     // At the tail nothing follows: not asked (a relay's watchers would ask the informer after every batch).
     if (cursor.end === undefined && after >= source.bounds().tail) return undefined;
-    const end = cursor.end ?? (await this.#boundaryAfter(source, after, firstRunOnly ? 0 : READ_BATCH));
+    // The run a start RV fell in is asked of the source itself, after the watcher's positionOf: runs
+    // of watch events merge (cache-progress.ts), and a run end found before they did cuts the run
+    // positionOf placed the start in short, ending the skip early (events at or below the start RV
+    // sent again). Any other end, kept or shared, still ends a complete, sorted run.
+    const end = cursor.end ?? (firstRunOnly ? await source.boundaryAfter(after, 0) : await this.#boundaryAfter(source, after, READ_BATCH));
     if (end === undefined) return undefined;
     const buffered = skip === 0 && end - after <= READ_BATCH ? this.#recent.slice(after, end) : undefined;
     if (buffered) {
@@ -121,9 +125,10 @@ export class WatchBatches {
 
   /**
    * WatchSource.boundaryAfter, asked once for all the watchers at one position. A run end once
-   * found stays one (the log up to it was complete; retention or a server move drops marks, never
-   * events within retention), so it is kept; a later answer could reach further, and the watchers
-   * at the tail, all given the same end, share that range's frames.
+   * found stays the end of complete runs (the log up to it was complete; merging runs, retention or
+   * a server move drops marks, never events within retention), so it is kept; a later answer could
+   * reach further, and the watchers at the tail, all given the same end, share that range's frames.
+   * Not for the run a start RV fell in (`next`): a mark merged away no longer ends that run.
    */
   async #boundaryAfter(source: WatchSource, after: number, span: number): Promise<number | undefined> {
     const key = `${after}:${span}`;

@@ -256,6 +256,13 @@ export class WatchHub {
     let cursor: Cursor = { after: start.next, skip: 0 };
     // The resourceVersion this watcher stands at, for the message of a 410 (it names RVs, never log positions).
     let standsAt = request.resourceVersion ?? "";
+    /**
+     * The highest RV the client holds from this stream: its start RV or listing's, then each run's
+     * last (runs are sorted; a filtered-out change counts, the client is complete up to it). No
+     * bookmark goes below it (review N3): in a relay the cache RV is its snapshot's, which may trail
+     * the run ends and the start position read from the informer live.
+     */
+    let shown = start.shown ?? "";
 
     while (!watcher.closed) {
       const now = this.#now();
@@ -269,11 +276,12 @@ export class WatchHub {
       if (watcher.closed) return;
       if (batch === "expired") return void (await send(await expiredFrame(this.#source(), standsAt)));
       if (batch === undefined) {
-        // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered out.
+        // Caught up with the log: the cache's RV is where this watcher stands, whatever it filtered
+        // out — or what it was shown, where a relay's snapshot trails that.
         const lastBookmarkDue = lastBookmarkAt !== undefined && now >= lastBookmarkAt;
         if (request.bookmarks && (now - lastSent >= BOOKMARK_INTERVAL_MS || lastBookmarkDue)) {
           if (lastBookmarkDue) lastBookmarkAt = undefined;
-          if (current && !(await send(framer.bookmark(current.cacheResourceVersion())))) return;
+          if (current && !(await send(framer.bookmark(laterOf(current.cacheResourceVersion(), shown))))) return;
         }
         const nextBookmark = request.bookmarks ? Math.min(lastSent + BOOKMARK_INTERVAL_MS, lastBookmarkAt ?? deadline) : deadline;
         await within(this.#changed, Math.max(1, Math.min(deadline, nextBookmark) - now), undefined);
@@ -282,6 +290,7 @@ export class WatchHub {
       const { range } = batch;
       cursor = batch.next;
       standsAt = range.ordered.at(-1)?.resourceVersion ?? standsAt;
+      shown = laterOf(shown, standsAt);
       if (framer.plain && !filter && !inScope && skipUpTo === undefined) {
         // The common case: every such watcher at this position gets the same bytes, encoded once.
         for (const chunk of range.chunks()) if (!(await send(chunk))) return;
@@ -328,6 +337,11 @@ export class WatchHub {
       await within(this.#changed, left, undefined);
     }
   }
+}
+
+/** The later of two resourceVersions ("" is before any). */
+function laterOf(a: string, b: string): string {
+  return compareResourceVersions(a, b) >= 0 ? a : b;
 }
 
 /** `promise`'s value, or `fallback` after `ms`; the timer is cleared either way (watchers wait often). */

@@ -12,12 +12,17 @@
  *   one WatchSource method, answered only for the log incarnation the relay names (`gone`
  *   otherwise: positions of another log mean nothing). While relays poll, the informer counts as
  *   watched (it stays awake, cache/watch-windows.ts).
- * - `RelaySource` (in the relay) keeps the last snapshot, serves `bounds`, `cacheResourceVersion`
- *   and `incarnation` from it, and asks for the rest. `pump` polls while its caller wants, notifying
- *   the relay's hub of every change.
+ * - `RelaySource` (in the relay) keeps the newest snapshot it was given (by a poll, or by a watch's
+ *   opening: `relayOpen`'s answer), serves `bounds`, `cacheResourceVersion` and `incarnation` from
+ *   it, and asks for the rest. `pump` polls while its caller wants, notifying the relay's hub of
+ *   every change.
  *
- * Guarantees: the relay's watchers see exactly what the informer's own hub would send them (the same
- * hub code over the same reads): resourceVersion order, whole runs, the same 410s. What the informer
+ * Guarantees: the relay's watchers get the changes the informer's own hub would send them (the same
+ * hub code over the same reads): resourceVersion order, whole runs, the same 410s, and DESIGN.md
+ * invariant 9. The snapshot trails the informer by a poll while the other reads are live, so a watch
+ * opens on the state `relayOpen` answered (review N2), a listing's bookmark carries the RV the
+ * listing was read at, and the hub never stamps a bookmark below what a stream showed (review N3,
+ * watch-hub.ts); a snapshot older than the one held (answers arriving out of order) is ignored. What the informer
  * promised them no longer holding (it was reconfigured: `closes` moved, or its object restarted:
  * `instance` moved, or a call failed) ends every relay stream cleanly, as those ends end the
  * informer's own streams; the clients re-watch from their last resourceVersion.
@@ -58,6 +63,8 @@ export interface RelaySnapshot {
   instance: string;
   /** How often the informer ended its watchers (it was reconfigured) in this run. */
   closes: number;
+  /** When in this run it was taken (a count): of two snapshots of one run, the higher is the newer. */
+  taken: number;
   incarnation: string;
   bounds: LogBounds;
   cacheResourceVersion: string;
@@ -103,6 +110,7 @@ export class RelayHost {
   readonly #now: () => number;
   readonly #instance = crypto.randomUUID();
   #closes = 0;
+  #taken = 0;
   #polling = 0;
   #lastPollAt = Number.NEGATIVE_INFINITY;
 
@@ -126,7 +134,14 @@ export class RelayHost {
   snapshot(): RelaySnapshot | undefined {
     const source = this.#source();
     if (!source) return undefined;
-    return { instance: this.#instance, closes: this.#closes, incarnation: source.incarnation, bounds: source.bounds(), cacheResourceVersion: source.cacheResourceVersion() };
+    return {
+      instance: this.#instance,
+      closes: this.#closes,
+      taken: ++this.#taken,
+      incarnation: source.incarnation,
+      bounds: source.bounds(),
+      cacheResourceVersion: source.cacheResourceVersion(),
+    };
   }
 
   async poll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
@@ -190,6 +205,7 @@ export class RelayHost {
   }
 }
 
+/** Whether two snapshots say the same (when each was taken aside). */
 function sameSnapshot(a: RelaySnapshot, b: RelaySnapshot): boolean {
   return (
     a.instance === b.instance &&
@@ -228,9 +244,24 @@ export class RelaySource {
     return this.#source;
   }
 
-  /** Takes the informer's state as a poll (or the relay's first watch) answered it. */
+  /**
+   * A watch opens with the informer's state as `relayOpen` answered it: at least as new as the
+   * relay's (review N2). A relay whose pump stopped (its last watcher left) kept its last
+   * snapshot, and a watch opened on that would start from an old tail (replaying changes as live),
+   * close its listing with an old RV, or — the informer restarted since — be ended by the next poll.
+   */
+  open(snapshot: RelaySnapshot | undefined): void {
+    this.accept(snapshot);
+  }
+
+  /**
+   * Takes the informer's state as a poll or a watch's opening answered it, unless it is older than
+   * the one held (the two answers of one run can arrive in either order): the relay's state never
+   * goes back, so its watchers' bookmarks and starts never do.
+   */
   accept(snapshot: RelaySnapshot | undefined): void {
     const known = this.#snapshot;
+    if (known && snapshot && known.instance === snapshot.instance && known.taken >= snapshot.taken) return;
     this.#snapshot = snapshot;
     this.#source = snapshot && this.#sourceAt(snapshot);
     // Reconfigured, restarted or deleted: the informer's own watchers were ended; so are these.

@@ -15,6 +15,9 @@ import type { Refusal } from "./watcher-caps.ts";
 /** A value now (the informer's own object) or later (a relay asks the informer's object). */
 export type Awaitable<T> = T | Promise<T>;
 
+/** A page of a watch's initial listing; `resourceVersion`: the RV of the state a first page lists. */
+export type ListedPage = VersionedPage & { resourceVersion?: string };
+
 /** What the hub needs of the informer (read at each use: the informer object may reconfigure). */
 export interface WatchSource {
   /** The log's incarnation (EventLog.incarnation): positions and buffered events belong to one. */
@@ -24,7 +27,11 @@ export interface WatchSource {
   bounds(): LogBounds;
   /** The RV the cache is complete up to. */
   cacheResourceVersion(): string;
-  listAt(query: VersionedQuery, from?: { at: number; after: string }): Awaitable<VersionedPage>;
+  /**
+   * A page of one consistent list (versioned-list.ts); a first page (no `from`) also says the
+   * resourceVersion of the state it lists, read with it: a relay's snapshot may be older (review N2).
+   */
+  listAt(query: VersionedQuery, from?: { at: number; after: string }): Awaitable<ListedPage>;
   positionOf(resourceVersion: string): Awaitable<{ after: number; skipUpTo?: string } | "expired">;
   /** Whether `resourceVersion` was handed out by the API server the cluster moved away from (Informer.fromEarlierServer). */
   fromEarlierServer(resourceVersion: string): Awaitable<boolean>;

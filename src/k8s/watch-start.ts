@@ -10,6 +10,10 @@
  *   requested RV (waited for up to FRESHNESS_WAIT_MS, else the 504-like error event), a page at a
  *   time with the event loop yielded between pages, closed by the initial-events-end bookmark at the
  *   list's RV when bookmarks were asked; its heavy-read slot is released when the listing ends.
+ *   The list's RV is the one its first page was read at (WatchSource.listAt), never the RV of a
+ *   relay's snapshot taken earlier (review N2): the bookmark is at or after every listed object's RV.
+ * - The start says the RV the stream stands at once started (`shown`: the start RV, or the listing's),
+ *   below which no later bookmark may go (watch-hub.ts).
  */
 import { SCAN_PER_TURN, type VersionedQuery } from "../cache/versioned-list.ts";
 import { exactKey } from "../cache/key-scope.ts";
@@ -41,7 +45,7 @@ export async function watchStart(
   framer: WatchFramer,
   send: (frames: string) => Promise<boolean>,
   slot: Promise<ReadSlot> | undefined,
-): Promise<{ next: number; skipUpTo?: string } | undefined> {
+): Promise<WatchStarted | undefined> {
   const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
   // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
   if (request.initialEvents && rv !== undefined && (await hub.source()?.fromEarlierServer(rv))) return void (await send(await expiredFrame(hub.source(), rv)));
@@ -63,7 +67,16 @@ export async function watchStart(
   if (rv === undefined) return { next: source.bounds().tail };
   const position = await source.positionOf(rv);
   if (position === "expired") return void (await send(await expiredFrame(hub.source(), rv)));
-  return position.skipUpTo === undefined ? { next: position.after } : { next: position.after, skipUpTo: position.skipUpTo };
+  return { next: position.after, shown: rv, ...(position.skipUpTo === undefined ? {} : { skipUpTo: position.skipUpTo }) };
+}
+
+/** Where a started watcher's changes start, what of its first run it saw, and the RV it stands at. */
+export interface WatchStarted {
+  next: number;
+  /** Events of the first run at or below it were seen (a start RV inside a run). */
+  skipUpTo?: string;
+  /** The RV the client holds once started (its start RV, or its listing's); absent: none ("" or "0"). */
+  shown?: string;
 }
 
 /**
@@ -83,7 +96,7 @@ async function sendInitialEvents(
   request: WatchRequest,
   framer: WatchFramer,
   send: (frames: string) => Promise<boolean>,
-): Promise<{ next: number } | undefined> {
+): Promise<WatchStarted | undefined> {
   const query: VersionedQuery = {
     ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
     ...(request.labelSelector ? { labelSelector: request.labelSelector } : {}),
@@ -94,9 +107,11 @@ async function sendInitialEvents(
   };
   const source = hub.source();
   if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
-  const listRv = source.cacheResourceVersion();
+  // The RV read before the listing is the fallback of a source whose pages do not say theirs.
+  const before = source.cacheResourceVersion();
   let page = await source.listAt(query);
   const at = page.expired ? 0 : page.at;
+  const listRv = page.resourceVersion ?? before;
   for (;;) {
     if (page.expired) return void (await send(await expiredFrame(hub.source(), request.resourceVersion ?? "")));
     const frames = page.items.map((item) => framer.frame("ADDED", item, hub.now())).join("");
@@ -107,7 +122,7 @@ async function sendInitialEvents(
     page = (await hub.source()?.listAt(query, page.next)) ?? { expired: true };
   }
   if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
-  return { next: at };
+  return { next: at, shown: listRv };
 }
 
 /**

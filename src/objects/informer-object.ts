@@ -60,6 +60,8 @@ export class InformerObject extends DurableObject<Env> {
   readonly #heavyReads = new ReadAdmission();
   readonly #reads = new CacheReads((fn) => this.#state.withInformer(fn), this.#heavyReads);
   readonly #watchers = new InformerWatchers((fn) => this.#state.withInformer(fn), this.#heavyReads, () => this.ctx.storage.setAlarm(Date.now() + 1));
+  /** The log's tail as last told to the subscriptions (#informer's `grew`). */
+  #nudgedTail: number | undefined;
   readonly #feed: FeedHost = new FeedHost({
     subscribers: () => this.#state.subscribers,
     send: (id, tail) => subscriptionStub(this.env, id, ownPlacement(this.ctx.id)).nudge(tail),
@@ -277,7 +279,10 @@ export class InformerObject extends DurableObject<Env> {
       databaseBytes: () => this.ctx.storage.sql.databaseSize,
       ...(this.env.STORAGE_CEILING_MB === undefined ? {} : { storageCeilingMb: this.env.STORAGE_CEILING_MB }),
       grew: (tail) => {
-        this.#feed.nudge(tail);
+        // Also told when only a mark or the cache's RV moved (an upstream bookmark): `/k8s` watchers
+        // and relays care, subscriptions read events only and are nudged for a new tail alone.
+        if (tail !== this.#nudgedTail) this.#feed.nudge(tail);
+        this.#nudgedTail = tail;
         this.#watchers.notify();
       },
     });

@@ -55,7 +55,7 @@ export class WatchRelay extends DurableObject<Env> {
     if (!opened.ok) return opened;
     const { readiness, snapshot } = opened.value;
     if (!readiness.synced) return ok({ notReady: readiness });
-    if (!this.#source.current()) this.#source.accept(snapshot);
+    this.#source.open(snapshot);
     const request = attempt(() => watchRequestOf(params));
     if (!request.ok) return request;
     // A listing is a heavy read of the informer's cache: it waits its turn in the informer's admission.
@@ -73,6 +73,11 @@ export class WatchRelay extends DurableObject<Env> {
   /** Watchers open here now (tests and status). */
   async watchers(): Promise<number> {
     return this.#hub.watchers;
+  }
+
+  /** Whether it polls its informer now (tests and status): it stops once its last watcher left. */
+  async pumping(): Promise<boolean> {
+    return this.#pumping;
   }
 
   /** One slice of polling the informer for the watchers (see the contract). */

@@ -36,7 +36,8 @@ export function scriptedLog(incarnation = "log-1") {
     },
     bounds,
     cacheResourceVersion: () => String(100 + events.length),
-    listAt: () => ({ expired: false, items: [], keys: [], at: events.length }),
+    // Every event adds its own object: the list is all of them, at the tail, and says its RV.
+    listAt: () => ({ expired: false, items: events.map((e) => e.object!), keys: events.map((e) => e.key), at: events.length, resourceVersion: String(100 + events.length) }),
     positionOf: () => ({ after: events.length }),
     fromEarlierServer: () => false,
   };

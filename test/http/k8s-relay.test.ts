@@ -9,7 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { relayStub } from "../../src/clusters/stubs.ts";
 import { relaysOf, relayShard } from "../../src/k8s/watch-relay.ts";
 import { call, json, send, startInCluster } from "../helpers/clusters.ts";
-import { waitFor } from "../helpers/informer.ts";
+import { compareRv, waitFor } from "../helpers/informer.ts";
 import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 import { pod } from "../fake-apiserver/client.ts";
 
@@ -94,6 +94,56 @@ describe("/k8s watches served by relays", () => {
     expect(bad.status).toBe(400);
     expect(await json(bad)).toMatchObject({ kind: "Status", reason: "BadRequest", code: 400 });
     expect(await anonymousRelay(cluster).watchers()).toBe(0);
+    await remove();
+  });
+});
+
+/**
+ * A cluster whose informer is ahead of its anonymous relay's last snapshot: a watcher came and
+ * left, the relay's pump stopped, and pods were created since (review N2).
+ */
+async function relayIdleBehind(prefix: string) {
+  const started = await startInCluster(prefix);
+  const { cluster, fake } = started;
+  const pods = `/clusters/${cluster}/api/v1/pods`;
+  const relay = anonymousRelay(cluster);
+  const rv = (await json(await k8s(pods))).metadata.resourceVersion;
+  const watched = await k8s(`${pods}?watch=true&resourceVersion=${rv}`);
+  const first = readLines(watched.body!, 1); // read one line, then leave
+  await fake.create("pods", pod({ name: "seen", namespace: "ns-0" }));
+  await first;
+  // The watcher learns its client left at its next write; the pump stops at its next poll's answer.
+  await fake.create("pods", pod({ name: "left", namespace: "ns-0" }));
+  await waitFor("the relay's watcher to leave", async () => (await relay.watchers()) === 0 || undefined);
+  await fake.create("pods", pod({ name: "last-polled", namespace: "ns-0" }));
+  await waitFor("the relay's pump to stop", async () => !(await relay.pumping()) || undefined);
+  const ahead = await fake.create("pods", pod({ name: "ahead", namespace: "ns-0" }));
+  await waitFor("the informer to hold the last pod", async () => ((await json(await k8s(pods))).items as { metadata: { name: string } }[]).some((p) => p.metadata.name === "ahead") || undefined);
+  return { ...started, pods, ahead };
+}
+
+describe("/k8s watches opened in a relay whose pump had stopped (review N2)", () => {
+  it("start without initial events at the informer's state, not replaying what the relay's old snapshot missed as live", async () => {
+    const { fake, pods, remove } = await relayIdleBehind("relay-idle-tail");
+    const response = await k8s(`${pods}?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan`);
+    expect(response.status).toBe(200);
+    const lines = readLines(response.body!, 1);
+    await fake.create("pods", pod({ name: "live", namespace: "ns-0" }));
+    expect((await lines).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["live"]);
+    await remove();
+  });
+
+  it("close a watch-list with the initial-events-end bookmark at or after every listed object's RV", async () => {
+    const { pods, remove } = await relayIdleBehind("relay-idle-list");
+    const listed = (await json(await k8s(pods))).items.length as number;
+    const response = await k8s(`${pods}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`);
+    expect(response.status).toBe(200);
+    const events = (await readLines(response.body!, listed + 1)).map((line) => JSON.parse(line));
+    expect(events.map((e) => e.type)).toEqual([...Array(listed).fill("ADDED"), "BOOKMARK"]);
+    const bookmark = events.at(-1).object.metadata;
+    expect(bookmark.annotations).toMatchObject({ "k8s.io/initial-events-end": "true" });
+    const highest = events.slice(0, -1).map((e) => e.object.metadata.resourceVersion as string).sort(compareRv).at(-1)!;
+    expect(compareRv(bookmark.resourceVersion, highest)).toBeGreaterThanOrEqual(0);
     await remove();
   });
 });

@@ -5,12 +5,14 @@
  * passed through structuredClone as RPC passes it; the Durable Objects around them are tested
  * through the Worker (test/http/k8s-relay.test.ts).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission, type ReadSlot } from "../../src/k8s/admission.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
-import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
-import { RelayHost, type RelayCall, RelaySource, type RelayUpstream, relayShard } from "../../src/k8s/watch-relay.ts";
+import { type WatchRequest, WatchHub } from "../../src/k8s/watch-hub.ts";
+import { relayShard } from "../../src/k8s/watch-relay.ts";
 import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
+import { compareRv } from "../helpers/informer.ts";
+import { wire } from "../helpers/relay-wiring.ts";
 import { scriptedLog } from "../helpers/scripted-log.ts";
 import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 
@@ -18,64 +20,8 @@ const pods = describeResource("pods", undefined)!;
 const request: WatchRequest = { info: pods, format: { kind: "json" }, includeObject: "Metadata", bookmarks: false, initialEvents: false, resourceVersion: "100" };
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
-/** An informer's object (its own hub, a RelayHost) and one relay (a RelaySource and its hub), pumping. */
-interface Wiring {
-  /** The informer side's hub: its `notify` is what the informer calls after every applied batch. */
-  informerHub: WatchHub;
-  host: RelayHost;
-  relayHub: WatchHub;
-  relay: RelaySource;
-  /** Calls the relay made of the informer's object, by kind. */
-  calls: { polls: number; reads: number };
-  /** Makes every further call fail, as a restarting object's would. */
-  breakUpstream(): void;
-  stop(): void;
-}
-
-const running: Wiring[] = [];
-afterEach(() => {
-  for (const wiring of running.splice(0)) wiring.stop();
-});
-
-function wire(source: () => WatchSource | undefined, admission = new ReadAdmission()): Wiring {
-  const informerHub = new WatchHub(source, { admission });
-  const host = new RelayHost(source, (ms) => informerHub.changed(ms), admission);
-  const calls = { polls: 0, reads: 0 };
-  let broken = false;
-  const upstream: RelayUpstream = {
-    async poll(known, waitMs) {
-      calls.polls++;
-      if (broken) throw new Error("Durable Object reset because its code was updated.");
-      return structuredClone(await host.poll(structuredClone(known), waitMs));
-    },
-    async call(incarnation, call: RelayCall) {
-      calls.reads++;
-      if (broken) throw new Error("Durable Object reset because its code was updated.");
-      return structuredClone(await host.call(incarnation, structuredClone(call)));
-    },
-  };
-  let relayHub!: WatchHub;
-  const relay = new RelaySource(upstream, { changed: () => relayHub.notify(), closeAll: () => relayHub.closeAll() });
-  relayHub = new WatchHub(() => relay.current());
-  relay.accept(host.snapshot());
-  let pumping = true;
-  void relay.pump(() => pumping, 10);
-  const wiring: Wiring = {
-    informerHub,
-    host,
-    relayHub,
-    relay,
-    calls,
-    breakUpstream: () => (broken = true),
-    stop: () => {
-      pumping = false;
-      relayHub.closeAll();
-      informerHub.notify();
-    },
-  };
-  running.push(wiring);
-  return wiring;
-}
+/** The resourceVersion of each line: an event's object's, a bookmark's. */
+const rvsOf = (lines: string[]) => lines.map((line) => JSON.parse(line).object.metadata.resourceVersion as string);
 
 const ends = (stream: ReadableStream<Uint8Array>) => readToEnd(stream, 2_000);
 
@@ -195,6 +141,134 @@ describe("watch relays", () => {
     for (const slot of admitted.slice(HEAVY_READS_RUNNING)) void slot.then((held) => held.release());
     await settle();
     expect(admission.running).toBe(0);
+  });
+
+  describe("open on the informer's state, not the relay's last snapshot (review N2)", () => {
+    /** A relay whose pump stopped after `seen` events, and an informer `ahead` events further. */
+    async function idleBehind(seen: number, ahead: number) {
+      const log = scriptedLog();
+      const wiring = wire(() => log.source);
+      for (let i = 0; i < seen; i++) log.append(`seen-${i}`);
+      const stopped = wiring.stopPump();
+      wiring.informerHub.notify(); // the poll answers; the pump sees no watcher and stops
+      await stopped;
+      for (let i = 0; i < ahead; i++) log.append(`ahead-${i}`);
+      wiring.informerHub.notify(); // nobody polls: the relay keeps its snapshot
+      return { log, ...wiring };
+    }
+
+    it("starts a watch from RV \"\" at the informer's tail, not replaying what came after the relay's snapshot as live", async () => {
+      const { log, informerHub, open, startPump } = await idleBehind(2, 3);
+      const received = readLines(open({ ...request, resourceVersion: "" }), 1);
+      startPump();
+      await settle();
+      log.append("live");
+      informerHub.notify();
+      expect((await received).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["live"]);
+    });
+
+    it("closes a watch-list with the initial-events-end bookmark at or after every listed object's RV", async () => {
+      const { open, startPump } = await idleBehind(2, 3);
+      const received = readLines(open({ ...request, resourceVersion: "", initialEvents: true, bookmarks: true }), 6);
+      startPump();
+      const rvs = rvsOf(await received);
+      expect(rvs).toEqual(["101", "102", "103", "104", "105", "105"]);
+    });
+
+    it("closes a watch-list with the bookmark at the listed state's RV when the informer moved on between relayOpen and the listing", async () => {
+      const log = scriptedLog();
+      const { open } = wire(() => log.source, new ReadAdmission(), { pump: false });
+      log.append("a");
+      const received = readLines(open({ ...request, resourceVersion: "", initialEvents: true, bookmarks: true }), 4);
+      log.append("b"); // after relayOpen answered, before the listing read the cache
+      log.append("c");
+      expect(rvsOf(await received)).toEqual(["101", "102", "103", "103"]);
+    });
+
+    it("keeps the newer of two states when a poll's answer arrives after a watch's opening brought a later one", async () => {
+      const log = scriptedLog();
+      const { host, relay } = wire(() => log.source, new ReadAdmission(), { pump: false });
+      log.append("a");
+      const polled = structuredClone(host.snapshot()!); // a poll's answer, still on its way
+      log.append("b");
+      relay.open(structuredClone(host.snapshot()));
+      relay.accept(polled);
+      expect(relay.current()!.bounds().tail).toBe(2);
+      expect(relay.current()!.cacheResourceVersion()).toBe("102");
+    });
+
+    it("keeps a watch opened after an informer restart open at the relay's next poll", async () => {
+      const { log, informerHub, open, startPump, restartInformer } = await idleBehind(1, 0);
+      restartInformer(); // the same log and configuration, a new instance of its object
+      const received = readLines(open({ ...request, resourceVersion: "101" }), 1);
+      startPump();
+      await settle();
+      log.append("live");
+      informerHub.notify();
+      expect((await received).map((line) => JSON.parse(line).object.metadata.name)).toEqual(["live"]);
+    });
+  });
+
+  describe("never send a bookmark behind an event already sent on the stream (review N3)", () => {
+    const watching = { ...request, resourceVersion: "100", bookmarks: true, timeoutSeconds: 10 };
+
+    /** A stream's events' RVs grow strictly, and each bookmark is at or after the last event before it. */
+    function expectInOrder(lines: string[]) {
+      const events = lines.map((line) => JSON.parse(line) as { type: string; object: { metadata: { resourceVersion: string } } });
+      let last = "";
+      for (const { type, object } of events) {
+        const rv = object.metadata.resourceVersion;
+        if (type === "BOOKMARK") expect(compareRv(rv, last), `bookmark ${rv} after ${last}`).toBeGreaterThanOrEqual(0);
+        else expect(compareRv(rv, last), `${type} ${rv} after ${last}`).toBeGreaterThan(0);
+        last = type === "BOOKMARK" && compareRv(rv, last) < 0 ? last : rv;
+      }
+    }
+
+    it("in a relay whose snapshot trails the informer: the deadline bookmark is at or after the run just delivered", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const { host, relay, relayHub } = wire(() => log.source, new ReadAdmission(), { pump: false, now: () => now });
+      const received = readLines(relayHub.open(watching), 6);
+      await settle();
+      log.append("polled");
+      relay.accept(structuredClone(host.snapshot())); // a poll's answer: one event
+      for (let i = 0; i < 4; i++) log.append(`ahead-${i}`); // the informer moves on before the relay's hub reads the run
+      await settle();
+      now = 8_000; // 2 s before the deadline: the last bookmark is due
+      relayHub.notify();
+      const lines = await received;
+      expect(rvsOf(lines)).toHaveLength(6);
+      expect(JSON.parse(lines.at(-1)!).type).toBe("BOOKMARK");
+      expectInOrder(lines);
+    });
+
+    it("in the informer's own hub (WATCH_RELAYS=0) under the same churn", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const hub = new WatchHub(() => log.source, { now: () => now });
+      const received = readLines(hub.open(watching), 6);
+      await settle();
+      for (let i = 0; i < 5; i++) log.append(`churn-${i}`);
+      hub.notify();
+      await settle();
+      now = 8_000;
+      hub.notify();
+      const lines = await received;
+      expect(JSON.parse(lines.at(-1)!).type).toBe("BOOKMARK");
+      expectInOrder(lines);
+    });
+
+    it("in a relay, a watcher resumed from an RV newer than the relay's snapshot gets no bookmark below it", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const { relayHub } = wire(() => log.source, new ReadAdmission(), { pump: false, now: () => now });
+      for (let i = 0; i < 3; i++) log.append(`unpolled-${i}`); // the relay's snapshot still says 100
+      const received = readLines(relayHub.open({ ...watching, resourceVersion: "103" }), 1);
+      await settle();
+      now = 8_000;
+      relayHub.notify();
+      expect(rvsOf(await received)).toEqual(["103"]);
+    });
   });
 
   it("send each credential's watches to one relay, and spread credentials over the relays", () => {

@@ -165,4 +165,23 @@ describe("watch resume over a log out of resourceVersion order", () => {
       expect(informer.positionOf("150")).toEqual({ after: 3 });
       expect(informer.positionOf("5")).toBe("expired");
     }));
+
+  it("skips all of a merged run a watch starts inside, though an earlier watcher found a shorter run there before the runs merged (found by test/k8s/relay-schedules.test.ts)", () =>
+    withDb(async (db) => {
+      const { informer, hub } = wired(db);
+      relist(informer, [], "10");
+      const change = (type: WatchEvent["type"], name: string, rv: number): WatchEvent => ({ type, object: pod({ name, rv: String(rv) }) });
+      informer.applyWatch([change("ADDED", "a", 11), change("ADDED", "b", 12)], "13");
+      // A watcher from inside that run is told where it ends (the hub keeps run ends it found).
+      expect(await streamedVersions(hub.open({ ...request, resourceVersion: "11", timeoutSeconds: 60 }), 1)).toEqual(["12"]);
+      // Watch-only runs in a row merge into one: the mark at the first run's end is gone.
+      informer.applyWatch([change("MODIFIED", "a", 14), change("ADDED", "c", 15)], "16");
+      informer.applyWatch([change("MODIFIED", "b", 17)], "18");
+      expect(informer.positionOf("15")).toEqual({ after: 0, skipUpTo: "15" });
+      // From 15 inside the merged run: only what came after 15, never 14 again.
+      const received = streamedVersions(hub.open({ ...request, resourceVersion: "15", timeoutSeconds: 60 }), 2);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      informer.applyWatch([change("MODIFIED", "c", 19)], "19");
+      expect(await received).toEqual(["17", "19"]);
+    }));
 });
