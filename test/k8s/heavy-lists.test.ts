@@ -1,15 +1,17 @@
 /**
- * A `/k8s` list, then a watch from its resourceVersion (DESIGN.md invariant 9, review N1): the list's
- * RV is the state its items come from, so the watch continues exactly — every change after the
- * listed state is delivered, whatever the cache ingested while the list was being made in turns.
+ * Heavy `/k8s` lists, made in turns with ingest and other reads between them:
+ * - a list, then a watch from its resourceVersion (DESIGN.md invariant 9, review N1): the list's RV
+ *   is the state its items come from, so the watch continues exactly — every change after the
+ *   listed state is delivered, whatever the cache ingested while the list was being made;
+ * - a list without limit, streamed page by page (issue 27: bodies broke off mid-list), completes.
  */
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
 import { initialMemory } from "../../src/cache/reflector-memory.ts";
-import { listFirstPage, SCAN_PER_TURN, type VersionedPage } from "../../src/cache/versioned-list.ts";
+import { listFirstPage, MAX_CONTINUE_LAG, SCAN_PER_TURN, type VersionedPage } from "../../src/cache/versioned-list.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { attempt, type Result } from "../../src/errors.ts";
-import { ReadAdmission } from "../../src/k8s/admission.ts";
+import { type AdmissionLimits, ReadAdmission } from "../../src/k8s/admission.ts";
 import { CacheReads, type QueryAnswer } from "../../src/k8s/cache-reads.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { watchSourceOf } from "../../src/k8s/informer-watch-source.ts";
@@ -40,9 +42,9 @@ function populated(db: Db) {
 }
 
 /** CacheReads over `informer`, whose heavy reads run `between` at each turn they yield. */
-function readsOf(informer: Informer, between: () => void | Promise<void>): CacheReads {
+function readsOf(informer: Informer, between: () => void | Promise<void>, limits?: AdmissionLimits): CacheReads {
   const at = <T>(fn: (spec: { name: string }, informer: Informer) => T): Result<T> => attempt(() => fn({ name: "list-watch" }, informer));
-  return new CacheReads(at, new ReadAdmission(), async () => {
+  return new CacheReads(at, new ReadAdmission(limits), async () => {
     await between();
   });
 }
@@ -141,5 +143,42 @@ describe("a list, then a watch from its resourceVersion", () => {
       listNow();
       // Before the fix, right after the last pop: "7,8 at 2" (the relist's state under the RV before it).
       expect(new Set(seen)).toEqual(new Set(["7,8 at 9"]));
+    }));
+});
+
+describe("a list without limit, streamed page by page", () => {
+  it("serves its pages in the slot its first page took, so other heavy reads and the ingest they let run cannot expire it mid-body (issue 27)", () =>
+    withDb(async (db) => {
+      const { informer } = populated(db);
+      // Two pods in a namespace of their own: a list of them in pages of one item is two pages.
+      informer.applyWatch(
+        ["x", "y"].map((name, i) => ({ type: "ADDED" as const, object: pod({ name, namespace: "small", rv: String(PODS + 1 + i) }) })),
+        String(PODS + 2),
+      );
+      // Another client's heavy read lets ingest run between its parts: more changes than a list's
+      // pages may lag behind (a minute at the 600 changes/s of the issue's runs).
+      let ingested = false;
+      const ingest = () => {
+        if (ingested) return;
+        ingested = true;
+        const base = PODS + 2;
+        const churn = Array.from({ length: MAX_CONTINUE_LAG + 1 }, (_, i) => ({
+          type: "MODIFIED" as const,
+          object: pod({ name: name(i % PODS), rv: String(base + 1 + i), labels: rare(i % PODS) }),
+        }));
+        informer.applyWatch(churn, String(base + churn.length));
+      };
+      const reads = readsOf(informer, ingest, { running: 1, queued: 8 });
+      const lease = "list-1";
+      const first = await reads.listAt({ namespace: "small", limit: 1 }, undefined, undefined, "first", lease);
+      if (!first.ok || first.value.value.expired || !first.value.value.next) throw new Error("expected a first page with more to follow");
+      // Meanwhile another client lists with a selector (a scan in turns), and the first list's next page is asked for.
+      const other = reads.listAt({ labelSelector: "app=rare", limit: 5_000 }, undefined, undefined, "first");
+      const second = await reads.listAt({ namespace: "small", limit: 1 }, first.value.value.next, undefined, "next", lease);
+      expect(itemsOf(second).map((o) => o.metadata.name)).toEqual(["y"]);
+      expect(second.ok && !second.value.value.expired && second.value.value.next).toBeFalsy(); // the last page
+      // The other read ran once the list was sent, and saw the changes made after it.
+      expect(itemsOf(await other).length).toBeGreaterThan(0);
+      expect(ingested).toBe(true);
     }));
 });
