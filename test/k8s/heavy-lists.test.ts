@@ -29,16 +29,22 @@ const name = (i: number) => `p${String(i).padStart(5, "0")}`;
 const PODS = 3 * SCAN_PER_TURN;
 const rare = (i: number) => (i % 100 === 0 ? { app: "rare" } : { app: "common" });
 
-/** An informer holding PODS pods at RV 1..PODS, whose log's growth wakes a hub over it. */
-function populated(db: Db) {
+/** An informer holding `count` pods at RV 1..count, whose log's growth wakes a hub over it. */
+function populated(db: Db, count = PODS) {
   const spec = parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 5, retention: { maxEvents: 50_000 } }, "list-watch");
   let hub: WatchHub | undefined;
-  const informer = new Informer(db, informerSettings(spec), new FakeClock(), () => 0.5, () => hub?.notify());
+  const clock = new FakeClock();
+  const informer = new Informer(db, informerSettings(spec), clock, () => 0.5, () => hub?.notify());
   hub = new WatchHub(() => watchSourceOf(informer));
+  relist(informer, Array.from({ length: count }, (_, i) => pod({ name: name(i), rv: String(i + 1), labels: rare(i) })), String(count));
+  return { informer, hub, clock };
+}
+
+/** A list of `objects` at `rv`, committed (its Replace is popped by processQueue). */
+function relist(informer: Informer, objects: KubeObject[], rv: string): void {
   informer.beginList();
-  informer.stage(Array.from({ length: PODS }, (_, i) => pod({ name: name(i), rv: String(i + 1), labels: rare(i) })));
-  informer.commitList(String(PODS), { state: { kind: "watching" }, memory: initialMemory });
-  return { informer, hub };
+  informer.stage(objects);
+  informer.commitList(rv, { state: { kind: "watching" }, memory: initialMemory });
 }
 
 /** CacheReads over `informer`, whose heavy reads run `between` at each turn they yield. */
@@ -180,5 +186,59 @@ describe("a list without limit, streamed page by page", () => {
       // The other read ran once the list was sent, and saw the changes made after it.
       expect(itemsOf(await other).length).toBeGreaterThan(0);
       expect(ingested).toBe(true);
+    }));
+});
+
+describe("a list while a relist's Replace is applied", () => {
+  it("shows a mixed state under the RV before the relist when the Replace is too long to rebuild, and a watch from it misses nothing and sends nothing older (F18)", () =>
+    withDb(async (db) => {
+      const count = MAX_CONTINUE_LAG + 1_000;
+      const { informer, hub, clock } = populated(db, count);
+      await informer.processQueue();
+      const before = informer.queryView().resourceVersion;
+      // The relist finds every pod changed but the last ten, gone; popped 500 keys a transaction.
+      const relistRv = String(3 * count);
+      relist(informer, Array.from({ length: count - 10 }, (_, i) => pod({ name: name(i), rv: String(count + 1 + i), labels: rare(i) })), relistRv);
+      let popped = 0;
+      while (informer.log.bounds().tail - count <= MAX_CONTINUE_LAG) {
+        await informer.processQueue(clock.now()); // one transaction: the deadline has passed
+        popped++;
+      }
+      expect(informer.fifo.isEmpty()).toBe(false); // mid-Replace, too far past its snapshot to rebuild it
+      const reads = readsOf(informer, () => {});
+      const answer = reads.listAt({ limit: 5_000 }, undefined, undefined, "first");
+      const page = await answer;
+      if (!page.ok || page.value.value.expired) throw new Error("expected a page");
+      expect(page.value.resourceVersion).toBe(before);
+      const listed = new Map(itemsOf(page).map((o) => [o.metadata.name!, o.metadata.resourceVersion!]));
+      // The rest of the list (later pages at the same position), as a client pages through it.
+      for (let next = page.value.value.next; next; ) {
+        const more = await reads.listAt({ limit: 5_000 }, next, undefined, "next");
+        itemsOf(more).forEach((o) => listed.set(o.metadata.name!, o.metadata.resourceVersion!));
+        next = more.ok && !more.value.value.expired ? more.value.value.next : undefined;
+      }
+      expect(new Set(listed.values()).has(String(count + 1))).toBe(true); // some listed after the relist…
+      expect(new Set(listed.values()).has(String(count))).toBe(true); // …and some before it
+      await informer.processQueue();
+
+      // The watch from the list's RV: the whole relist, in RV order; per key nothing older than listed.
+      const total = count; // every pod changed or deleted once
+      const stream = hub.open({ info: pods, format: { kind: "json" }, includeObject: "Metadata", resourceVersion: before, initialEvents: false, bookmarks: false, timeoutSeconds: 30 });
+      const events = (await readLines(stream, total)).map((line) => JSON.parse(line) as { type: string; object: KubeObject });
+      expect(events).toHaveLength(total);
+      let repeated = 0;
+      for (const { type, object } of events) {
+        const key = object.metadata.name!;
+        const held = listed.get(key);
+        if (held !== undefined) expect(BigInt(object.metadata.resourceVersion!) >= BigInt(held), key).toBe(true);
+        if (held === object.metadata.resourceVersion && type !== "DELETED") repeated++;
+        if (type === "DELETED") listed.delete(key);
+        else listed.set(key, object.metadata.resourceVersion!);
+      }
+      // The client ends where the cache is, having been sent some states again (those listed after the relist).
+      const cached = new Map(informer.indexer.list({ limit: 2 * count }).map((o) => [o.name, o.resourceVersion]));
+      expect([...listed].sort()).toEqual([...cached].sort());
+      expect(repeated).toBeGreaterThan(0);
+      expect(popped).toBeGreaterThan(0);
     }));
 });
