@@ -15,6 +15,9 @@
  *   events (old RVs of objects the client never saw change) always start a run of their own.
  * - A later RV at the newest mark's position (an upstream bookmark: nothing happened in between)
  *   moves its `rv` on and keeps `first_rv`: the cache there is complete at every RV between.
+ * - A mark says whether the run it ends closes with deletes a relist inferred, at its first RV
+ *   (`inferredDeletes`): they share that RV (process-deltas.ts), so a watch from it may have seen
+ *   some of them and not the others, and must be given them again (rv-positions.ts, review N4).
  * - The object count changes in the transaction that adds or deletes objects, so it always equals
  *   the objects table's size: status and metrics read one row, not every object.
  * - Marks' RVs (first and last) grow with their position, within one API server (a move to another
@@ -57,12 +60,17 @@ export const CACHE_PROGRESS_MIGRATIONS = [
    ALTER TABLE informer_state ADD COLUMN mark_watch_only INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE informer_state ADD COLUMN object_count INTEGER NOT NULL DEFAULT 0;
    UPDATE informer_state SET object_count = (SELECT COUNT(*) FROM objects)`,
+  // Whether the run a mark ends closes with a relist's inferred deletes at its first RV (review N4).
+  `ALTER TABLE informer_state ADD COLUMN mark_inferred_deletes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE rv_marks ADD COLUMN inferred_deletes INTEGER NOT NULL DEFAULT 0`,
 ] as const;
 
 export interface Mark {
   seq: number;
   rv: string;
   firstRv: string;
+  /** The run it ends closes with deletes a relist inferred, at `firstRv` (see the contract). */
+  inferredDeletes: boolean;
 }
 
 interface NewestMark extends Mark {
@@ -72,15 +80,15 @@ interface NewestMark extends Mark {
 
 const STATE = stmt(
   "progress.state",
-  "SELECT last_sync_rv, cache_rv, mark_seq, mark_rv, mark_first_rv, mark_watch_only, object_count FROM informer_state WHERE id = 1",
+  "SELECT last_sync_rv, cache_rv, mark_seq, mark_rv, mark_first_rv, mark_watch_only, mark_inferred_deletes, object_count FROM informer_state WHERE id = 1",
 );
 const SAVE = stmt(
   "progress.save",
   `UPDATE informer_state SET last_sync_rv = ?, cache_rv = ?, mark_seq = ?, mark_rv = ?, mark_first_rv = ?, mark_watch_only = ?,
-     object_count = object_count + ? WHERE id = 1`,
+     mark_inferred_deletes = ?, object_count = object_count + ? WHERE id = 1`,
 );
 const ADD_OBJECTS = stmt("progress.addObjects", "UPDATE informer_state SET object_count = object_count + ? WHERE id = 1");
-const KEEP_MARK = stmt("progress.keepMark", "INSERT OR REPLACE INTO rv_marks (seq, rv, first_rv) VALUES (?, ?, ?)");
+const KEEP_MARK = stmt("progress.keepMark", "INSERT OR REPLACE INTO rv_marks (seq, rv, first_rv, inferred_deletes) VALUES (?, ?, ?, ?)");
 const STORED_AROUND = stmt(
   "progress.storedAround",
   `SELECT (SELECT MAX(seq) FROM rv_marks WHERE seq > ?1 AND seq <= ?1 + ?2) AS within,
@@ -89,10 +97,10 @@ const STORED_AROUND = stmt(
 const LAST_STORED_BELOW = stmt("progress.lastStoredBelow", "SELECT MAX(seq) AS seq FROM rv_marks WHERE seq < ?");
 const STORED_AT_OR_AFTER = stmt(
   "progress.storedAtOrAfter",
-  "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq LIMIT 1",
+  "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv, inferred_deletes FROM rv_marks WHERE seq >= ? ORDER BY seq LIMIT 1",
 );
-const LAST_STORED = stmt("progress.lastStored", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks ORDER BY seq DESC LIMIT 1");
-const STORED_FROM = stmt("progress.storedFrom", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv FROM rv_marks WHERE seq >= ? ORDER BY seq");
+const LAST_STORED = stmt("progress.lastStored", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv, inferred_deletes FROM rv_marks ORDER BY seq DESC LIMIT 1");
+const STORED_FROM = stmt("progress.storedFrom", "SELECT seq, rv, COALESCE(first_rv, rv) AS first_rv, inferred_deletes FROM rv_marks WHERE seq >= ? ORDER BY seq");
 const DROP_STORED_BELOW = stmt("progress.dropStoredBelow", "DELETE FROM rv_marks WHERE seq < ?");
 const FORGET_STORED = stmt("progress.forgetStored", "DELETE FROM rv_marks");
 
@@ -103,6 +111,7 @@ type StateRow = {
   mark_rv: string | null;
   mark_first_rv: string | null;
   mark_watch_only: number;
+  mark_inferred_deletes: number;
   object_count: number;
 };
 
@@ -114,6 +123,8 @@ export interface Advance {
   objectDelta: number;
   /** Set by a watch chunk: the log's tail before it appended anything. */
   watchFrom?: number;
+  /** Set when the transaction's last event is a delete a relist inferred: its resourceVersion. */
+  inferredDeleteAt?: string;
 }
 
 export class CacheProgress {
@@ -150,7 +161,7 @@ export class CacheProgress {
     const queueEmpty = this.#queueEmpty();
     const cacheRv = queueEmpty ? lastSync : state.cache_rv;
     const before = newestOf(state);
-    const newest = queueEmpty && cacheRv !== "" ? this.#markInTx(before, this.#tail(), cacheRv, advance.watchFrom) : before;
+    const newest = queueEmpty && cacheRv !== "" ? this.#markInTx(before, this.#tail(), cacheRv, advance) : before;
     // Nothing moved (the loop checks an empty queue at every step): a row rewritten unchanged is still billed.
     const unchanged =
       advance.objectDelta === 0 &&
@@ -158,7 +169,8 @@ export class CacheProgress {
       cacheRv === state.cache_rv &&
       newest?.seq === before?.seq &&
       newest?.rv === before?.rv &&
-      newest?.watchOnly === before?.watchOnly;
+      newest?.watchOnly === before?.watchOnly &&
+      newest?.inferredDeletes === before?.inferredDeletes;
     if (unchanged) return;
     this.#db.run(
       SAVE,
@@ -168,6 +180,7 @@ export class CacheProgress {
       newest?.rv ?? null,
       newest?.firstRv ?? null,
       newest?.watchOnly ? 1 : 0,
+      newest?.inferredDeletes ? 1 : 0,
       advance.objectDelta,
     );
   }
@@ -178,23 +191,26 @@ export class CacheProgress {
   }
 
   /** The newest mark once `tail` is marked at `rv` (the one it replaces kept in rv_marks if it must be). */
-  #markInTx(newest: NewestMark | undefined, tail: number, rv: string, watchFrom: number | undefined): NewestMark {
+  #markInTx(newest: NewestMark | undefined, tail: number, rv: string, advance: Advance): NewestMark {
+    const { watchFrom } = advance;
+    // The run ends with a relist's inferred deletes at the RV it is marked with (see the contract).
+    const inferredDeletes = advance.inferredDeleteAt === rv;
     if (newest === undefined) {
       // None in the state row (a new informer, or marks kept by an earlier release): the last kept
       // one, if it is at the tail, is moved on rather than replaced (its first_rv stands).
       const last = this.marksFrom(tail).at(-1);
       if (last !== undefined) return { ...last, rv, watchOnly: false };
       const previous = this.lastMarkBelow(tail);
-      return { seq: tail, rv, firstRv: rv, watchOnly: watchFrom !== undefined && watchFrom === previous };
+      return { seq: tail, rv, firstRv: rv, watchOnly: watchFrom !== undefined && watchFrom === previous, inferredDeletes };
     }
     if (newest.seq === tail) return { ...newest, rv };
     // This transaction's events are all that follow the newest mark, and all of them a watch's.
     const onlyWatchSince = watchFrom !== undefined && newest.seq === watchFrom;
     // A merged run starts at a kept mark: a watch from an RV inside it starts there.
     const runStart = this.#db.first<{ seq: number | null }>(LAST_STORED_BELOW, newest.seq)!.seq;
-    if (onlyWatchSince && newest.watchOnly && runStart !== null && tail - runStart <= MARK_SPACING) return { seq: tail, rv, firstRv: rv, watchOnly: true };
-    this.#db.run(KEEP_MARK, newest.seq, newest.rv, newest.firstRv);
-    return { seq: tail, rv, firstRv: rv, watchOnly: onlyWatchSince };
+    if (onlyWatchSince && newest.watchOnly && runStart !== null && tail - runStart <= MARK_SPACING) return { seq: tail, rv, firstRv: rv, watchOnly: true, inferredDeletes: false };
+    this.#db.run(KEEP_MARK, newest.seq, newest.rv, newest.firstRv, newest.inferredDeletes ? 1 : 0);
+    return { seq: tail, rv, firstRv: rv, watchOnly: onlyWatchSince, inferredDeletes };
   }
 
   /** The last mark (undefined before any). */
@@ -222,9 +238,9 @@ export class CacheProgress {
 
   /** Every mark at or after `seq`, in log order. */
   marksFrom(seq: number): Mark[] {
-    const stored = this.#db.all<{ seq: number; rv: string; first_rv: string }>(STORED_FROM, seq).map((m) => ({ seq: m.seq, rv: m.rv, firstRv: m.first_rv }));
+    const stored = this.#db.all<StoredMarkRow>(STORED_FROM, seq).map(markOf);
     const newest = newestOf(this.#state());
-    return newest !== undefined && newest.seq >= seq ? [...stored, { seq: newest.seq, rv: newest.rv, firstRv: newest.firstRv }] : stored;
+    return newest !== undefined && newest.seq >= seq ? [...stored, markOfNewest(newest)] : stored;
   }
 
   /**
@@ -236,7 +252,7 @@ export class CacheProgress {
     const newest = newestOf(this.#state());
     const lastStored = this.#storedMark(LAST_STORED);
     const inRange = (m: Mark | undefined) => (m !== undefined && m.seq >= from ? m : undefined);
-    const last = inRange(newest === undefined ? lastStored : { seq: newest.seq, rv: newest.rv, firstRv: newest.firstRv });
+    const last = inRange(newest === undefined ? lastStored : markOfNewest(newest));
     if (last === undefined) return { found: undefined, last: undefined };
     const atOrBelow = (m: Mark) => compareResourceVersions(m.firstRv, resourceVersion) <= 0;
     if (atOrBelow(last)) return { found: last, last };
@@ -259,8 +275,8 @@ export class CacheProgress {
   }
 
   #storedMark(s: Statement, ...bindings: unknown[]): Mark | undefined {
-    const row = this.#db.first<{ seq: number; rv: string; first_rv: string }>(s, ...bindings);
-    return row === undefined ? undefined : { seq: row.seq, rv: row.rv, firstRv: row.first_rv };
+    const row = this.#db.first<StoredMarkRow>(s, ...bindings);
+    return row === undefined ? undefined : markOf(row);
   }
 
   /** Drops the marks before the last one below `head` (a watch from that one starts at the head). */
@@ -280,7 +296,7 @@ export class CacheProgress {
   forgetMarksInTx(): void {
     this.#db.run(FORGET_STORED);
     const state = this.#state();
-    this.#db.run(SAVE, state.last_sync_rv, state.cache_rv, null, null, null, 0, 0);
+    this.#db.run(SAVE, state.last_sync_rv, state.cache_rv, null, null, null, 0, 0, 0);
   }
 
   #state(): StateRow {
@@ -288,7 +304,23 @@ export class CacheProgress {
   }
 }
 
+type StoredMarkRow = { seq: number; rv: string; first_rv: string; inferred_deletes: number };
+
+function markOf(row: StoredMarkRow): Mark {
+  return { seq: row.seq, rv: row.rv, firstRv: row.first_rv, inferredDeletes: row.inferred_deletes === 1 };
+}
+
+function markOfNewest({ watchOnly: _, ...mark }: NewestMark): Mark {
+  return mark;
+}
+
 function newestOf(row: StateRow): NewestMark | undefined {
   if (row.mark_seq === null) return undefined;
-  return { seq: row.mark_seq, rv: row.mark_rv!, firstRv: row.mark_first_rv ?? row.mark_rv!, watchOnly: row.mark_watch_only === 1 };
+  return {
+    seq: row.mark_seq,
+    rv: row.mark_rv!,
+    firstRv: row.mark_first_rv ?? row.mark_rv!,
+    watchOnly: row.mark_watch_only === 1,
+    inferredDeletes: row.mark_inferred_deletes === 1,
+  };
 }

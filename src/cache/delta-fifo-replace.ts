@@ -10,6 +10,10 @@
  *   then Deleted(tombstone) for queued keys absent from the list (last queued state, unless the
  *   newest queued delta already is a deletion) and for known, unqueued keys absent from the list
  *   (indexer state). Until the commit, queries answer from the last complete state.
+ * - A tombstone's delta is at the list's resourceVersion, its body the last known state: the
+ *   deletion happened after that state and by the list at the latest, and only the list's RV is
+ *   known not to go back on a watch stream (review N4). client-go's DeletedFinalStateUnknown has no
+ *   RV of its own; a `/k8s` watch must carry one.
  * - Staged Replaced deltas carry no body: it stays in `fifo_staging` until the committed Replace is
  *   fully popped (`releaseInTx`); a new Replace first gives pending deltas their bodies back.
  * - A listed object the cache holds at the same resourceVersion is staged without its body
@@ -75,7 +79,7 @@ const QUEUE_REPLACED = stmt(
 const TOMBSTONE_QUEUED_MISSING = stmt(
   "fifo.tombstoneQueuedMissing",
   `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
-   SELECT q.key, 'Deleted', n.body, 1, n.rv, n.uid
+   SELECT q.key, 'Deleted', n.body, 1, ?, n.uid
    FROM fifo_queue q JOIN fifo_deltas n ON n.id = (SELECT MAX(id) FROM fifo_deltas d WHERE d.key = q.key)
    WHERE n.type <> 'Deleted' AND NOT EXISTS (SELECT 1 FROM fifo_staging s WHERE s.key = q.key)
    ORDER BY q.pos`,
@@ -84,7 +88,7 @@ const tombstoneKnownMissing = (known: KnownObjects) =>
   stmt(
     "fifo.tombstoneKnownMissing",
     `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid)
-     SELECT k.key, 'Deleted', k.body, 1, k.rv, k.uid FROM (${known.selectAll}) k
+     SELECT k.key, 'Deleted', k.body, 1, ?, k.uid FROM (${known.selectAll}) k
      WHERE NOT EXISTS (SELECT 1 FROM fifo_staging s WHERE s.key = k.key)
        AND NOT EXISTS (SELECT 1 FROM fifo_queue q WHERE q.key = k.key)`,
   );
@@ -149,12 +153,15 @@ export class FifoReplace {
     }
   }
 
-  /** Queues the staged list as client-go's Replace; returns the keys listed and the deletions it queued. */
-  commitInTx(): { listed: number; deletions: number } {
+  /**
+   * Queues the staged list as client-go's Replace; returns the keys listed and the deletions it
+   * queued. `resourceVersion` is the list's: its tombstones are at it (see the contract).
+   */
+  commitInTx(resourceVersion: string): { listed: number; deletions: number } {
     const before = lastDeltaId(this.#db);
     this.#db.run(QUEUE_REPLACED);
-    this.#db.run(TOMBSTONE_QUEUED_MISSING);
-    this.#db.run(tombstoneKnownMissing(this.#known));
+    this.#db.run(TOMBSTONE_QUEUED_MISSING, resourceVersion);
+    this.#db.run(tombstoneKnownMissing(this.#known), resourceVersion);
     this.#db.run(ENQUEUE_NEW_DELTAS, before);
     this.#db.run(SET_REPLACE_PHASE, "committed");
     const listed = this.#db.first<{ n: number }>(COUNT_STAGED)!.n;

@@ -203,15 +203,18 @@ export class DeltaFIFO {
     this.#replace.stageInTx(rows, options.keepBodies === true);
   }
 
-  /** Commits the staged list as client-go's Replace (§3.6). Returns the number of keys queued by it. */
-  commitReplaceInTx(): number {
+  /**
+   * Commits the staged list, listed at `resourceVersion`, as client-go's Replace (§3.6); its
+   * tombstones are at that RV (delta-fifo-replace.ts). Returns the number of keys queued by it.
+   */
+  commitReplaceInTx(resourceVersion: string): number {
     if (this.#replace.phase() === "direct") {
       // Every listed object is already popped, as the initial list: the queue is now synced.
       this.#setState({ populated: true, initialCount: 0 });
       this.#replace.endDirectInTx();
       return 0;
     }
-    const { listed, deletions } = this.#replace.commitInTx();
+    const { listed, deletions } = this.#replace.commitInTx(resourceVersion);
     const state = this.#state();
     if (!state.populated) this.#setState({ populated: true, initialCount: listed + deletions });
     return listed + deletions;

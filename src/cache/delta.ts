@@ -10,6 +10,7 @@ export interface Delta {
   body: string | null;
   /** A deletion inferred at relist (client-go `DeletedFinalStateUnknown`). */
   tombstone: boolean;
+  /** The state's resourceVersion; a tombstone's is the relist's (the deletion's is unknown, it was by then). */
   resourceVersion: string;
   uid: string;
 }

@@ -243,7 +243,7 @@ export class Informer implements ReflectorSink {
 
   commitList(resourceVersion: string, next: { state: ReflectorState; memory: ReflectorMemory }): void {
     this.#db.transaction(() => {
-      this.fifo.commitReplaceInTx();
+      this.fifo.commitReplaceInTx(resourceVersion);
       this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta: 0 });
       this.#state.retransformCommittedInTx();
       this.#state.saveInTx({ ...next, wakeAt: this.#clock.now() });
@@ -259,15 +259,20 @@ export class Informer implements ReflectorSink {
       // Its events alone follow the tail found here only if nothing older was queued (a Replace's
       // backlog is popped with them otherwise, and a relist's events must start a run of their own).
       const watchFrom = this.fifo.isEmpty() ? this.log.bounds().tail : undefined;
-      const objectDelta = this.fifo.bufferedInTx(() => {
+      const { objectDelta, inferredDeleteAt } = this.fifo.bufferedInTx(() => {
         for (const event of events) {
           if (event.type === "ADDED") this.fifo.addInTx(event.object);
           else if (event.type === "MODIFIED") this.fifo.updateInTx(event.object);
           else if (event.type === "DELETED") this.fifo.deleteInTx(event.object);
         }
-        return this.#loop.popInTx(events.length + POP_BATCH).objectDelta;
+        return this.#loop.popInTx(events.length + POP_BATCH);
       });
-      this.cacheProgress.advanceInTx({ lastSyncRv: resourceVersion, objectDelta, ...(watchFrom !== undefined ? { watchFrom } : {}) });
+      this.cacheProgress.advanceInTx({
+        lastSyncRv: resourceVersion,
+        objectDelta,
+        ...(watchFrom !== undefined ? { watchFrom } : {}),
+        ...(inferredDeleteAt !== undefined ? { inferredDeleteAt } : {}),
+      });
     });
     this.#loop.announce();
   }

@@ -8,7 +8,8 @@
  * - Runs inside the pop's transaction and updates the indexer before appending the event, so an
  *   event in the log means the indexer reflects it (DESIGN invariant 2).
  * - A delete is logged even when the key was not cached (as client-go's OnDelete fires); a
- *   tombstone is logged as a delete with `finalStateUnknown` and its last known state. Every event
+ *   tombstone is logged as a delete with `finalStateUnknown` and its last known state, stamped with
+ *   the relist's resourceVersion (its delta's: delta-fifo-replace.ts), as is the event. Every event
  *   records the cached state it replaced (`oldBody`): an update's old object, and a delete's for a
  *   list served as of an earlier position (versioned-list.ts). It refers to the event that holds
  *   that state while the log can read it and retention will keep it (`referBack`), and is a copy
@@ -93,7 +94,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
           key,
           uid: delta.uid,
           resourceVersion: delta.resourceVersion,
-          body: delta.body,
+          body: delta.tombstone ? stampedTombstone(delta) : delta.body,
           oldBody: current === undefined ? null : stateOf(current),
           initialList: false,
           finalStateUnknown: delta.tombstone,
@@ -168,6 +169,20 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
   indexer.writeInTx(upserts, deletes);
   log.appendInTx(events);
   return added - deletes.length;
+}
+
+/**
+ * A tombstone's last known state carrying the relist's resourceVersion (its delta's, review N4), as
+ * the API server's DELETED carries the deletion's: a watcher's RV never goes back after a relist,
+ * and every reader of the log (a `/k8s` watch, a webhook) sees one RV for the event. The rest of
+ * the state is the last known one, as client-go's DeletedFinalStateUnknown.Obj.
+ */
+function stampedTombstone(delta: Delta): string | null {
+  if (delta.body === null || delta.body === UNCHANGED_BODY || delta.resourceVersion === "") return delta.body;
+  const object = JSON.parse(delta.body) as KubeObject;
+  if (object.metadata.resourceVersion === delta.resourceVersion) return delta.body;
+  object.metadata.resourceVersion = delta.resourceVersion;
+  return JSON.stringify(object);
 }
 
 function isUnchanged(delta: Delta, cached: Current, cachedBody: () => string | null, compareBodies: boolean): boolean {

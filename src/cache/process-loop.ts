@@ -15,7 +15,7 @@
 import { type Clock, yieldToEventLoop } from "../clock.ts";
 import type { Db } from "../sql.ts";
 import type { CacheProgress } from "./cache-progress.ts";
-import type { DeltaFIFO } from "./delta-fifo.ts";
+import type { Delta, DeltaFIFO } from "./delta-fifo.ts";
 import type { EventLog } from "./event-log.ts";
 import type { Indexer } from "./indexer.ts";
 import type { InformerState } from "./informer-state.ts";
@@ -74,8 +74,12 @@ export class ProcessLoop {
     for (let first = true; ; first = false) {
       if (!first) await yieldToEventLoop();
       const popped = this.#db.transaction(() => {
-        const { popped, objectDelta } = this.popInTx(POP_BATCH);
-        this.#cacheProgress.addObjectsInTx(objectDelta);
+        const { popped, objectDelta, inferredDeleteAt } = this.popInTx(POP_BATCH);
+        // The pop that empties the queue marks the tail in its own transaction: until the mark the
+        // cache's RV is the one before a Replace, and a list would show the relist's state under it
+        // (review F18: one turn of the event loop, before the next round marked it).
+        if (popped > 0 && this.#fifo.isEmpty()) this.#cacheProgress.advanceInTx({ objectDelta, ...(inferredDeleteAt === undefined ? {} : { inferredDeleteAt }) });
+        else this.#cacheProgress.addObjectsInTx(objectDelta);
         return popped;
       });
       this.announce();
@@ -93,18 +97,24 @@ export class ProcessLoop {
 
   /**
    * Pops up to `max` keys (in POP_BATCH batches) into the indexer and the log, inside the caller's
-   * transaction; returns how many, and the objects added minus those deleted.
+   * transaction; returns how many, the objects added minus those deleted, and, when the last event
+   * logged is a delete a relist inferred (a tombstone), its resourceVersion (cache-progress.ts marks).
    */
-  popInTx(max: number): { popped: number; objectDelta: number } {
+  popInTx(max: number): { popped: number; objectDelta: number; inferredDeleteAt?: string } {
     const deps = { indexer: this.#indexer, log: this.#log, clock: this.#clock, compareBodies: this.#state.retransforming(), referBack: this.#referBack };
     let popped = 0;
     let objectDelta = 0;
+    let last: Delta | undefined;
     while (popped < max) {
-      const keys = this.#fifo.popInTx(Math.min(POP_BATCH, max - popped), (batch) => (objectDelta += processDeltasInTx(batch, deps)));
+      const keys = this.#fifo.popInTx(Math.min(POP_BATCH, max - popped), (batch) => {
+        objectDelta += processDeltasInTx(batch, deps);
+        // Every delta of a Deleted type is logged, in batch order: this one's event is the last.
+        last = batch.at(-1)?.deltas.at(-1) ?? last;
+      });
       if (keys === 0) break;
       popped += keys;
     }
-    return { popped, objectDelta };
+    return { popped, objectDelta, ...(last?.type === "Deleted" && last.tombstone ? { inferredDeleteAt: last.resourceVersion } : {}) };
   }
 
   /**

@@ -6,6 +6,12 @@
  * Guarantees:
  * - A watch from an RV starts after the last mark first made at or below it (cache-progress.ts), so
  *   it misses nothing after the RV and replays nothing the RV already covers (`skipUpTo`).
+ * - Except at the RV of a relist's inferred deletes, which all share it (process-deltas.ts): a
+ *   client that stopped among them resumes from that RV, so a watch from it starts before the run
+ *   they close and is given all of them again (the hub skips the run's other events), never a gap.
+ *   A repeated delete of an object the client no longer holds is a no-op for client-go's informer
+ *   and kube-rs' store. When no mark before that run is left (retention passed it, or the cluster
+ *   moved to another API server), it starts after the run as for any RV.
  * - An RV the log no longer reaches back to is expired, never served from a later position.
  * - After a move to another API server, an RV handed out before the move is expired rather than
  *   compared with the new server's (two etcds' revisions do not compare): the client relists.
@@ -41,7 +47,13 @@ export class ResourceVersionPositions {
     const { found, last } = this.#progress.markForWatch(resourceVersion, head - 1);
     if (found === undefined || this.fromEarlierServer(resourceVersion, last!.rv)) return "expired";
     // Within a mark's RVs (a list's or a bookmark's RV: the usual start) nothing after it was seen yet.
-    return compareResourceVersions(resourceVersion, found.rv) <= 0 ? { after: found.seq } : { after: found.seq, skipUpTo: resourceVersion };
+    if (compareResourceVersions(resourceVersion, found.rv) > 0) return { after: found.seq, skipUpTo: resourceVersion };
+    if (found.inferredDeletes && compareResourceVersions(resourceVersion, found.firstRv) === 0) {
+      // The mark before their run (none: forgotten with a server move, or retention passed it).
+      const runStart = this.#progress.lastMarkBelow(found.seq);
+      if (runStart > 0 && runStart + 1 >= head) return { after: runStart, skipUpTo: resourceVersion };
+    }
+    return { after: found.seq };
   }
 
   /**

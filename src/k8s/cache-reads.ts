@@ -13,14 +13,17 @@
  * - Heavy reads (k8s/admission.ts) — a `/k8s` list page marked heavy, a query API page with
  *   selectors — wait for one of the object's few slots or are refused with TooManyRequests while
  *   the queue is full (only a read's first page), and scan in turns with other work between them.
+ *   A list whose pages name a `hold` (a `/k8s` list without limit, streamed) keeps its slot from
+ *   page to page, so its pages never queue behind later reads (issue 27).
  * - Readiness says "not synced" before "not found" (review F4): a get answers null, not an error,
  *   so `/k8s` can tell them apart.
  */
-import type { Informer } from "../cache/informer.ts";
+import type { Informer, QueryView } from "../cache/informer.ts";
 import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
+import { yieldToEventLoop } from "../clock.ts";
 import { ApiError, attemptAsync, fail, type Result } from "../errors.ts";
-import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, inSlot, type ReadAdmission } from "./admission.ts";
+import { HEAVY_READ_SHED_MESSAGE, HeldSlots, type HeavyRead, inSlot, type ReadAdmission } from "./admission.ts";
 import { type CacheReadiness, readinessOf } from "./cache-readiness.ts";
 import { parseSelectors } from "./watch-params.ts";
 
@@ -47,9 +50,13 @@ export type WithInformer<S> = <T>(fn: (spec: S, informer: Informer) => T) => Res
 /** A `/k8s` list page's query: no continue token (the position stands for it), a limit. */
 export type PageQuery = Omit<ObjectQuery, "continue"> & { limit: number };
 
-/** `value` with the cache's resourceVersion and readiness. */
-export function answerOf<T>(informer: Informer, value: T): QueryAnswer<T> {
-  const { resourceVersion, synced } = informer.queryView();
+/**
+ * `value` with the cache's resourceVersion and readiness: as they are now, or as `view` found them
+ * in the synchronous turn that read `value`'s state (a read made in turns answers the RV of its first
+ * part, not the RV ingest reached during its yields: review N1, DESIGN.md invariant 9).
+ */
+export function answerOf<T>(informer: Informer, value: T, view: QueryView = informer.queryView()): QueryAnswer<T> {
+  const { resourceVersion, synced } = view;
   return { value, resourceVersion, ...readinessOfInformer(informer, synced) };
 }
 
@@ -61,11 +68,17 @@ export function readinessOfInformer(informer: Informer, synced = informer.queryV
 export class CacheReads {
   readonly #at: WithInformer<{ name: string }>;
   readonly #admission: ReadAdmission;
+  readonly #pause: () => Promise<void>;
+  readonly #held = new HeldSlots();
 
-  /** @param admission the object's heavy reads, shared with its watches' initial listings. */
-  constructor(at: WithInformer<{ name: string }>, admission: ReadAdmission) {
+  /**
+   * @param admission the object's heavy reads, shared with its watches' initial listings.
+   * @param pause what a heavy read awaits between its parts (a turn of the event loop; tests apply ingest there).
+   */
+  constructor(at: WithInformer<{ name: string }>, admission: ReadAdmission, pause: () => Promise<void> = yieldToEventLoop) {
     this.#at = at;
     this.#admission = admission;
+    this.#pause = pause;
   }
 
   getObject(key: string): Result<QueryAnswer<string>> {
@@ -86,9 +99,16 @@ export class CacheReads {
    * pages at the first page's position, so that one list is one snapshot (the `/k8s` API). `from`
    * is a position in the log of informer `of` (when the token named one): another informer's, or
    * one expired, is answered expired with where the list may go on inconsistently (`resume`).
+   * `hold` names a heavy read whose slot is held from one page to its next (admission.ts HeldSlots).
    */
-  listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyRead): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
-    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy);
+  listAt(
+    query: PageQuery,
+    from?: Position,
+    of?: string,
+    heavy?: HeavyRead,
+    hold?: string,
+  ): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
+    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy, hold);
     return this.#at((spec, informer) => {
       const parsed = versionedQuery(query);
       if (!from) return answerOf(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
@@ -102,7 +122,10 @@ export class CacheReads {
    * refused (TooManyRequests) when the queue is full and it is a read's first page; the page is
    * made in parts with other work between them (versioned-list.ts listInTurns).
    */
-  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, heavy: HeavyRead): Promise<Result<QueryAnswer<VersionedPage>>> {
+  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, heavy: HeavyRead, hold?: string): Promise<Result<QueryAnswer<VersionedPage>>> {
+    // Held while more pages follow (an unsynced cache's answer is refused: no page follows it).
+    const more = (answer: Result<QueryAnswer<VersionedPage>>) =>
+      answer.ok && answer.value.synced && !answer.value.value.expired && answer.value.value.next !== undefined;
     const answer = await inSlot(this.#admission, heavy, async () => {
       const current = this.#at((spec, informer) => ({ spec, informer }));
       if (!current.ok) return current;
@@ -110,11 +133,18 @@ export class CacheReads {
       return attemptAsync(async () => {
         const expired = (): VersionedPage => ({ expired: true, resume: resumeAfter(informer.log, from?.after ?? "") });
         if (from && of !== undefined && of !== spec.name) return answerOf(informer, expired());
-        const read = (q: VersionedQuery, at?: Position) => (at ? listAt(informer.indexer, informer.log, q, at) : listFirstPage(informer.indexer, informer.log, q, informer.snapshotPosition()));
-        const page = await listInTurns(read, versionedQuery(query), from);
-        return answerOf(informer, page.expired ? expired() : page);
+        // Every part reads at the first part's position, and the RV the cache was at then is the
+        // list's: the view is taken in the first part's synchronous turn, before any yield lets
+        // ingest move the cache on (review N1: read after the turns, it was newer than the items).
+        let view: QueryView | undefined;
+        const read = (q: VersionedQuery, at?: Position) => {
+          view ??= informer.queryView();
+          return at ? listAt(informer.indexer, informer.log, q, at) : listFirstPage(informer.indexer, informer.log, q, informer.snapshotPosition());
+        };
+        const page = await listInTurns(read, versionedQuery(query), from, this.#pause);
+        return answerOf(informer, page.expired ? expired() : page, view);
       });
-    });
+    }, hold === undefined ? undefined : { slots: this.#held, name: hold, more });
     return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
@@ -154,7 +184,11 @@ export class CacheReads {
       const current = this.#at((_, informer) => informer);
       if (!current.ok) return current;
       const informer = current.value;
-      return attemptAsync(async () => answerOf(informer, await listObjectsInTurns(informer.indexer, listQuery())));
+      // A scan in turns reads the live cache part by part: each item is at or after the RV the cache
+      // was at when the first part was read (taken in that synchronous turn), so that RV is the one
+      // a watch from X-Resource-Version misses nothing after (review N1); later RVs could skip changes.
+      const view = informer.queryView();
+      return attemptAsync(async () => answerOf(informer, await listObjectsInTurns(informer.indexer, listQuery(), this.#pause), view));
     });
     return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }

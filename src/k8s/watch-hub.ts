@@ -56,6 +56,7 @@ import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
 import { type Cursor, WatchBatches } from "./watch-batches.ts";
 import { isRefusal, WatcherCaps } from "./watcher-caps.ts";
 import { type WatchQueue, WatchQueues } from "./watch-queues.ts";
+import type { LogEvent } from "../cache/event-log.ts";
 import type { WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
 export type { WatchOpened, WatchRequest, WatchSource };
 export { needsListing };
@@ -301,7 +302,7 @@ export class WatchHub {
         for (let i = 0; i < range.ordered.length; i++) {
           const event = range.ordered[i]!;
           if (inScope && !inScope(event.key)) continue;
-          if (skipUpTo !== undefined && !event.finalStateUnknown && compareResourceVersions(event.resourceVersion, skipUpTo) <= 0) continue;
+          if (skipUpTo !== undefined && seenBefore(event, skipUpTo)) continue;
           const shown = translate(event, filter, range.parsed(i));
           if (!shown) continue;
           if (shown.own && shared) frames += range.frame(i, shown.type, shared);
@@ -355,4 +356,14 @@ async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Whether a client that stands at `skipUpTo` saw `event` already: anything below it, and at it
+ * anything but a relist's inferred deletes, which share that RV (process-deltas.ts): of those it
+ * may have seen only some, so all are sent again (rv-positions.ts; a repeated delete is a no-op).
+ */
+function seenBefore(event: Pick<LogEvent, "resourceVersion" | "finalStateUnknown">, skipUpTo: string): boolean {
+  const order = compareResourceVersions(event.resourceVersion, skipUpTo);
+  return order < 0 || (order === 0 && !event.finalStateUnknown);
 }

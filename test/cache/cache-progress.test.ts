@@ -6,7 +6,7 @@
  * a watch start from an RV placed by a binary search, its rows read logarithmic in the marks kept.
  */
 import { describe, expect, it } from "vitest";
-import { MARK_SPACING } from "../../src/cache/cache-progress.ts";
+import { type Mark, MARK_SPACING } from "../../src/cache/cache-progress.ts";
 import { Informer } from "../../src/cache/informer.ts";
 import { initialMemory } from "../../src/cache/reflector-memory.ts";
 import { informerSettings, parseInformerSpec } from "../../src/config/informer-spec.ts";
@@ -134,16 +134,26 @@ describe("CacheProgress", () => {
         new FakeClock(),
         () => 0.5,
       );
-      // What positionOf did before the binary search: scan the marks in log order up to the first made above the RV.
+      // What positionOf did before the binary search: scan the marks in log order up to the first made
+      // above the RV; at the RV of a relist's inferred deletes, from the mark before their run (N4).
+      let replays = 0;
       const scanned = (rv: string) => {
-        const marks = inf.cacheProgress.marksFrom(inf.log.bounds().head - 1);
-        let found: { seq: number; rv: string } | undefined;
+        const head = inf.log.bounds().head;
+        const all = inf.cacheProgress.marksFrom(0);
+        const marks = all.filter((mark) => mark.seq >= head - 1);
+        let found: Mark | undefined;
         for (const mark of marks) {
           if (BigInt(mark.firstRv) > BigInt(rv)) break;
           found = mark;
         }
         if (found === undefined || inf.fromEarlierServer(rv, marks.at(-1)!.rv)) return "expired";
-        return BigInt(rv) <= BigInt(found.rv) ? { after: found.seq } : { after: found.seq, skipUpTo: rv };
+        if (BigInt(rv) > BigInt(found.rv)) return { after: found.seq, skipUpTo: rv };
+        const before = all.filter((mark) => mark.seq < found!.seq).at(-1)?.seq;
+        if (found.inferredDeletes && rv === found.firstRv && before !== undefined && before > 0 && before + 1 >= head) {
+          replays++;
+          return { after: before, skipUpTo: rv };
+        }
+        return { after: found.seq };
       };
       let rv = 100;
       for (let round = 0; round < 60; round++) {
@@ -161,5 +171,6 @@ describe("CacheProgress", () => {
       expect(inf.log.bounds().head).toBeGreaterThan(1); // compaction dropped marks too
       expect(storedMarks(db).length).toBeGreaterThan(5);
       for (let at = 90; at <= rv + 3; at++) expect(inf.positionOf(String(at)), String(at)).toEqual(scanned(String(at)));
+      expect(replays).toBeGreaterThan(0); // relists that dropped p30…p49 ended their runs with inferred deletes
     }));
 });

@@ -9,6 +9,9 @@ import { type Db, stmt } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeClock, pod } from "../helpers/fakes.ts";
 
+/** The resourceVersion every Replace in these tests is listed at. */
+const LIST_RV = "100";
+
 /** A FIFO whose known objects are a real indexer, plus helpers to seed the cache and pop. */
 function parts(db: Db) {
   const indexer = new Indexer(db);
@@ -42,11 +45,11 @@ function parts(db: Db) {
     tx<T>(fn: () => T): T {
       return db.transaction(fn);
     },
-    /** A whole Replace with the listed objects (client-go's Replace(list)). */
+    /** A whole Replace with the listed objects (client-go's Replace(list)), listed at LIST_RV. */
     replace(...objects: KubeObject[]) {
       fifo.beginReplaceInTx();
       if (objects.length > 0) fifo.stageInTx(objects);
-      fifo.commitReplaceInTx();
+      fifo.commitReplaceInTx(LIST_RV);
     },
   };
 }
@@ -173,13 +176,14 @@ describe("DeltaFIFO", () => {
         f.tx(() => {
           f.replace(b("7"), a("8"));
         });
-        // the Add and Update came before the first Replace, so none of this is an initial list
+        // the Add and Update came before the first Replace, so none of this is an initial list; the
+        // tombstones are at the list's RV, not their objects' old ones (review N4)
         expect(f.popAll()).toEqual([
-          ["default/q", ["Added@5", "Deleted(tombstone)@5"], false],
-          ["default/c", ["Updated@6", "Deleted(tombstone)@6"], false],
+          ["default/q", ["Added@5", `Deleted(tombstone)@${LIST_RV}`], false],
+          ["default/c", ["Updated@6", `Deleted(tombstone)@${LIST_RV}`], false],
           ["default/b", ["Replaced@7"], false],
           ["default/a", ["Replaced@8"], false],
-          ["default/d", ["Deleted(tombstone)@4"], false],
+          ["default/d", [`Deleted(tombstone)@${LIST_RV}`], false],
         ]);
       }));
 
@@ -203,7 +207,7 @@ describe("DeltaFIFO", () => {
           f.fifo.beginReplaceInTx();
           f.fifo.stageInTx([a("1"), b("1")]);
           f.fifo.stageInTx([b("2")]);
-          f.fifo.commitReplaceInTx();
+          f.fifo.commitReplaceInTx(LIST_RV);
         });
         expect(f.popAll().map(([key, deltas]) => [key, deltas])).toEqual([
           ["default/a", ["Replaced@1"]],
@@ -229,7 +233,7 @@ describe("DeltaFIFO", () => {
           f.replace(a("1"));
           f.fifo.beginReplaceInTx(); // staging reused while a's Replaced is still queued
           f.fifo.stageInTx([a("2")]);
-          f.fifo.commitReplaceInTx();
+          f.fifo.commitReplaceInTx(LIST_RV);
         });
         const bodies: string[] = [];
         f.tx(() =>

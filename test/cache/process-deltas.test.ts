@@ -92,18 +92,20 @@ describe("processDeltas", () => {
       expect(s.events().map((e) => e[0])).toEqual(["add", "update"]);
     }));
 
-  it("logs a tombstone as a delete with finalStateUnknown and the last known state", () =>
+  it("logs a tombstone as a delete with finalStateUnknown and the last known state, at the relist's resourceVersion (N4)", () =>
     withDb((db) => {
       const s = setup(db);
-      s.apply("default/a", [delta("Added", a("1"))]);
-      s.apply("default/a", [delta("Deleted", a("1"), { tombstone: true })]);
+      s.apply("default/a", [delta("Added", a("1", "node-7"))]);
+      // The tombstone's delta is at the relist's RV (delta-fifo-replace.ts); its body the state at 1.
+      s.apply("default/a", [delta("Deleted", a("1", "node-7"), { tombstone: true, rv: "9" })]);
       expect(s.events()).toEqual([
         ["add", "1"],
-        ["delete", "1", "finalStateUnknown"],
+        ["delete", "9", "finalStateUnknown"],
       ]);
       expect(s.indexer.get("default/a")).toBeUndefined();
       expect(s.indexer.listIndexFuncValues("byNode")).toEqual([]);
-      expect(JSON.parse(s.log.read(1, 1).events[0]!.object!).metadata.resourceVersion).toBe("1");
+      const logged = JSON.parse(s.log.read(1, 1).events[0]!.object!) as KubeObject;
+      expect([logged.metadata.resourceVersion, logged.spec]).toEqual(["9", { nodeName: "node-7" }]);
     }));
 
   it("logs a delete even for a key that was not cached (as client-go's OnDelete fires)", () =>

@@ -166,6 +166,92 @@ describe("watch resume over a log out of resourceVersion order", () => {
       expect(informer.positionOf("5")).toBe("expired");
     }));
 
+  it.each([
+    ["popped alone", false],
+    ["popped with the next watch chunk", true],
+  ])("stamps a relist's inferred deletes with the relist's RV, after its other events, and a re-watch from any RV a stream showed loses none: %s (N4)", (_, chunkDuringReplace) =>
+    withDb(async (db) => {
+      const { informer, hub } = wired(db);
+      relist(informer, ["a", "b", "c", "d", "e", "f"].map((name, i) => pod({ name, rv: String(i + 1) })), "6");
+      informer.applyWatch(
+        [
+          { type: "MODIFIED", object: pod({ name: "c", rv: "10" }) },
+          { type: "ADDED", object: pod({ name: "g", rv: "11" }) },
+        ],
+        "11",
+      );
+      // The upstream watch expired (410): the relist at RV 20 finds b changed, h new, c, d, e, f gone.
+      relist(informer, [pod({ name: "a", rv: "1" }), pod({ name: "b", rv: "15" }), pod({ name: "g", rv: "11" }), pod({ name: "h", rv: "18" })], "20");
+      const next = () =>
+        informer.applyWatch(
+          [
+            { type: "MODIFIED", object: pod({ name: "a", rv: "21" }) },
+            { type: "MODIFIED", object: pod({ name: "b", rv: "22" }) },
+          ],
+          "22",
+        );
+      // The next chunk pops the Replace's backlog with its own events (one run, marked at 22), or
+      // follows the Replace's own mark at 20.
+      if (chunkDuringReplace) next();
+      else {
+        await informer.processQueue();
+        next();
+      }
+
+      // The events of a watch from `rv`, up to the last change (b@22), which every watch from before it gets.
+      const watchFrom = async (rv: string) => {
+        const reader = hub.open({ ...request, resourceVersion: rv }).getReader();
+        const decoder = new TextDecoder();
+        let text = "";
+        while (!text.includes('"resourceVersion":"22"')) {
+          const chunk = await reader.read();
+          if (chunk.done) break;
+          text += decoder.decode(chunk.value, { stream: true });
+        }
+        await reader.cancel();
+        return text
+          .split("\n")
+          .filter(Boolean)
+          .map((line) => {
+            const { type, object } = JSON.parse(line) as { type: string; object: KubeObject };
+            return { type, name: object.metadata.name!, rv: object.metadata.resourceVersion! };
+          });
+      };
+      const all = await watchFrom("6");
+      // What the API server would have sent: each deletion at an RV after the events before it (the
+      // relist's: when it happened is unknown), never the deleted object's old RV.
+      expect(all.map((e) => `${e.type} ${e.name}@${e.rv}`)).toEqual([
+        "MODIFIED c@10",
+        "ADDED g@11",
+        "MODIFIED b@15",
+        "ADDED h@18",
+        "DELETED c@20",
+        "DELETED d@20",
+        "DELETED e@20",
+        "DELETED f@20",
+        "MODIFIED a@21",
+        "MODIFIED b@22",
+      ]);
+      // A client whose stream ended after any event re-watches from that event's RV: its RVs never go
+      // back, and it ends in the state the whole stream gives (a repeated inferred delete is a no-op).
+      const apply = (state: Map<string, string>, events: typeof all) => {
+        for (const e of events) {
+          if (e.type === "DELETED") state.delete(e.name);
+          else state.set(e.name, e.rv);
+        }
+        return state;
+      };
+      const listed = () => new Map(["a", "b", "c", "d", "e", "f"].map((name, i) => [name, String(i + 1)]));
+      const final = [...apply(listed(), all)].sort();
+      for (let k = 1; k < all.length; k++) {
+        const from = all[k - 1]!.rv;
+        const rest = await watchFrom(from);
+        expect(rest.every((e) => BigInt(e.rv) >= BigInt(from)), `re-watched from ${from} after ${k} events`).toBe(true);
+        const state = apply(apply(listed(), all.slice(0, k)), rest);
+        expect([...state].sort(), `re-watched from ${from} after ${k} events`).toEqual(final);
+      }
+    }));
+
   it("skips all of a merged run a watch starts inside, though an earlier watcher found a shorter run there before the runs merged (found by test/k8s/relay-schedules.test.ts)", () =>
     withDb(async (db) => {
       const { informer, hub } = wired(db);
