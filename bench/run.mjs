@@ -21,6 +21,9 @@
 //   e. scale (only with --only scale; bench/scale.mjs): one informer with N pods and a node index:
 //      initial list, query latency at N (pages, namespace, selectors, ByIndex, get), a staged relist,
 //      and the object's storage by table (BENCHMARKS.md "Scale: one informer with 1,000,000 pods").
+//   i. isolation (only with --only isolation; bench/isolation.mjs): default's event latency while another
+//      cluster of the same Worker is healthy, refuses connections, and relists through a 410 storm:
+//      p50/p99 per phase and their ratio to the healthy phase (BENCHMARKS.md "Cluster isolation").
 //   h. cost (only with --only cost; bench/cost.mjs): rows written and read per operation (an event, a
 //      listed object, a delivery, an idle minute, a status call, a /k8s watch start and list page), as
 //      test/cost/budgets.test.ts measures them, and their price (BENCHMARKS.md "Cost").
@@ -40,6 +43,7 @@
 //          scale: --pods N --scale-requests R (300) --scale-query-seconds S (60, per query kind)
 //          --scale-timeout S (600, per list) --scale-no-relist
 //          search: --search-clusters C (4) --search-pods N (10000) --search-limit L (100) --search-runs R (200)
+//          isolation: --isolation-samples S (60 a phase) --isolation-storm K (1: K 410 statuses and K ERROR events)
 // Everything listens on and talks to 127.0.0.1 only; every wait is bounded.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -84,6 +88,7 @@ import { SCALE_OPTIONS, runScale, scaleDeadlineMs, scaleRows } from "./scale.mjs
 import { SEARCH_OPTIONS, runSearch, searchDeadlineMs, searchRows } from "./search.mjs";
 import { CLUSTERS_OPTIONS, clustersRows, parseClusterCounts, runClustersIngest } from "./clusters.mjs";
 import { costDeadlineMs, costRows, runCost } from "./cost.mjs";
+import { ISOLATION_OPTIONS, isolationDeadlineMs, isolationRows, runIsolation } from "./isolation.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -104,6 +109,7 @@ const { values: opts } = parseArgs({
     ...SCALE_OPTIONS,
     ...SEARCH_OPTIONS,
     ...CLUSTERS_OPTIONS,
+    ...ISOLATION_OPTIONS,
   },
 });
 let CLUSTER_COUNTS;
@@ -113,8 +119,8 @@ try {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
-if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search", "cost"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search, cost or floor (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search", "cost", "isolation"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search, cost, isolation or floor (got '${opts.only}')\n`);
   process.exit(1);
 }
 if (opts.only === "floor") {
@@ -132,6 +138,7 @@ const RUN_K8S = opts.only === "k8s";
 const RUN_SCALE = opts.only === "scale";
 const RUN_SEARCH = opts.only === "search";
 const RUN_COST = opts.only === "cost";
+const RUN_ISOLATION = opts.only === "isolation";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
@@ -170,7 +177,7 @@ const INGEST = {
   },
 };
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
-const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : RUN_COST ? costDeadlineMs() : 15 * 60_000;
+const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : RUN_COST ? costDeadlineMs() : RUN_ISOLATION ? isolationDeadlineMs() : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
 
 // ---------------------------------------------------------------------------------------------
@@ -565,7 +572,7 @@ async function main() {
   const bundle = await bundleWorker();
   log(`worker bundled: ${bundle.bytes} bytes, sha256 ${bundle.sha256}`);
   // the /k8s benchmark brings its own upstream (the fake API server)
-  const server = RUN_K8S || RUN_SEARCH || RUN_COST ? null : await startServer();
+  const server = RUN_K8S || RUN_SEARCH || RUN_COST || RUN_ISOLATION ? null : await startServer();
   if (server) log(`stream server on ${server.url}`);
 
   const results = { machine, bundle: { bytes: bundle.bytes, sha256: bundle.sha256 }, parameters: { watchEvents: M, listSize: N }, targets: TARGETS };
@@ -591,6 +598,11 @@ async function main() {
     results.parameters = {};
     results.search = await safe("search", () => runSearch({ opts, bundle }));
     fs.writeFileSync(path.join(RESULTS, "search.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.search }, null, 2)}\n`);
+  }
+  if (RUN_ISOLATION) {
+    results.parameters = {};
+    results.isolation = await safe("isolation", () => runIsolation({ opts, bundle }));
+    fs.writeFileSync(path.join(RESULTS, "isolation.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.isolation }, null, 2)}\n`);
   }
   if (RUN_COST) {
     results.parameters = {};
@@ -701,6 +713,10 @@ async function main() {
     rows.push(...searchRows(results.search));
   }
   if (results.ingestClusters?.runs) rows.push(...clustersRows(results.ingestClusters));
+  if (results.isolation) {
+    rows.splice(0, 1); // its own header: phases of beta against the quiet one
+    rows.push(...isolationRows(results.isolation));
+  }
   if (results.cost) {
     rows.splice(0, 1); // its own header: rows per operation
     rows.push(...costRows(results.cost));
@@ -720,6 +736,10 @@ async function main() {
   }
   if (results.cost && !results.cost.ok) {
     process.stdout.write(`\nCOST MEASUREMENT FAILED: ${results.cost.error}\n`);
+    return 1;
+  }
+  if (results.isolation && !results.isolation.ok) {
+    process.stdout.write(`\nISOLATION BENCHMARK FAILED: ${results.isolation.error ?? "default's informers restarted or relisted, or beta's storm did not happen"}\n`);
     return 1;
   }
   if (results.search && !results.search.ok) {

@@ -20,12 +20,15 @@
  * - Retention (log-retention.ts) moves the head in steps and deletes only segments wholly before
  *   it that no retained event refers to: the log stores at most about twice `maxEvents`.
  * - Reads decode a segment once: the decoded ones are kept within DECODED_UNITS (they never change).
+ *   What a read returns holds nothing of them (bodies are copies, log-segment.ts), so a reader's
+ *   caps on bodies' lengths are the bytes it keeps (DESIGN invariant 11), and a long run is sorted
+ *   from entries decoded a few segments at a time (readInOrder).
  */
 import { type Db, stmt } from "../sql.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import { moveRowsToSegments } from "./log-segment-migration.ts";
 import { type CompactOptions, compactLogInTx, type Retention } from "./log-retention.ts";
-import { decodeEntries, type LogBounds, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
+import { decodeEntries, type LogBounds, type LogEvent, type LogEventType, type Resolve, type SegmentEntry, type SegmentEvent, segmentMemory, StoredSegment, writeSegmentsInTx } from "./log-segment.ts";
 
 export type { LogBounds, LogEvent, LogEventType };
 
@@ -93,10 +96,10 @@ const SEGMENTS_AFTER = stmt(
   `SELECT first_seq, last_seq, events, bodies, EXISTS (SELECT 1 FROM event_segment_parts p WHERE p.first_seq = s.first_seq) AS split
    FROM event_segments s WHERE s.first_seq >= ${START_SQL} AND s.last_seq > ?1 ORDER BY s.first_seq LIMIT ?2`,
 );
-/** The entries (no bodies) of the segments holding (?1, ?2]. */
+/** The entries (no bodies) of up to ?3 segments holding events of (?1, ?2]. */
 const ENTRIES_BETWEEN = stmt(
   "eventLog.entries",
-  `SELECT first_seq, events FROM event_segments WHERE first_seq >= ${START_SQL} AND last_seq > ?1 AND first_seq <= ?2 ORDER BY first_seq`,
+  `SELECT first_seq, last_seq, events FROM event_segments WHERE first_seq >= ${START_SQL} AND last_seq > ?1 AND first_seq <= ?2 ORDER BY first_seq LIMIT ?3`,
 );
 /** The entries of up to ?2 segments from the one holding ?1 + 1 on, with the bytes each stores. */
 const ENTRIES_AFTER = stmt(
@@ -122,6 +125,9 @@ const SEGMENTS_PER_READ = 4;
  * back a little (the state an update replaced), and readers at one position read the same segments.
  */
 const DECODED_UNITS = 2_000_000;
+
+/** A resourceVersion that is a decimal number without leading zeros, exactly representable as a double. */
+const DECIMAL_RV = /^(?:0|[1-9]\d{0,14})$/;
 
 /** `head` is at most the tail + 1 (an empty log's head is where its next event goes). */
 const logBounds = (head: number, nextSeq: number): LogBounds => ({ head: Math.min(head, nextSeq), tail: nextSeq - 1 });
@@ -185,13 +191,14 @@ export class EventLog {
     const from = Math.max(after, bounds.head - 1);
     const events: LogEvent[] = [];
     let units = 0;
+    const full = () => events.length >= limit || units >= maxUnits;
     for (const row of this.#segmentsAfter(from)) {
-      let room = limit - events.length;
-      if (room <= 0 || units >= maxUnits) break;
-      for (const event of this.#segment(row).events((seq) => seq > from && room-- > 0, this.#resolve)) {
-        if (events.length > 0 && units >= maxUnits) break;
+      if (full()) break;
+      // Events are copied out one at a time: none past the one that fills the read.
+      for (const event of this.#segment(row).events((seq) => seq > from, this.#resolve)) {
         units += (event.object?.length ?? 0) + (event.oldObject?.length ?? 0);
         events.push(event);
+        if (full()) break;
       }
     }
     return { expired: after + 1 < bounds.head, bounds, events };
@@ -229,11 +236,7 @@ export class EventLog {
     const bounds = this.bounds();
     if (after + 1 < bounds.head) return { expired: true, bounds, events: [] };
     // Sorted once per span, from the entries alone, then read a page at a time by sequence number.
-    if (this.#sorted?.after !== after || this.#sorted.end !== end) {
-      const entries = this.#entriesBetween(after, end).filter((e) => e.seq > after && e.seq <= end);
-      entries.sort((a, b) => compareResourceVersions(a.resourceVersion, b.resourceVersion) || a.seq - b.seq);
-      this.#sorted = { after, end, seqs: entries.map((e) => e.seq) };
-    }
+    if (this.#sorted?.after !== after || this.#sorted.end !== end) this.#sorted = { after, end, seqs: this.#sortSpan(after, end) };
     const page = this.#sorted.seqs.slice(skip, skip + limit);
     return { expired: false, bounds, events: this.#eventsListed(page) };
   }
@@ -310,10 +313,39 @@ export class EventLog {
     return row && row.last_seq >= seq ? this.#segment(row) : undefined;
   }
 
-  #entriesBetween(after: number, end: number): SegmentEntry[] {
-    return this.#db
-      .all<{ first_seq: number; events: string }>(ENTRIES_BETWEEN, after, end)
-      .flatMap((row) => decodeEntries(row.first_seq, row.events));
+  /**
+   * The sequence numbers of (after, end] in resourceVersion order (then log order). A span can be a
+   * relist's whole run, 100k events and more (review N4: its entries decoded at once were tens to
+   * hundreds of MB on the informer's thread), so entries are decoded a statement's segments at a
+   * time and only each event's RV and number kept: as numbers when RVs are decimal (etcd's), about
+   * 16 bytes an event while sorting and the 8 of its number after; as strings otherwise.
+   */
+  #sortSpan(after: number, end: number): number[] {
+    const seqs: number[] = [];
+    const numeric: number[] = [];
+    let texts: string[] | undefined;
+    for (let at = after; at < end; ) {
+      const rows = this.#db.all<{ first_seq: number; last_seq: number; events: string }>(ENTRIES_BETWEEN, at, end, SEGMENTS_PER_READ);
+      let decoded = 0;
+      for (const row of rows) {
+        const entries = decodeEntries(row.first_seq, row.events);
+        decoded += entries.length;
+        for (const { seq, resourceVersion: rv } of entries) {
+          if (seq <= after || seq > end) continue;
+          if (texts === undefined && !DECIMAL_RV.test(rv)) texts = numeric.map(String);
+          seqs.push(seq);
+          if (texts) texts.push(rv);
+          else numeric.push(Number(rv));
+        }
+      }
+      segmentMemory.decoded(decoded);
+      if (rows.length < SEGMENTS_PER_READ) break;
+      at = rows.at(-1)!.last_seq;
+    }
+    const order = Uint32Array.from(seqs.keys());
+    // A decimal RV without leading zeros compares as its number does (compareResourceVersions: by length, then by text).
+    order.sort(texts ? (a, b) => compareResourceVersions(texts[a]!, texts[b]!) || seqs[a]! - seqs[b]! : (a, b) => numeric[a]! - numeric[b]! || seqs[a]! - seqs[b]!);
+    return Array.from(order, (i) => seqs[i]!);
   }
 
   /** The events `seqs` lists, in that order. */

@@ -162,6 +162,24 @@ export function decodeEntries(firstSeq: number, entries: string): SegmentEntry[]
   return (JSON.parse(entries) as Entry[]).map(([type, key, , rv, , at], i) => ({ seq: firstSeq + i, type, key, resourceVersion: rv, at }));
 }
 
+/**
+ * What reading segments makes, summed since `reset()` (tests: DESIGN invariant 11, bytes are bounded
+ * by what survives a collection, not by string lengths). Bodies are copies (StoredSegment#body), so
+ * what they keep alive is their length; that V8 really copies is measured by bench/memory.mjs.
+ * - `bodyUnits`: UTF-16 units of bodies copied out of segments;
+ * - `largestDecode`: the most entries a reader held decoded at once.
+ */
+export const segmentMemory = {
+  bodyUnits: 0,
+  largestDecode: 0,
+  reset(): void {
+    this.bodyUnits = this.largestDecode = 0;
+  },
+  decoded(entries: number): void {
+    this.largestDecode = Math.max(this.largestDecode, entries);
+  },
+};
+
 /** Finds the state another event holds (EventLog: from its segment). */
 export type Resolve = (seq: number) => string | null;
 
@@ -200,7 +218,7 @@ export class StoredSegment {
     const i = seq - this.firstSeq;
     const [, , , , , , bodyLength, , ref] = this.#entries[i]!;
     if (bodyLength === REF) return this.#follow(ref!, resolve);
-    return bodyLength === NONE ? null : this.#text.slice(this.#offsets[i], this.#offsets[i]! + bodyLength);
+    return bodyLength === NONE ? null : this.#body(this.#offsets[i]!, bodyLength);
   }
 
   /** The state event `seq` replaced (null: its key was absent before it). */
@@ -210,17 +228,30 @@ export class StoredSegment {
     if (oldLength === NONE) return null;
     if (oldLength === SAME) return this.state(seq, resolve);
     if (oldLength === REF) return this.#follow(ref!, resolve);
-    const from = this.#offsets[i]! + Math.max(bodyLength, 0);
-    return this.#text.slice(from, from + oldLength);
+    return this.#body(this.#offsets[i]! + Math.max(bodyLength, 0), oldLength);
   }
 
-  /** The events `wanted` accepts, in order, as subscribers and watchers see them. */
-  events(wanted: (seq: number) => boolean, resolve: Resolve): LogEvent[] {
-    const events: LogEvent[] = [];
-    this.#entries.forEach(([type, key, uid, rv, flags, at], i) => {
+  /**
+   * A body leaving the segment, as a copy: a slice would be a V8 sliced string that keeps the
+   * segment's whole text (up to SEGMENT_TEXT units, more for a split event) alive as long as the
+   * body lives, in a watcher's buffer or a feed's answer, while every cap counts the body's length
+   * (review N3). Concatenating and slicing again flattens into a new string of the body alone: what
+   * V8 does here, measured by bench/memory.mjs (String.prototype.concat or a join return the slice).
+   */
+  #body(from: number, length: number): string {
+    segmentMemory.bodyUnits += length;
+    return (this.#text.slice(from, from + length) + " ").slice(0, -1);
+  }
+
+  /**
+   * The events `wanted` accepts, in order, as subscribers and watchers see them: one at a time, so a
+   * reader whose budget is spent stops before the rest are copied out (review N3).
+   */
+  *events(wanted: (seq: number) => boolean, resolve: Resolve): Generator<LogEvent> {
+    for (const [i, [type, key, uid, rv, flags, at]] of this.#entries.entries()) {
       const seq = this.firstSeq + i;
-      if (!wanted(seq)) return;
-      events.push({
+      if (!wanted(seq)) continue;
+      yield {
         seq,
         type,
         key,
@@ -232,9 +263,8 @@ export class StoredSegment {
         initialList: (flags & FLAG_INITIAL_LIST) !== 0,
         finalStateUnknown: (flags & FLAG_FINAL_STATE_UNKNOWN) !== 0,
         at,
-      });
-    });
-    return events;
+      };
+    }
   }
 
   /** A reference into this segment is read here; another is resolved. */

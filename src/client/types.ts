@@ -27,6 +27,7 @@ export interface WebhookEvent<T = KubernetesObject> {
   initialList: boolean;
   /** True for a delete inferred at a relist (client-go DeletedFinalStateUnknown). */
   finalStateUnknown: boolean;
+  /** The change's; for a delete inferred at a relist, the relist's (its object says the same). */
   resourceVersion: string;
   /** Increasing per subscription. */
   sequence: number;

@@ -115,8 +115,12 @@ export async function listObjects(
   // (`kubectl wait`'s list) reads one key: not heavy.
   const fixedKey = exactKey(request.namespace, params.fieldSelector === undefined ? undefined : parseFieldSelector(params.fieldSelector));
   const heavy = (params.limit === undefined || params.labelSelector !== undefined || params.fieldSelector !== undefined) && fixedKey === undefined;
+  // A list without limit is one answer whose pages are fetched as it streams: it keeps its heavy-read
+  // slot from page to page, so its pages never queue behind other reads while ingest moves the log
+  // on past where its snapshot can be rebuilt (issue 27: bodies broke off mid-list).
+  const hold = heavy && params.limit === undefined ? crypto.randomUUID() : undefined;
   const read = async (from: Position | undefined, limit: number, of?: string, part: HeavyRead = "first") => {
-    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? part : undefined);
+    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? part : undefined, hold);
     if (!answer.ok && answer.error.code === "TooManyRequests") throw statusErrors.tooManyRequests(answer.error.message, HEAVY_READ_RETRY_AFTER_SECONDS);
     return unwrap(answer);
   };

@@ -1,7 +1,8 @@
 /**
  * A `/k8s` watch: its options validated as the API server validates them, then opened in a watch
  * relay of its credential (k8s/watch-relay.ts) — off the informer's thread — or, with
- * WATCH_RELAYS=0, in the informer's object, and streamed.
+ * WATCH_RELAYS=0, in the informer's object, and streamed; the body ends normally, at a line
+ * boundary, even when that object's stream breaks off (k8s/watch-body.ts).
  */
 import { informerObjectName } from "../clusters/cluster.ts";
 import { relayStub } from "../clusters/stubs.ts";
@@ -14,7 +15,9 @@ import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { IncludeObject } from "../k8s/table.ts";
 import type { WatchParams } from "../k8s/watch-params.ts";
+import { endingCleanly } from "../k8s/watch-body.ts";
 import { relaysOf, relayShard } from "../k8s/watch-relay.ts";
+import { errorText, logger } from "../log.ts";
 import { principalOf } from "./auth.ts";
 import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 
@@ -54,5 +57,10 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
   if ("tooMany" in opened.value) throw statusErrors.tooManyRequests(opened.value.tooMany.message, opened.value.tooMany.retryAfterSeconds);
-  return new Response(opened.value.stream, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
+  // The object serving it may restart (a deploy, an eviction) or its RPC break: the client then sees
+  // a normal end and re-watches from its last resourceVersion, never a reset stream (a relist).
+  const body = endingCleanly(opened.value.stream, (error) =>
+    logger.info("watch source broke off: the stream ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
+  );
+  return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }

@@ -13,6 +13,8 @@
  * - Heavy reads (k8s/admission.ts) — a `/k8s` list page marked heavy, a query API page with
  *   selectors — wait for one of the object's few slots or are refused with TooManyRequests while
  *   the queue is full (only a read's first page), and scan in turns with other work between them.
+ *   A list whose pages name a `hold` (a `/k8s` list without limit, streamed) keeps its slot from
+ *   page to page, so its pages never queue behind later reads (issue 27).
  * - Readiness says "not synced" before "not found" (review F4): a get answers null, not an error,
  *   so `/k8s` can tell them apart.
  */
@@ -21,7 +23,7 @@ import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_L
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { yieldToEventLoop } from "../clock.ts";
 import { ApiError, attemptAsync, fail, type Result } from "../errors.ts";
-import { HEAVY_READ_SHED_MESSAGE, type HeavyRead, inSlot, type ReadAdmission } from "./admission.ts";
+import { HEAVY_READ_SHED_MESSAGE, HeldSlots, type HeavyRead, inSlot, type ReadAdmission } from "./admission.ts";
 import { type CacheReadiness, readinessOf } from "./cache-readiness.ts";
 import { parseSelectors } from "./watch-params.ts";
 
@@ -67,6 +69,7 @@ export class CacheReads {
   readonly #at: WithInformer<{ name: string }>;
   readonly #admission: ReadAdmission;
   readonly #pause: () => Promise<void>;
+  readonly #held = new HeldSlots();
 
   /**
    * @param admission the object's heavy reads, shared with its watches' initial listings.
@@ -96,9 +99,16 @@ export class CacheReads {
    * pages at the first page's position, so that one list is one snapshot (the `/k8s` API). `from`
    * is a position in the log of informer `of` (when the token named one): another informer's, or
    * one expired, is answered expired with where the list may go on inconsistently (`resume`).
+   * `hold` names a heavy read whose slot is held from one page to its next (admission.ts HeldSlots).
    */
-  listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyRead): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
-    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy);
+  listAt(
+    query: PageQuery,
+    from?: Position,
+    of?: string,
+    heavy?: HeavyRead,
+    hold?: string,
+  ): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
+    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy, hold);
     return this.#at((spec, informer) => {
       const parsed = versionedQuery(query);
       if (!from) return answerOf(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
@@ -112,7 +122,10 @@ export class CacheReads {
    * refused (TooManyRequests) when the queue is full and it is a read's first page; the page is
    * made in parts with other work between them (versioned-list.ts listInTurns).
    */
-  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, heavy: HeavyRead): Promise<Result<QueryAnswer<VersionedPage>>> {
+  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, heavy: HeavyRead, hold?: string): Promise<Result<QueryAnswer<VersionedPage>>> {
+    // Held while more pages follow (an unsynced cache's answer is refused: no page follows it).
+    const more = (answer: Result<QueryAnswer<VersionedPage>>) =>
+      answer.ok && answer.value.synced && !answer.value.value.expired && answer.value.value.next !== undefined;
     const answer = await inSlot(this.#admission, heavy, async () => {
       const current = this.#at((spec, informer) => ({ spec, informer }));
       if (!current.ok) return current;
@@ -131,7 +144,7 @@ export class CacheReads {
         const page = await listInTurns(read, versionedQuery(query), from, this.#pause);
         return answerOf(informer, page.expired ? expired() : page, view);
       });
-    });
+    }, hold === undefined ? undefined : { slots: this.#held, name: hold, more });
     return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 

@@ -5,7 +5,8 @@
  * Guarantees (review F8, B5):
  * - It holds consecutive events ending at `end`, at most MAX_EVENTS of them and at most about
  *   MAX_BYTES of bodies (the newest event always stays). Co-located Durable Objects share one
- *   isolate's 128 MB, so the bound is per object and small.
+ *   isolate's 128 MB, so the bound is per object and small. Bodies are copies, not views of the
+ *   log's segments (log-segment.ts), so their length is what they keep alive.
  * - A refresh never reads what it would trim: it starts no earlier than the newest MAX_EVENTS, each
  *   read is bounded by bytes as well as by count, and it trims after every read. What it holds at
  *   any time is the bound plus one read.

@@ -22,6 +22,10 @@
  *   (the informer deleted and re-created): what the hub holds is bound to one log incarnation.
  * - A failure inside a watcher's loop ends its stream with an ERROR event carrying a 500
  *   InternalError Status, never a clean end.
+ * - Every stream ends with a normal end of body, after an ERROR event where the API server sends one
+ *   (410, 500), never aborted (issue 27 item 4): client-go over HTTP/2 relists after a broken body
+ *   but resumes after a normal end, and any prefix of a stream resumes exactly. (When the object
+ *   running this hub goes away, the Worker ends its client's body normally: watch-body.ts.)
  * - `timeoutSeconds` ends the stream cleanly (default: random in [30, 60) min, as the server's); a
  *   client's value counts up to MAX_WATCH_TIMEOUT_SECONDS (list-options.ts).
  *   Bookmarks, when asked for, come to each watcher about once a minute while nothing was sent to
@@ -29,7 +33,8 @@
  *   cache's per-watcher schedule sends them (cache_watcher.go nextBookmarkTime).
  * - Each watcher holds at most about HIGH_WATER_BYTES queued: sending waits for its client to read.
  *   One that reads nothing for UNRESPONSIVE_MS is closed, as the API server closes unresponsive
- *   watchers; its client re-watches from its last resourceVersion. Others are not held back. All
+ *   watchers: what it did not take is dropped at once and its stream ends normally; its client
+ *   re-watches from its last resourceVersion. Others are not held back. All
  *   watchers together hold at most MAX_QUEUED_BYTES queued; past it the largest are closed
  *   (watch-queues.ts). The shared buffer is bounded by bytes (recent-events.ts).
  * - Places and heavy work are admitted before any stream starts (`tryOpen`): at most
@@ -231,8 +236,12 @@ export class WatchHub {
       if (writer.desiredSize !== null && writer.desiredSize <= 0) {
         const ready = await within(writer.ready.then(() => true, () => false), this.#unresponsiveMs, false);
         if (!ready || watcher.closed) {
-          // Unresponsive: end its stream; the client re-watches from its last RV.
-          if (!watcher.closed) this.#closedBy("unresponsive", request);
+          // Unresponsive: end its stream now, normally, dropping what it did not take, as the API
+          // server closes such a watcher (facts §6); the client re-watches from its last RV.
+          if (!watcher.closed) {
+            this.#closedBy("unresponsive", request);
+            queue.end();
+          }
           watcher.closed = true;
           return false;
         }

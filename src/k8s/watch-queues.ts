@@ -12,9 +12,11 @@
  * - Across all queues at most MAX_QUEUED_BYTES stay queued after any write: past it, the largest
  *   queues are closed first until the total is within it — the clients that read least, holding
  *   most — as kube-apiserver closes watchers whose buffers are full rather than grow them. A closed
- *   queue's bytes are dropped at once (its stream is aborted: the client sees the body break off and
- *   re-watches from its last resourceVersion, as after any ended watch).
- * - A queue leaves the count when its stream is done (read to the end, cancelled or aborted).
+ *   queue's unsent bytes are dropped at once, and its stream ends normally after the whole frames its
+ *   client already took (issue 27 item 4): the client re-watches from the last resourceVersion it
+ *   received, as after any ended watch, and misses nothing. Never an aborted stream: over HTTP/2 a
+ *   body that breaks off has client-go relist instead (review N5).
+ * - A queue leaves the count when its stream is done (read to the end, cancelled, or closed here).
  *
  * Co-located Durable Objects share one isolate's 128 MB: the budget is per object, and small.
  */
@@ -30,6 +32,11 @@ export interface WatchQueue {
   readonly writer: WritableStreamDefaultWriter<Uint8Array>;
   /** Queues `bytes`; resolves once they are taken (the hub does not wait for it: see `writer.desiredSize`). */
   write(bytes: Uint8Array): Promise<void>;
+  /**
+   * Ends the client's stream now, normally, after the frames it already took; what is queued is
+   * dropped (and leaves the count) at once. A `writer.close()` instead delivers everything queued first.
+   */
+  end(): void;
 }
 
 interface Entry {
@@ -38,6 +45,8 @@ interface Entry {
   chunks: Uint8Array[];
   writer: WritableStreamDefaultWriter<Uint8Array>;
   shed: () => void;
+  /** Ends the client's stream after what it already took, and drops what is queued (the writer errors). */
+  end: () => void;
 }
 
 export class WatchQueues {
@@ -59,7 +68,7 @@ export class WatchQueues {
   /** A queue for a new watcher; `shed` is called if the budget closes it. */
   create(shed: () => void): WatchQueue {
     const entries = this.#entries;
-    const entry: Entry = { queued: 0, chunks: [], writer: undefined!, shed };
+    const entry: Entry = { queued: 0, chunks: [], writer: undefined!, shed, end: undefined! };
     const taken = (chunk: Uint8Array) => {
       if (!entries.has(entry)) return;
       entry.queued -= chunk.byteLength;
@@ -69,6 +78,9 @@ export class WatchQueues {
     // The transform runs as the client pulls a chunk: that chunk has left the queue.
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(
       {
+        start(controller) {
+          entry.end = () => controller.terminate();
+        },
         transform(chunk, controller) {
           taken(chunk);
           controller.enqueue(chunk);
@@ -84,6 +96,10 @@ export class WatchQueues {
     return {
       readable,
       writer,
+      end: () => {
+        this.#remove(entry);
+        entry.end();
+      },
       write: (bytes) => {
         if (!entries.has(entry)) return Promise.reject(new Error("the watch was closed"));
         entry.queued += bytes.byteLength;
@@ -122,8 +138,10 @@ export class WatchQueues {
       for (const entry of this.#entries) if (!largest || entry.queued > largest.queued) largest = entry;
       this.#remove(largest!);
       largest!.shed();
-      // Abort, not close: a close would keep the queue until the client read it all.
-      largest!.writer.abort(new Error("closed: the watchers of this resource hold too many unread bytes")).catch(() => {});
+      // Terminate, not close (a close would keep the queue until the client read it all) nor abort
+      // (the client's body would break off): the stream ends after what the client took; what is
+      // queued is dropped as the writer errors.
+      largest!.end();
     }
   }
 }

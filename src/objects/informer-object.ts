@@ -159,8 +159,8 @@ export class InformerObject extends DurableObject<Env> {
     return this.#reads.findObject(key);
   }
 
-  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyRead): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#reads.listAt(query, from, of, heavy);
+  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyRead, hold?: string): Promise<Result<QueryAnswer<VersionedPage>>> {
+    return this.#reads.listAt(query, from, of, heavy, hold);
   }
 
   async searchAt(query: PageQuery & { maxBytes?: number }, from?: Position): Promise<Result<QueryAnswer<VersionedPage>>> {

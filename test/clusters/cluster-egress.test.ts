@@ -88,11 +88,10 @@ describe("cluster egress", () => {
   it("refuses a /version answer over its bound without reading it all", async () => {
     const fake = await newCluster();
     await fake.fault({ kind: "oversizedBody", on: "version", bytes: 256 * 1024 * 1024 });
-    const started = Date.now();
+    // That the rest is cancelled unread, counted in bytes: test/net/bounded-body.test.ts.
     expect(await probeCluster("c", { server: fake.url }, {})).toEqual({
       reachable: true,
       error: `GET /version answered more than ${MAX_VERSION_BODY_BYTES / 1024} KiB: not a Kubernetes version (refused, not read)`,
     });
-    expect(Date.now() - started).toBeLessThan(3_000); // 256 MiB were not read
   });
 });

@@ -9,11 +9,15 @@
  *   the restart every informer resumes on its own from its stored resourceVersion: watches only, no
  *   list request reaches either server, and the caches catch up.
  * - Isolation: `beta` refuses connections, then comes back with a storm of 410 Expired answers
- *   (which make its pods informer relist, again and again). Meanwhile `default`'s informers keep
- *   their watches (no new list or watch request reaches its server, restarts and relists unchanged),
- *   and the p99 of its event latency (a change on the server → the change in the cache, polled)
- *   during the outage and the storm stays within 2x of the p99 measured before. beta's informers
- *   come back watching, with no error left standing, and mirror their server again.
+ *   (which make its pods informer relist, again and again), one of its relists held mid-body by its
+ *   server. Meanwhile nothing of it reaches `default`'s path: no list or watch request reaches
+ *   default's server, default's informers open no watch, drop none, read no list page, count no
+ *   relist; their logs gain exactly the probe changes made on default's server, which a /k8s watch
+ *   from before the outage returns in order; and each probe change reaches default's cache while
+ *   beta's relist is still held (default's loop never waits on beta). beta's informers come back
+ *   watching, with no error left standing, and mirror their server again.
+ *   How fast default's events arrive meanwhile is a benchmark's figure, not an assertion here:
+ *   `npm run bench -- --only isolation` (bench/isolation.mjs, BENCHMARKS.md "Cluster isolation").
  *
  * This file runs its own Worker and fake API server (it kills and restarts the runtime, which the
  * shared one of global-setup.ts must survive); the e2e project runs files one at a time.
@@ -39,10 +43,14 @@ const INFORMER_NAMES = Object.keys(INFORMERS) as InformerName[];
 /** Where each cluster's churn writes; the seed puts 100 pods of ~3 KB in each of ns-0 and ns-1. */
 const CHURN_NAMESPACE = "ns-0";
 const PROBE_NAMESPACE = "ns-1";
-/** Changes per latency sample set: p99 of 60 is close to the worst of them, which is the point. */
-const LATENCY_SAMPLES = 60;
-/** Pause between two measured changes, so each one is measured alone. */
-const LATENCY_GAP_MS = 40;
+/** Probe changes on `default` in each phase (beta refusing, beta's relist held, the storm). */
+const PROBES = 10;
+/**
+ * How long beta's server holds the relist it stalls: far longer than default needs for its PROBES
+ * changes (a second or two on a busy machine), and under the client's 60 s body idle timeout
+ * (src/kube/client.ts), so the list then completes as a slow one, not as an error.
+ */
+const STALL_MS = 30_000;
 /**
  * 410 Expired answers to the recovering cluster, of each kind (a watch request's status, an ERROR
  * event on a watch stream): each one makes it relist, after a backoff that keeps growing as
@@ -102,43 +110,88 @@ async function expectMirrored(cluster: ClusterName, timeoutMs = 30_000): Promise
 const lists = (requests: RecordedRequest[], resource?: string) => requests.filter((r) => r.verb === "list" && (resource === undefined || r.resource === resource));
 const watches = (requests: RecordedRequest[], resource?: string) => requests.filter((r) => r.verb === "watch" && (resource === undefined || r.resource === resource));
 
-function p99(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
-}
-
 let probeStep = 0;
 
 /**
- * One change on `default`'s server (the probe pod's label), and the milliseconds until the cache is
- * complete up to it: the informer's cacheResourceVersion, polled back to back.
+ * One change on `default`'s server (the probe pod's label), awaited until default's cache is complete
+ * up to it (its cacheResourceVersion); answers the change's resourceVersion. The deadline only
+ * catches a path that is stuck: the change normally arrives within a second.
  */
-async function measureOne(): Promise<number> {
-  const started = performance.now();
+async function probeOnce(): Promise<string> {
   const probe = await fake.default.upsert("pods", {
     apiVersion: "v1",
     kind: "Pod",
     metadata: { name: "probe", namespace: PROBE_NAMESPACE, labels: { step: String(probeStep++) } },
     spec: { containers: [{ name: "main", image: "nginx:1.27" }], nodeName: "node-a" },
   });
-  const rv = BigInt(probe.metadata.resourceVersion!);
-  await waitFor(async () => BigInt((await status("default")).cacheResourceVersion || "0") >= rv, {
+  const rv = probe.metadata.resourceVersion!;
+  await waitFor(async () => BigInt((await status("default")).cacheResourceVersion || "0") >= BigInt(rv), {
     timeoutMs: 20_000,
-    intervalMs: 0,
+    intervalMs: 20,
     what: `the probe change ${rv} in the default cluster's cache`,
   });
-  return performance.now() - started;
+  return rv;
 }
 
-/** Samples `default`'s event latency until it has `count` samples and `until()` (if given) is true. */
-async function measureLatency(count: number, until?: () => boolean): Promise<number[]> {
-  const samples: number[] = [];
-  const deadline = Date.now() + 90_000;
-  while ((samples.length < count || (until && !until())) && Date.now() < deadline) {
-    samples.push(await measureOne());
-    await new Promise((resolve) => setTimeout(resolve, LATENCY_GAP_MS));
+/** `count` probe changes, one after the other, and more while `until()` (if given) is false; their resourceVersions. */
+async function probe(count: number, until?: () => boolean): Promise<string[]> {
+  const rvs: string[] = [];
+  while (rvs.length < count || (until && !until())) rvs.push(await probeOnce());
+  return rvs;
+}
+
+/**
+ * default's counters in /metrics (edge_informer_*_total{cluster="default",…}), by series: family and
+ * labels as written, e.g. `edge_informer_watch_starts_total{cluster="default",informer="pods"}`. The
+ * SQL row counters are left out: every status read of this test moves them.
+ */
+async function defaultCounters(): Promise<Record<string, number>> {
+  const response = await fetch(`${worker.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, signal: AbortSignal.timeout(10_000) });
+  if (!response.ok) throw new Error(`GET /metrics: ${response.status}`);
+  const counters: Record<string, number> = {};
+  for (const line of (await response.text()).split("\n")) {
+    const sample = /^(edge_informer_\w+_total\{cluster="default",[^}]*\}) (\S+)$/.exec(line);
+    if (sample && !sample[1]!.startsWith("edge_informer_sql_rows_")) counters[sample[1]!] = Number(sample[2]);
   }
-  return samples;
+  return counters;
+}
+
+/** The series of `counters` whose values differ in `after`, with the difference. */
+function moved(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
+  const series = new Set([...Object.keys(before), ...Object.keys(after)]);
+  return Object.fromEntries([...series].map((s) => [s, (after[s] ?? 0) - (before[s] ?? 0)] as const).filter(([, d]) => d !== 0));
+}
+
+/**
+ * The events of a /k8s watch of default's PROBE_NAMESPACE pods from `resourceVersion`, read until
+ * `count` have come (or 30 s, for a stream that stops short): type, name and resourceVersion each.
+ */
+async function watchedSince(resourceVersion: string, count: number): Promise<string[]> {
+  const query = new URLSearchParams({ watch: "1", resourceVersion, timeoutSeconds: "60" });
+  const response = await fetch(`${worker.url}/k8s/api/v1/namespaces/${PROBE_NAMESPACE}/pods?${query}`, {
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    signal: AbortSignal.timeout(30_000),
+  });
+  expect(response.status).toBe(200);
+  const events: string[] = [];
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  try {
+    while (events.length < count) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += chunk.value;
+      const lines = text.split("\n");
+      text = lines.pop()!;
+      for (const line of lines.filter((l) => l.trim())) {
+        const event = JSON.parse(line) as { type: string; object: KubeObject };
+        events.push(`${event.type} ${event.object.metadata.name} ${event.object.metadata.resourceVersion}`);
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return events;
 }
 
 beforeAll(async () => {
@@ -221,28 +274,29 @@ describe("two clusters in one deployment", () => {
     }
   }, 180_000);
 
-  it("keeps the default cluster's watch and event latency while beta refuses connections and then answers a 410 storm", async () => {
+  it("keeps the default cluster's path untouched while beta refuses connections, stalls a relist and answers a 410 storm", async () => {
     for (const cluster of CLUSTERS) await expectMirrored(cluster);
-    // A first, unmeasured sample warms the path (the probe pod is created, the isolate is hot).
-    await measureLatency(3);
-    const before = await measureLatency(LATENCY_SAMPLES);
-
+    // The probe pod is created before the baseline: from here on each probe change is one update.
+    await probe(1);
     const healthy = await statuses("default");
+    const countersBefore = await defaultCounters();
     const betaBefore = await status("beta");
     await fake.default.clearRequests();
     await fake.beta.clearRequests();
 
     await proxy.refuse();
     await waitFor(async () => (await status("beta")).lastError, { timeoutMs: 30_000, intervalMs: 200, what: "beta's informer to report the refused connection" });
-    const outage = await measureLatency(LATENCY_SAMPLES);
+    const probed = await probe(PROBES);
     const betaDown = await status("beta");
     expect(betaDown.lastError).toMatch(/refused|connect/i);
 
-    // The storm: every watch beta's informer opens answers 410 Expired (as a status or as an ERROR
-    // event on the stream), so it relists each time, until the faults are used up.
+    // The storm: every watch beta's pods informer opens answers 410 Expired (as a status or as an
+    // ERROR event on the stream), so it relists each time, until the faults are used up; and its
+    // server holds one of those relists mid-body for STALL_MS.
     const storm: Fault[] = [
       { kind: "status", on: "watch", resource: "pods", code: 410, reason: "Expired", message: "too old resource version", count: STORM },
       { kind: "errorEvent", resource: "pods", code: 410, reason: "Expired", message: "too old resource version", afterEvents: 0, count: STORM },
+      { kind: "stallList", resource: "pods", afterItems: 10, ms: STALL_MS },
     ];
     await fake.beta.fault(storm);
     await proxy.accept();
@@ -254,9 +308,24 @@ describe("two clusters in one deployment", () => {
         if (pending.length === 0 && all.every((s) => s.synced && s.watch.state === "watching" && s.lastError === null)) return true;
         throw new Error(`faults pending: ${JSON.stringify(pending)}, statuses: ${JSON.stringify(all)}`);
       },
-      { timeoutMs: 180_000, intervalMs: 250, what: "beta to come through the 410 storm" },
+      { timeoutMs: 240_000, intervalMs: 250, what: "beta to come through the 410 storm" },
     ).finally(() => (stormOver = true));
-    const during = await measureLatency(LATENCY_SAMPLES, () => stormOver);
+
+    // default's loop never waits on beta: while beta's relist is held mid-body, every probe change
+    // reaches default's cache, and beta is still in that same list afterwards.
+    const stalledAt = await waitFor(
+      async () => {
+        const requests = lists(await fake.beta.requests(), "pods");
+        const stalled = requests.findIndex((r) => r.faults?.includes("stallList"));
+        return stalled >= 0 ? stalled : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 100, what: "beta's relist to be held by its server" },
+    );
+    probed.push(...(await probe(PROBES)));
+    expect(lists(await fake.beta.requests(), "pods").length, "beta's lists since the held one began").toBe(stalledAt + 1);
+    expect((await status("beta")).watch.state, "beta after default's probes: still in its held relist").toBe("listing");
+
+    probed.push(...(await probe(1, () => stormOver)));
     await watchStorm;
 
     // beta went through the storm: every 410 was answered, each one made it relist, and it mirrors again.
@@ -265,7 +334,9 @@ describe("two clusters in one deployment", () => {
     expect((await status("beta")).relists).toBeGreaterThanOrEqual(betaBefore.relists + 2 * STORM);
     await expectMirrored("beta", 60_000);
 
-    // default kept its watches: no request reached its server but the probe changes' own.
+    // Nothing of beta's reached default's path: no request to its server but the probe changes'
+    // own; its informers opened no watch, dropped none, read no list page and counted no relist; its
+    // logs gained exactly the probe changes, which a watch from before the outage returns in order.
     const after = await statuses("default");
     for (const informer of INFORMER_NAMES) {
       expect(after[informer].watch.restarts, `default/${informer}: watch restarts`).toBe(healthy[informer].watch.restarts);
@@ -273,11 +344,12 @@ describe("two clusters in one deployment", () => {
     }
     const defaultRequests = await fake.default.requests();
     expect([...lists(defaultRequests), ...watches(defaultRequests)], "default: list or watch requests during beta's outage").toEqual([]);
+    expect(moved(countersBefore, await defaultCounters()), "default's counters that moved").toEqual({
+      'edge_informer_events_total{cluster="default",informer="pods",type="update"}': probed.length,
+    });
+    expect(await watchedSince(healthy.pods.cacheResourceVersion, probed.length), "default's events since the outage began").toEqual(
+      probed.map((rv) => `MODIFIED probe ${rv}`),
+    );
     await expectMirrored("default");
-
-    const figures = { beforeP99: p99(before), outageP99: p99(outage), stormP99: p99(during), samples: { before: before.length, outage: outage.length, storm: during.length } };
-    console.log(`default cluster's event latency (ms): ${JSON.stringify(figures, (_, v) => (typeof v === "number" ? Math.round(v * 10) / 10 : v))}`);
-    expect(figures.outageP99, "p99 while beta refuses connections").toBeLessThanOrEqual(2 * figures.beforeP99);
-    expect(figures.stormP99, "p99 while beta goes through the 410 storm").toBeLessThanOrEqual(2 * figures.beforeP99);
-  }, 400_000);
+  }, 480_000);
 });

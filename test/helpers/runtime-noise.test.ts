@@ -16,6 +16,21 @@ describe("RuntimeNoiseFilter", () => {
     expect(noise.summary()).toMatch(/silenced 7 expected workerd log lines/);
   });
 
+  it("drops a test's deliberate restart of one object and its watch clients going away, with their native stacks", () => {
+    const noise = new RuntimeNoiseFilter();
+    const lines = [
+      "uncaught exception; exception = workerd/api/actor-state.c++:1249: failed: broken.outputGateBroken; jsg.Error: a deliberate restart by a test",
+      STACK,
+      "exception = kj/async-io.c++:1697: disconnected: abortRead() has been called",
+      STACK,
+      "exception = kj/async-io.c++:763: disconnected: read end of pipe was aborted",
+    ];
+    expect(noise.filter(`${lines.join("\n")}\n`)).toBe("");
+    expect(Object.fromEntries(noise.dropped)).toEqual({ "deliberate restart": 2, "watch client went away": 3 });
+    // The same failure for any other reason is kept.
+    expect(noise.filter("uncaught exception; exception = workerd/api/actor-state.c++:1249: failed: broken.outputGateBroken; jsg.Error: boom\n")).not.toBe("");
+  });
+
   it("drops the deliberate TLS failure against the self-signed receiver, reference ids and all", () => {
     const noise = new RuntimeNoiseFilter();
     const lines = [

@@ -14,10 +14,17 @@
  * failed fetch whose rejection *was* handled; a truly unhandled one prints the same line, so it is
  * dropped only as part of a failed fetch's group (right after the connection error it follows).
  */
+/** The reason tests give `ctx.abort()` when they restart one Durable Object on purpose. */
+export const DELIBERATE_RESTART = "a deliberate restart by a test";
+
 export const BENIGN_RUNTIME_LINES: { name: string; pattern: RegExp; after?: string }[] = [
+  // A test's deliberate restart of one object (`state.abort(DELIBERATE_RESTART)`), once per abandoned call.
+  { name: "deliberate restart", pattern: /^uncaught exception; exception = workerd\/api\/actor-state\.c\+\+:\d+: failed: broken\.outputGateBroken; jsg\.Error: a deliberate restart by a test$/ },
   // The tests' deliberate aborts (cloudflare:test abortAllDurableObjects), once per aborted object.
   { name: "abortAllDurableObjects", pattern: /^exception = workerd\/api\/unsafe\.c\+\+:\d+: failed: jsg\.Error: Application called abortAllDurableObjects\(\)\.$/ },
   { name: "abortAllDurableObjects", pattern: /^failed to invoke drain\(\) on IncomingRequest before destroying it; kj::getStackTrace\(\) =( \S+workerd@[0-9a-f]+)+$/ },
+  // A test's client cancelling a watch body on purpose: the pipe from the object serving it is cut.
+  { name: "watch client went away", pattern: /^exception = kj\/async-io\.c\+\+:\d+: disconnected: (abortRead\(\) has been called|read end of pipe was aborted)$/ },
   // A fetch to a port nobody listens on, or a connection the other side reset, on purpose.
   { name: "refused or reset connection", pattern: /^exception = rust\/worker\/ffi\.rs:\d+: disconnected: (Connection refused \(os error 111\)|Connection reset by peer \(os error 104\)|client error \(SendRequest\)|HTTP body: error reading a body from connection)$/ },
   { name: "refused or reset connection", after: "refused or reset connection", pattern: /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\.$/ },

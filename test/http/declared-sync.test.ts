@@ -32,10 +32,9 @@ describe("the declared sync a request waits for", () => {
   it("holds a request at most DECLARED_SYNC_WAIT, then serves it while the sync goes on", async () => {
     DECLARED_SYNC_WAIT.ms = 50;
     const stalled = stalledFactory(`{"stalled-${crypto.randomUUID().slice(0, 6)}": {"server": "https://a.example"}}`);
-    const started = Date.now();
+    // The sync never answers until released: both return only because the wait is bounded.
     await ensureDeclaredInformers(stalled.env);
     await ensureDeclaredInformers(stalled.env); // joins the same sync, does not start another
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(stalled.calls()).toBe(1);
     stalled.release();
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -47,16 +46,16 @@ describe("the declared sync a request waits for", () => {
   // Review B4: a sync whose request ended may never settle in a later request (the Worker cancels
   // an ended request's continuations); no later request may wait on it.
   it("does not hold a later request on a sync an earlier request started, even one that never settles", async () => {
-    DECLARED_SYNC_WAIT.ms = 2_000;
+    DECLARED_SYNC_WAIT.ms = 50;
     const stalled = stalledFactory(`{"never-${crypto.randomUUID().slice(0, 6)}": {"server": "https://a.example"}}`);
     const handedOver: Promise<unknown>[] = [];
-    await ensureDeclaredInformers(stalled.env, (promise) => handedOver.push(promise)); // held up to 2 s
+    await ensureDeclaredInformers(stalled.env, (promise) => handedOver.push(promise)); // held up to 50 ms
     expect(handedOver).toHaveLength(1); // the first request keeps its sync alive past its response
-    const later = Date.now();
+    // A later request that waited on that sync (the old shared promise) would now be held an hour,
+    // past this test's timeout: that they return at all says they do not wait on it.
+    DECLARED_SYNC_WAIT.ms = 3_600_000;
     await ensureDeclaredInformers(stalled.env);
     await ensureDeclaredInformers(stalled.env);
-    // Generous bound: the old shared promise held each of these the full 2 s.
-    expect(Date.now() - later).toBeLessThan(1_000);
     expect(stalled.calls()).toBe(1);
     stalled.release();
   });

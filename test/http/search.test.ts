@@ -156,12 +156,17 @@ describe("GET /search/{resource}", () => {
     const [fast, slow] = [await mirroredCluster(9), await mirroredCluster(10)];
     const query = `clusters=${fast.name},${slow.name}&limit=1000`;
     await searchEquals(query, [fast, slow]);
-    SEARCH_DEADLINE.ms = 300;
-    // The slow cluster's informer object takes no request for 1.5 s, as a busy or distant object would.
+    // The slow cluster's informer object takes no request until released, as a busy or distant
+    // object would; the deadline is generous for the fast one, whose answer never depends on it.
+    SEARCH_DEADLINE.ms = 3_000;
     const stub = env.INFORMER.getByName(informerObjectName({ cluster: slow.name, name: "pods" }));
-    const blocked = runInDurableObject(stub, (_, state) => state.blockConcurrencyWhile(() => new Promise((resolve) => setTimeout(resolve, 1_500))));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    const blocked = runInDurableObject(stub, (_, state) => state.blockConcurrencyWhile(() => ((holding = true), held)));
+    await waitFor("the slow cluster's object to hold its requests", async () => holding);
     const first = await search(query);
+    release();
     expect(first.partial).toEqual([slow.name]);
     expect(Object.keys(first.resourceVersions)).toEqual([fast.name]);
     expect(entries(first.items).sort()).toEqual(await truth([fast]));

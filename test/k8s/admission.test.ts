@@ -1,10 +1,10 @@
 /**
  * ReadAdmission and WatcherCaps by themselves (admission.ts, watcher-caps.ts): slots go to waiters
- * in arrival order, the next part of an admitted read is never shed, releases count once, and a
- * credential's places are its own.
+ * in arrival order, the next part of an admitted read is never shed, releases count once, a read
+ * may hold its slot between its parts, and a credential's places are its own.
  */
 import { describe, expect, it } from "vitest";
-import { inSlot, ReadAdmission } from "../../src/k8s/admission.ts";
+import { HeldSlots, inSlot, ReadAdmission } from "../../src/k8s/admission.ts";
 import { isRefusal, WatcherCaps } from "../../src/k8s/watcher-caps.ts";
 
 describe("ReadAdmission", () => {
@@ -26,6 +26,25 @@ describe("ReadAdmission", () => {
     (await admitted).release();
     expect(order).toEqual(["a", "b", "next-page"]);
     expect([admission.running, admission.queued, admission.peak]).toEqual([0, 0, 1]);
+  });
+
+  it("holds a read's slot from part to part while more follow, releases it after the last, and one left idle (HeldSlots)", async () => {
+    const admission = new ReadAdmission({ running: 1, queued: 2 });
+    const slots = new HeldSlots(1);
+    const hold = (more: boolean) => ({ slots, name: "list", more: () => more });
+    await inSlot(admission, "first", async () => "page 1", hold(true));
+    expect(admission.running).toBe(1); // held: a later read waits
+    const later = admission.enter()!;
+    expect(admission.queued).toBe(1);
+    // The next part takes the held slot at once, ahead of the waiting read; the last one releases it.
+    expect(await inSlot(admission, "next", async () => "page 2", hold(true))).toBe("page 2");
+    expect(await inSlot(admission, "next", async () => "page 3", hold(false))).toBe("page 3");
+    (await later).release();
+    // A held slot whose read never asks again (its client went away) is released when idle.
+    await inSlot(admission, "first", async () => "page 1", hold(true));
+    expect(admission.running).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect([admission.running, admission.peak]).toEqual([0, 1]);
   });
 
   it("releases a slot when the work throws, and sheds without running the work", async () => {

@@ -9,7 +9,8 @@ import type { LogEvent } from "../../src/cache/event-log.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { BOOKMARK_INTERVAL_MS, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
 import { parseFieldSelector, parseLabelSelector } from "../../src/kube/selectors.ts";
-import { readLines } from "../helpers/watch-lines.ts";
+import { waitFor } from "../helpers/informer.ts";
+import { readLines, WatchBody } from "../helpers/watch-lines.ts";
 
 /**
  * A log whose events are all in resourceVersion order; every event is a mark (the end of a run of
@@ -127,11 +128,18 @@ describe("WatchHub", () => {
     for (let i = 0; i < 500; i++) log.append(`s${i}`, 1_000);
     hub.notify();
     expect(await reading).toHaveLength(500);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(hub.watchers).toBe(0);
+    // Its 200 ms pass in real time: waited for, with a deadline that only a watcher never closed meets.
+    await waitFor("the stalled watcher to be closed", async () => hub.watchers === 0, 10_000);
     // The stalled one was closed as unresponsive, and counted so (the reading one ended by its client).
     expect(hub.closed).toEqual({ unresponsive: 1, overBudget: 0 });
-    void stalled;
+    // What it did not take was dropped at once, not kept until its client reads (or never does).
+    expect(hub.queuedBytes).toBe(0);
+    // Its stream ends normally after the whole frames it took, as the API server just ends such a
+    // watcher's stream (facts §6): its client re-watches from its last resourceVersion.
+    const body = new WatchBody(stalled);
+    expect(await body.toEnd(1_000)).toBe("done");
+    expect(body.partial).toBe("");
+    expect(body.events.map((e) => e.object.metadata.name)).toEqual(Array.from({ length: body.events.length }, (_, i) => `s${i}`));
   });
 
   it("starting from an event's resourceVersion between two marks, skips the events the client saw", async () => {
@@ -261,27 +269,43 @@ describe("WatchHub", () => {
 });
 
 describe("WatchHub failures", () => {
-  it("ends a watcher whose loop throws with an ERROR event carrying a 500 InternalError Status", async () => {
+  it("ends a watcher whose loop throws with an ERROR event carrying a 500 InternalError Status, then a normal end of body", async () => {
     const log = scriptedLog();
-    const failing: WatchSource = {
+    let failing = false;
+    const source: WatchSource = {
       ...log.source,
-      read: () => {
-        throw new Error("disk on fire");
+      read: (after, limit) => {
+        if (failing) throw new Error("disk on fire");
+        return log.source.read(after, limit);
       },
     };
-    const hub = new WatchHub(() => failing);
-    const received = readLines(hub.open(request), 1);
+    const hub = new WatchHub(() => source);
+    const body = new WatchBody(hub.open(request));
     await new Promise((resolve) => setTimeout(resolve, 10));
+    log.append("before");
+    hub.notify();
+    expect(await body.until(1)).toBeUndefined();
+    failing = true;
     log.append("boom");
     hub.notify();
-    const lines = await received;
-    expect(lines).toHaveLength(1);
-    const event = JSON.parse(lines[0]!);
-    expect(event.type).toBe("ERROR");
-    expect(event.object).toMatchObject({ kind: "Status", status: "Failure", code: 500, reason: "InternalError" });
-    expect(event.object.message).toContain("disk on fire");
+    // The API server ends a failing watch with one ERROR event, then the stream (issue 27 item 4).
+    expect(await body.toEnd(1_000)).toBe("done");
+    expect(body.partial).toBe("");
+    const events = body.events;
+    expect(events.map((e) => e.type)).toEqual(["ADDED", "ERROR"]);
+    expect(events[1]!.object).toMatchObject({ kind: "Status", status: "Failure", code: 500, reason: "InternalError" });
+    expect(events[1]!.object.message).toContain("disk on fire");
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(hub.watchers).toBe(0);
+  });
+
+  it("ends a watch from a resourceVersion the log no longer covers with an ERROR 410 Expired, then a normal end of body", async () => {
+    const log = scriptedLog();
+    const hub = new WatchHub(() => ({ ...log.source, positionOf: () => "expired" as const }));
+    const body = new WatchBody(hub.open(request));
+    expect(await body.toEnd(1_000)).toBe("done");
+    expect(body.partial).toBe("");
+    expect(body.events).toMatchObject([{ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } }]);
   });
 });
 

@@ -185,6 +185,18 @@ describe("watch relays", () => {
       expect(rvsOf(await received)).toEqual(["101", "102", "103", "103"]);
     });
 
+    it("keeps the newer of two states when a poll's answer arrives after a watch's opening brought a later one", async () => {
+      const log = scriptedLog();
+      const { host, relay } = wire(() => log.source, new ReadAdmission(), { pump: false });
+      log.append("a");
+      const polled = structuredClone(host.snapshot()!); // a poll's answer, still on its way
+      log.append("b");
+      relay.open(structuredClone(host.snapshot()));
+      relay.accept(polled);
+      expect(relay.current()!.bounds().tail).toBe(2);
+      expect(relay.current()!.cacheResourceVersion()).toBe("102");
+    });
+
     it("keeps a watch opened after an informer restart open at the relay's next poll", async () => {
       const { log, informerHub, open, startPump, restartInformer } = await idleBehind(1, 0);
       restartInformer(); // the same log and configuration, a new instance of its object

@@ -59,11 +59,12 @@ describe("webhook subscriptions", () => {
     const { secret } = await subscribe(name, hook);
     await waitReceiverConverged(hook, secret, cluster);
     await waitSleeping(stub);
-    const changedAt = Date.now();
     await cluster.create("pods", pod({ name: "while-asleep", namespace: "ns-0" }));
     await waitReceiverConverged(hook, secret, cluster);
-    // Its lag, then the window's open and the delivery: no subscription keeps the informer awake.
-    expect(Date.now() - changedAt).toBeLessThan(3_000 + 3_000);
+    // No subscription keeps the informer awake: it sleeps again with its subscriber caught up. (How
+    // soon the delivery follows the window is a latency, not asserted; the nudges a window's batches
+    // send are counted in test/delivery/nudger.test.ts.)
+    expect((await waitSleeping(stub)).watch.state).toBe("sleeping");
   });
 
   it("names the cluster in every event's body and header, signed, with ids that tell clusters apart and stay the same in the default one", async () => {
