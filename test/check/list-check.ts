@@ -6,7 +6,6 @@
  */
 import type { KubeObject } from "../../src/kube/types.ts";
 import { type ClusterModel, keyOf, rvOf, type Selector } from "./cluster-model.ts";
-import { KNOWN_DEFECTS } from "./known-defects.ts";
 
 export type ListVerdict = { at: number } | { wrong: string };
 
@@ -18,9 +17,6 @@ export function judgeList(cluster: ClusterModel, listed: { resourceVersion: stri
     items.set(keyOf(object), rvOf(object));
   }
   if (same(cluster.stateAt(rv, selector), items)) return { at: rv };
-  if (KNOWN_DEFECTS.listRvNewerThanItems) {
-    for (let earlier = rv - 1; earlier >= 1; earlier--) if (same(cluster.stateAt(earlier, selector), items)) return { at: earlier };
-  }
   return { wrong: `a list at ${rv}: items ${show(items)}, the cluster ${show(cluster.stateAt(rv, selector))}` };
 }
 

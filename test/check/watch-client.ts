@@ -15,7 +15,7 @@
 import { BOOKMARK_BEFORE_DEADLINE_MS, BOOKMARK_INTERVAL_MS } from "../../src/k8s/watch-hub.ts";
 import type { KubeObject } from "../../src/kube/types.ts";
 import { type Change, type ClusterModel, keyOf, rvOf, type Selector, selects } from "./cluster-model.ts";
-import { KNOWN_DEFECTS } from "./known-defects.ts";
+import { DEVIATIONS } from "./deviations.ts";
 import { judgeList, same, show } from "./list-check.ts";
 
 export interface Frame {
@@ -217,14 +217,7 @@ export class WatchClient {
       return;
     }
     const held = this.state.get(key);
-    // Review N4: a relist's inferred delete carries the object's old RV, the one the client holds
-    // (or held: a resumed stream sends it again, as it is never skipped). While known, it is taken as
-    // if stamped at the client's RV: applied, without moving its RV back.
-    if (KNOWN_DEFECTS.tombstoneOldRv && type === "DELETED" && (held === rv || held === undefined) && rv <= this.#highestEvent) {
-      this.state.delete(key);
-      return;
-    }
-    if (KNOWN_DEFECTS.tombstonesResentAtTheirRv && type === "DELETED" && (rv === this.#highestEvent || rv === this.#streamStart)) {
+    if (DEVIATIONS.inferredDeletesShareTheRelistRv && type === "DELETED" && (rv === this.#highestEvent || rv === this.#streamStart)) {
       if (held === undefined) return;
       this.state.delete(key);
       this.#seen.add(rv);

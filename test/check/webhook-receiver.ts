@@ -10,7 +10,6 @@
  */
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
-import { KNOWN_DEFECTS } from "./known-defects.ts";
 
 export type Answer = "2xx" | "5xx" | "timeout" | "410" | "die";
 
@@ -76,9 +75,6 @@ export class WebhookReceiver {
     const rv = Number(event.resourceVersion);
     const newest = this.#newest.get(event.key);
     if (newest !== undefined && rv < newest) {
-      // Lane wt-delivery, while known: after a crash a window is resent from the stored cursor, a
-      // key's older event after its newer one was accepted. The receiver then keeps the newer.
-      if (KNOWN_DEFECTS.webhookOrderAfterCrash && resent) return;
       this.violations.push(`${event.type} ${event.key}@${rv} (id ${event.id}${resent ? ", a resend" : ""}) after ${event.key}@${newest} was accepted`);
       return;
     }
