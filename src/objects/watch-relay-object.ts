@@ -39,6 +39,8 @@ export class WatchRelay extends DurableObject<Env> {
   readonly #hub: WatchHub;
   /** The running slice's budget; the hub's reads between slices are counted in the next one. */
   #budget = new SubrequestBudget();
+  /** Released when the next slice's budget is there, for the reads waiting past this one's margin. */
+  #nextSlice: { started: Promise<void>; release: () => void } | undefined;
   #pumping = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -85,6 +87,8 @@ export class WatchRelay extends DurableObject<Env> {
     if (this.#pumping || this.#informer === undefined) return;
     this.#pumping = true;
     this.#budget = new SubrequestBudget(subrequestLimitOf(this.env));
+    this.#nextSlice?.release();
+    this.#nextSlice = undefined;
     const until = Date.now() + RELAY_SLICE_MS;
     try {
       await this.#source.pump(() => this.#hub.watchers > 0 && Date.now() < until && !this.#budget.ended);
@@ -100,8 +104,10 @@ export class WatchRelay extends DurableObject<Env> {
 
   /**
    * The informer's object, each call counted in the slice's budget. Past the budget's margin the
-   * pump ends the slice before its next poll (the next slice polls in a fresh invocation); no call
-   * is refused, since a refused read would end a watcher's stream: the margin holds the overrun.
+   * pump ends the slice before its next poll and re-arms at once; a watcher's read made past it
+   * waits for that next slice's budget rather than being refused (a refused read would end its
+   * stream) or made in the ending invocation (how many a batch's reads would add there depends on
+   * timing, and the margin must hold only the calls already on their way).
    */
   #upstream(): RelayUpstream {
     return {
@@ -110,9 +116,20 @@ export class WatchRelay extends DurableObject<Env> {
         return this.#stub().relayPoll(known, waitMs);
       },
       call: async (incarnation, call) => {
-        this.#budget.take();
+        await this.#inBudget();
         return this.#stub().relayCall(incarnation, call);
       },
     };
+  }
+
+  async #inBudget(): Promise<void> {
+    while (!this.#budget.take()) {
+      if (!this.#nextSlice) {
+        let release!: () => void;
+        const started = new Promise<void>((resolve) => (release = resolve));
+        this.#nextSlice = { started, release };
+      }
+      await this.#nextSlice.started;
+    }
   }
 }
