@@ -4,7 +4,6 @@
  * (invariant 3), expiry, filters, batching, and resuming from storage after an eviction.
  */
 import { describe, expect, it } from "vitest";
-import type { DeliveryRequest } from "../../src/delivery/sender.ts";
 import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import type { WebhookEvent } from "../../src/client/types.ts";
 import { HELD_CHANGES_MAX, SEGMENT_KEYS } from "../../src/delivery/held-keys.ts";
@@ -385,18 +384,12 @@ describe("Subscription", () => {
 
   it("resends the identical batch when the process dies during the POST, then numbers on", async () => {
     await withDb(async (db) => {
-      const { feed, endpoint, subscription, make } = setup(db, { replayExisting: false });
+      const { feed, endpoint, subscription, make, dying, makeDying } = setup(db, { replayExisting: false });
       feed.put("default/a");
       feed.put("default/b");
-      const send = (r: DeliveryRequest) => endpoint.send(r);
-      let dying = true;
-      const crashing = new Subscription(db, new FakeClock(Date.now()), fixedRandom(0.5), feed, async (r) => {
-        await send(r);
-        if (dying) throw new Error("the process died before the answer was stored");
-        return { status: 204, durationMs: 1 };
-      });
-      await expect(drain(crashing)).rejects.toThrow(/process died/);
-      dying = false;
+      dying.now = true;
+      await expect(drain(makeDying())).rejects.toThrow(/process died/);
+      dying.now = false;
       await drain(make());
       const [first, resent] = endpoint.received;
       expect(resent!.request.body).toBe(first!.request.body);
@@ -585,19 +578,14 @@ describe("Subscription", () => {
 
     it("when the process dies during the POST of a key's newer event", async () => {
       await withDb(async (db) => {
-        const { feed, clock, endpoint, make } = setup(db, { replayExisting: false }, withHistory(20));
-        let dying = false;
-        const crashing = new Subscription(db, clock, fixedRandom(0.5), feed, async (r) => {
-          const result = await endpoint.send(r);
-          if (dying) throw new Error("the process died before the answer was stored");
-          return result;
-        });
+        const { feed, clock, endpoint, make, dying, makeDying } = setup(db, { replayExisting: false }, withHistory(20));
+        const crashing = makeDying();
         await storedOne(crashing, feed, clock);
         feed.put("default/x");
         feed.put("default/x");
         await crashing.step(); // the window, in memory
         await crashing.step(); // x@102: held
-        dying = true;
+        dying.now = true;
         await expect(crashing.step()).rejects.toThrow(/process died/); // x@103 was received
         await restartAndDrain(make);
         expectKeysInOrder(endpoint.events);
@@ -649,17 +637,13 @@ describe("Subscription", () => {
 
     it("at maxBatchSize 3, when the process dies during a batch's POST", async () => {
       await withDb(async (db) => {
-        const { feed, endpoint, make } = setup(db, { replayExisting: false, maxBatchSize: 3 });
-        let dying = true;
-        const crashing = new Subscription(db, new FakeClock(Date.now()), fixedRandom(0.5), feed, async (r) => {
-          const result = await endpoint.send(r);
-          if (dying) throw new Error("the process died before the answer was stored");
-          return result;
-        });
+        const { feed, endpoint, make, dying, makeDying } = setup(db, { replayExisting: false, maxBatchSize: 3 });
+        const crashing = makeDying();
+        dying.now = true;
         feed.put("default/x");
         feed.put("default/x");
         await expect(drain(crashing)).rejects.toThrow(/process died/);
-        dying = false;
+        dying.now = false;
         await restartAndDrain(make);
         expectKeysInOrder(endpoint.events);
         expect(endpoint.events.map((e) => e.sequence)).toEqual([1, 1, 2]); // the first batch again, then the key's next event
@@ -669,19 +653,14 @@ describe("Subscription", () => {
 
   it("resends a window kept in memory when the process dies during a POST, as sent", async () => {
     await withDb(async (db) => {
-      const { feed, clock, endpoint, make } = setup(db, { replayExisting: false }, withHistory(10));
-      let dying = false;
-      const crashing = new Subscription(db, clock, fixedRandom(0.5), feed, async (r) => {
-        const result = await endpoint.send(r);
-        if (dying) throw new Error("the process died before the answer was stored");
-        return result;
-      });
+      const { feed, clock, endpoint, make, dying, makeDying } = setup(db, { replayExisting: false }, withHistory(10));
+      const crashing = makeDying();
       await storedOne(crashing, feed, clock);
       for (const name of ["b", "c", "d"]) feed.put(`default/${name}`);
       await crashing.step(); // the window, in memory
       await crashing.step(); // b: held
       expect(crashing.store.storedOutbox()).toBeUndefined();
-      dying = true;
+      dying.now = true;
       await expect(crashing.step()).rejects.toThrow(/process died/); // c was received
       const revived = make();
       await drain(revived);

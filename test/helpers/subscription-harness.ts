@@ -50,7 +50,16 @@ export function setup(db: Db, spec: Partial<SubscriptionSpecInput> = {}, feed = 
     tail: feed.tail,
     spec: { ...parsed, resyncPeriodSeconds: parsed.resyncPeriodSeconds ?? 0 },
   });
-  return { feed, clock, endpoint, subscription, make };
+  // Another instance over the same storage whose process dies, while `dying.now`, after its POST
+  // reached the endpoint and before it heard the answer (what a kill -9 mid-delivery leaves).
+  const dying = { now: false };
+  const makeDying = () =>
+    new Subscription(db, clock, fixedRandom(0.5), feed, async (r) => {
+      const result = await endpoint.send(r);
+      if (dying.now) throw new Error("the process died before the answer was stored");
+      return result;
+    }, options);
+  return { feed, clock, endpoint, subscription, make, dying, makeDying };
 }
 
 /** Steps until the subscription waits or idles; returns that result. */
