@@ -205,6 +205,7 @@ export async function runSchedule(makeSystem: (cluster: ClusterModel) => K8sSyst
       client.stopped = true;
       client.cut();
     }
+    system.close();
     await settle([]);
   }
   return { violations, clients };

@@ -134,6 +134,12 @@ export class K8sSystem implements K8sEndpoint {
     this.#relay = undefined;
   }
 
+  /** The schedule is over: nothing of it may poll on into the next one's object (whose storage it cannot touch). */
+  close(): void {
+    this.restartRelay();
+    this.hub.closeAll();
+  }
+
   /** Watchers served by the relay follow the informer through its own polls (watch-relay.ts). */
   #relayWiring(): Wiring {
     this.#relay ??= wire(() => watchSourceOf(this.informer), new ReadAdmission(), { now: () => this.clock.now() });

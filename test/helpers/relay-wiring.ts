@@ -93,6 +93,8 @@ export function wire(source: () => WatchSource | undefined, admission = new Read
     stop: () => {
       pumping = false;
       relayHub.closeAll();
+      // The poll in flight returns now, not at its 20 s wait's end (a test's object is gone by then).
+      host.closeAll();
       informerHub.notify();
     },
   };
