@@ -60,7 +60,7 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   // The object serving it may restart (a deploy, an eviction) or its RPC break: the client then sees
   // a normal end and re-watches from its last resourceVersion, never a reset stream (a relist).
   const body = endingCleanly(opened.value.stream, (error) =>
-    logger.info("watch source broke off: the stream ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
+    logger.info("watch stream ended early (its source broke off, or its client left): the body ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
   );
   return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
