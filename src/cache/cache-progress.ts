@@ -215,8 +215,17 @@ export class CacheProgress {
 
   /** The last mark (undefined before any). */
   lastMark(): number | undefined {
-    const newest = newestOf(this.#state());
-    return newest?.seq ?? this.#db.first<{ seq: number | null }>(LAST_STORED_BELOW, Number.MAX_SAFE_INTEGER)!.seq ?? undefined;
+    return this.#lastMarkOf(this.#state());
+  }
+
+  /** The last mark and the cache's RV, from one read of the state row (what the loop announces). */
+  announced(): { mark: number | undefined; cacheResourceVersion: string } {
+    const state = this.#state();
+    return { mark: this.#lastMarkOf(state), cacheResourceVersion: state.cache_rv };
+  }
+
+  #lastMarkOf(state: StateRow): number | undefined {
+    return newestOf(state)?.seq ?? this.#db.first<{ seq: number | null }>(LAST_STORED_BELOW, Number.MAX_SAFE_INTEGER)!.seq ?? undefined;
   }
 
   /** The last mark below `seq`, or 0. */

@@ -127,8 +127,9 @@ export class ProcessLoop {
   announce(): void {
     if (!this.#onAppended) return;
     const tail = this.#log.nextSeq() - 1;
-    const mark = this.#cacheProgress.lastMark() ?? 0;
-    const rv = this.#cacheProgress.cacheResourceVersion();
+    const announced = this.#cacheProgress.announced();
+    const mark = announced.mark ?? 0;
+    const rv = announced.cacheResourceVersion;
     if (tail <= this.#announced && mark <= this.#announcedMark && rv === this.#announcedRv) return;
     this.#announced = tail;
     this.#announcedMark = mark;

@@ -1,8 +1,8 @@
 /**
  * A `/k8s` watch: its options validated as the API server validates them, then opened in a watch
  * relay of its credential (k8s/watch-relay.ts) — off the informer's thread — or, with
- * WATCH_RELAYS=0, in the informer's object, and streamed; the body ends normally, at a line
- * boundary, even when that object's stream breaks off (k8s/watch-body.ts).
+ * WATCH_RELAYS=0, in the informer's object, and streamed; the body ends normally even when that
+ * object's stream breaks off (k8s/watch-body.ts).
  */
 import { informerObjectName } from "../clusters/cluster.ts";
 import { relayStub } from "../clusters/stubs.ts";
