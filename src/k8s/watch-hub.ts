@@ -56,6 +56,7 @@ import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
 import { type Cursor, WatchBatches } from "./watch-batches.ts";
 import { isRefusal, WatcherCaps } from "./watcher-caps.ts";
 import { type WatchQueue, WatchQueues } from "./watch-queues.ts";
+import { WatchWakeups } from "./watch-wakeups.ts";
 import type { LogEvent } from "../cache/event-log.ts";
 import type { WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
 export type { WatchOpened, WatchRequest, WatchSource };
@@ -83,12 +84,17 @@ export class WatchHub {
   readonly #caps: WatcherCaps;
   readonly #admission: ReadAdmission;
   #watchers = new Set<Watcher>();
+  /** Idle watchers wait here for the next change or their own bookmark or deadline. */
+  readonly #wakeups: WatchWakeups;
+  /** The read ahead for the watchers a notify wakes (WatchBatches.prepare), one at a time. */
+  #preparing: Promise<void> = Promise.resolve();
   #changed!: Promise<void>;
   #wake!: () => void;
 
   readonly #unresponsiveMs: number;
   /** Events parsed and frames encoded, over every watcher: the work F12 shares, for tests and benchmarks. */
   readonly counters: FrameCounters = { parsed: 0, framed: 0 };
+  #writes = 0;
   /** Watchers this hub closed itself, by why (each also logged): for operators, tests and benchmarks. */
   readonly closed = { unresponsive: 0, overBudget: 0 };
 
@@ -112,6 +118,7 @@ export class WatchHub {
     this.#caps = options.caps ?? new WatcherCaps();
     this.#queues = options.queues ?? new WatchQueues();
     this.#batches = new WatchBatches(source, this.counters);
+    this.#wakeups = new WatchWakeups(this.#now);
     this.#renew();
   }
 
@@ -124,6 +131,14 @@ export class WatchHub {
     return this.#batches.bufferedBytes;
   }
 
+  /**
+   * What fanning out cost, over every watcher (tests assert it: issue 28): chunks written to their
+   * queues, and next batches that needed a read or a wait of the watcher's own.
+   */
+  get fanout(): { writes: number; awaited: number } {
+    return { writes: this.#writes, awaited: this.#batches.awaited };
+  }
+
   /** Bytes queued for all watchers' clients now. */
   get queuedBytes(): number {
     return this.#queues.totalBytes;
@@ -133,6 +148,13 @@ export class WatchHub {
   notify(): void {
     this.#wake();
     this.#renew();
+    // The idle watchers wake once what they will all read is read (one log read, one run end, one
+    // range for all), so each takes it without a wait of its own. Nobody watching, nothing is read.
+    if (this.#watchers.size === 0) return;
+    this.#preparing = this.#preparing
+      .then(() => this.#batches.prepare())
+      .catch((error: unknown) => logger.warn("watch hub could not read ahead for its watchers: each reads for itself", { error: errorText(error) }))
+      .then(() => this.#wakeups.notify());
   }
 
   /** Resolves at the next `notify` (the log grew, the cache advanced), or after `waitMs`. */
@@ -144,6 +166,7 @@ export class WatchHub {
   closeAll(): void {
     for (const watcher of this.#watchers) watcher.closed = true;
     this.notify();
+    this.#wakeups.notify(); // at once: they read nothing more
   }
 
   /** Opens a watch (tryOpen) or throws its refusal. */
@@ -214,7 +237,6 @@ export class WatchHub {
   }
 
   async #run(watcher: Watcher, request: WatchRequest, queue: WatchQueue, slot: Promise<ReadSlot> | undefined): Promise<void> {
-    const writer = queue.writer;
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
     // Log events are not scoped: the namespace (and a fixed name) are checked on each event's key,
@@ -233,8 +255,8 @@ export class WatchHub {
     /** Queues frames once the stream has room; false when the watcher is gone or unresponsive. */
     const send = async (frames: string | Uint8Array): Promise<boolean> => {
       if (watcher.closed) return false;
-      if (writer.desiredSize !== null && writer.desiredSize <= 0) {
-        const ready = await within(writer.ready.then(() => true, () => false), this.#unresponsiveMs, false);
+      if (!queue.hasRoom()) {
+        const ready = await within(queue.room(), this.#unresponsiveMs, false);
         if (!ready || watcher.closed) {
           // Unresponsive: end its stream now, normally, dropping what it did not take, as the API
           // server closes such a watcher (facts §6); the client re-watches from its last RV.
@@ -246,6 +268,7 @@ export class WatchHub {
           return false;
         }
       }
+      this.#writes++;
       queue.write(typeof frames === "string" ? encoder.encode(frames) : frames).catch(() => (watcher.closed = true));
       lastSent = this.#now();
       return true;
@@ -273,7 +296,8 @@ export class WatchHub {
       const current = this.#source();
       if (current?.incarnation !== incarnation) return void (await send(await expiredFrame(this.#source(), standsAt)));
       // While skipping, the first run alone: the client may have seen part of it, never of a later one.
-      const batch = await this.#batches.next(cursor, skipUpTo !== undefined);
+      const next = this.#batches.next(cursor, skipUpTo !== undefined);
+      const batch = next instanceof Promise ? await next : next;
       if (watcher.closed) return;
       if (batch === "expired") return void (await send(await expiredFrame(this.#source(), standsAt)));
       if (batch === undefined) {
@@ -285,7 +309,7 @@ export class WatchHub {
           if (current && !(await send(framer.bookmark(laterOf(current.cacheResourceVersion(), shown))))) return;
         }
         const nextBookmark = request.bookmarks ? Math.min(lastSent + BOOKMARK_INTERVAL_MS, lastBookmarkAt ?? deadline) : deadline;
-        await within(this.#changed, Math.max(1, Math.min(deadline, nextBookmark) - now), undefined);
+        await this.#wakeups.until(Math.min(deadline, nextBookmark));
         continue;
       }
       const { range } = batch;

@@ -14,14 +14,33 @@ export async function readToEnd(stream: ReadableStream<Uint8Array>, openMs: numb
   return end === "done" ? body.lines : end;
 }
 
+/**
+ * Reads as a client over the network would, in pieces of up to 1 MiB: a default reader of the
+ * runtime's own streams (the watch queues, watch-queues.ts) takes 4 KiB a read, too slow a client
+ * for tests of large events.
+ */
+function readerOf(stream: ReadableStream<Uint8Array>): { read(): Promise<ReadableStreamReadResult<Uint8Array>>; cancel(): Promise<void> } {
+  let byob: ReadableStreamBYOBReader;
+  try {
+    byob = stream.getReader({ mode: "byob" });
+  } catch {
+    return stream.getReader();
+  }
+  return { read: () => byob.read(new Uint8Array(1 << 20)), cancel: () => byob.cancel() };
+}
+
 export async function readLines(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
-  const reader = stream.getReader();
+  const reader = readerOf(stream);
   const decoder = new TextDecoder();
   let text = "";
-  while (text.split("\n").length - 1 < count) {
+  let lines = 0;
+  // Newlines counted per chunk, not over the whole text (a large text would be split again each read).
+  while (lines < count) {
     const chunk = await reader.read();
     if (chunk.done) break;
-    text += decoder.decode(chunk.value, { stream: true });
+    const piece = decoder.decode(chunk.value, { stream: true });
+    for (let i = piece.indexOf("\n"); i !== -1; i = piece.indexOf("\n", i + 1)) lines++;
+    text += piece;
   }
   await reader.cancel();
   return text.split("\n").filter(Boolean);
@@ -38,12 +57,12 @@ export class WatchBody {
   /** Bytes after the last newline: a line the body has not finished (yet, or ever). */
   partial = "";
   ended: "done" | "broken" | undefined;
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #reader: ReturnType<typeof readerOf>;
   readonly #decoder = new TextDecoder();
   #pending: Promise<ReadableStreamReadResult<Uint8Array> | { broken: unknown }> | undefined;
 
   constructor(stream: ReadableStream<Uint8Array>) {
-    this.#reader = stream.getReader();
+    this.#reader = readerOf(stream);
   }
 
   /** The events of the whole lines so far. */
@@ -91,6 +110,8 @@ export class WatchBody {
   }
 
   #take(text: string): void {
+    // A large line comes in many reads: it is split once, when its newline arrives.
+    if (!text.includes("\n")) return void (this.partial += text);
     const parts = (this.partial + text).split("\n");
     this.partial = parts.pop()!;
     this.lines.push(...parts.filter((line) => line !== ""));
