@@ -44,6 +44,9 @@
 //          --scale-timeout S (600, per list) --scale-no-relist
 //          search: --search-clusters C (4) --search-pods N (10000) --search-limit L (100) --search-runs R (200)
 //          isolation: --isolation-samples S (60 a phase) --isolation-storm K (1: K 410 statuses and K ERROR events)
+//          before/after: --compare REV [--rounds N (3)] runs the benchmarks the other options choose on commit
+//          REV (a temporary worktree) and on the working tree, alternating, N rounds each; medians and
+//          new/old to bench/results/compare.{md,json} (bench/compare.mjs; BENCHMARKS.md "Method")
 // Everything listens on and talks to 127.0.0.1 only; every wait is bounded.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -110,8 +113,14 @@ const { values: opts } = parseArgs({
     ...SEARCH_OPTIONS,
     ...CLUSTERS_OPTIONS,
     ...ISOLATION_OPTIONS,
+    compare: { type: "string" },
+    rounds: { type: "string" },
   },
 });
+if (opts.compare !== undefined) {
+  const { runCompare } = await import("./compare.mjs");
+  process.exit(await runCompare(process.argv.slice(2), opts));
+}
 let CLUSTER_COUNTS;
 try {
   CLUSTER_COUNTS = parseClusterCounts(opts.clusters);
