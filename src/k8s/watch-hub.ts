@@ -88,6 +88,9 @@ export class WatchHub {
   readonly #wakeups: WatchWakeups;
   /** The read ahead for the watchers a notify wakes (WatchBatches.prepare), one at a time. */
   #preparing: Promise<void> = Promise.resolve();
+  /** When the idle watchers were last woken for a change, and whether a wake is due (coalesceMs). */
+  #lastWakeAt = Number.NEGATIVE_INFINITY;
+  #wakeDue = false;
   #changed!: Promise<void>;
   #wake!: () => void;
 
@@ -150,7 +153,17 @@ export class WatchHub {
     this.#renew();
     // The idle watchers wake once what they will all read is read (one log read, one run end, one
     // range for all), so each takes it without a wait of its own. Nobody watching, nothing is read.
-    if (this.#watchers.size === 0) return;
+    if (this.#watchers.size === 0 || this.#wakeDue) return;
+    // Changes that come faster than the watchers' wakes are fanned out together (coalesceMs).
+    this.#wakeDue = true;
+    const wait = this.#lastWakeAt + coalesceMs(this.#watchers.size) - this.#now();
+    if (wait <= 0) this.#wakeWatchers();
+    else setTimeout(() => this.#wakeWatchers(), wait);
+  }
+
+  #wakeWatchers(): void {
+    this.#wakeDue = false;
+    this.#lastWakeAt = this.#now();
     this.#preparing = this.#preparing
       .then(() => this.#batches.prepare())
       .catch((error: unknown) => logger.warn("watch hub could not read ahead for its watchers: each reads for itself", { error: errorText(error) }))
@@ -362,6 +375,26 @@ export class WatchHub {
       await within(this.#changed, left, undefined);
     }
   }
+}
+
+/** A hub's watchers are woken for changes at most this often, at most (coalesceMs). */
+export const MAX_COALESCE_MS = 200;
+/** Watchers a hub wakes for each change however fast changes come (coalesceMs). */
+const WAKE_EVERY_CHANGE_UP_TO = 32;
+
+/**
+ * How long after its last wake a hub's watchers are woken again for a change: 0 for a few
+ * watchers, then 1 ms per watcher beyond WAKE_EVERY_CHANGE_UP_TO, at most MAX_COALESCE_MS. Why: a
+ * chunk written to a watcher costs the runtime ~100 µs of CPU whatever it holds (the stream, the
+ * RPC to the Worker, the response write: `npm run bench -- --only k8s`, BENCHMARKS.md issue 28),
+ * so one event per chunk at 20 changes/s is 2 cores at 1,000 watchers. Woken at most every 1 ms
+ * per watcher, the fan-out takes at most ~10% of a hub's thread, whatever the rate of changes: what
+ * came meanwhile goes out in one chunk, one range of runs (WatchBatches.next). A change waits
+ * MAX_COALESCE_MS at most. kube-apiserver sends each event at once, but encodes it once and its
+ * per-watcher cost is a channel send (facts §6); ours is a stream write.
+ */
+export function coalesceMs(watchers: number): number {
+  return Math.min(MAX_COALESCE_MS, Math.max(0, watchers - WAKE_EVERY_CHANGE_UP_TO));
 }
 
 /** The later of two resourceVersions ("" is before any). */
