@@ -250,6 +250,7 @@ export class WatchHub {
   }
 
   async #run(watcher: Watcher, request: WatchRequest, queue: WatchQueue, slot: Promise<ReadSlot> | undefined): Promise<void> {
+    const writer = queue.writer;
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
     // Log events are not scoped: the namespace (and a fixed name) are checked on each event's key,
@@ -268,8 +269,8 @@ export class WatchHub {
     /** Queues frames once the stream has room; false when the watcher is gone or unresponsive. */
     const send = async (frames: string | Uint8Array): Promise<boolean> => {
       if (watcher.closed) return false;
-      if (!queue.hasRoom()) {
-        const ready = await within(queue.room(), this.#unresponsiveMs, false);
+      if (writer.desiredSize !== null && writer.desiredSize <= 0) {
+        const ready = await within(writer.ready.then(() => true, () => false), this.#unresponsiveMs, false);
         if (!ready || watcher.closed) {
           // Unresponsive: end its stream now, normally, dropping what it did not take, as the API
           // server closes such a watcher (facts §6); the client re-watches from its last RV.

@@ -25,8 +25,6 @@ export const BENIGN_RUNTIME_LINES: { name: string; pattern: RegExp; after?: stri
   { name: "abortAllDurableObjects", pattern: /^failed to invoke drain\(\) on IncomingRequest before destroying it; kj::getStackTrace\(\) =( \S+workerd@[0-9a-f]+)+$/ },
   // A test's client cancelling a watch body on purpose: the pipe from the object serving it is cut.
   { name: "watch client went away", pattern: /^exception = kj\/async-io\.c\+\+:\d+: disconnected: (abortRead\(\) has been called|read end of pipe was aborted)$/ },
-  // …and the watch queue (the runtime's own stream: src/k8s/watch-queues.ts) hears it at its next write.
-  { name: "watch client went away", pattern: /^exception = workerd\/api\/streams\/identity-transform-stream\.c\+\+:\d+: disconnected: reader canceled$/ },
   // A fetch to a port nobody listens on, or a connection the other side reset, on purpose.
   { name: "refused or reset connection", pattern: /^exception = rust\/worker\/ffi\.rs:\d+: disconnected: (Connection refused \(os error 111\)|Connection reset by peer \(os error 104\)|client error \(SendRequest\)|HTTP body: error reading a body from connection)$/ },
   { name: "refused or reset connection", after: "refused or reset connection", pattern: /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\.$/ },

@@ -14,23 +14,8 @@ export async function readToEnd(stream: ReadableStream<Uint8Array>, openMs: numb
   return end === "done" ? body.lines : end;
 }
 
-/**
- * Reads as a client over the network would, in pieces of up to 1 MiB: a default reader of the
- * runtime's own streams (the watch queues, watch-queues.ts) takes 4 KiB a read, too slow a client
- * for tests of large events.
- */
-function readerOf(stream: ReadableStream<Uint8Array>): { read(): Promise<ReadableStreamReadResult<Uint8Array>>; cancel(): Promise<void> } {
-  let byob: ReadableStreamBYOBReader;
-  try {
-    byob = stream.getReader({ mode: "byob" });
-  } catch {
-    return stream.getReader();
-  }
-  return { read: () => byob.read(new Uint8Array(1 << 20)), cancel: () => byob.cancel() };
-}
-
 export async function readLines(stream: ReadableStream<Uint8Array>, count: number): Promise<string[]> {
-  const reader = readerOf(stream);
+  const reader = stream.getReader();
   const decoder = new TextDecoder();
   let text = "";
   let lines = 0;
@@ -57,12 +42,12 @@ export class WatchBody {
   /** Bytes after the last newline: a line the body has not finished (yet, or ever). */
   partial = "";
   ended: "done" | "broken" | undefined;
-  readonly #reader: ReturnType<typeof readerOf>;
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #decoder = new TextDecoder();
   #pending: Promise<ReadableStreamReadResult<Uint8Array> | { broken: unknown }> | undefined;
 
   constructor(stream: ReadableStream<Uint8Array>) {
-    this.#reader = readerOf(stream);
+    this.#reader = stream.getReader();
   }
 
   /** The events of the whole lines so far. */

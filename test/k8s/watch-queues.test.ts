@@ -1,8 +1,7 @@
 /**
  * WatchQueues (watch-queues.ts): what a queue closed by the byte budget does to its client's stream
- * (issue 27 item 4, review N5) — it ends after the chunks its client took, and what was queued and
- * not taken is dropped at once, not when a stalled client reads it. (The object's stream then breaks
- * off, and the Worker ends the client's body normally: test/http/k8s-watch-ends.test.ts.)
+ * (issue 27 item 4, review N5) — it ends normally after the chunks its client took, never broken
+ * off, and what was queued and not taken is dropped at once, not when a stalled client reads it.
  */
 import { describe, expect, it } from "vitest";
 import { WatchQueues } from "../../src/k8s/watch-queues.ts";
@@ -15,7 +14,7 @@ const frames = (name: string, count: number, bytes = 0) =>
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
 
 describe("WatchQueues", () => {
-  it("ends a queue the budget closes after the chunks its client took, and drops the rest at once", async () => {
+  it("ends a queue the budget closes normally, after the chunks its client took, and drops the rest at once", async () => {
     const queues = new WatchQueues(3_000);
     let shed = 0;
     const stalled = queues.create(() => shed++);
@@ -26,8 +25,8 @@ describe("WatchQueues", () => {
     const writes = [1, 2, 3, 4].map((i) => stalled.write(frames(`queued${i}`, 1, 1_000)).then(() => "taken", () => "dropped"));
     expect(shed).toBe(1);
     expect(queues.totalBytes).toBe(0); // dropped at once, though nobody read them
-    // The stream then ends after what the client took: it re-watches from its last resourceVersion.
-    expect(await reading.toEnd(1_000)).toBe("broken");
+    // The client then sees a normal end after what it took: it re-watches from its last resourceVersion.
+    expect(await reading.toEnd(1_000)).toBe("done");
     expect(reading.partial).toBe("");
     expect(reading.events.map((e) => e.object.metadata.name)).toEqual(["taken-0", "taken-1"]);
     // The hub's writes of what was dropped fail: its watcher learns it was closed.
@@ -47,7 +46,7 @@ describe("WatchQueues", () => {
       await settle();
     }
     expect(closed).toEqual(["staller"]);
-    expect(await new WatchBody(staller.readable).toEnd(1_000)).toBe("broken");
+    expect(await new WatchBody(staller.readable).toEnd(1_000)).toBe("done");
     expect(reading.ended).toBeUndefined();
     expect(reading.events.map((e) => e.object.metadata.name)).toEqual(["r0-0", "r1-0", "r2-0", "r3-0"]);
   });
