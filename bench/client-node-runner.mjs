@@ -88,9 +88,12 @@ informer.on("connect", () => {
 informer.on("error", (error) => errors.push(String(error?.message ?? error)));
 
 const startedAt = now();
+const cpuAtStart = process.cpuUsage();
 informer.start().catch((error) => errors.push(String(error?.message ?? error)));
 const timeout = sleep(Number(args["timeout-seconds"]) * 1000, "timeout");
 const outcome = await Promise.race([done.then(() => "done"), timeout]);
+// This process's CPU (all its threads: the GC's too) from start to the count reached.
+const cpu = process.cpuUsage(cpuAtStart);
 sample();
 clearInterval(sampler);
 const peak = samples.reduce((a, s) => (s.rss > a.rss ? s : a), baseline);
@@ -110,6 +113,7 @@ process.stdout.write(
     listResolvedAt,
     listItems,
     reachedAt,
+    cpuSeconds: { user: Math.round(cpu.user / 1e5) / 10, system: Math.round(cpu.system / 1e5) / 10, total: Math.round((cpu.user + cpu.system) / 1e5) / 10 },
     cachedObjects: informer.list().length,
     errors: errors.slice(0, 5),
     memory: {

@@ -6,7 +6,8 @@
  *
  * Guarantees:
  * - A Replace is staged page by page (`stageInTx`, idempotent per key, so a page may be staged
- *   again) and committed at once (`commitInTx`): Replaced for every listed object in list order,
+ *   again) and committed at once (`commitInTx`): Replaced for every listed object in list order
+ *   (but for unchanged ones, below),
  *   then Deleted(tombstone) for queued keys absent from the list (last queued state, unless the
  *   newest queued delta already is a deletion) and for known, unqueued keys absent from the list
  *   (indexer state). Until the commit, queries answer from the last complete state.
@@ -17,7 +18,10 @@
  * - Staged Replaced deltas carry no body: it stays in `fifo_staging` until the committed Replace is
  *   fully popped (`releaseInTx`); a new Replace first gives pending deltas their bodies back.
  * - A listed object the cache holds at the same resourceVersion is staged without its body
- *   (UNCHANGED_BODY), unless the caller keeps bodies (a transform change rewrites them).
+ *   (UNCHANGED_BODY), unless the caller keeps bodies (a transform change rewrites them). Such an
+ *   object gets no Replaced delta when its key has nothing queued: that delta would change nothing
+ *   and log nothing (invariant 5), and skipping it spares a relist of an unchanged resource its
+ *   queue, its pops and their deletes (client-go queues one for every listed object).
  * - Resync queues Sync, with the indexer's state, only for known keys that have nothing queued.
  */
 import { type Db, placeholders, stmt } from "../sql.ts";
@@ -69,10 +73,15 @@ const stageRows = (rows: number) =>
      ON CONFLICT (key) DO UPDATE SET body = excluded.body, rv = excluded.rv, uid = excluded.uid`,
   );
 const STAGE_ROWS_PER_STATEMENT = 25; // 4 parameters a row, at most 100 per statement
+// A listed object staged unchanged (UNCHANGED_BODY) whose key has nothing queued gets no delta: its
+// Replaced would pop as a no-op (invariant 5; process-deltas.ts). A relist of an unchanged resource
+// then writes its staging rows and nothing else (rows per object: test/cache/relist-rows.test.ts).
 const QUEUE_REPLACED = stmt(
   "fifo.queueReplaced",
   `INSERT INTO fifo_deltas (key, type, body, tombstone, rv, uid, staged)
-   SELECT key, 'Replaced', NULL, 0, rv, uid, 1 FROM fifo_staging ORDER BY rowid`,
+   SELECT s.key, 'Replaced', NULL, 0, s.rv, s.uid, 1 FROM fifo_staging s
+   WHERE s.body <> ? OR EXISTS (SELECT 1 FROM fifo_queue q WHERE q.key = s.key)
+   ORDER BY s.rowid`,
 );
 // Queued keys missing from the list: a tombstone with the newest queued state, unless the newest
 // delta is already a deletion (dedup would drop the new one, or keep an identical tombstone).
@@ -103,10 +112,9 @@ const ENQUEUE_NEW_DELTAS = stmt(
   "fifo.enqueueNewDeltas",
   "INSERT OR IGNORE INTO fifo_queue (key, pos) SELECT key, MIN(id) FROM fifo_deltas WHERE id > ? GROUP BY key",
 );
-const COUNT_STAGED = stmt("fifo.countStaged", "SELECT COUNT(*) AS n FROM fifo_staging");
-const COUNT_NEW_DELETIONS = stmt(
-  "fifo.countNewDeletions",
-  "SELECT COUNT(*) AS n FROM fifo_deltas WHERE id > ? AND type = 'Deleted'",
+const COUNT_NEW_DELTAS = stmt(
+  "fifo.countNewDeltas",
+  "SELECT COALESCE(SUM(type = 'Replaced'), 0) AS replaced, COALESCE(SUM(type = 'Deleted'), 0) AS deletions FROM fifo_deltas WHERE id > ?",
 );
 const REPLACE_PHASE = stmt("fifo.replaceState", "SELECT replace_state FROM fifo_state WHERE id = 1");
 const SET_REPLACE_PHASE = stmt("fifo.setReplaceState", "UPDATE fifo_state SET replace_state = ? WHERE id = 1");
@@ -154,19 +162,19 @@ export class FifoReplace {
   }
 
   /**
-   * Queues the staged list as client-go's Replace; returns the keys listed and the deletions it
-   * queued. `resourceVersion` is the list's: its tombstones are at it (see the contract).
+   * Queues the staged list as client-go's Replace; returns the Replaced deltas (`listed`: listed
+   * objects, less those staged unchanged with nothing queued) and the deletions it queued.
+   * `resourceVersion` is the list's: its tombstones are at it (see the contract).
    */
   commitInTx(resourceVersion: string): { listed: number; deletions: number } {
     const before = lastDeltaId(this.#db);
-    this.#db.run(QUEUE_REPLACED);
+    this.#db.run(QUEUE_REPLACED, UNCHANGED_BODY);
     this.#db.run(TOMBSTONE_QUEUED_MISSING, resourceVersion);
     this.#db.run(tombstoneKnownMissing(this.#known), resourceVersion);
     this.#db.run(ENQUEUE_NEW_DELTAS, before);
     this.#db.run(SET_REPLACE_PHASE, "committed");
-    const listed = this.#db.first<{ n: number }>(COUNT_STAGED)!.n;
-    const deletions = this.#db.first<{ n: number }>(COUNT_NEW_DELETIONS, before)!.n;
-    return { listed, deletions };
+    const { replaced, deletions } = this.#db.first<{ replaced: number; deletions: number }>(COUNT_NEW_DELTAS, before)!;
+    return { listed: replaced, deletions };
   }
 
   /** A direct Replace is over: its pages were popped as they came, nothing is staged. */

@@ -10,7 +10,7 @@
 import { describeConnectionFailure } from "../net/connection-failure.ts";
 import { redirectRefusal } from "../net/redirect-refusal.ts";
 import { KubeApiError } from "./errors.ts";
-import { ListDecoder, ListDecodeError } from "./list-decoder.ts";
+import { ListDecodeError, ListDecoder, parseListItem } from "./list-decoder.ts";
 import { collectionPath, type ResourceRef } from "./resources.ts";
 import type { KubeObject, WatchEvent } from "./types.ts";
 import { WatchDecoder } from "./watch-decoder.ts";
@@ -59,6 +59,11 @@ export interface KubeClientOptions {
   fieldSelector?: string;
   /** Items handed to `onItems` at a time. */
   itemBatchSize?: number;
+  /**
+   * Listed items lose `metadata.managedFields` before they are parsed (list-decoder.ts): only for a
+   * caller whose transform drops them anyway.
+   */
+  dropManagedFields?: boolean;
   /** How long a list or watch request may wait for the response head. */
   headTimeoutMs?: number;
   /** How long a list body may go without sending a byte (a watch has its own idle timer, reflector.ts). */
@@ -170,18 +175,26 @@ export class KubeClient implements ListerWatcher {
     if (request.continue !== undefined) params.set("continue", request.continue);
     const response = await this.#request(params, signal);
     const batchSize = this.#options.itemBatchSize ?? DEFAULT_ITEM_BATCH;
-    let batch: KubeObject[] = [];
+    // A batch holds the items' texts while it fills and is parsed when handed over: parsed objects
+    // (several times their text in the isolate's heap) then live for one transaction, not through
+    // the reading of a hundred items, and the garbage collector promotes far less of them.
+    let batch: string[] = [];
     let items = 0;
     const apiVersion = groupVersion(this.#options.resource);
-    const decoder: ListDecoder = new ListDecoder((item) => {
-      batch.push(withTypeMeta(item as KubeObject, decoder.header.apiVersion ?? apiVersion, decoder.header.kind));
-      items++;
-      if (batch.length >= batchSize) {
-        const full = batch;
-        batch = [];
-        onItems(full);
-      }
-    });
+    const handOver = () => {
+      const full = batch;
+      batch = [];
+      const { header } = decoder;
+      onItems(full.map((text) => withTypeMeta(parseListItem(text) as KubeObject, header.apiVersion ?? apiVersion, header.kind)));
+    };
+    const decoder: ListDecoder = new ListDecoder(
+      (text) => {
+        batch.push(text as string);
+        items++;
+        if (batch.length >= batchSize) handOver();
+      },
+      { dropManagedFields: this.#options.dropManagedFields === true, itemsAsText: true },
+    );
     const text = new TextDecoder();
     const reader = new BodyReader(response.body!, this.#options.bodyIdleTimeoutMs ?? DEFAULT_BODY_IDLE_TIMEOUT_MS);
     try {
@@ -190,7 +203,7 @@ export class KubeClient implements ListerWatcher {
       }
       decoder.push(text.decode());
       const header = decoder.end();
-      if (batch.length > 0) onItems(batch);
+      if (batch.length > 0) handOver();
       return {
         resourceVersion: header.metadata?.resourceVersion ?? "",
         ...(header.metadata?.continue ? { continue: header.metadata.continue } : {}),

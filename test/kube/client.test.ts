@@ -4,7 +4,7 @@
  * arriving, so an unpaginated list of a whole resource is never held at once.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { KubeClient } from "../../src/kube/client.ts";
 import { KubeApiError, isExpired, isTooLargeResourceVersion } from "../../src/kube/errors.ts";
 import { resolveResource } from "../../src/kube/resources.ts";
@@ -54,6 +54,43 @@ describe("KubeClient", () => {
     // list items arrive without TypeMeta; the client fills it from the list
     expect(batches[0]![0]).toMatchObject({ kind: "Pod", apiVersion: "v1" });
     expect(server.requests[0]!.url.pathname).toBe("/prefix/api/v1/pods");
+  });
+
+  it("parses a batch's items only when it hands the batch over, without managedFields when asked (issue 28: relist)", async () => {
+    const server = scriptedFetch();
+    const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, itemBatchSize: 10, dropManagedFields: true });
+    const batches: KubeObject[][] = [];
+    const listing = client.listPage({}, (items) => batches.push(items));
+    const item = (i: number) => JSON.stringify({ metadata: { name: `p${i}`, namespace: "ns", managedFields: [{ manager: "m" }] }, spec: {} });
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      server.write(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[${Array.from({ length: 9 }, (_, i) => item(i)).join(",")}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      // A filling batch holds texts: no item is parsed before its batch is handed over.
+      const itemParses = () => parse.mock.calls.filter(([text]) => String(text).startsWith('{"metadata"')).length;
+      expect(itemParses()).toBe(0);
+      server.write(`,${item(9)},${item(10)}]}`);
+      server.end();
+      await listing;
+      expect(itemParses()).toBe(11);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(batches.map((b) => b.length)).toEqual([10, 1]);
+    expect(batches[1]![0]).toEqual({ kind: "Pod", apiVersion: "v1", metadata: { name: "p10", namespace: "ns" }, spec: {} });
+  });
+
+  it("reports a malformed item of a batch as the list's failure", async () => {
+    const server = scriptedFetch();
+    const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, itemBatchSize: 10 });
+    const batches: KubeObject[][] = [];
+    const listing = client.listPage({}, (items) => batches.push(items)).catch((e: unknown) => e);
+    server.write('{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}},{"metadata":{"name":tru}}]}');
+    server.end();
+    const error = await listing;
+    expect(error).toBeInstanceOf(KubeApiError);
+    expect((error as KubeApiError).message).toMatch(/malformed JSON in the list response/);
+    expect(batches).toEqual([]);
   });
 
   it("sends selectors, the namespace, the token and extra headers on lists and watches alike", async () => {
