@@ -63,6 +63,8 @@ export interface KubeClientOptions {
   headTimeoutMs?: number;
   /** How long a list body may go without sending a byte (a watch has its own idle timer, reflector.ts). */
   bodyIdleTimeoutMs?: number;
+  /** Watch events may come without `metadata.managedFields`: the caller drops them (kube/object-text.ts). */
+  omitManagedFields?: boolean;
   fetch?: typeof fetch;
 }
 
@@ -211,7 +213,7 @@ export class KubeClient implements ListerWatcher {
     params.set("timeoutSeconds", String(request.timeoutSeconds));
     const response = await this.#request(params, signal);
     const reader = new BodyReader(response.body!);
-    const decoder = new WatchDecoder();
+    const decoder = new WatchDecoder({ omitManagedFields: this.#options.omitManagedFields === true });
     return {
       async next(): Promise<WatchEvent[] | null> {
         for (;;) {

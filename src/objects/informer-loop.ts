@@ -97,6 +97,8 @@ export function kubeClient(spec: InformerSpec, connection: ClusterConnection, en
     ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }),
     ...(spec.labelSelector === undefined ? {} : { labelSelector: spec.labelSelector }),
     ...(spec.fieldSelector === undefined ? {} : { fieldSelector: spec.fieldSelector }),
+    // The transform drops them (cache/transform.ts): the watch need not parse them.
+    omitManagedFields: spec.transform.dropManagedFields !== false,
   });
 }
 
