@@ -5,6 +5,7 @@
  * otherwise fail every transaction it is part of. Each rejection is counted by the informer and
  * shown in its status; the rest of the batch is applied.
  */
+import { takeDecodedText } from "../kube/object-text.ts";
 import type { KubeObject } from "../kube/types.ts";
 import { KeyError, keyOf } from "./keys.ts";
 import type { Transform } from "./transform.ts";
@@ -26,8 +27,12 @@ export function admit(object: KubeObject, transform: Transform): Admission {
     if (error instanceof KeyError) return { ok: false, reason: `${describe(object)}: ${error.message}` };
     throw error;
   }
-  const transformed = transform(object);
-  const body = JSON.stringify(transformed);
+  // A watch object's text as received is its body when the transform leaves it as it is: no
+  // JSON.stringify (8 µs of a 3.8 KB pod's ~27 µs of decoding and transforming, kube/object-text.ts).
+  const received = takeDecodedText(object);
+  const kept = received !== undefined && transform.leaves?.(object) === true;
+  const transformed = kept ? object : transform(object);
+  const body = kept ? received : JSON.stringify(transformed);
   const bytes = utf8Length(body);
   if (bytes > MAX_OBJECT_BYTES) {
     return { ok: false, reason: `${key}: ${bytes} bytes is more than the ${MAX_OBJECT_BYTES} an object may have` };

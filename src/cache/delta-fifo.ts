@@ -330,6 +330,7 @@ export class DeltaFIFO {
       tombstone,
       resourceVersion: object.metadata.resourceVersion ?? "",
       uid: object.metadata.uid ?? "",
+      object,
     };
     const buffered = this.#buffer?.get(key);
     if (type === "Deleted") {

@@ -2,6 +2,8 @@
  * A change to one object as the DeltaFIFO queues it (client-go `Delta`): its type and the state it
  * brings. Types only; the queue is delta-fifo.ts.
  */
+import type { KubeObject } from "../kube/types.ts";
+
 export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
 
 export interface Delta {
@@ -13,4 +15,9 @@ export interface Delta {
   /** The state's resourceVersion; a tombstone's is the relist's (the deletion's is unknown, it was by then). */
   resourceVersion: string;
   uid: string;
+  /**
+   * The object `body` was made from, when it is at hand (queued in this transaction, not read back
+   * from storage): field indexes read it instead of parsing the body again. Never changed.
+   */
+  object?: KubeObject;
 }

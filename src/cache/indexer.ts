@@ -279,29 +279,34 @@ export class Indexer implements KnownObjects {
   writeInTx(upserts: readonly ObjectWrite[], deletes: readonly string[]): void {
     // The entries the touched keys had, from their rows (read before they are written), against
     // those they must have: only the difference is written, one statement each way per chunk.
-    const had = this.#indexers.size === 0 ? new Map<string, string[][]>() : this.#entriesOfKeys([...upserts.map((w) => w.key), ...deletes]);
+    const had = this.#indexers.size === 0 ? new Map<string, string>() : this.#entriesOfKeys([...upserts.map((w) => w.key), ...deletes]);
+    const entriesHad = (key: string): string[][] => JSON.parse(had.get(key) ?? "[]") as string[][];
     const added: string[][] = [];
     const removed: string[][] = [];
     const rows: unknown[][] = [];
     for (const w of upserts) {
       const entries = this.#indexers.size === 0 ? [] : [...this.#entriesOf(w.object())];
-      const before = new Set((had.get(w.key) ?? []).map(([index, value]) => entryId(index!, value!)));
-      const after = new Set(entries.map(([index, value]) => entryId(index, value)));
-      for (const [index, value] of entries) if (!before.has(entryId(index, value))) added.push([index, value, w.key]);
-      for (const [index, value] of had.get(w.key) ?? []) if (!after.has(entryId(index!, value!))) removed.push([index!, value!, w.key]);
-      rows.push([w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq, entries.length === 0 ? null : JSON.stringify(entries), w.body]);
+      const text = entries.length === 0 ? null : JSON.stringify(entries);
+      // Most updates leave every indexed value as it was: the same text, nothing to parse or write.
+      if (text !== (had.get(w.key) ?? null)) {
+        const before = new Set(entriesHad(w.key).map(([index, value]) => entryId(index!, value!)));
+        const after = new Set(entries.map(([index, value]) => entryId(index, value)));
+        for (const [index, value] of entries) if (!before.has(entryId(index, value))) added.push([index, value, w.key]);
+        for (const [index, value] of entriesHad(w.key)) if (!after.has(entryId(index!, value!))) removed.push([index!, value!, w.key]);
+      }
+      rows.push([w.key, w.meta.namespace, w.meta.name, w.meta.uid, w.meta.resourceVersion, w.seq, text, w.body]);
     }
-    for (const key of deletes) for (const [index, value] of had.get(key) ?? []) removed.push([index!, value!, key]);
+    for (const key of deletes) for (const [index, value] of entriesHad(key)) removed.push([index!, value!, key]);
     for (const chunk of chunks(rows, Math.floor(MAX_BOUND_PARAMETERS / OBJECT_COLUMNS))) this.#db.run(upsertRows(chunk.length), ...chunk.flat());
     for (const chunk of chunks(deletes, MAX_BOUND_PARAMETERS)) this.#db.run(deleteKeys(chunk.length), ...chunk);
     for (const chunk of chunks(removed, Math.floor(MAX_BOUND_PARAMETERS / 3))) this.#db.run(removeEntryRows(chunk.length), ...chunk.flat());
     this.#insertEntriesInTx(added);
   }
 
-  /** The [index, value] entries each of `keys` holds now (keys without any are absent). */
-  #entriesOfKeys(keys: readonly string[]): Map<string, string[][]> {
+  /** The [index, value] entries each of `keys` holds now, as stored (JSON; keys without any are absent). */
+  #entriesOfKeys(keys: readonly string[]): Map<string, string> {
     const rows = this.#rowsOf<{ key: string; index_values: string }>(keys, entriesOf);
-    return new Map(rows.map((row) => [row.key, JSON.parse(row.index_values) as string[][]]));
+    return new Map(rows.map((row) => [row.key, row.index_values]));
   }
 
   /**

@@ -162,7 +162,7 @@ export function processDeltasInTx(batch: readonly PoppedKey[], deps: ProcessDeps
         meta: { namespace, name, uid: state.uid, resourceVersion: state.resourceVersion },
         seq: current.seq,
         body: state.body!,
-        object: () => JSON.parse(state.body!) as KubeObject,
+        object: () => state.object ?? (JSON.parse(state.body!) as KubeObject),
       });
     }
   }

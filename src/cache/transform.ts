@@ -16,7 +16,15 @@ export interface TransformSpec {
   dropSecretData?: boolean;
 }
 
-export type Transform = (object: KubeObject) => KubeObject;
+export type Transform = ((object: KubeObject) => KubeObject) & {
+  /**
+   * Whether the transform would leave `object` as it is, when that is known without running it: the
+   * object's text as received is then its body (admission.ts), with no JSON.stringify.
+   */
+  leaves?: (object: KubeObject) => boolean;
+};
+
+const MANAGED_FIELDS = ["metadata", "managedFields"];
 
 /**
  * Bumped when this code comes to make cached Secrets differently, for specs that did not change:
@@ -28,13 +36,18 @@ export const TRANSFORM_VERSION = 2;
 
 export function makeTransform(spec: TransformSpec = {}): Transform {
   const paths = (spec.dropFields ?? []).map(parseFieldPath);
-  if (spec.dropManagedFields !== false) paths.unshift(["metadata", "managedFields"]);
+  if (spec.dropManagedFields !== false) paths.unshift(MANAGED_FIELDS);
   const dropSecrets = spec.dropSecretData === true;
-  if (paths.length === 0 && !dropSecrets) return (object) => object;
-  return function transform(object) {
+  if (paths.length === 0 && !dropSecrets) return Object.assign((object: KubeObject) => object, { leaves: () => true });
+  const transform: Transform = (object) => {
     // Counted before dropFields run, so a path under data cannot hide keys from the count.
     if (dropSecrets) dropSecretData(object);
     for (const path of paths) deleteAtPath(object, path);
     return object;
   };
+  // The default transform (managedFields only) leaves an object that has none as it is.
+  if (paths.length === 1 && paths[0] === MANAGED_FIELDS && !dropSecrets) {
+    transform.leaves = (object) => !Object.hasOwn(object.metadata ?? {}, "managedFields");
+  }
+  return transform;
 }

@@ -60,8 +60,8 @@ export interface KubeClientOptions {
   /** Items handed to `onItems` at a time. */
   itemBatchSize?: number;
   /**
-   * Listed items lose `metadata.managedFields` before they are parsed (list-decoder.ts): only for a
-   * caller whose transform drops them anyway.
+   * Listed items and watched objects lose `metadata.managedFields` before they are parsed
+   * (list-decoder.ts, kube/object-text.ts): only for a caller whose transform drops them anyway.
    */
   dropManagedFields?: boolean;
   /** How long a list or watch request may wait for the response head. */
@@ -224,7 +224,7 @@ export class KubeClient implements ListerWatcher {
     params.set("timeoutSeconds", String(request.timeoutSeconds));
     const response = await this.#request(params, signal);
     const reader = new BodyReader(response.body!);
-    const decoder = new WatchDecoder();
+    const decoder = new WatchDecoder({ omitManagedFields: this.#options.dropManagedFields === true });
     return {
       async next(): Promise<WatchEvent[] | null> {
         for (;;) {

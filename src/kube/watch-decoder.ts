@@ -5,8 +5,11 @@
  * is never parsed before its newline arrives; a partial line left at the end of the body is
  * reported by `end()` (a stream cut mid-event), never parsed; a line longer than
  * MAX_UPSTREAM_ITEM_BYTES is refused (WatchDecodeError) as soon as that many bytes of it arrived,
- * so the carried partial line never grows past the bound.
+ * so the carried partial line never grows past the bound. An object's event is read from the object's
+ * own text, which is kept for the cache to store (object-text.ts); with `omitManagedFields` its
+ * `metadata.managedFields` are left out (for a caller that drops them: they are never parsed).
  */
+import { readWatchLine } from "./object-text.ts";
 import type { WatchEvent } from "./types.ts";
 import { MAX_UPSTREAM_ITEM_BYTES, MAX_UPSTREAM_ITEM_TEXT } from "./upstream-limits.ts";
 
@@ -17,11 +20,21 @@ export class WatchDecodeError extends Error {
 const WATCH_EVENT_TYPES = new Set(["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]);
 const NEWLINE = 10;
 
+export interface WatchDecoderOptions {
+  /** The caller drops `metadata.managedFields`: events may come without them. */
+  omitManagedFields?: boolean;
+}
+
 export class WatchDecoder {
   readonly #text = new TextDecoder();
+  readonly #omitManagedFields: boolean;
   #carry = "";
   /** Bytes of the line being received (`#carry`'s on the wire): counted in bytes, as the bound is. */
   #lineBytes = 0;
+
+  constructor(options: WatchDecoderOptions = {}) {
+    this.#omitManagedFields = options.omitManagedFields === true;
+  }
 
   /** Decodes a chunk and returns the events whose lines it completed. Throws WatchDecodeError on a malformed or oversized line. */
   push(chunk: Uint8Array): WatchEvent[] {
@@ -32,7 +45,7 @@ export class WatchDecoder {
     for (let newline = text.indexOf("\n"); newline !== -1; newline = text.indexOf("\n", start)) {
       const line = text.slice(start, newline);
       start = newline + 1;
-      if (line.trim() !== "") events.push(parseWatchLine(line));
+      if (line.trim() !== "") events.push(readWatchLine(line, this.#omitManagedFields) ?? parseWatchLine(line));
     }
     this.#carry = text.slice(start);
     return events;

@@ -94,7 +94,7 @@ export function kubeClient(spec: InformerSpec, connection: ClusterConnection, en
     ...(token === undefined ? {} : { token }),
     headers,
     resource: resolveResource(spec.resource, spec.apiVersion),
-    // The informer's transform drops them: a list need not parse them (list-decoder.ts).
+    // The informer's transform drops them: a list or watch need not parse them (list-decoder.ts, kube/object-text.ts).
     dropManagedFields: spec.transform.dropManagedFields,
     ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }),
     ...(spec.labelSelector === undefined ? {} : { labelSelector: spec.labelSelector }),
