@@ -237,6 +237,7 @@ export function markdown(c) {
     `- new: \`${c.new.commit}\` ${c.new.subject}${c.new.dirty.length ? `, **plus the uncommitted changes of the working tree** (${c.new.dirty.length} files: ${c.new.dirty.slice(0, 5).join(", ")}${c.new.dirty.length > 5 ? ", …" : ""})` : ""} (bundle sha256 ${c.new.bundles.join(", ") || "–"}); runs ok ${c.new.ok}/${c.rounds}`,
     `- machine: ${c.machine.nproc} cores (${c.machine.cpu}), node ${c.machine.node}; load average (1 min) ${c.load.min}–${c.load.max} over the runs`,
     ...c.failures.map((f) => `- **failed**: ${f.side} round ${f.round}: ${f.error}`),
+    ...(c.problems ?? []).map((p) => `- **problems reported** (figures kept): ${p.side} round ${p.round}: ${p.problems}`),
     "",
     "| figure | better | old | new | new/old | verdict |",
     "|---|---|---|---|---|---|",
@@ -327,11 +328,13 @@ async function runOnce(tree, args, label, outDir) {
   });
   current = null;
   logStream.end();
-  if (code !== 0) return { error: `exited with ${code} (log: ${path.relative(ROOT, logFile)}): ${tail.trim().split("\n").slice(-3).join(" / ")}` };
-  if (!fs.existsSync(latest)) return { error: `wrote no bench/results/latest.json (log: ${path.relative(ROOT, logFile)})` };
+  const why = `exited with ${code} (log: ${path.relative(ROOT, logFile)}): ${tail.trim().split("\n").slice(-3).join(" / ")}`;
+  if (!fs.existsSync(latest)) return { error: code !== 0 ? why : `wrote no bench/results/latest.json (log: ${path.relative(ROOT, logFile)})` };
   const file = path.join(outDir, `${label}.json`);
   fs.copyFileSync(latest, file);
-  return { json: JSON.parse(fs.readFileSync(file, "utf8")) };
+  // A run that measured and then reported problems (e.g. watchers that lost events) exits 1 with
+  // its figures written: they are that tree's result, kept, and the problems said.
+  return { json: JSON.parse(fs.readFileSync(file, "utf8")), ...(code !== 0 ? { problems: why } : {}) };
 }
 
 /** `--compare`: returns the exit code. */
@@ -371,6 +374,7 @@ async function compare(argv, opts) {
   const old = checkoutOld(oldSha);
   const runs = { old: [], new: [] };
   const failures = [];
+  const problems = [];
   const loads = [];
   try {
     for (let round = 1; round <= rounds; round++) {
@@ -381,6 +385,7 @@ async function compare(argv, opts) {
           failures.push({ side: name, round, error: r.error });
           log(`compare: ${name} round ${round} FAILED (counted as missing): ${r.error}`);
         } else {
+          if (r.problems) problems.push({ side: name, round, problems: r.problems });
           loads.push(r.json.machine?.loadAverageAtStart?.[0], r.json.loadAverageAtEnd?.[0]);
           log(`compare: ${name} round ${round} done in ${r.json.totalSeconds} s`);
         }
@@ -404,6 +409,7 @@ async function compare(argv, opts) {
     machine: { nproc: machine.nproc, cpu: machine.cpu, memoryGiB: machine.memoryGiB, node: machine.node, workerd: machine.workerd },
     load: { min: round(Math.min(...knownLoads), 2), max: round(Math.max(...knownLoads), 2), samples: knownLoads },
     failures,
+    problems,
     runFiles: "bench/results/compare/{old,new}-<round>.json and .log",
     headlines,
     all,
