@@ -110,7 +110,8 @@ export class WatchBatches {
     if (!source) return;
     const at = source.incarnation === this.#incarnation ? this.#recent.end : -1;
     await this.#refresh(source);
-    if (at < 0 || this.#source()?.incarnation !== source.incarnation || at >= source.bounds().tail) return;
+    // Nothing new since the buffer's end (the log's bounds were just read by the refresh).
+    if (at < 0 || this.#source()?.incarnation !== source.incarnation || this.#recent.end <= at) return;
     const end = await this.#boundaryAfter(source, at, READ_BATCH);
     if (end === undefined || end - at > READ_BATCH) return;
     const key = `${at}:${end}`;
@@ -127,7 +128,9 @@ export class WatchBatches {
   #known(cursor: Cursor, firstRunOnly: boolean): Batch | typeof UNKNOWN {
     const source = this.#source();
     if (!source) return undefined;
-    if (this.#refreshing || source.incarnation !== this.#incarnation) return UNKNOWN;
+    // Nothing buffered yet (a new watcher's first look): the read decides; the log's bounds are a
+    // read of their own in the informer's object, not asked twice.
+    if (this.#refreshing || source.incarnation !== this.#incarnation || this.#recent.end < 0) return UNKNOWN;
     const { tail } = source.bounds();
     if (this.#recent.end < tail) return UNKNOWN;
     const { after, skip } = cursor;
