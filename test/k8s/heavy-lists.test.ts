@@ -3,7 +3,8 @@
  * - a list, then a watch from its resourceVersion (DESIGN.md invariant 9, review N1): the list's RV
  *   is the state its items come from, so the watch continues exactly — every change after the
  *   listed state is delivered, whatever the cache ingested while the list was being made;
- * - a list without limit, streamed page by page (issue 27: bodies broke off mid-list), completes.
+ * - a list without limit, streamed page by page (issue 27: bodies broke off mid-list), completes;
+ * - a search's page with selectors is a heavy read too (review N2): admitted, shed, made in turns.
  */
 import { describe, expect, it } from "vitest";
 import { Informer } from "../../src/cache/informer.ts";
@@ -240,5 +241,39 @@ describe("a list while a relist's Replace is applied", () => {
       expect([...listed].sort()).toEqual([...cached].sort());
       expect(repeated).toBeGreaterThan(0);
       expect(popped).toBeGreaterThan(0);
+    }));
+});
+
+describe("a search with selectors (review N2)", () => {
+  it("is a heavy read: made in turns, shed while the object's heavy reads are taken, and a search without selectors is not", () =>
+    withDb(async (db) => {
+      const { informer } = populated(db);
+      let turns = 0;
+      let release!: () => void;
+      const blocked = new Promise<void>((resolve) => (release = resolve));
+      let blocking = false;
+      const reads = readsOf(
+        informer,
+        async () => {
+          turns++;
+          if (blocking) await blocked;
+        },
+        { running: 1, queued: 0 },
+      );
+      // Alone, a selector search scans the cache in parts, with other work between them.
+      const rare = await reads.searchAt({ labelSelector: "app=rare", limit: 1_000 });
+      expect(itemsOf(rare)).toHaveLength(PODS / 100);
+      expect(turns).toBeGreaterThan(0);
+      // While a heavy list holds the object's only slot (none queued), a selector search is shed…
+      blocking = true;
+      const list = reads.listAt({ labelSelector: "app=common", limit: 5_000 }, undefined, undefined, "first");
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const shed = await reads.searchAt({ labelSelector: "app=rare", limit: 1_000 });
+      expect(shed.ok ? "answered" : shed.error.code).toBe("TooManyRequests");
+      // …and a search without selectors (a page by key) still answers at once.
+      const plain = await reads.searchAt({ limit: 10 });
+      expect(itemsOf(plain)).toHaveLength(10);
+      release();
+      expect(itemsOf(await list).length).toBeGreaterThan(0);
     }));
 });
