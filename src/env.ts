@@ -19,6 +19,8 @@ export interface Env {
    * credential; 0 serves watchers in the informer's own object (k8s/watch-relay.ts).
    */
   WATCH_RELAYS?: string;
+  /** `/k8s` watches one credential may hold open per informer (per relay), 1–1,000 (default 100: k8s/watcher-caps.ts). */
+  WATCHERS_PER_CREDENTIAL?: string;
   /** Base URL of the Kubernetes API server: the cluster named `default`. */
   KUBE_API_URL?: string;
   /** Secret: bearer token for the API server. */

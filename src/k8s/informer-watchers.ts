@@ -24,7 +24,7 @@ import { FRESHNESS_WAIT_MS, WatchHub } from "./watch-hub.ts";
 import { type WatchOpening, type WatchParams, watchRequestOf } from "./watch-params.ts";
 import { type RelayAnswer, type RelayCall, RelayHost, type RelaySnapshot } from "./watch-relay.ts";
 import type { WatchSource } from "./watch-source.ts";
-import { isRefusal } from "./watcher-caps.ts";
+import { isRefusal, WatcherCaps, type WatcherLimits } from "./watcher-caps.ts";
 
 /** What the watchers read of the informer's spec: a zero `maxLagSeconds` never sleeps between windows. */
 export interface WatchedSpec {
@@ -40,11 +40,14 @@ export class InformerWatchers {
   /** Watch relays serving `/k8s` watchers off this object's thread read through this (watch-relay.ts). */
   readonly #relays: RelayHost;
 
-  /** @param admission the object's heavy reads: watches' initial listings take its slots. */
-  constructor(at: WithInformer<WatchedSpec>, admission: ReadAdmission, wake: () => Promise<void>) {
+  /**
+   * @param admission the object's heavy reads: watches' initial listings take its slots.
+   * @param caps its watchers' caps (watcher-caps.ts watcherLimitsOf).
+   */
+  constructor(at: WithInformer<WatchedSpec>, admission: ReadAdmission, wake: () => Promise<void>, caps?: WatcherLimits) {
     this.#at = at;
     this.#wake = wake;
-    this.#hub = new WatchHub(() => this.#source(), { admission });
+    this.#hub = new WatchHub(() => this.#source(), { admission, ...(caps ? { caps: new WatcherCaps(caps) } : {}) });
     this.#relays = new RelayHost(() => this.#source(), (ms) => this.#hub.changed(ms), admission);
   }
 

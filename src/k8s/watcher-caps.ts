@@ -15,7 +15,10 @@
 
 /** Watches one informer object serves at most: each costs a queue (up to about 64 KiB) and CPU per event. */
 export const MAX_WATCHERS_PER_OBJECT = 1_000;
-/** Watches of one credential on one informer object at most (A7: a token holder opening thousands). */
+/**
+ * Watches of one credential on one informer object at most (A7: a token holder opening thousands),
+ * unless the operator's WATCHERS_PER_CREDENTIAL says otherwise (watcherLimitsOf).
+ */
 export const MAX_WATCHERS_PER_PRINCIPAL = 100;
 /** Places free up when watches end (minutes apart at most, with timeouts of 30–60 min): retry after a few seconds. */
 export const WATCHER_CAP_RETRY_AFTER_SECONDS = 5;
@@ -55,7 +58,9 @@ export class WatcherCaps {
       return refusal(`too many watches of this resource are open (${this.#total}, at most ${this.#limits.perObject}): try again later`);
     }
     if (mine >= this.#limits.perPrincipal) {
-      return refusal(`too many watches of this resource are open for credential '${principal}' (${mine}, at most ${this.#limits.perPrincipal}): close some, or try again later`);
+      return refusal(
+        `too many watches of this resource are open for credential '${principal}' (${mine}, at most ${this.#limits.perPrincipal}: the Worker's WATCHERS_PER_CREDENTIAL): close some, or try again later`,
+      );
     }
     this.#total++;
     this.#byPrincipal.set(principal, mine + 1);
@@ -71,6 +76,17 @@ export class WatcherCaps {
       },
     };
   }
+}
+
+/**
+ * The caps of a deployment: WATCHERS_PER_CREDENTIAL (a whole number, 1 to MAX_WATCHERS_PER_OBJECT)
+ * sets the per-credential cap, e.g. for a team sharing one read token (issue 29); unset or not such
+ * a number, MAX_WATCHERS_PER_PRINCIPAL, as WATCH_RELAYS falls back to its default.
+ */
+export function watcherLimitsOf(env: { WATCHERS_PER_CREDENTIAL?: string }): WatcherLimits {
+  const value = Number(env.WATCHERS_PER_CREDENTIAL?.trim() || Number.NaN);
+  const perPrincipal = Number.isSafeInteger(value) && value >= 1 ? Math.min(value, MAX_WATCHERS_PER_OBJECT) : MAX_WATCHERS_PER_PRINCIPAL;
+  return { perObject: MAX_WATCHERS_PER_OBJECT, perPrincipal };
 }
 
 export function isRefusal(value: object): value is Refusal {

@@ -36,6 +36,7 @@ import { type HeavyRead, ReadAdmission } from "../k8s/admission.ts";
 import type { CacheReadiness } from "../k8s/cache-readiness.ts";
 import { CacheReads, type ObjectQuery, type PageQuery, type QueryAnswer } from "../k8s/cache-reads.ts";
 import { InformerWatchers } from "../k8s/informer-watchers.ts";
+import { watcherLimitsOf } from "../k8s/watcher-caps.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { ResourceDescriber } from "../k8s/resource-describer.ts";
 import type { WatchOpening, WatchParams } from "../k8s/watch-params.ts";
@@ -59,7 +60,7 @@ export class InformerObject extends DurableObject<Env> {
   /** Heavy reads of this object's cache (k8s/admission.ts): initial listings of watches, unpaged and selector lists. */
   readonly #heavyReads = new ReadAdmission();
   readonly #reads = new CacheReads((fn) => this.#state.withInformer(fn), this.#heavyReads);
-  readonly #watchers = new InformerWatchers((fn) => this.#state.withInformer(fn), this.#heavyReads, () => this.ctx.storage.setAlarm(Date.now() + 1));
+  readonly #watchers = new InformerWatchers((fn) => this.#state.withInformer(fn), this.#heavyReads, () => this.ctx.storage.setAlarm(Date.now() + 1), watcherLimitsOf(this.env));
   /** The log's tail as last told to the subscriptions (#informer's `grew`). */
   #nudgedTail: number | undefined;
   readonly #feed: FeedHost = new FeedHost({

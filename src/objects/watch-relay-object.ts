@@ -25,7 +25,7 @@ import { needsListing, WatchHub } from "../k8s/watch-hub.ts";
 import type { WatchOpening, WatchParams } from "../k8s/watch-params.ts";
 import { watchRequestOf } from "../k8s/watch-params.ts";
 import { type RelayUpstream, RelaySource } from "../k8s/watch-relay.ts";
-import { isRefusal } from "../k8s/watcher-caps.ts";
+import { isRefusal, WatcherCaps, watcherLimitsOf } from "../k8s/watcher-caps.ts";
 import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { setLogLevel } from "../log.ts";
 
@@ -47,7 +47,7 @@ export class WatchRelay extends DurableObject<Env> {
     super(ctx, env);
     setLogLevel(env.LOG_LEVEL);
     this.#source = new RelaySource(this.#upstream(), { changed: () => this.#hub.notify(), closeAll: () => this.#hub.closeAll() });
-    this.#hub = new WatchHub(() => this.#source.current());
+    this.#hub = new WatchHub(() => this.#source.current(), { caps: new WatcherCaps(watcherLimitsOf(env)) });
   }
 
   /** Opens a watch of informer object `informer` (the route's), as InformerObject.watch does. */

@@ -12,7 +12,7 @@ import { MAX_WATCH_TIMEOUT_SECONDS } from "../../src/k8s/list-options.ts";
 import { RECENT_BYTES } from "../../src/k8s/recent-events.ts";
 import { type WatchRequest, WatchHub, type WatchSource } from "../../src/k8s/watch-hub.ts";
 import { MAX_QUEUED_BYTES } from "../../src/k8s/watch-queues.ts";
-import { MAX_WATCHERS_PER_OBJECT, MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
+import { MAX_WATCHERS_PER_OBJECT, MAX_WATCHERS_PER_PRINCIPAL, WatcherCaps, watcherLimitsOf } from "../../src/k8s/watcher-caps.ts";
 import { readLines, WatchBody } from "../helpers/watch-lines.ts";
 import { scriptedLog } from "../helpers/scripted-log.ts";
 import { parseFieldSelector } from "../../src/kube/selectors.ts";
@@ -96,6 +96,19 @@ describe("WatchHub initial listings", () => {
     // A watch that lists nothing, or one object by namespace and name (kubectl get pod x -w), is not a heavy read: it still opens.
     expect("stream" in hub.tryOpen(request)).toBe(true);
     expect("stream" in hub.tryOpen({ ...watchList, namespace: "ns", fieldSelector: parseFieldSelector("metadata.name=a") })).toBe(true);
+  });
+});
+
+describe("WATCHERS_PER_CREDENTIAL", () => {
+  it("sets the per-credential cap, and a refusal names the setting; unset or not a whole number from 1 to 1,000, the default holds", () => {
+    expect(watcherLimitsOf({ WATCHERS_PER_CREDENTIAL: "250" })).toEqual({ perObject: MAX_WATCHERS_PER_OBJECT, perPrincipal: 250 });
+    expect(watcherLimitsOf({ WATCHERS_PER_CREDENTIAL: "5000" }).perPrincipal).toBe(MAX_WATCHERS_PER_OBJECT);
+    for (const value of [undefined, "", " ", "0", "-3", "2.5", "many"]) expect(watcherLimitsOf({ WATCHERS_PER_CREDENTIAL: value }).perPrincipal, String(value)).toBe(MAX_WATCHERS_PER_PRINCIPAL);
+    const log = scriptedLog();
+    const hub = new WatchHub(() => log.source, { caps: new WatcherCaps(watcherLimitsOf({ WATCHERS_PER_CREDENTIAL: "150" })) });
+    const opened = Array.from({ length: 150 }, () => hub.tryOpen({ ...request, principal: "team" }));
+    expect(opened.filter((o) => "stream" in o)).toHaveLength(150);
+    expect(hub.tryOpen({ ...request, principal: "team" })).toMatchObject({ refused: true, message: expect.stringContaining("at most 150: the Worker's WATCHERS_PER_CREDENTIAL") });
   });
 });
 
