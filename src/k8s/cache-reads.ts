@@ -23,7 +23,7 @@ import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_L
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { yieldToEventLoop } from "../clock.ts";
 import { ApiError, attemptAsync, fail, type Result } from "../errors.ts";
-import { HEAVY_READ_SHED_MESSAGE, HeldSlots, type HeavyRead, inSlot, type ReadAdmission } from "./admission.ts";
+import { HEAVY_READ_SHED_MESSAGE, HeldSlots, type HeavyRead, type HoldSlot, inSlot, type ReadAdmission } from "./admission.ts";
 import { type CacheReadiness, readinessOf } from "./cache-readiness.ts";
 import { parseSelectors } from "./watch-params.ts";
 
@@ -126,26 +126,39 @@ export class CacheReads {
     // Held while more pages follow (an unsynced cache's answer is refused: no page follows it).
     const more = (answer: Result<QueryAnswer<VersionedPage>>) =>
       answer.ok && answer.value.synced && !answer.value.value.expired && answer.value.value.next !== undefined;
-    const answer = await inSlot(this.#admission, heavy, async () => {
+    return this.#admitted(heavy, async () => {
       const current = this.#at((spec, informer) => ({ spec, informer }));
       if (!current.ok) return current;
       const { spec, informer } = current.value;
       return attemptAsync(async () => {
         const expired = (): VersionedPage => ({ expired: true, resume: resumeAfter(informer.log, from?.after ?? "") });
         if (from && of !== undefined && of !== spec.name) return answerOf(informer, expired());
-        // Every part reads at the first part's position, and the RV the cache was at then is the
-        // list's: the view is taken in the first part's synchronous turn, before any yield lets
-        // ingest move the cache on (review N1: read after the turns, it was newer than the items).
-        let view: QueryView | undefined;
-        const read = (q: VersionedQuery, at?: Position) => {
-          view ??= informer.queryView();
-          return readAt(informer, q, at);
-        };
-        const page = await listInTurns(read, versionedQuery(query), from, this.#pause);
+        const { page, view } = await this.#pageInTurns(informer, versionedQuery(query), from);
         return answerOf(informer, page.expired ? expired() : page, view);
       });
     }, hold === undefined ? undefined : { slots: this.#held, name: hold, more });
+  }
+
+  /** `work` in one of the object's heavy-read slots (admission.ts), or TooManyRequests when it is shed. */
+  async #admitted<T>(part: HeavyRead, work: () => Promise<Result<T>>, hold?: HoldSlot<Result<T>>): Promise<Result<T>> {
+    const answer = await inSlot(this.#admission, part, work, hold);
     return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
+  }
+
+  /**
+   * A page made in parts (versioned-list.ts listInTurns), each reading at the first part's
+   * position, and the cache's view taken in that first part's synchronous turn, before any yield
+   * lets ingest move the cache on: its RV is the page's (review N1: read after the turns, it was
+   * newer than the items).
+   */
+  async #pageInTurns(informer: Informer, query: VersionedQuery, at: Position | undefined): Promise<{ page: VersionedPage; view: QueryView | undefined }> {
+    let view: QueryView | undefined;
+    const read = (q: VersionedQuery, from?: Position) => {
+      view ??= informer.queryView();
+      return readAt(informer, q, from);
+    };
+    const page = await listInTurns(read, query, at, this.#pause);
+    return { page, view };
   }
 
   /**
@@ -167,27 +180,16 @@ export class CacheReads {
   }
 
   async #heavySearchAt(parsed: VersionedQuery, from: Position | undefined): Promise<Result<QueryAnswer<VersionedPage>>> {
-    const answer = await inSlot(this.#admission, "first", async () => {
+    return this.#admitted("first", async () => {
       const current = this.#at((_, informer) => informer);
       if (!current.ok) return current;
       const informer = current.value;
       return attemptAsync(async () => {
-        // The cache's RV is taken in the first part's turn (review N1), as for a heavy `/k8s` list.
-        let view: QueryView | undefined;
-        const read = (q: VersionedQuery, at?: Position) => {
-          view ??= informer.queryView();
-          return readAt(informer, q, at);
-        };
-        const inTurns = (at: Position | undefined) => listInTurns(read, parsed, at, this.#pause);
-        let page = await inTurns(servable(informer, from));
-        if (page.expired) {
-          view = undefined;
-          page = await inTurns(resumeAfter(informer.log, from?.after ?? ""));
-        }
+        const first = await this.#pageInTurns(informer, parsed, servable(informer, from));
+        const { page, view } = first.page.expired ? await this.#pageInTurns(informer, parsed, resumeAfter(informer.log, from?.after ?? "")) : first;
         return answerOf(informer, page, view);
       });
     });
-    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
   /**
@@ -204,7 +206,7 @@ export class CacheReads {
     if (query.labelSelector === undefined && query.fieldSelector === undefined) {
       return this.#at((_, informer) => answerOf(informer, listObjects(informer.indexer, listQuery())));
     }
-    const answer = await inSlot(this.#admission, "first", async () => {
+    return this.#admitted("first", async () => {
       const current = this.#at((_, informer) => informer);
       if (!current.ok) return current;
       const informer = current.value;
@@ -214,7 +216,6 @@ export class CacheReads {
       const view = informer.queryView();
       return attemptAsync(async () => answerOf(informer, await listObjectsInTurns(informer.indexer, listQuery(), this.#pause), view));
     });
-    return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
   indexValues(index: string, query: { limit?: number; continue?: string }): Result<QueryAnswer<{ values: string[]; continue?: string }>> {

@@ -113,10 +113,7 @@ export class WatchBatches {
     // Nothing new since the buffer's end (the log's bounds were just read by the refresh).
     if (at < 0 || this.#source()?.incarnation !== source.incarnation || this.#recent.end <= at) return;
     const end = await this.#boundaryAfter(source, at, READ_BATCH);
-    if (end === undefined || end - at > READ_BATCH) return;
-    const key = `${at}:${end}`;
-    const buffered = this.#ranges.has(key) ? undefined : this.#recent.slice(at, end);
-    if (buffered) this.#keep(key, inResourceVersionOrder(buffered));
+    if (end !== undefined && end - at <= READ_BATCH) this.#bufferedRange(at, end);
   }
 
   /**
@@ -138,8 +135,17 @@ export class WatchBatches {
     if (skip !== 0 || firstRunOnly) return UNKNOWN;
     const end = cursor.end ?? this.#boundaries.get(`${after}:${READ_BATCH}`);
     if (end === undefined || end - after > READ_BATCH) return UNKNOWN;
-    const range = this.#ranges.get(`${after}:${end}`);
+    const range = this.#bufferedRange(after, end);
     return range ? { range, next: { after: end, skip: 0 } } : UNKNOWN;
+  }
+
+  /** The events (after, end] as a range shared under its key, from the buffer; undefined when it does not hold them all. */
+  #bufferedRange(after: number, end: number): EventRange | undefined {
+    const key = `${after}:${end}`;
+    const kept = this.#ranges.get(key);
+    if (kept) return kept;
+    const buffered = this.#recent.slice(after, end);
+    return buffered && this.#keep(key, inResourceVersionOrder(buffered));
   }
 
   async #next(cursor: Cursor, firstRunOnly: boolean): Promise<Batch> {
@@ -157,12 +163,8 @@ export class WatchBatches {
     // sent again). Any other end, kept or shared, still ends a complete, sorted run.
     const end = cursor.end ?? (firstRunOnly ? await source.boundaryAfter(after, 0) : await this.#boundaryAfter(source, after, READ_BATCH));
     if (end === undefined) return undefined;
-    const buffered = skip === 0 && end - after <= READ_BATCH ? this.#recent.slice(after, end) : undefined;
-    if (buffered) {
-      const key = `${after}:${end}`;
-      const range = this.#ranges.get(key) ?? this.#keep(key, inResourceVersionOrder(buffered));
-      return { range, next: { after: end, skip: 0 } };
-    }
+    const buffered = skip === 0 && end - after <= READ_BATCH ? this.#bufferedRange(after, end) : undefined;
+    if (buffered) return { range: buffered, next: { after: end, skip: 0 } };
     // Sized by the largest event read so far, so a page of large objects stays about RECENT_BYTES (F8).
     const limit = this.#largest === 0 ? FIRST_ORDERED_READ : Math.max(1, Math.min(READ_BATCH, Math.floor(RECENT_BYTES / this.#largest)));
     const key = `${after}:${end}:${skip}:${limit}`;
