@@ -21,6 +21,7 @@ import { statusErrors } from "../k8s/status.ts";
 import type { IncludeObject } from "../k8s/table.ts";
 import { parseFieldSelector } from "../kube/selectors.ts";
 import { checkFieldSelector, informerStub, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
+import { principalOf } from "./auth.ts";
 import { served } from "./k8s-served.ts";
 
 /** The namespace stand-in (k8s/namespace-stand-in.ts): Active when a served namespaced resource holds an object in it. */
@@ -119,8 +120,10 @@ export async function listObjects(
   // slot from page to page, so its pages never queue behind other reads while ingest moves the log
   // on past where its snapshot can be rebuilt (issue 27: bodies broke off mid-list).
   const hold = heavy && params.limit === undefined ? crypto.randomUUID() : undefined;
+  // Heavy reads are admitted fairly between credentials (review N1).
+  const owner = (await principalOf(c)).name;
   const read = async (from: Position | undefined, limit: number, of?: string, part: HeavyRead = "first") => {
-    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? part : undefined, hold);
+    const answer = await stub.listAt({ ...query, limit: Math.min(limit, PAGE_LIMIT) }, from, of, heavy ? { part, owner, ...(hold === undefined ? {} : { hold }) } : undefined);
     if (!answer.ok && answer.error.code === "TooManyRequests") throw statusErrors.tooManyRequests(answer.error.message, HEAVY_READ_RETRY_AFTER_SECONDS);
     return unwrap(answer);
   };

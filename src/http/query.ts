@@ -9,7 +9,7 @@ import * as z from "zod/mini";
 import { unwrap } from "../errors.ts";
 import type { QueryAnswer } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
-import { requireRead } from "./auth.ts";
+import { principalOf, requireRead } from "./auth.ts";
 import { validate } from "./validate.ts";
 import { informerStub } from "../clusters/stubs.ts";
 import { informerAddress } from "./known-informer.ts";
@@ -54,7 +54,8 @@ async function getByKey(c: Context<AppEnv>, key: string): Promise<Response> {
 export const queryRoutes = new Hono<AppEnv>()
   .use(requireRead)
   .get("/:name/objects", validate("query", listQuery), async (c) => {
-    const result = unwrap(await informer(c).listObjects(c.req.valid("query")));
+    // A query with selectors is a heavy read, admitted fairly between credentials (review N1).
+    const result = unwrap(await informer(c).listObjects(c.req.valid("query"), (await principalOf(c)).name));
     return answer(c, result, itemsBody(result.resourceVersion, result.value));
   })
   .get("/:name/objects/:namespace/:object", (c) => getByKey(c, `${c.req.param("namespace")}/${c.req.param("object")}`))

@@ -45,7 +45,7 @@ import { withClusterAnnotation } from "../search/annotate.ts";
 import { type ClusterPage, mergePages } from "../search/merge.ts";
 import { type ClusterCursor, decodeSearchToken, encodeSearchToken, searchFingerprint } from "../search/search-token.ts";
 import type { AppEnv } from "./app-env.ts";
-import { readableClusters } from "./auth.ts";
+import { principalOf, readableClusters } from "./auth.ts";
 import { listQuery } from "./query.ts";
 import { validate } from "./validate.ts";
 import { isKnownCluster } from "./known-informer.ts";
@@ -124,13 +124,14 @@ async function readCluster(
   address: { cluster: string; name: string },
   query: Omit<SearchQuery, "clusters" | "continue"> & { limit: number },
   from: Position | undefined,
+  owner: string,
 ): Promise<ClusterRead> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<ClusterRead>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, why: `no answer within ${SEARCH_DEADLINE.ms} ms` }), SEARCH_DEADLINE.ms);
   });
   const read = informerStub(env, address, (await registryCache.snapshot(registrySource(env))).placements[address.cluster])
-    .searchAt(query, from)
+    .searchAt(query, from, owner)
     .then((result): ClusterRead => {
       if (!result.ok) return { ok: false, why: result.error.message };
       if (!result.value.synced) return { ok: false, why: "its cache is not synced yet" };
@@ -177,13 +178,15 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
     ...(query.labelSelector === undefined ? {} : { labelSelector: query.labelSelector }),
     ...(query.fieldSelector === undefined ? {} : { fieldSelector: query.fieldSelector }),
   };
+  // A search with selectors is a heavy read of each informer, admitted fairly between credentials (review N1).
+  const owner = (await principalOf(c)).name;
   const reads = await Promise.all(
     [...scope].map(async ([cluster, informer]) => {
       const cursor = token?.clusters.get(cluster) ?? null;
       const read: ClusterRead =
         informer === undefined
           ? { ok: false, why: "no informer holds the resource any more" }
-          : await readCluster(c.env, { cluster, name: informer }, listing, cursor?.from);
+          : await readCluster(c.env, { cluster, name: informer }, listing, cursor?.from, owner);
       return { cluster, cursor, read };
     }),
   );

@@ -23,7 +23,7 @@ import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_L
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
 import { yieldToEventLoop } from "../clock.ts";
 import { ApiError, attemptAsync, fail, type Result } from "../errors.ts";
-import { HEAVY_READ_SHED_MESSAGE, HeldSlots, type HeavyRead, type HoldSlot, inSlot, type ReadAdmission } from "./admission.ts";
+import { ANONYMOUS_OWNER, HEAVY_READ_SHED_MESSAGE, HeldSlots, type HeavyRead, type HeavyReadPart, type HoldSlot, inSlot, type ReadAdmission } from "./admission.ts";
 import { type CacheReadiness, readinessOf } from "./cache-readiness.ts";
 import { parseSelectors } from "./watch-params.ts";
 
@@ -99,16 +99,11 @@ export class CacheReads {
    * pages at the first page's position, so that one list is one snapshot (the `/k8s` API). `from`
    * is a position in the log of informer `of` (when the token named one): another informer's, or
    * one expired, is answered expired with where the list may go on inconsistently (`resume`).
-   * `hold` names a heavy read whose slot is held from one page to its next (admission.ts HeldSlots).
+   * `heavy` marks a page of a heavy read (admission.ts): which part, whose, and the name its slot is
+   * held under from one page to its next (HeldSlots), if it is.
    */
-  listAt(
-    query: PageQuery,
-    from?: Position,
-    of?: string,
-    heavy?: HeavyRead,
-    hold?: string,
-  ): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
-    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy, hold);
+  listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
+    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy);
     return this.#at((spec, informer) => {
       const parsed = versionedQuery(query);
       if (!from) return answerOf(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
@@ -122,11 +117,11 @@ export class CacheReads {
    * refused (TooManyRequests) when the queue is full and it is a read's first page; the page is
    * made in parts with other work between them (versioned-list.ts listInTurns).
    */
-  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, heavy: HeavyRead, hold?: string): Promise<Result<QueryAnswer<VersionedPage>>> {
+  async #heavyListAt(query: PageQuery, from: Position | undefined, of: string | undefined, { part, owner = ANONYMOUS_OWNER, hold }: HeavyReadPart): Promise<Result<QueryAnswer<VersionedPage>>> {
     // Held while more pages follow (an unsynced cache's answer is refused: no page follows it).
     const more = (answer: Result<QueryAnswer<VersionedPage>>) =>
       answer.ok && answer.value.synced && !answer.value.value.expired && answer.value.value.next !== undefined;
-    return this.#admitted(heavy, async () => {
+    return this.#admitted(part, owner, async () => {
       const current = this.#at((spec, informer) => ({ spec, informer }));
       if (!current.ok) return current;
       const { spec, informer } = current.value;
@@ -139,9 +134,9 @@ export class CacheReads {
     }, hold === undefined ? undefined : { slots: this.#held, name: hold, more });
   }
 
-  /** `work` in one of the object's heavy-read slots (admission.ts), or TooManyRequests when it is shed. */
-  async #admitted<T>(part: HeavyRead, work: () => Promise<Result<T>>, hold?: HoldSlot<Result<T>>): Promise<Result<T>> {
-    const answer = await inSlot(this.#admission, part, work, hold);
+  /** `work` in one of the object's heavy-read slots for `owner` (admission.ts), or TooManyRequests when it is shed. */
+  async #admitted<T>(part: HeavyRead, owner: string, work: () => Promise<Result<T>>, hold?: HoldSlot<Result<T>>): Promise<Result<T>> {
+    const answer = await inSlot(this.#admission, part, work, hold, owner);
     return answer === "shed" ? fail("TooManyRequests", HEAVY_READ_SHED_MESSAGE) : answer;
   }
 
@@ -167,20 +162,20 @@ export class CacheReads {
    * continues after the same key in the cache as it is now, instead of failing the whole search.
    * The page's `at` then differs from `from.at`: a new snapshot, at the answer's resourceVersion.
    */
-  searchAt(query: PageQuery & { maxBytes?: number }, from?: Position): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
+  searchAt(query: PageQuery & { maxBytes?: number }, from?: Position, owner = ANONYMOUS_OWNER): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
     const parsed = { ...versionedQuery(query), ...(query.maxBytes === undefined ? {} : { maxBytes: query.maxBytes }) };
     // With selectors a page is a scan: a heavy read, admitted and made in turns as a `/k8s` selector
     // list is (review N2: unadmitted, a loop of searches held every informer's thread in 20,000-key
     // scans). A cluster that sheds it is named `partial` by the search, its cursor kept.
-    if (query.labelSelector !== undefined || query.fieldSelector !== undefined) return this.#heavySearchAt(parsed, from);
+    if (query.labelSelector !== undefined || query.fieldSelector !== undefined) return this.#heavySearchAt(parsed, from, owner);
     return this.#at((_, informer) => {
       const page = readAt(informer, parsed, servable(informer, from));
       return answerOf(informer, page.expired ? readAt(informer, parsed, resumeAfter(informer.log, from?.after ?? "")) : page);
     });
   }
 
-  async #heavySearchAt(parsed: VersionedQuery, from: Position | undefined): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#admitted("first", async () => {
+  async #heavySearchAt(parsed: VersionedQuery, from: Position | undefined, owner: string): Promise<Result<QueryAnswer<VersionedPage>>> {
+    return this.#admitted("first", owner, async () => {
       const current = this.#at((_, informer) => informer);
       if (!current.ok) return current;
       const informer = current.value;
@@ -196,7 +191,7 @@ export class CacheReads {
    * A page of the query API. One with selectors is a scan, a heavy read (k8s/admission.ts): it waits
    * for one of the object's few slots or is refused (TooManyRequests), and scans in turns.
    */
-  async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
+  async listObjects(query: ObjectQuery, owner = ANONYMOUS_OWNER): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
     const listQuery = (): ListQuery => ({
       ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
       ...parseSelectors(query),
@@ -206,7 +201,7 @@ export class CacheReads {
     if (query.labelSelector === undefined && query.fieldSelector === undefined) {
       return this.#at((_, informer) => answerOf(informer, listObjects(informer.indexer, listQuery())));
     }
-    return this.#admitted("first", async () => {
+    return this.#admitted("first", owner, async () => {
       const current = this.#at((_, informer) => informer);
       if (!current.ok) return current;
       const informer = current.value;

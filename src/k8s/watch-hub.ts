@@ -51,14 +51,14 @@ import { errorFrame, translate, WatchFramer } from "./watch-events.ts";
 import { expiredFrame, needsListing, watchStart } from "./watch-start.ts";
 import { CHUNK_CHARS, type FrameCounters } from "./event-range.ts";
 import { errorText, logger } from "../log.ts";
-import { HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, ReadAdmission, type ReadSlot } from "./admission.ts";
+import { ANONYMOUS_OWNER, HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, ListingTurns, ReadAdmission } from "./admission.ts";
 import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
 import { type Cursor, WatchBatches } from "./watch-batches.ts";
-import { isRefusal, WatcherCaps } from "./watcher-caps.ts";
+import { isRefusal, type Refusal, WatcherCaps } from "./watcher-caps.ts";
 import { type WatchQueue, WatchQueues } from "./watch-queues.ts";
 import { WatchWakeups } from "./watch-wakeups.ts";
 import type { LogEvent } from "../cache/event-log.ts";
-import type { WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
+import type { AdmittedListing, WatchOpened, WatchRequest, WatchSource } from "./watch-source.ts";
 export type { WatchOpened, WatchRequest, WatchSource };
 export { needsListing };
 
@@ -189,24 +189,35 @@ export class WatchHub {
     return opened.stream;
   }
 
+  /** Why a watch of `request` would be refused by this hub's caps now (none: it would open), taking nothing. */
+  refusal(request: WatchRequest): Refusal | undefined {
+    return this.#caps.refusal(request.principal ?? ANONYMOUS_OWNER);
+  }
+
   /**
    * Opens a watch, or refuses it at once when its credential or this object has too many open, or
    * when it needs a listing and the heavy-read queue is full: nothing is streamed then. `admitted`:
-   * the listing's slot, taken elsewhere (a relay takes one of its informer's: watch-relay.ts).
+   * the listing as admitted elsewhere (a relay's, by its informer's admission: watch-relay.ts).
    */
-  tryOpen(request: WatchRequest, admitted?: Promise<ReadSlot>): WatchOpened {
-    const place = this.#caps.take(request.principal ?? "anonymous");
+  tryOpen(request: WatchRequest, admitted?: AdmittedListing): WatchOpened {
+    const owner = request.principal ?? ANONYMOUS_OWNER;
+    const place = this.#caps.take(owner);
     if (isRefusal(place)) {
-      void admitted?.then((held) => held.release());
+      admitted?.end();
       return place;
     }
-    let slot = admitted;
-    if (!slot && needsListing(request)) {
-      slot = this.#admission.enter();
+    let listing = admitted;
+    if (!listing && needsListing(request)) {
+      const slot = this.#admission.enter(owner);
       if (!slot) {
         place.release();
         return { refused: true, message: HEAVY_READ_SHED_MESSAGE, retryAfterSeconds: HEAVY_READ_RETRY_AFTER_SECONDS };
       }
+      const turns = new ListingTurns(this.#admission, owner, slot);
+      listing = {
+        listAt: (query, from) => turns.page(async () => (await this.#source()?.listAt(query, from)) ?? { expired: true }),
+        end: () => turns.end(),
+      };
     }
     const watcher: Watcher = { closed: false };
     this.#watchers.add(watcher);
@@ -220,7 +231,7 @@ export class WatchHub {
       watcher.closed = true; // the client went away
       this.notify();
     });
-    void this.#run(watcher, request, queue, slot)
+    void this.#run(watcher, request, queue, listing)
       // After the 200 an error can only be told in the stream: one ERROR event with a 500 Status, as
       // the API server ends a watch that fails (a clean end would have the client re-watch into the
       // same failure, unaware).
@@ -230,8 +241,8 @@ export class WatchHub {
       })
       .finally(() => {
         place.release();
-        // A slot still held (the stream ended before its listing): the next waiter's.
-        void slot?.then((held) => held.release());
+        // A turn still held (the stream ended before its listing): the next waiter's.
+        listing?.end();
         this.#watchers.delete(watcher);
         if (this.#watchers.size === 0) this.#batches.forget();
         writer.close().catch(() => {});
@@ -249,7 +260,7 @@ export class WatchHub {
     this.#changed = new Promise<void>((resolve) => (this.#wake = resolve));
   }
 
-  async #run(watcher: Watcher, request: WatchRequest, queue: WatchQueue, slot: Promise<ReadSlot> | undefined): Promise<void> {
+  async #run(watcher: Watcher, request: WatchRequest, queue: WatchQueue, listing: AdmittedListing | undefined): Promise<void> {
     const writer = queue.writer;
     const encoder = new TextEncoder();
     const framer = new WatchFramer(request.info, request.format, request.includeObject);
@@ -288,7 +299,7 @@ export class WatchHub {
       return true;
     };
     const incarnation = this.#source()?.incarnation;
-    const start = await watchStart({ source: this.#source, reaches: (rv) => this.reaches(rv), now: this.#now }, request, framer, send, slot);
+    const start = await watchStart({ source: this.#source, reaches: (rv) => this.reaches(rv), now: this.#now }, request, framer, send, listing);
     if (start === undefined) return;
     let { skipUpTo } = start;
     let cursor: Cursor = { after: start.next, skip: 0 };

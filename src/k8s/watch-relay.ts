@@ -30,8 +30,8 @@
 import type { LogBounds, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
 import { errorText, logger } from "../log.ts";
-import type { ReadAdmission, ReadSlot } from "./admission.ts";
-import type { WatchSource } from "./watch-source.ts";
+import { ListingTurns, type ReadAdmission } from "./admission.ts";
+import type { AdmittedListing, ListedPage, WatchSource } from "./watch-source.ts";
 
 /** Relays per informer unless WATCH_RELAYS says otherwise; at most MAX_RELAYS. */
 export const DEFAULT_RELAYS = 4;
@@ -72,16 +72,17 @@ export interface RelaySnapshot {
 
 /**
  * One WatchSource method a relay asks of the informer's object — or, for a watch's initial listing,
- * a slot of the informer's heavy-read admission (admission.ts), shared with its own lists: `enter`
- * takes a place (or is shed), `granted` answers once the slot is held, `release` frees it.
+ * a lease on the informer's heavy-read admission (admission.ts), shared with its own lists: `enter`
+ * takes a place for the watch's credential (or is shed); each `listAt` naming the lease reads its
+ * page in the lease's turn (waiting for it; the slot is parked between pages, review N1); `release`
+ * gives it back.
  */
 export type RelayCall =
-  | { op: "enter" }
-  | { op: "granted"; lease: string }
+  | { op: "enter"; owner: string }
   | { op: "release"; lease: string }
   | { op: "read"; after: number; limit: number; maxBytes?: number }
   | { op: "readInOrder"; after: number; end: number; skip: number; limit: number }
-  | { op: "listAt"; query: VersionedQuery; from?: { at: number; after: string } }
+  | { op: "listAt"; query: VersionedQuery; from?: { at: number; after: string }; lease?: string }
   | { op: "positionOf"; resourceVersion: string }
   | { op: "fromEarlierServer"; resourceVersion: string }
   | { op: "boundaryAfter"; after: number; span: number };
@@ -96,15 +97,26 @@ export interface RelayUpstream {
   call(incarnation: string, call: RelayCall): Promise<RelayAnswer>;
 }
 
-/** A relay's slot is freed after this long even if the relay never says so (it was evicted mid-listing). */
-export const LEASE_MS = 5 * 60_000;
+/**
+ * A lease no page was asked under for this long is given back (review N7: its relay was evicted or
+ * failed to release it). A listing asks its next page as soon as its client took the last one, and
+ * a client that takes nothing for 10 s is closed (watch-hub.ts), so a live listing is never idle this
+ * long; a lapsed lease's next page answers expired (the watch ends with 410), never unadmitted.
+ */
+export const LEASE_IDLE_MS = 30_000;
+
+/** A relay's lease: its listing's turns, given back when idle too long. */
+interface Lease {
+  turns: ListingTurns;
+  idle: ReturnType<typeof setTimeout> | undefined;
+}
 
 /** The informer's side: answers its relays' polls and calls from its own watch source. */
 export class RelayHost {
   readonly #source: () => WatchSource | undefined;
   readonly #admission: ReadAdmission;
-  /** Heavy-read slots relays hold, by lease. */
-  readonly #leases = new Map<string, { slot: Promise<ReadSlot>; expiry: ReturnType<typeof setTimeout> }>();
+  /** Heavy-read listings relays run, by lease. */
+  readonly #leases = new Map<string, Lease>();
   /** Resolves when the informer's hub is notified (the log grew, the cache advanced), or after `ms`. */
   readonly #changed: (ms: number) => Promise<void>;
   readonly #now: () => number;
@@ -114,8 +126,11 @@ export class RelayHost {
   #polling = 0;
   #lastPollAt = Number.NEGATIVE_INFINITY;
 
-  constructor(source: () => WatchSource | undefined, changed: (ms: number) => Promise<void>, admission: ReadAdmission, now: () => number = Date.now) {
+  readonly #leaseIdleMs: number;
+
+  constructor(source: () => WatchSource | undefined, changed: (ms: number) => Promise<void>, admission: ReadAdmission, now: () => number = Date.now, leaseIdleMs = LEASE_IDLE_MS) {
     this.#source = source;
+    this.#leaseIdleMs = leaseIdleMs;
     this.#admission = admission;
     this.#changed = changed;
     this.#now = now;
@@ -161,7 +176,8 @@ export class RelayHost {
   }
 
   async call(incarnation: string, call: RelayCall): Promise<RelayAnswer> {
-    if (call.op === "enter" || call.op === "granted" || call.op === "release") return { value: await this.#lease(call) };
+    if (call.op === "enter") return { value: this.#enter(call.owner) };
+    if (call.op === "release") return { value: this.#release(call.lease) };
     const source = this.#source();
     if (!source || source.incarnation !== incarnation) return { gone: true };
     switch (call.op) {
@@ -170,6 +186,7 @@ export class RelayHost {
       case "readInOrder":
         return { value: await source.readInOrder(call.after, call.end, call.skip, call.limit) };
       case "listAt":
+        if (call.lease !== undefined) return this.#leasedListAt(incarnation, call.lease, call.query, call.from);
         return { value: await source.listAt(call.query, call.from) };
       case "positionOf":
         return { value: await source.positionOf(call.resourceVersion) };
@@ -180,28 +197,53 @@ export class RelayHost {
     }
   }
 
-  /** A relay's heavy-read lease: its id (undefined: shed), whether it is held, or nothing (released). */
-  async #lease(call: Extract<RelayCall, { op: "enter" | "granted" | "release" }>): Promise<string | boolean | undefined> {
-    if (call.op === "enter") {
-      const slot = this.#admission.enter();
-      if (!slot) return undefined;
-      const lease = crypto.randomUUID();
-      this.#leases.set(lease, { slot, expiry: setTimeout(() => this.#release(lease), LEASE_MS) });
-      return lease;
-    }
-    if (call.op === "release") return void this.#release(call.lease);
-    const held = this.#leases.get(call.lease);
-    if (!held) return false;
-    await held.slot;
-    return this.#leases.has(call.lease);
+  /** Heavy-read listings relays run now (tests). */
+  get leases(): number {
+    return this.#leases.size;
   }
 
-  #release(lease: string): void {
-    const held = this.#leases.get(lease);
-    if (!held) return;
-    this.#leases.delete(lease);
-    clearTimeout(held.expiry);
-    void held.slot.then((slot) => slot.release());
+  /** A lease on a heavy-read listing for `owner`'s watch, or undefined: shed (the relay answers 429). */
+  #enter(owner: string): string | undefined {
+    const slot = this.#admission.enter(owner);
+    if (!slot) return undefined;
+    const id = crypto.randomUUID();
+    const lease: Lease = { turns: new ListingTurns(this.#admission, owner, slot), idle: undefined };
+    this.#leases.set(id, lease);
+    this.#idle(id, lease);
+    return id;
+  }
+
+  /** A page of a leased listing, read in its turn; a lease given back (idle, released) answers expired. */
+  async #leasedListAt(incarnation: string, id: string, query: VersionedQuery, from: { at: number; after: string } | undefined): Promise<RelayAnswer> {
+    const lease = this.#leases.get(id);
+    if (!lease) return { value: { expired: true } satisfies ListedPage };
+    if (lease.idle !== undefined) clearTimeout(lease.idle);
+    lease.idle = undefined;
+    try {
+      // The log may have moved to another incarnation while the page waited for its turn.
+      return await lease.turns.page(async (): Promise<RelayAnswer> => {
+        const source = this.#source();
+        return source && source.incarnation === incarnation ? { value: await source.listAt(query, from) } : { gone: true };
+      });
+    } finally {
+      if (this.#leases.get(id) === lease) this.#idle(id, lease);
+    }
+  }
+
+  /** Gives `id` back after LEASE_IDLE_MS without a page asked. */
+  #idle(id: string, lease: Lease): void {
+    lease.idle = setTimeout(() => {
+      logger.warn("a watch relay's heavy-read lease lapsed unused: given back", { idleMs: this.#leaseIdleMs });
+      this.#release(id);
+    }, this.#leaseIdleMs);
+  }
+
+  #release(id: string): void {
+    const lease = this.#leases.get(id);
+    if (!lease) return;
+    this.#leases.delete(id);
+    if (lease.idle !== undefined) clearTimeout(lease.idle);
+    lease.turns.end();
   }
 }
 
@@ -288,16 +330,18 @@ export class RelaySource {
   }
 
   /**
-   * A slot of the informer's heavy-read admission for a watch's initial listing, as the hub takes
-   * one of its own (WatchHub.tryOpen): undefined when the informer sheds it (a 429); else the slot,
-   * held once the informer grants it and released to it after the listing. A lost informer grants
-   * at once (its watchers are being ended anyway).
+   * A watch's initial listing admitted by the informer's heavy-read admission for `owner` (the
+   * watch's credential), as the hub admits its own (WatchHub.tryOpen): undefined when the informer
+   * sheds it (a 429), or cannot be reached. Each page is asked under the lease and read in its turn;
+   * `end` gives the lease back (were that call lost, the informer gives it back once idle).
    */
-  async admit(): Promise<{ slot: Promise<ReadSlot> } | undefined> {
-    const lease = (await this.#ask({ op: "enter" }, undefined)) as string | undefined;
+  async admit(owner: string): Promise<AdmittedListing | undefined> {
+    const lease = await this.#ask<string | undefined>({ op: "enter", owner }, undefined);
     if (lease === undefined) return undefined;
-    const release = (): void => void this.#ask({ op: "release", lease }, undefined);
-    return { slot: this.#ask({ op: "granted", lease }, false).then(() => ({ release })) };
+    return {
+      listAt: (query, from) => this.#ask<ListedPage>({ op: "listAt", query, lease, ...(from === undefined ? {} : { from }) }, { expired: true }),
+      end: () => void this.#ask({ op: "release", lease }, undefined),
+    };
   }
 
   /** A call's answer, or `gone` when the log is not the snapshot's any more or the call failed. */

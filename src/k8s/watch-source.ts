@@ -41,6 +41,15 @@ export interface WatchSource {
   readInOrder(after: number, end: number, skip: number, limit: number): Awaitable<ReadResult>;
 }
 
+/**
+ * A watch's initial listing as it was admitted (k8s/admission.ts): its pages, each read in the
+ * listing's turn of the informer's heavy-read admission, and its end (the turn is given back).
+ */
+export interface AdmittedListing {
+  listAt(query: VersionedQuery, from?: { at: number; after: string }): Promise<ListedPage>;
+  end(): void;
+}
+
 export interface WatchRequest {
   info: ResourceInfo;
   format: ObjectFormat;

@@ -9,7 +9,9 @@
  * - Initial events come from one consistent list (cache/versioned-list.ts) at least as new as the
  *   requested RV (waited for up to FRESHNESS_WAIT_MS, else the 504-like error event), a page at a
  *   time with the event loop yielded between pages, closed by the initial-events-end bookmark at the
- *   list's RV when bookmarks were asked; its heavy-read slot is released when the listing ends.
+ *   list's RV when bookmarks were asked. A listing of many objects reads each page in its turn of
+ *   the informer's heavy-read admission (`AdmittedListing`: the slot is parked while the page is
+ *   written to a slow client, review N1), and gives its turn back when the listing ends.
  *   The list's RV is the one its first page was read at (WatchSource.listAt), never the RV of a
  *   relay's snapshot taken earlier (review N2): the bookmark is at or after every listed object's RV.
  * - The start says the RV the stream stands at once started (`shown`: the start RV, or the listing's),
@@ -18,10 +20,9 @@
 import { SCAN_PER_TURN, type VersionedQuery } from "../cache/versioned-list.ts";
 import { exactKey } from "../cache/key-scope.ts";
 import { yieldToEventLoop } from "../clock.ts";
-import type { ReadSlot } from "./admission.ts";
 import { statusErrors } from "./status.ts";
 import { errorFrame, type WatchFramer } from "./watch-events.ts";
-import type { WatchRequest, WatchSource } from "./watch-source.ts";
+import type { AdmittedListing, ListedPage, WatchRequest, WatchSource } from "./watch-source.ts";
 
 const INITIAL_PAGE = 500;
 
@@ -44,7 +45,7 @@ export async function watchStart(
   request: WatchRequest,
   framer: WatchFramer,
   send: (frames: string) => Promise<boolean>,
-  slot: Promise<ReadSlot> | undefined,
+  listing: AdmittedListing | undefined,
 ): Promise<WatchStarted | undefined> {
   const rv = request.resourceVersion === "" || request.resourceVersion === "0" ? undefined : request.resourceVersion;
   // Another etcd's revision: no wait makes it comparable; expired, as a plain watch from it is (F16).
@@ -56,12 +57,11 @@ export async function watchStart(
   const source = hub.source();
   if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
   if (request.initialEvents) {
-    // The listing waits its turn among the object's heavy reads (admission.ts), then frees it.
-    const held = await slot;
+    // Each page waits its turn among the object's heavy reads (admission.ts); the last frees it.
     try {
-      return await sendInitialEvents(hub, request, framer, send);
+      return await sendInitialEvents(hub, request, framer, send, listing);
     } finally {
-      held?.release();
+      listing?.end();
     }
   }
   if (rv === undefined) return { next: source.bounds().tail };
@@ -96,6 +96,7 @@ async function sendInitialEvents(
   request: WatchRequest,
   framer: WatchFramer,
   send: (frames: string) => Promise<boolean>,
+  listing: AdmittedListing | undefined,
 ): Promise<WatchStarted | undefined> {
   const query: VersionedQuery = {
     ...(request.namespace === undefined ? {} : { namespace: request.namespace }),
@@ -109,7 +110,9 @@ async function sendInitialEvents(
   if (!source) return void (await send(errorFrame(statusErrors.noSuchResource().status)));
   // The RV read before the listing is the fallback of a source whose pages do not say theirs.
   const before = source.cacheResourceVersion();
-  let page = await source.listAt(query);
+  const listAt = async (from?: { at: number; after: string }): Promise<ListedPage> =>
+    (await (listing ? listing.listAt(query, from) : hub.source()?.listAt(query, from))) ?? { expired: true };
+  let page = await listAt();
   const at = page.expired ? 0 : page.at;
   const listRv = page.resourceVersion ?? before;
   for (;;) {
@@ -119,7 +122,7 @@ async function sendInitialEvents(
     if (!page.next) break;
     // A page at a time, letting ingest and other reads run between pages (B3).
     await yieldToEventLoop();
-    page = (await hub.source()?.listAt(query, page.next)) ?? { expired: true };
+    page = await listAt(page.next);
   }
   if (request.bookmarks && !(await send(framer.bookmark(listRv, true)))) return undefined;
   return { next: at, shown: listRv };

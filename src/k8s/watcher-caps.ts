@@ -51,8 +51,8 @@ export class WatcherCaps {
     return this.#total;
   }
 
-  /** A place for one more watch of `principal` (a credential's name), or why there is none. */
-  take(principal: string): WatcherPlace | Refusal {
+  /** Why one more watch of `principal` would be refused now, if it would (nothing is taken). */
+  refusal(principal: string): Refusal | undefined {
     const mine = this.#byPrincipal.get(principal) ?? 0;
     if (this.#total >= this.#limits.perObject) {
       return refusal(`too many watches of this resource are open (${this.#total}, at most ${this.#limits.perObject}): try again later`);
@@ -62,6 +62,14 @@ export class WatcherCaps {
         `too many watches of this resource are open for credential '${principal}' (${mine}, at most ${this.#limits.perPrincipal}: the Worker's WATCHERS_PER_CREDENTIAL): close some, or try again later`,
       );
     }
+    return undefined;
+  }
+
+  /** A place for one more watch of `principal` (a credential's name), or why there is none. */
+  take(principal: string): WatcherPlace | Refusal {
+    const refused = this.refusal(principal);
+    if (refused) return refused;
+    const mine = this.#byPrincipal.get(principal) ?? 0;
     this.#total++;
     this.#byPrincipal.set(principal, mine + 1);
     let released = false;

@@ -32,7 +32,7 @@ import type { SnapshotPage } from "../delivery/feed.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import type { Env } from "../env.ts";
 import { ok, type Result } from "../errors.ts";
-import { type HeavyRead, ReadAdmission } from "../k8s/admission.ts";
+import { type HeavyReadPart, ReadAdmission } from "../k8s/admission.ts";
 import type { CacheReadiness } from "../k8s/cache-readiness.ts";
 import { CacheReads, type ObjectQuery, type PageQuery, type QueryAnswer } from "../k8s/cache-reads.ts";
 import { InformerWatchers } from "../k8s/informer-watchers.ts";
@@ -160,16 +160,17 @@ export class InformerObject extends DurableObject<Env> {
     return this.#reads.findObject(key);
   }
 
-  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyRead, hold?: string): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#reads.listAt(query, from, of, heavy, hold);
+  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Promise<Result<QueryAnswer<VersionedPage>>> {
+    return this.#reads.listAt(query, from, of, heavy);
   }
 
-  async searchAt(query: PageQuery & { maxBytes?: number }, from?: Position): Promise<Result<QueryAnswer<VersionedPage>>> {
-    return this.#reads.searchAt(query, from);
+  /** `owner`: the credential whose heavy reads (a search with selectors) it counts among (admission.ts). */
+  async searchAt(query: PageQuery & { maxBytes?: number }, from?: Position, owner?: string): Promise<Result<QueryAnswer<VersionedPage>>> {
+    return this.#reads.searchAt(query, from, owner);
   }
 
-  async listObjects(query: ObjectQuery): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
-    return this.#reads.listObjects(query);
+  async listObjects(query: ObjectQuery, owner?: string): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
+    return this.#reads.listObjects(query, owner);
   }
 
   async indexValues(index: string, query: { limit?: number; continue?: string } = {}): Promise<Result<QueryAnswer<{ values: string[]; continue?: string }>>> {

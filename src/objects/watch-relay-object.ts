@@ -20,9 +20,10 @@ import { DurableObject } from "cloudflare:workers";
 import { ownPlacement, placedStub } from "../clusters/placement.ts";
 import type { Env } from "../env.ts";
 import { attempt, ok, type Result } from "../errors.ts";
-import { HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE, type ReadSlot } from "../k8s/admission.ts";
+import { ANONYMOUS_OWNER, HEAVY_READ_RETRY_AFTER_SECONDS, HEAVY_READ_SHED_MESSAGE } from "../k8s/admission.ts";
 import { needsListing, WatchHub } from "../k8s/watch-hub.ts";
 import type { WatchOpening, WatchParams } from "../k8s/watch-params.ts";
+import type { AdmittedListing } from "../k8s/watch-source.ts";
 import { watchRequestOf } from "../k8s/watch-params.ts";
 import { type RelayUpstream, RelaySource } from "../k8s/watch-relay.ts";
 import { isRefusal, WatcherCaps, watcherLimitsOf } from "../k8s/watcher-caps.ts";
@@ -60,13 +61,16 @@ export class WatchRelay extends DurableObject<Env> {
     this.#source.open(snapshot);
     const request = attempt(() => watchRequestOf(params));
     if (!request.ok) return request;
-    // A listing is a heavy read of the informer's cache: it waits its turn in the informer's admission.
-    let slot: Promise<ReadSlot> | undefined;
+    // A listing is a heavy read of the informer's cache: it takes its turns in the informer's
+    // admission — once this relay's caps would let it open (review N7: a refused watch held a place).
+    let listing: AdmittedListing | undefined;
     if (needsListing(request.value)) {
-      slot = (await this.#source.admit())?.slot;
-      if (!slot) return ok({ tooMany: { message: HEAVY_READ_SHED_MESSAGE, retryAfterSeconds: HEAVY_READ_RETRY_AFTER_SECONDS } });
+      const refused = this.#hub.refusal(request.value);
+      if (refused) return ok({ tooMany: { message: refused.message, retryAfterSeconds: refused.retryAfterSeconds } });
+      listing = await this.#source.admit(request.value.principal ?? ANONYMOUS_OWNER);
+      if (!listing) return ok({ tooMany: { message: HEAVY_READ_SHED_MESSAGE, retryAfterSeconds: HEAVY_READ_RETRY_AFTER_SECONDS } });
     }
-    const watch = this.#hub.tryOpen(request.value, slot);
+    const watch = this.#hub.tryOpen(request.value, listing);
     if (isRefusal(watch)) return ok({ tooMany: { message: watch.message, retryAfterSeconds: watch.retryAfterSeconds } });
     if (!this.#pumping) await this.ctx.storage.setAlarm(Date.now());
     return ok(watch);

@@ -172,7 +172,7 @@ export class K8sSystem implements K8sEndpoint {
     let from: Position | undefined;
     do {
       const part = from === undefined || limit !== undefined ? "first" : "next";
-      const answer = unwrap(await this.reads.listAt({ ...query, limit: limit ?? FIRST_PAGE_LIMIT }, from, from ? INFORMER : undefined, heavy ? part : undefined));
+      const answer = unwrap(await this.reads.listAt({ ...query, limit: limit ?? FIRST_PAGE_LIMIT }, from, from ? INFORMER : undefined, heavy ? { part } : undefined));
       if (answer.value.expired) throw new Error("a list's position expired (the model keeps far fewer changes than MAX_CONTINUE_LAG)");
       resourceVersion ??= answer.resourceVersion;
       items.push(...answer.value.items.map((text) => JSON.parse(text) as KubeObject));

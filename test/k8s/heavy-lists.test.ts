@@ -79,7 +79,7 @@ describe("a list, then a watch from its resourceVersion", () => {
         if (yields++ === 0) informer.applyWatch(changes, String(base + 4));
       });
       const labelSelector = "app=rare";
-      const answer = await reads.listAt({ labelSelector, limit: 5_000 }, undefined, undefined, "first");
+      const answer = await reads.listAt({ labelSelector, limit: 5_000 }, undefined, undefined, { part: "first" });
       expect(yields).toBeGreaterThan(0);
       const listed = itemsOf(answer);
       // The items are the state before the changes: the snapshot of the first part.
@@ -177,11 +177,11 @@ describe("a list without limit, streamed page by page", () => {
       };
       const reads = readsOf(informer, ingest, { running: 1, queued: 8 });
       const lease = "list-1";
-      const first = await reads.listAt({ namespace: "small", limit: 1 }, undefined, undefined, "first", lease);
+      const first = await reads.listAt({ namespace: "small", limit: 1 }, undefined, undefined, { part: "first", hold: lease });
       if (!first.ok || first.value.value.expired || !first.value.value.next) throw new Error("expected a first page with more to follow");
       // Meanwhile another client lists with a selector (a scan in turns), and the first list's next page is asked for.
-      const other = reads.listAt({ labelSelector: "app=rare", limit: 5_000 }, undefined, undefined, "first");
-      const second = await reads.listAt({ namespace: "small", limit: 1 }, first.value.value.next, undefined, "next", lease);
+      const other = reads.listAt({ labelSelector: "app=rare", limit: 5_000 }, undefined, undefined, { part: "first" });
+      const second = await reads.listAt({ namespace: "small", limit: 1 }, first.value.value.next, undefined, { part: "next", hold: lease });
       expect(itemsOf(second).map((o) => o.metadata.name)).toEqual(["y"]);
       expect(second.ok && !second.value.value.expired && second.value.value.next).toBeFalsy(); // the last page
       // The other read ran once the list was sent, and saw the changes made after it.
@@ -207,14 +207,14 @@ describe("a list while a relist's Replace is applied", () => {
       }
       expect(informer.fifo.isEmpty()).toBe(false); // mid-Replace, too far past its snapshot to rebuild it
       const reads = readsOf(informer, () => {});
-      const answer = reads.listAt({ limit: 5_000 }, undefined, undefined, "first");
+      const answer = reads.listAt({ limit: 5_000 }, undefined, undefined, { part: "first" });
       const page = await answer;
       if (!page.ok || page.value.value.expired) throw new Error("expected a page");
       expect(page.value.resourceVersion).toBe(before);
       const listed = new Map(itemsOf(page).map((o) => [o.metadata.name!, o.metadata.resourceVersion!]));
       // The rest of the list (later pages at the same position), as a client pages through it.
       for (let next = page.value.value.next; next; ) {
-        const more = await reads.listAt({ limit: 5_000 }, next, undefined, "next");
+        const more = await reads.listAt({ limit: 5_000 }, next, undefined, { part: "next" });
         itemsOf(more).forEach((o) => listed.set(o.metadata.name!, o.metadata.resourceVersion!));
         next = more.ok && !more.value.value.expired ? more.value.value.next : undefined;
       }
@@ -266,7 +266,7 @@ describe("a search with selectors (review N2)", () => {
       expect(turns).toBeGreaterThan(0);
       // While a heavy list holds the object's only slot (none queued), a selector search is shed…
       blocking = true;
-      const list = reads.listAt({ labelSelector: "app=common", limit: 5_000 }, undefined, undefined, "first");
+      const list = reads.listAt({ labelSelector: "app=common", limit: 5_000 }, undefined, undefined, { part: "first" });
       await new Promise((resolve) => setTimeout(resolve, 1));
       const shed = await reads.searchAt({ labelSelector: "app=rare", limit: 1_000 });
       expect(shed.ok ? "answered" : shed.error.code).toBe("TooManyRequests");

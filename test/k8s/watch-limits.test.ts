@@ -6,7 +6,7 @@
  * trim; and bytes queued for slow clients stay under one budget per object, the largest closed first.
  */
 import { describe, expect, it } from "vitest";
-import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission } from "../../src/k8s/admission.ts";
+import { HEAVY_READ_SHED_MESSAGE, HEAVY_READS_QUEUED, HEAVY_READS_QUEUED_PER_CREDENTIAL, HEAVY_READS_RUNNING, ReadAdmission } from "../../src/k8s/admission.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { MAX_WATCH_TIMEOUT_SECONDS } from "../../src/k8s/list-options.ts";
 import { RECENT_BYTES } from "../../src/k8s/recent-events.ts";
@@ -69,7 +69,7 @@ describe("WatchHub caps", () => {
 });
 
 describe("WatchHub initial listings", () => {
-  it(`runs ${HEAVY_READS_RUNNING} initial listings at once, queues ${HEAVY_READS_QUEUED}, refuses the rest before any stream starts`, async () => {
+  it(`runs ${HEAVY_READS_RUNNING} initial listings at once, queues ${HEAVY_READS_QUEUED}, refuses the rest before any stream starts, and parks a slot while its client drains`, async () => {
     const log = scriptedLog();
     // Two pages of one large item each: a client that does not read holds its listing at page 2.
     const big = (name: string) => JSON.stringify({ kind: "Pod", apiVersion: "v1", metadata: { name, namespace: "ns", resourceVersion: "100" }, data: "x".repeat(200_000) });
@@ -80,22 +80,38 @@ describe("WatchHub initial listings", () => {
     const admission = new ReadAdmission();
     const hub = new WatchHub(() => source, { admission });
     const watchList = { ...request, resourceVersion: "0", initialEvents: true };
-    const opened = Array.from({ length: 30 }, () => hub.tryOpen(watchList));
+    // Credentials of their own: one credential queues only its share (below).
+    const opened = Array.from({ length: 30 }, (_, i) => hub.tryOpen({ ...watchList, principal: `team-${i}` }));
     await settle();
     const streams = opened.flatMap((o) => ("stream" in o ? [o.stream] : []));
     const refused = opened.filter((o) => !("stream" in o));
     expect(streams).toHaveLength(HEAVY_READS_RUNNING + HEAVY_READS_QUEUED);
     expect(refused).toHaveLength(30 - HEAVY_READS_RUNNING - HEAVY_READS_QUEUED);
     expect(refused[0]).toMatchObject({ refused: true, retryAfterSeconds: 1 });
-    expect([admission.running, admission.queued]).toEqual([HEAVY_READS_RUNNING, HEAVY_READS_QUEUED]);
-    // A client that reads its listing to the end frees its slot for the first waiting one.
+    // No listing keeps a slot while its client does not read (review N1): a slot parked between
+    // pages went to the next credential waiting, so every listing sent its first page in turn.
+    expect(admission.queued).toBe(0);
+    expect(admission.taken).toBeGreaterThanOrEqual(HEAVY_READS_QUEUED);
+    expect(admission.peak).toBe(HEAVY_READS_RUNNING);
+    // A client that reads its listing to the end gets all of it (its next page waits its turn).
     expect((await readLines(streams[0]!, 2)).map((l) => JSON.parse(l).object.metadata.name)).toEqual(["a", "b"]);
-    await settle();
-    expect([admission.running, admission.queued]).toEqual([HEAVY_READS_RUNNING, HEAVY_READS_QUEUED - 1]);
     expect(admission.peak).toBe(HEAVY_READS_RUNNING);
     // A watch that lists nothing, or one object by namespace and name (kubectl get pod x -w), is not a heavy read: it still opens.
     expect("stream" in hub.tryOpen(request)).toBe(true);
     expect("stream" in hub.tryOpen({ ...watchList, namespace: "ns", fieldSelector: parseFieldSelector("metadata.name=a") })).toBe(true);
+  });
+
+  it(`queues at most ${HEAVY_READS_QUEUED_PER_CREDENTIAL} listings of one credential (review N1): the others keep their places`, async () => {
+    const log = scriptedLog();
+    const admission = new ReadAdmission();
+    const hub = new WatchHub(() => log.source, { admission });
+    const held = [await admission.enter("busy")!, await admission.enter("busy")!];
+    const watchList = { ...request, resourceVersion: "0", initialEvents: true };
+    const hostile = Array.from({ length: 10 }, () => hub.tryOpen({ ...watchList, principal: "hostile" }));
+    expect(hostile.filter((o) => "stream" in o)).toHaveLength(HEAVY_READS_QUEUED_PER_CREDENTIAL);
+    expect(hostile.find((o) => !("stream" in o))).toMatchObject({ refused: true, message: HEAVY_READ_SHED_MESSAGE });
+    expect("stream" in hub.tryOpen({ ...watchList, principal: "team" })).toBe(true);
+    for (const slot of held) slot.release();
   });
 });
 

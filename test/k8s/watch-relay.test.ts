@@ -6,10 +6,11 @@
  * through the Worker (test/http/k8s-relay.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission, type ReadSlot } from "../../src/k8s/admission.ts";
+import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission } from "../../src/k8s/admission.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { type WatchRequest, WatchHub } from "../../src/k8s/watch-hub.ts";
-import { relayShard } from "../../src/k8s/watch-relay.ts";
+import { RelayHost, relayShard } from "../../src/k8s/watch-relay.ts";
+import type { AdmittedListing, ListedPage } from "../../src/k8s/watch-source.ts";
 import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
 import { compareRv } from "../helpers/informer.ts";
 import { wire } from "../helpers/relay-wiring.ts";
@@ -118,29 +119,78 @@ describe("watch relays", () => {
     expect(await ends(stream)).toEqual([]);
   });
 
-  it("take a watch's listing slot from the informer's admission, shared with its own lists: shed when its queue is full, freed when released", async () => {
+  it("admit a watch's listing by the informer's admission, shared with its own lists: shed when its queue is full, given back when ended", async () => {
     const log = scriptedLog();
     const admission = new ReadAdmission();
     const { relay } = wire(() => log.source, admission);
-    const taken: ReadSlot[] = [];
-    const admitted = [] as Promise<ReadSlot>[];
+    const listings: AdmittedListing[] = [];
+    // Owners of their own: each credential may queue only a share of the places (review N1).
     for (let i = 0; i < HEAVY_READS_RUNNING + HEAVY_READS_QUEUED; i++) {
-      const lease = await relay.admit();
-      expect(lease).toBeDefined();
-      admitted.push(lease!.slot);
+      const listing = await relay.admit(`team-${i}`);
+      expect(listing).toBeDefined();
+      listings.push(listing!);
     }
     expect(admission.running).toBe(HEAVY_READS_RUNNING);
     expect(admission.queued).toBe(HEAVY_READS_QUEUED);
-    expect(admission.enter()).toBeUndefined(); // the informer's own list is shed too
-    expect(await relay.admit()).toBeUndefined();
-    for (let i = 0; i < HEAVY_READS_RUNNING; i++) taken.push(await admitted[i]!);
-    for (const slot of taken) slot.release();
+    expect(admission.enter("other")).toBeUndefined(); // the informer's own list is shed too
+    expect(await relay.admit("other")).toBeUndefined();
+    // Every listing reads its page in turn: a turn is parked between pages, so the waiting ones
+    // take it though the first never ended (their clients drain slowly).
+    const pages = await Promise.all(listings.map((listing) => listing.listAt({ limit: 1 })));
+    expect(pages.every((page) => !page.expired)).toBe(true);
+    expect(admission.peak).toBe(HEAVY_READS_RUNNING);
+    for (const listing of listings) listing.end();
     await settle();
-    expect(admission.running).toBe(HEAVY_READS_RUNNING); // the queued ones took the freed slots
-    expect(admission.queued).toBe(HEAVY_READS_QUEUED - HEAVY_READS_RUNNING);
-    for (const slot of admitted.slice(HEAVY_READS_RUNNING)) void slot.then((held) => held.release());
-    await settle();
-    expect(admission.running).toBe(0);
+    expect([admission.running, admission.queued]).toEqual([0, 0]);
+  });
+
+  describe("heavy-read leases fail closed (review N7)", () => {
+    /** An informer's RelayHost whose leases lapse after `idleMs`. */
+    function leasing(idleMs: number, limits = { running: 1, queued: 1 }) {
+      const log = scriptedLog();
+      for (let i = 0; i < 3; i++) log.append(`pod-${i}`);
+      const admission = new ReadAdmission(limits);
+      const host = new RelayHost(() => log.source, () => new Promise((resolve) => setTimeout(resolve, 5)), admission, Date.now, idleMs);
+      const enter = async (owner: string) => (await host.call(log.source.incarnation, { op: "enter", owner })) as { value: string | undefined };
+      const page = (lease: string) => host.call(log.source.incarnation, { op: "listAt", query: { limit: 10 }, lease }) as Promise<{ value: ListedPage }>;
+      return { admission, host, enter, page };
+    }
+
+    it("gives back a lease its relay never used or released (evicted mid-listing): the slot is free within the idle time, not 5 min", async () => {
+      const { admission, host, enter, page } = leasing(30);
+      const { value: lease } = await enter("relay-a");
+      expect((await page(lease!)).value.expired).toBe(false);
+      expect([admission.running, host.leases]).toEqual([1, 1]);
+      // The relay vanishes: no more pages, no release.
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      expect([admission.running, host.leases]).toEqual([0, 0]);
+      // Another credential's list is admitted at once.
+      expect(admission.enter("someone-else")).toBeDefined();
+    });
+
+    it("answers a page asked under a lapsed lease expired: never read without a slot", async () => {
+      const { admission, enter, page } = leasing(30);
+      const held = await admission.enter("informer-own-list")!; // the only slot is taken
+      const { value: lease } = await enter("relay-a"); // queued behind it
+      await new Promise((resolve) => setTimeout(resolve, 80)); // lapsed while queued (nothing asked)
+      held.release();
+      const answer = await page(lease!);
+      expect(answer.value.expired).toBe(true);
+      expect(admission.peak).toBe(1);
+      expect(admission.running).toBe(0);
+    });
+
+    it("keeps a lease while its pages come, each page read in its turn", async () => {
+      const { admission, host, enter, page } = leasing(40);
+      const { value: lease } = await enter("relay-a");
+      for (let i = 0; i < 5; i++) {
+        expect((await page(lease!)).value.expired).toBe(false);
+        await new Promise((resolve) => setTimeout(resolve, 20)); // under the idle time between pages
+      }
+      expect(host.leases).toBe(1);
+      await host.call("", { op: "release", lease: lease! });
+      expect([admission.running, host.leases]).toEqual([0, 0]);
+    });
   });
 
   describe("open on the informer's state, not the relay's last snapshot (review N2)", () => {
