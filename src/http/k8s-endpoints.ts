@@ -18,7 +18,7 @@ import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
-import { clusterOf, principalOf } from "./auth.ts";
+import { clusterOf, permit, principalOf } from "./auth.ts";
 
 /** What this cluster serves, as the resource routes see it. */
 export type ServedInfos = (c: Context<AppEnv>) => Promise<ResourceInfo[]>;
@@ -52,6 +52,8 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
   }
   routes.get("/openapi/*", async (c) => {
     const cluster = clusterOf(c);
+    // A cluster's documents name every kind installed there (its CRDs): its readers' only (review N6).
+    await permit(c, "read", cluster);
     // Where app.ts mounts /k8s: the v3 index names documents by their path from the host.
     const prefix = c.req.param("cluster") === undefined ? "/k8s" : `/k8s/clusters/${cluster}`;
     const path = c.req.path.slice(prefix.length);
