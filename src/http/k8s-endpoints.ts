@@ -1,7 +1,7 @@
 /**
  * The `/k8s` endpoints that are not resources: health (`/healthz`, `/livez`, `/readyz`), the
  * self-review APIs (the only POSTs `/k8s` accepts: they change nothing) and OpenAPI (the
- * upstream's documents, cached: k8s/openapi.ts). Mounted in
+ * upstream's documents, cached: k8s/openapi.ts, read by readers of the cluster only). Mounted in
  * src/http/k8s.ts beside the resource routes, once per API server (`/k8s` and
  * `/k8s/clusters/{cluster}`), after its credential and cluster checks. The answers' shapes live
  * in src/k8s/health.ts, src/k8s/access-review.ts and src/k8s/openapi.ts; this file only routes.
@@ -14,6 +14,7 @@ import { answerReview, REVIEW_PATHS, type ReviewPath } from "../k8s/access-revie
 import type { ResourceInfo } from "../k8s/catalog.ts";
 import { HEALTH_ENDPOINTS, healthResponse } from "../k8s/health.ts";
 import { isOpenApiPath, serveOpenApi } from "../k8s/openapi.ts";
+import { openApiDocuments } from "../k8s/openapi-cache.ts";
 import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { statusErrors } from "../k8s/status.ts";
@@ -65,6 +66,7 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
       accept: c.req.header("accept"),
       served: await servedInfos(c),
       load: (upstreamPath, accept) => c.env.FACTORY.getByName(FACTORY_NAME).openApi(cluster, upstreamPath, accept),
+      documents: openApiDocuments,
       // The Workers runtime's shared cache (its `default`, absent from the DOM's CacheStorage type).
       cache: (globalThis as unknown as { caches?: { default?: Cache } }).caches?.default,
     });

@@ -60,3 +60,32 @@ describe("/k8s OpenAPI scope", () => {
     expect(await json(own)).toMatchObject({ openapi: "3.0.0" });
   });
 });
+
+describe("/k8s OpenAPI bounds, with the Cache API keeping nothing", () => {
+  it("answers a group version the cluster does not serve with a 404 Status, asking its API server nothing", async () => {
+    const upstream = new FakeCluster(env.FAKE_APISERVER_URL);
+    const asked = async () => (await upstream.requests()).filter((r) => /^\/openapi\/v3\/apis\/g\d+\.example\//.test(r.path)).length;
+    const before = await asked();
+    for (let i = 0; i < 50; i++) {
+      const response = await k8s(`/openapi/v3/apis/g${i}.example/v1`, tokens.reader);
+      expect(response.status).toBe(404);
+      expect(await json(response)).toMatchObject({ kind: "Status", status: "Failure", reason: "NotFound", code: 404 });
+    }
+    expect(await asked()).toBe(before);
+    // apps/v1 exists upstream, but this cluster mirrors only pods.
+    expect((await k8s(`/clusters/${b.cluster}/openapi/v3/apis/apps/v1`, tokens.reader)).status).toBe(404);
+    expect((await b.fake.requests()).filter((r) => r.path.startsWith("/openapi/v3/apis/apps"))).toEqual([]);
+  });
+
+  it("sends 20 concurrent misses of one document upstream once", async () => {
+    await b.fake.clearRequests();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => k8s(`/clusters/${b.cluster}/openapi/v2`, tokens.reader)));
+    for (const response of responses) expect(response.status).toBe(200);
+    const bodies = await Promise.all(responses.map((r) => r.json()));
+    for (const body of bodies) expect(body).toMatchObject({ swagger: "2.0" });
+    expect((await b.fake.requests()).filter((r) => r.path === "/openapi/v2")).toHaveLength(1);
+    // And later reads are answered from this isolate's copy.
+    expect((await k8s(`/clusters/${b.cluster}/openapi/v2`, tokens.reader)).status).toBe(200);
+    expect((await b.fake.requests()).filter((r) => r.path === "/openapi/v2")).toHaveLength(1);
+  });
+});
