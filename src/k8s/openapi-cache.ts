@@ -18,7 +18,7 @@
  *   a body that errors fails the read (never a truncated document); past MAX_OPENAPI_BYTES it is
  *   refused.
  */
-import { MAX_OPENAPI_BYTES } from "../clusters/upstream-openapi.ts";
+import { MAX_OPENAPI_BYTES, OPENAPI_TIMEOUT_MS } from "../clusters/upstream-openapi.ts";
 import { errorText } from "../log.ts";
 import { joined } from "../net/bounded-body.ts";
 
@@ -27,10 +27,10 @@ export const DOCUMENT_TTL_MS = 600_000;
 /** How long "the upstream has no such document" stands. */
 export const NOT_FOUND_TTL_MS = 60_000;
 /**
- * How long requests wait on one read: the upstream's head and body timeouts (20 s each,
- * clusters/upstream-openapi.ts) and the factory call around them.
+ * How long requests wait on one read (45 s): the upstream's head and body timeouts
+ * (clusters/upstream-openapi.ts) and the factory call around them.
  */
-export const FLIGHT_DEADLINE_MS = 45_000;
+export const FLIGHT_DEADLINE_MS = 2 * OPENAPI_TIMEOUT_MS + 5_000;
 /**
  * Bytes this isolate holds for OpenAPI: documents kept and documents being read. Above the largest
  * document accepted (MAX_OPENAPI_BYTES), so one always fits; a quarter of the isolate.

@@ -3,8 +3,8 @@
  * N6): the factory that makes the request passes the body on as it comes instead of holding it
  * whole, and the body stays bounded in size, erroring (never ending early) past MAX_OPENAPI_BYTES.
  */
-import { describe, expect, it } from "vitest";
-import { fetchOpenApi, MAX_OPENAPI_BYTES } from "../../src/clusters/upstream-openapi.ts";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { fetchOpenApi, MAX_OPENAPI_BYTES, OPENAPI_TIMEOUT_MS } from "../../src/clusters/upstream-openapi.ts";
 
 const connection = { server: "https://api.example.com" };
 
@@ -18,6 +18,10 @@ async function readAll(body: ReadableStream<Uint8Array>): Promise<number> {
   for (let read = await reader.read(); !read.done; read = await reader.read()) length += read.value.byteLength;
   return length;
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("fetchOpenApi", () => {
   it("answers with the body still arriving: nothing is buffered where the request is made", async () => {
@@ -45,6 +49,16 @@ describe("fetchOpenApi", () => {
     if (!answer.ok) throw new Error(answer.message);
     await expect(readAll(answer.body)).rejects.toThrow(/more than 24 MiB/);
     expect(sent * mebibyte.byteLength).toBeLessThan(MAX_OPENAPI_BYTES + 4 * mebibyte.byteLength);
+  });
+
+  it("errors a body that stalls OPENAPI_TIMEOUT_MS after its head, rather than hold the request", async () => {
+    vi.useFakeTimers();
+    const stalled = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new Uint8Array(10)) });
+    const answer = await fetchOpenApi("c", connection, {}, "/openapi/v2", "application/json", answering(stalled));
+    if (!answer.ok) throw new Error(answer.message);
+    const read = readAll(answer.body);
+    vi.advanceTimersByTime(OPENAPI_TIMEOUT_MS);
+    await expect(read).rejects.toThrow(/did not end within 20 s/);
   });
 
   it("refuses a Content-Length past MAX_OPENAPI_BYTES before reading any of it", async () => {
