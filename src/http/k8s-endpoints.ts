@@ -1,7 +1,7 @@
 /**
  * The `/k8s` endpoints that are not resources: health (`/healthz`, `/livez`, `/readyz`), the
  * self-review APIs (the only POSTs `/k8s` accepts: they change nothing) and OpenAPI (the
- * upstream's documents, cached: k8s/openapi.ts). Mounted in
+ * upstream's documents, cached: k8s/openapi.ts, read by readers of the cluster only). Mounted in
  * src/http/k8s.ts beside the resource routes, once per API server (`/k8s` and
  * `/k8s/clusters/{cluster}`), after its credential and cluster checks. The answers' shapes live
  * in src/k8s/health.ts, src/k8s/access-review.ts and src/k8s/openapi.ts; this file only routes.
@@ -14,11 +14,12 @@ import { answerReview, REVIEW_PATHS, type ReviewPath } from "../k8s/access-revie
 import type { ResourceInfo } from "../k8s/catalog.ts";
 import { HEALTH_ENDPOINTS, healthResponse } from "../k8s/health.ts";
 import { isOpenApiPath, serveOpenApi } from "../k8s/openapi.ts";
+import { openApiDocuments } from "../k8s/openapi-cache.ts";
 import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.ts";
 import { FACTORY_NAME } from "../objects/informer-factory.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
-import { clusterOf, principalOf } from "./auth.ts";
+import { clusterOf, permit, principalOf } from "./auth.ts";
 
 /** What this cluster serves, as the resource routes see it. */
 export type ServedInfos = (c: Context<AppEnv>) => Promise<ResourceInfo[]>;
@@ -52,6 +53,8 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
   }
   routes.get("/openapi/*", async (c) => {
     const cluster = clusterOf(c);
+    // A cluster's documents name every kind installed there (its CRDs): its readers' only (review N6).
+    await permit(c, "read", cluster);
     // Where app.ts mounts /k8s: the v3 index names documents by their path from the host.
     const prefix = c.req.param("cluster") === undefined ? "/k8s" : `/k8s/clusters/${cluster}`;
     const path = c.req.path.slice(prefix.length);
@@ -63,6 +66,7 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
       accept: c.req.header("accept"),
       served: await servedInfos(c),
       load: (upstreamPath, accept) => c.env.FACTORY.getByName(FACTORY_NAME).openApi(cluster, upstreamPath, accept),
+      documents: openApiDocuments,
       // The Workers runtime's shared cache (its `default`, absent from the DOM's CacheStorage type).
       cache: (globalThis as unknown as { caches?: { default?: Cache } }).caches?.default,
     });

@@ -8,9 +8,9 @@
  *
  * The rule they report is the one `/k8s` enforces: a credential that may read the cluster may get,
  * list and watch each resource this cluster serves, in every namespace; nothing else is allowed
- * (every write is 405, subresources are not served). Discovery, `/version`, health and OpenAPI
- * (non-resource URLs) answer any reader. A cluster outside the credential's scope allows no
- * resource at all.
+ * (every write is 405, subresources are not served). Discovery, `/version` and health
+ * (non-resource URLs) answer any reader; OpenAPI only readers of the cluster. A cluster outside the
+ * credential's scope allows no resource at all.
  *
  * Where we differ: the rules name only what we serve, and the user's groups are the credential's
  * role (`edge-informer:read` / `edge-informer:admin`) plus `system:authenticated`; `extra` carries
@@ -45,7 +45,14 @@ export function isReviewPath(path: string): boolean {
 }
 
 /** Non-resource URLs any reader may get (kube-apiserver's system:discovery and system:public-info-viewer). */
-const NON_RESOURCE_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/openapi", "/openapi/*", "/version", "/version/"];
+const NON_RESOURCE_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/readyz", "/version", "/version/"];
+/** Non-resource URLs only readers of the cluster may get: its OpenAPI names every kind installed there (review N6). */
+const CLUSTER_NON_RESOURCE_URLS = ["/openapi", "/openapi/*"];
+
+/** The non-resource URLs the caller may get. */
+function nonResourceUrls(subject: ReviewSubject): string[] {
+  return subject.mayRead ? [...NON_RESOURCE_URLS, ...CLUSTER_NON_RESOURCE_URLS] : NON_RESOURCE_URLS;
+}
 
 const ResourceAttributes = z.object({
   namespace: z.optional(z.string()),
@@ -90,10 +97,10 @@ function allowsResource(subject: ReviewSubject, attributes: z.infer<typeof Resou
   return { allowed: true, reason: `credential '${subject.principal.name}' may read this cluster` };
 }
 
-function allowsNonResource(attributes: z.infer<typeof NonResourceAttributes>): boolean {
+function allowsNonResource(subject: ReviewSubject, attributes: z.infer<typeof NonResourceAttributes>): boolean {
   const path = attributes.path ?? "";
   if (attributes.verb !== "get") return false;
-  return NON_RESOURCE_URLS.some((url) => (url.endsWith("*") ? path.startsWith(url.slice(0, -1)) : path === url));
+  return nonResourceUrls(subject).some((url) => (url.endsWith("*") ? path.startsWith(url.slice(0, -1)) : path === url));
 }
 
 /** The answer to a review: the request as sent, with the server's metadata and its `status`. */
@@ -106,7 +113,7 @@ export function answerReview(path: ReviewPath, body: unknown, subject: ReviewSub
       const spec = review.spec ?? {};
       let verdict: { allowed: boolean; reason?: string };
       if (spec.resourceAttributes) verdict = allowsResource(subject, spec.resourceAttributes);
-      else if (spec.nonResourceAttributes) verdict = { allowed: allowsNonResource(spec.nonResourceAttributes) };
+      else if (spec.nonResourceAttributes) verdict = { allowed: allowsNonResource(subject, spec.nonResourceAttributes) };
       else throw statusErrors.invalidReview(kind, "authorization.k8s.io", "spec.resourceAttributes", "exactly one of nonResourceAttributes or resourceAttributes must be specified");
       return { ...head, spec, status: verdict };
     }
@@ -128,7 +135,7 @@ function rulesOf(subject: ReviewSubject): Record<string, unknown> {
         resources: subject.served.filter((info) => info.group === group).map((info) => info.plural),
       }))
     : [];
-  return { resourceRules, nonResourceRules: [{ verbs: ["get"], nonResourceURLs: NON_RESOURCE_URLS }], incomplete: false };
+  return { resourceRules, nonResourceRules: [{ verbs: ["get"], nonResourceURLs: nonResourceUrls(subject) }], incomplete: false };
 }
 
 function userInfoOf(principal: Principal): Record<string, unknown> {

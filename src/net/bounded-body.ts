@@ -43,11 +43,16 @@ export async function readBodyBytes(response: Response, maxBytes: number): Promi
   } finally {
     reader.cancel().catch(() => {});
   }
+  return { bytes: joined(chunks, length), exceeded };
+}
+
+/** `chunks` as one array of `length` bytes (their total). */
+export function joined(chunks: readonly Uint8Array[], length: number): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(length);
   let at = 0;
   for (const chunk of chunks) {
     bytes.set(chunk, at);
     at += chunk.length;
   }
-  return { bytes, exceeded };
+  return bytes;
 }

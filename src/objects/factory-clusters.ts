@@ -135,7 +135,7 @@ export class FactoryClusters {
     return Object.fromEntries(probes.map((probe, i) => [probe.name, results[i]!]));
   }
 
-  /** One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts); `/k8s` caches it. */
+  /** One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts), its body unread; `/k8s` keeps it. */
   async openApi(cluster: string, path: string, accept: string): Promise<UpstreamOpenApi> {
     const connection = this.connectionOf(cluster);
     if (!connection.ok) return { ok: false, status: 404, message: connection.error.message };

@@ -202,7 +202,10 @@ export class InformerFactory extends DurableObject<Env> {
     return this.#clusters.health(names);
   }
 
-  /** One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts); `/k8s` caches it. */
+  /**
+   * One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts), its body passed
+   * on as it comes, never held here; each isolate keeps what it read (k8s/openapi-cache.ts).
+   */
   async openApi(cluster: string, path: string, accept: string): Promise<UpstreamOpenApi> {
     return this.#clusters.openApi(cluster, path, accept);
   }

@@ -92,6 +92,19 @@ describe("/k8s self-reviews", () => {
     expect((await json(discovery)).status.allowed).toBe(true);
   });
 
+  it("allows OpenAPI only to readers of the cluster, as the OpenAPI route does (review N6)", async () => {
+    const canGet = async (at: string, path: string) =>
+      (await json(await post(`${at}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, tokens.stagingReader, { spec: { nonResourceAttributes: { path, verb: "get" } } }))).status.allowed;
+    for (const path of ["/openapi/v2", "/openapi/v3/api/v1"]) {
+      expect(await canGet("", path), path).toBe(false);
+      expect(await canGet(`/clusters/${staging.cluster}`, path), path).toBe(true);
+    }
+    const rules = async (at: string) =>
+      (await json(await post(`${at}/apis/authorization.k8s.io/v1/selfsubjectrulesreviews`, tokens.stagingReader, { spec: { namespace: "default" } }))).status.nonResourceRules[0].nonResourceURLs;
+    expect(await rules("")).not.toContain("/openapi/*");
+    expect(await rules(`/clusters/${staging.cluster}`)).toContain("/openapi/*");
+  });
+
   it("lists the rules of a SelfSubjectRulesReview: the served resources, read verbs only", async () => {
     const response = await post(`/clusters/${staging.cluster}/apis/authorization.k8s.io/v1/selfsubjectrulesreviews`, tokens.stagingReader, {
       kind: "SelfSubjectRulesReview",
