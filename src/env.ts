@@ -12,6 +12,11 @@ export interface Env {
   INFORMER: DurableObjectNamespace<DurableObjectClasses["INFORMER"]>;
   FACTORY: DurableObjectNamespace<DurableObjectClasses["FACTORY"]>;
   SUBSCRIPTION: DurableObjectNamespace<DurableObjectClasses["SUBSCRIPTION"]>;
+  /**
+   * Workers Rate Limiting (wrangler.toml `[[ratelimits]]`): refused credentials per client address
+   * and period, past which the client is answered 429 (auth/failed-credentials.ts). Unset: no limit here.
+   */
+  FAILED_CREDENTIALS?: RateLimit;
   /** Watch relays: `/k8s` watchers served off their informer's thread (objects/watch-relay-object.ts). */
   RELAY: DurableObjectNamespace<DurableObjectClasses["RELAY"]>;
   /**
@@ -49,14 +54,21 @@ export interface Env {
   /** Cloudflare Access: the application's audience tag, the JWT's `aud`. */
   ACCESS_AUD?: string;
   /**
+   * Cloudflare Access: comma-separated host names the Access application protects; a JWT is
+   * accepted only on a request addressed to one of them (required with ACCESS_*: auth/credentials.ts).
+   */
+  ACCESS_HOSTNAMES?: string;
+  /**
    * "true": local development. Anonymous requests are served where no credential of their role is
    * configured, but only when their Host is loopback (DNS rebinding).
    */
   ALLOW_UNAUTHENTICATED?: string;
-  /** Comma-separated host suffixes that cluster servers must match (unset: any host). */
+  /** Comma-separated host suffixes that cluster servers must match (unset: none in a deployment, net/egress.ts). */
   CLUSTER_ALLOWED_HOSTS?: string;
-  /** Comma-separated host suffixes that webhook receiver URLs must match (unset: any host). */
+  /** Comma-separated host suffixes that webhook receiver URLs must match (unset: none in a deployment, net/egress.ts). */
   WEBHOOK_ALLOWED_HOSTS?: string;
+  /** "true": an unset allow-list above admits any host name in a deployment too (net/egress.ts). */
+  ALLOW_ANY_EGRESS?: string;
   /** Secret: the key that encrypts cluster tokens and webhook secrets stored in Durable Object SQLite. */
   ENCRYPTION_KEY?: string;
   /** Secret: the previous ENCRYPTION_KEY while rows are re-encrypted with the new one (rotation). */

@@ -46,10 +46,13 @@ export class ApiError extends Error {
   override readonly name = "ApiError";
   readonly code: ErrorCode;
   readonly status: number;
-  constructor(code: ErrorCode, message: string) {
+  /** A 429's own Retry-After, when it is not the load shedding's (http/errors.ts). */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(code: ErrorCode, message: string, retryAfterSeconds?: number) {
     super(message);
     this.code = code;
     this.status = STATUS_OF[code];
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 

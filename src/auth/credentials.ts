@@ -5,10 +5,13 @@
  *   credential named `read`, on every cluster;
  * - `TOKENS`: named credentials, each a SHA-256 hash of a bearer token or a Cloudflare Access
  *   identity, with a role and the clusters it may see, so one can be rotated or revoked alone;
- * - `ACCESS_TEAM_DOMAIN` + `ACCESS_AUD`: Cloudflare Access, whose JWTs name an identity.
+ * - `ACCESS_TEAM_DOMAIN` + `ACCESS_AUD` + `ACCESS_HOSTNAMES`: Cloudflare Access, whose JWTs name an
+ *   identity, accepted only on the host names its application protects (review N9: elsewhere, e.g.
+ *   `*.workers.dev`, Access never saw the request, so its revocations and device posture do not apply).
  *
  * Guarantees: a configuration that is wrong in any part (a token shorter than 32 characters, TOKENS
- * that do not parse, two credentials sharing a token or a name, Access half set) yields `problem`
+ * that do not parse, two credentials sharing a token or a name, Access half set or without the host
+ * names it protects) yields `problem`
  * and no credential at all, so a mistake fails closed with a message instead of half working. Token
  * values are hashed here and never kept, logged or echoed; a problem names the setting, never a value.
  */
@@ -17,7 +20,7 @@ import { CLUSTER_NAME_RULE, isClusterName } from "../clusters/cluster.ts";
 import type { Env } from "../env.ts";
 import { describeIssues } from "../errors.ts";
 import { toHex } from "../net/byte-encoding.ts";
-import { httpsRefusal } from "../net/egress.ts";
+import { httpsRefusal, parseHostList } from "../net/egress.ts";
 
 export type Role = "read" | "admin";
 
@@ -48,6 +51,8 @@ export interface AccessSettings {
   certsUrl: string;
   /** The application's audience tag: the JWT's `aud`. */
   audience: string;
+  /** The host names the Access application protects, lower case: the only ones a JWT is accepted on. */
+  hostnames: readonly string[];
 }
 
 export interface CredentialConfig {
@@ -139,7 +144,15 @@ function accessSettings(env: Env): AccessSettings | undefined {
   if (url.pathname !== "/" || url.search || url.hash || url.username) {
     throw new Misconfigured("ACCESS_TEAM_DOMAIN is a host name such as myteam.cloudflareaccess.com, without a path");
   }
-  return { issuer: url.origin, certsUrl: `${url.origin}/cdn-cgi/access/certs`, audience };
+  // Fail closed, as every half-set configuration here: guessing the hosts would accept JWTs on
+  // `*.workers.dev` or a preview URL, which Access does not guard.
+  const hostnames = parseHostList(env.ACCESS_HOSTNAMES);
+  if (hostnames.length === 0) {
+    throw new Misconfigured(
+      "Cloudflare Access needs ACCESS_HOSTNAMES: the comma-separated host names its application protects (e.g. informers.example.com); a JWT is accepted only on a request addressed to one of them",
+    );
+  }
+  return { issuer: url.origin, certsUrl: `${url.origin}/cdn-cgi/access/certs`, audience, hostnames };
 }
 
 function refuseDuplicates(credentials: readonly (TokenCredential | IdentityCredential)[]): void {
@@ -184,7 +197,7 @@ let cached: { key: string; config: Promise<CredentialConfig> } | undefined;
 
 /** The deployment's credentials, read once per isolate and value of the settings (a redeploy or secret change re-reads). */
 export function credentialConfig(env: Env): Promise<CredentialConfig> {
-  const key = JSON.stringify([env.ADMIN_TOKEN, env.READ_TOKEN, env.TOKENS, env.ACCESS_TEAM_DOMAIN, env.ACCESS_AUD]);
+  const key = JSON.stringify([env.ADMIN_TOKEN, env.READ_TOKEN, env.TOKENS, env.ACCESS_TEAM_DOMAIN, env.ACCESS_AUD, env.ACCESS_HOSTNAMES]);
   if (cached?.key !== key) cached = { key, config: readConfig(env) };
   return cached.config;
 }

@@ -9,12 +9,18 @@
  *   loopback, and no credential of the role it needs is configured.
  * - A bearer token is matched by its SHA-256 against every configured hash, each compared in
  *   constant time and all of them compared, so timing tells nothing about which matched.
+ * - A Cloudflare Access JWT counts only on a request addressed to one of `ACCESS_HOSTNAMES`
+ *   (review N9); bearer tokens count on any host.
  * - An admin credential may also read. A credential scoped to clusters may do nothing elsewhere.
+ * - A client whose credentials were refused too often is answered 429 before its next one is
+ *   checked (failed-credentials.ts, with the FAILED_CREDENTIALS binding).
  * - Refusals name what to set or which credential was refused, never a token's value.
  */
 import type { Env } from "../env.ts";
 import { isLoopbackHostname } from "../net/loopback.ts";
+import { systemClock } from "../clock.ts";
 import { verifyAccessJwt } from "./access-jwt.ts";
+import { clientKey, FailedCredentials } from "./failed-credentials.ts";
 import { type ClusterScope, type CredentialConfig, type Role, sha256Hex } from "./credentials.ts";
 
 export interface Principal {
@@ -35,9 +41,11 @@ export interface Presented {
   accessJwt: string | undefined;
   /** The URL's hostname (`[::1]` style for IPv6). */
   hostname: string;
+  /** `CF-Connecting-IP`: the client's address, as Cloudflare saw it (absent locally). */
+  clientAddress?: string | undefined;
 }
 
-export type Refusal = { status: 401 | 403 | 500 | 503; message: string };
+export type Refusal = { status: 401 | 403 | 429 | 500 | 503; message: string; retryAfterSeconds?: number };
 export type Authentication = { ok: true; principal: Principal } | ({ ok: false } & Refusal);
 
 export const HOW_TO_CONFIGURE_READS =
@@ -73,7 +81,36 @@ function granted(name: string, via: Principal["via"], role: Role, clusters: Clus
   return { name, via, read: true, admin: role === "admin", clusters };
 }
 
+const failedCredentials = new FailedCredentials(systemClock);
+
+/**
+ * Who presented these credentials. A refused credential (401) is counted against its client
+ * (failed-credentials.ts); past the limit the answer is 429, and stays so, unchecked, for the period.
+ */
 export async function authenticate(env: Env, config: CredentialConfig, presented: Presented): Promise<Authentication> {
+  const limiter = env.FAILED_CREDENTIALS;
+  // No address: not through Cloudflare's edge (local development, tests), which sets it on every request.
+  const address = presented.clientAddress;
+  if (!limiter || !address || (presented.authorization === undefined && presented.accessJwt === undefined)) return checkCredentials(env, config, presented);
+  const client = clientKey(address);
+  const waiting = failedCredentials.retryAfter(client);
+  if (waiting !== undefined) return tooManyFailures(waiting);
+  const outcome = await checkCredentials(env, config, presented);
+  if (outcome.ok || outcome.status !== 401) return outcome;
+  const wait = await failedCredentials.failed(limiter, client);
+  return wait === undefined ? outcome : tooManyFailures(wait);
+}
+
+function tooManyFailures(retryAfterSeconds: number): Authentication {
+  return {
+    ok: false,
+    status: 429,
+    retryAfterSeconds,
+    message: `too many refused credentials from this address: try again in ${retryAfterSeconds} s (no credential is checked until then)`,
+  };
+}
+
+async function checkCredentials(env: Env, config: CredentialConfig, presented: Presented): Promise<Authentication> {
   if (config.problem) return { ok: false, status: 500, message: `this deployment's credentials are misconfigured: ${config.problem}` };
   const local = env.ALLOW_UNAUTHENTICATED === "true";
   if (local && !isLoopbackHostname(presented.hostname)) {
@@ -98,6 +135,14 @@ export async function authenticate(env: Env, config: CredentialConfig, presented
     };
   }
   if (presented.accessJwt !== undefined && config.access) {
+    const host = presented.hostname.toLowerCase().replace(/\.+$/, "");
+    if (!config.access.hostnames.includes(host)) {
+      return {
+        ok: false,
+        status: 403,
+        message: `Cloudflare Access tokens are accepted only on ACCESS_HOSTNAMES (${config.access.hostnames.join(", ")}), not on '${host}': Access does not guard this host name`,
+      };
+    }
     const verdict = await verifyAccessJwt(presented.accessJwt, config.access);
     if (!verdict.ok) return { ok: false, status: verdict.unavailable ? 503 : 401, message: `the Cloudflare Access token is refused: ${verdict.reason}` };
     const credential = config.identities.find((entry) => entry.identity === verdict.identity);

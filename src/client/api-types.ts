@@ -212,7 +212,10 @@ export interface DeliveryAttempt {
   status: number | null;
   durationMs: number;
   at: string;
+  /** Why it failed, in edge-informer's words (`HTTP 500`, `no answer within 15 s`, …). */
   error?: string;
+  /** The start of the endpoint's error answer (≤ 200 characters): shown to admin credentials only. */
+  response?: string;
 }
 
 /** An event that ran out of retries (`GET /subscriptions/{id}/dead-letters`). */

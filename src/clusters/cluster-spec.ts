@@ -8,7 +8,7 @@
  */
 import * as z from "zod/mini";
 import { describeIssues, ValidationError } from "../errors.ts";
-import type { Env } from "../env.ts";
+import type { EgressSettings } from "../net/egress.ts";
 import { placementShape } from "./placement.ts";
 import { CLUSTER_NAME_RULE, type ClusterConnection, clusterServerRefusal, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
 
@@ -60,7 +60,7 @@ export interface DeclaredCluster {
 }
 
 /** The environment's egress settings for cluster servers. */
-type ClusterEgress = Pick<Env, "CLUSTER_ALLOWED_HOSTS">;
+type ClusterEgress = EgressSettings;
 
 /** Parses `CLUSTERS`: a JSON object of name → connection. Invalid entries are reported, valid ones kept. */
 export function parseDeclaredClusters(text: string | undefined, env: ClusterEgress): { clusters: DeclaredCluster[]; errors: string[] } {
@@ -101,10 +101,10 @@ export function parseDeclaredClusters(text: string | undefined, env: ClusterEgre
 }
 
 /** Validates the body of `PUT /clusters/{name}`. */
-export function parseClusterBody(input: unknown, env: ClusterEgress): ClusterConnection {
+export function parseClusterBody(input: unknown, env: ClusterEgress, requestHost?: string): ClusterConnection {
   const parsed = clusterBodySchema.safeParse(input);
   if (!parsed.success) throw new ValidationError(`invalid cluster: ${describeIssues(parsed.error)}`);
-  const refusal = clusterServerRefusal(parsed.data.server, env);
+  const refusal = clusterServerRefusal(parsed.data.server, env, requestHost);
   if (refusal !== undefined) throw new ValidationError(`invalid cluster: server: ${refusal}`);
   return parsed.data;
 }

@@ -14,7 +14,7 @@
  *   stored write-only: `publicConnection` is the only view of a connection that leaves the Worker.
  */
 import type { Env } from "../env.ts";
-import { egressRefusal, httpsRefusal } from "../net/egress.ts";
+import { type EgressSettings, egressRefusal, egressRule, httpsRefusal } from "../net/egress.ts";
 import type { Jurisdiction, LocationHint } from "./placement.ts";
 
 export const DEFAULT_CLUSTER = "default";
@@ -76,17 +76,19 @@ export function defaultConnection(env: Pick<Env, "KUBE_API_URL">): ClusterConnec
 
 /**
  * Why the Worker may not connect to the API server at `server`, or undefined when it may: https
- * (plain http carries the bearer token in clear) unless loopback, and a host `CLUSTER_ALLOWED_HOSTS`
- * admits (net/egress.ts). Checked when a cluster is accepted and again before every connection.
+ * (plain http carries the bearer token in clear) unless loopback, and a host the egress rules admit
+ * (net/egress.ts: `CLUSTER_ALLOWED_HOSTS`, required in a deployment unless `ALLOW_ANY_EGRESS`; never
+ * the Worker's own host). Checked when a cluster is accepted (`requestHost`: the Host of the request
+ * that submits it) and again before every connection.
  */
-export function clusterServerRefusal(server: string, env: Pick<Env, "CLUSTER_ALLOWED_HOSTS">): string | undefined {
+export function clusterServerRefusal(server: string, env: EgressSettings, requestHost?: string): string | undefined {
   let url: URL;
   try {
     url = new URL(server);
   } catch {
     return `'${server}' is not an absolute URL`;
   }
-  return httpsRefusal(url) ?? egressRefusal(url, { setting: "CLUSTER_ALLOWED_HOSTS", allowedHosts: env.CLUSTER_ALLOWED_HOSTS });
+  return httpsRefusal(url) ?? egressRefusal(url, egressRule(env, "CLUSTER_ALLOWED_HOSTS", requestHost));
 }
 
 /** A connection made concrete: the URL and the headers of every request to the API server. */
@@ -110,7 +112,7 @@ export function resolveConnection(cluster: string, connection: ClusterConnection
         : `cluster '${cluster}' has no API server URL`,
     );
   }
-  const refusal = clusterServerRefusal(connection.server, env as Pick<Env, "CLUSTER_ALLOWED_HOSTS">);
+  const refusal = clusterServerRefusal(connection.server, env as EgressSettings);
   if (refusal !== undefined) throw new Error(`${serverName} is refused, nothing was sent to it: its server ${refusal}`);
   const secret = (name: string | undefined, required: boolean): string | undefined => {
     if (name === undefined) return undefined;

@@ -171,5 +171,14 @@ export class Deliverer {
 }
 
 function attemptRecord(eventIds: string[], sequence: number, attempt: number, result: SendResult, at: number): DeliveryRecord {
-  return { eventIds, sequence, attempt, status: result.status ?? null, durationMs: result.durationMs, at, error: result.error ?? null };
+  return {
+    eventIds,
+    sequence,
+    attempt,
+    status: result.status ?? null,
+    durationMs: result.durationMs,
+    at,
+    error: result.error ?? null,
+    ...(result.response === undefined ? {} : { response: result.response }),
+  };
 }

@@ -40,10 +40,12 @@ export interface DeliveryRecord {
   durationMs: number;
   at: number;
   error: string | null;
+  /** The start of the receiver's error answer (sender.ts): for admins only. */
+  response?: string;
 }
 
-/** An attempt as stored: `[eventIds, sequence, attempt, status, durationMs, at, error]`. */
-type StoredAttempt = [string[], number, number, number | null, number, number, string | null];
+/** An attempt as stored: `[eventIds, sequence, attempt, status, durationMs, at, error, response?]`. */
+type StoredAttempt = [string[], number, number, number | null, number, number, string | null, string?];
 
 /** An attempt with its number. */
 export interface NumberedAttempt {
@@ -92,7 +94,7 @@ export class DeliveryLog {
    */
   appendInTx(records: readonly DeliveryRecord[]): string {
     const pending = this.#pendingAttempts();
-    pending.push(...records.map((r): StoredAttempt => [r.eventIds, r.sequence, r.attempt, r.status, r.durationMs, r.at, r.error]));
+    pending.push(...records.map(storedAttempt));
     const text = JSON.stringify(pending);
     if (pending.length >= ROW_ATTEMPTS || text.length >= ROW_CHARS) {
       const newest = this.#rowsNewest();
@@ -126,7 +128,7 @@ export class DeliveryLog {
     const newestFirst = [...pending.reverse(), ...rows.flatMap((row) => numberedRow(row).reverse())];
     const listed = newestFirst.filter(({ n }) => n < before && n >= oldest);
     const page = listed.slice(0, limit);
-    // A delivery record is small (its ids, a status, an error of ≤ 200 characters): counted, not sized.
+    // A delivery record is small (its ids, a status, a short error, ≤ 200 characters of answer): counted, not sized.
     const items = page.map(({ record }) => record);
     return listed.length > limit ? { items, after: page.at(-1)!.n } : { items };
   }
@@ -152,9 +154,15 @@ function numberedRow(row: { n: number; attempts: string }): NumberedAttempt[] {
   return numbered(row.n, JSON.parse(row.attempts) as StoredAttempt[]);
 }
 
+function storedAttempt(r: DeliveryRecord): StoredAttempt {
+  const stored: StoredAttempt = [r.eventIds, r.sequence, r.attempt, r.status, r.durationMs, r.at, r.error];
+  if (r.response !== undefined) stored.push(r.response);
+  return stored;
+}
+
 function numbered(first: number, attempts: readonly StoredAttempt[]): NumberedAttempt[] {
-  return attempts.map(([eventIds, sequence, attempt, status, durationMs, at, error], i) => ({
+  return attempts.map(([eventIds, sequence, attempt, status, durationMs, at, error, response], i) => ({
     n: first + i,
-    record: { eventIds, sequence, attempt, status, durationMs, at, error },
+    record: { eventIds, sequence, attempt, status, durationMs, at, error, ...(response === undefined ? {} : { response }) },
   }));
 }

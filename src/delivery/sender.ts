@@ -3,16 +3,18 @@
  * happened in the terms of the retry schedule (status, Retry-After) plus what an operator reads in
  * the delivery log (duration, a short error). Redirects are not followed: a receiver that moved
  * must be re-registered, not silently chased (the signature covers the body, not the URL). Of an
- * error answer only the first few hundred bytes are read. A URL the egress rules refuse now
- * (net/egress.ts, `WEBHOOK_ALLOWED_HOSTS` changed since it was accepted) is not contacted: the
- * attempt fails with the reason, as an unreachable receiver's does. The platform's subrequest limit
+ * error answer only the first few hundred bytes are read, and kept apart from the error
+ * (`response`): the error is ours to word and every reader sees it; what the receiver said is shown
+ * to admins only (review N8: a receiver chosen by an admin credential is otherwise a read channel
+ * to every reader). A URL the egress rules refuse now (net/egress.ts, a setting changed since it
+ * was accepted) is not contacted: the attempt fails with the reason, as an unreachable receiver's does. The platform's subrequest limit
  * (net/subrequest-budget.ts) is not an outcome of the attempt: it is thrown as a
  * SubrequestLimitError, so the receiver is never charged with it.
  */
 import type { Clock } from "../clock.ts";
 import { readBodyStart } from "../net/bounded-body.ts";
 import { describeConnectionFailure } from "../net/connection-failure.ts";
-import { egressRefusal } from "../net/egress.ts";
+import { type EgressRule, egressRefusal } from "../net/egress.ts";
 import { isSubrequestLimit, SubrequestLimitError } from "../net/subrequest-budget.ts";
 import { type AttemptOutcome, parseRetryAfter } from "./retry-schedule.ts";
 import type { SignedHeaders } from "./sign.ts";
@@ -29,14 +31,16 @@ export interface DeliveryRequest {
 
 export interface SendResult extends AttemptOutcome {
   durationMs: number;
-  /** Why the attempt failed, for the delivery log; absent on 2xx. */
+  /** Why the attempt failed, for the delivery log; absent on 2xx. Never the receiver's words. */
   error?: string;
+  /** The start of the receiver's error answer (at most ERROR_BODY_CHARS): admins see it, readers do not. */
+  response?: string;
 }
 
 export type Send = (request: DeliveryRequest) => Promise<SendResult>;
 
 /** How much of an error answer's body the delivery log keeps, and how much is read for it. */
-const ERROR_BODY_CHARS = 200;
+export const ERROR_BODY_CHARS = 200;
 const ERROR_BODY_BYTES = 4 * ERROR_BODY_CHARS; // UTF-8: at most 4 bytes a character
 export const USER_AGENT = "edge-informer-webhooks/1";
 
@@ -49,11 +53,11 @@ const CLOUDFLARE_TLS_STATUS: Record<number, string> = {
   526: "Cloudflare: the receiver's TLS certificate is invalid",
 };
 
-/** `allowedHosts`: `WEBHOOK_ALLOWED_HOSTS` as it is now, checked before every attempt. */
-export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch, allowedHosts?: string): Send {
+/** `egress`: the receivers' egress rule as the settings are now, checked before every attempt. */
+export function httpSender(clock: Clock, fetchImpl: typeof fetch, egress: EgressRule): Send {
   return async ({ url, headers, body, timeoutMs }) => {
     const started = clock.now();
-    const refusal = egressRefusal(url, { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts });
+    const refusal = egressRefusal(url, egress);
     if (refusal !== undefined) return { durationMs: 0, error: `not sent: ${refusal}` };
     try {
       const response = await fetchImpl(url, {
@@ -71,7 +75,8 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch = fetch, allowe
         status: response.status,
         durationMs: elapsed(clock, started),
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-        ...(ok ? {} : { error: `HTTP ${response.status}${cause ? ` (${cause})` : ""}${text ? `: ${text.slice(0, ERROR_BODY_CHARS)}` : ""}` }),
+        ...(ok ? {} : { error: `HTTP ${response.status}${cause ? ` (${cause})` : ""}` }),
+        ...(text ? { response: text.slice(0, ERROR_BODY_CHARS) } : {}),
       };
     } catch (error) {
       // Our invocation's limit, not the receiver's failure: the slice ends and this is sent again.

@@ -6,14 +6,14 @@
  * 127.0.0.0/8, `[::1]`) and only when the deployment allows unauthenticated development
  * (`ALLOW_UNAUTHENTICATED`): a signed body over plain http to a remote host would expose every
  * object of the cluster on the wire. Hosts follow the egress rules (net/egress.ts: no IP literals
- * but loopback, `WEBHOOK_ALLOWED_HOSTS`), here when a URL is accepted and in the sender before each
- * delivery.
+ * but loopback, never the Worker's own host, `WEBHOOK_ALLOWED_HOSTS` required in a deployment unless
+ * `ALLOW_ANY_EGRESS`), here when a URL is accepted and in the sender before each delivery.
  */
 import * as z from "zod/mini";
 import { DEFAULT_CLUSTER, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { Env } from "../env.ts";
 import { describeIssues, ValidationError } from "../errors.ts";
-import { egressRefusal } from "../net/egress.ts";
+import { type EgressRule, type EgressSettings, egressRefusal, egressRule } from "../net/egress.ts";
 import { isLoopbackHostname } from "../net/loopback.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
@@ -109,13 +109,16 @@ export type SubscriptionSpec = Omit<z.output<typeof subscriptionSpecSchema>, "re
 export interface UrlPolicy {
   /** `ALLOW_UNAUTHENTICATED`: local development, where http://localhost receivers are normal. */
   allowLoopbackHttp: boolean;
-  /** `WEBHOOK_ALLOWED_HOSTS`: host suffixes receivers must match; unset admits any host name. */
-  allowedHosts?: string | undefined;
+  /** The receivers' egress rule (`WEBHOOK_ALLOWED_HOSTS` and the rest: net/egress.ts). */
+  egress: EgressRule;
 }
 
-/** The receiver URL policy the Worker's environment sets. */
-export function webhookUrlPolicy(env: Pick<Env, "ALLOW_UNAUTHENTICATED" | "WEBHOOK_ALLOWED_HOSTS">): UrlPolicy {
-  return { allowLoopbackHttp: env.ALLOW_UNAUTHENTICATED === "true", allowedHosts: env.WEBHOOK_ALLOWED_HOSTS };
+/**
+ * The receiver URL policy the Worker's environment sets; `requestHost`: the Host of the request
+ * that submits the URL (the Worker's own name, refused as a receiver).
+ */
+export function webhookUrlPolicy(env: EgressSettings, requestHost?: string): UrlPolicy {
+  return { allowLoopbackHttp: env.ALLOW_UNAUTHENTICATED === "true", egress: egressRule(env, "WEBHOOK_ALLOWED_HOSTS", requestHost) };
 }
 
 /** Validates a subscription body; throws ValidationError naming each bad field. */
@@ -137,7 +140,7 @@ export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
     throw new ValidationError("invalid subscription: url: must not carry credentials (the signature authenticates us)");
   }
   if (url.hash) throw new ValidationError("invalid subscription: url: must not have a #fragment");
-  const refusal = egressRefusal(url, { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts: policy.allowedHosts });
+  const refusal = egressRefusal(url, policy.egress);
   if (refusal !== undefined) throw new ValidationError(`invalid subscription: url: ${refusal}`);
   if (url.protocol === "https:") return url;
   if (url.protocol === "http:" && isLoopbackHostname(url.hostname)) {

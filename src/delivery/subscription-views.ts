@@ -67,6 +67,8 @@ export interface DeliveryAttempt {
   durationMs: number;
   at: string;
   error?: string;
+  /** The start of the receiver's error answer: admins see it, readers do not (review N8). */
+  response?: string;
 }
 
 export interface DeadLetter {
@@ -195,6 +197,7 @@ export function deliveryAttempt(record: DeliveryRecord): DeliveryAttempt {
     durationMs: record.durationMs,
     at: new Date(record.at).toISOString(),
     ...(record.error === null ? {} : { error: record.error }),
+    ...(record.response === undefined ? {} : { response: record.response }),
   };
 }
 

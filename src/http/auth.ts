@@ -14,10 +14,16 @@ import { ApiError, type ErrorCode } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
 
-const CODE_OF: Record<Refusal["status"], ErrorCode> = { 401: "Unauthorized", 403: "Forbidden", 500: "Misconfigured", 503: "ServiceUnavailable" };
+const CODE_OF: Record<Refusal["status"], ErrorCode> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  429: "TooManyRequests",
+  500: "Misconfigured",
+  503: "ServiceUnavailable",
+};
 
 function refused(refusal: Refusal): ApiError {
-  return new ApiError(CODE_OF[refusal.status], refusal.message);
+  return new ApiError(CODE_OF[refusal.status], refusal.message, refusal.retryAfterSeconds);
 }
 
 /** The cluster a route addresses: `{cluster}`, or the default cluster outside `/clusters/…`. */
@@ -37,6 +43,7 @@ export async function principalOf(c: Context<AppEnv>): Promise<Principal> {
     authorization: c.req.header("authorization"),
     accessJwt: c.req.header(ACCESS_JWT_HEADER),
     hostname: new URL(c.req.url).hostname,
+    clientAddress: c.req.header("cf-connecting-ip"),
   });
   if (!outcome.ok) throw refused(outcome);
   c.set("principal", outcome.principal);

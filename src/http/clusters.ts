@@ -34,7 +34,7 @@ export const clusterRoutes = new Hono<AppEnv>()
     return c.json({ ...cluster, health: health[name] });
   })
   .put("/:cluster", requireAdmin, validate("param", clusterParam), limitBody(MAX_CLUSTER_BYTES, "a cluster"), async (c) => {
-    const connection = parseClusterBody(await jsonBody(c), c.env);
+    const connection = parseClusterBody(await jsonBody(c), c.env, new URL(c.req.url).hostname);
     const { created, cluster } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).putCluster(c.req.valid("param").cluster, connection));
     forgetRegistry();
     return c.json(cluster, created ? 201 : 200);

@@ -29,7 +29,7 @@ export function renderError(error: Error, c: Context): Response {
   if (error instanceof ApiError) {
     const response = c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
     // Load shed before any work (k8s/admission.ts): a client may retry after a moment.
-    if (error.code === "TooManyRequests") response.headers.set("retry-after", String(HEAVY_READ_RETRY_AFTER_SECONDS));
+    if (error.code === "TooManyRequests") response.headers.set("retry-after", String(error.retryAfterSeconds ?? HEAVY_READ_RETRY_AFTER_SECONDS));
     return response;
   }
   if (error instanceof ValidationError) {

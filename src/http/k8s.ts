@@ -106,7 +106,10 @@ async function requireK8sCluster(c: K8sContext, next: () => Promise<void>): Prom
 export const k8sRoutes = new Hono<AppEnv>()
   .onError((error) => {
     if (error instanceof StatusError) return statusResponse(error);
-    if (error instanceof ApiError) return statusResponse(new StatusError(error.status, K8S_REASON[error.code] ?? error.code, error.message));
+    if (error instanceof ApiError) {
+      const details = error.retryAfterSeconds === undefined ? undefined : { retryAfterSeconds: error.retryAfterSeconds };
+      return statusResponse(new StatusError(error.status, K8S_REASON[error.code] ?? error.code, error.message, details));
+    }
     logger.error("k8s request failed", { error: errorText(error) });
     return statusResponse(new StatusError(500, "InternalError", "an internal error occurred while reading the cache"));
   })

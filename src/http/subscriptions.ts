@@ -14,7 +14,7 @@ import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { MAX_PAGE_CHARS } from "../delivery/dead-letters.ts";
-import type { SubscriptionStatus } from "../delivery/subscription-views.ts";
+import type { DeliveryAttempt, SubscriptionStatus } from "../delivery/subscription-views.ts";
 import { errorBody } from "./errors.ts";
 import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -74,6 +74,17 @@ export function receiverUrlFor(principal: Principal | undefined, url: string): s
   return parsed.pathname === "/" && !parsed.search ? parsed.origin : `${parsed.origin}/…`;
 }
 
+/**
+ * A delivery attempt as `principal` may see it: what the receiver answered (`response`) is for
+ * admins only (review N8: an admin credential picks the receiver, and its answers would otherwise be
+ * a channel to every reader); readers keep the status and our own words for the failure.
+ */
+export function attemptFor(principal: Principal | undefined, attempt: DeliveryAttempt): DeliveryAttempt {
+  if (principal?.admin || attempt.response === undefined) return attempt;
+  const { response: _, ...withoutResponse } = attempt;
+  return withoutResponse;
+}
+
 function statusFor(c: Context<AppEnv>, status: SubscriptionStatus): SubscriptionStatus {
   return { ...status, url: receiverUrlFor(c.get("principal"), status.url) };
 }
@@ -104,7 +115,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     validate("param", nameParam),
     limitBody(MAX_SUBSCRIPTION_BYTES, "a subscription"),
     async (c) => {
-      const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env));
+      const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env, new URL(c.req.url).hostname));
       const id = newSubscriptionId();
       const address = informerAddress(c);
       const factory = c.env.FACTORY.getByName(FACTORY_NAME);
@@ -169,7 +180,8 @@ export const subscriptionRoutes = new Hono<AppEnv>()
   })
   .get("/:id/deliveries", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(200)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");
-    return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).deliveries(limit ?? 50, token)));
+    const page = unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).deliveries(limit ?? 50, token));
+    return c.json({ ...page, items: page.items.map((attempt) => attemptFor(c.get("principal"), attempt)) });
   })
   .get("/:id/dead-letters", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(1000)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");

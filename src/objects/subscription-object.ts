@@ -26,6 +26,7 @@ import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import type { Feed } from "../delivery/feed.ts";
 import { httpSender } from "../delivery/sender.ts";
+import { egressRule } from "../net/egress.ts";
 import { newSecret } from "../delivery/sign.ts";
 import { runSlice } from "../delivery/step-loop.ts";
 import { Subscription } from "../delivery/subscription.ts";
@@ -286,7 +287,7 @@ export class SubscriptionObject extends DurableObject<Env> {
       const record = this.#subscription.store.get();
       return record && { informer: addressOf(record), id: record.id };
     });
-    const send = httpSender(systemClock, (input, init) => spend(() => fetch(input, init)), this.env.WEBHOOK_ALLOWED_HOSTS);
+    const send = httpSender(systemClock, (input, init) => spend(() => fetch(input, init)), egressRule(this.env, "WEBHOOK_ALLOWED_HOSTS"));
     this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, send, {
       sealer: () => sealerFor(this.env),
     });

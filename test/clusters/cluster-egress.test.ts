@@ -26,6 +26,8 @@ describe("cluster egress", () => {
       { KUBE_API_URL: "https://k8s.elsewhere.test", CLUSTER_ALLOWED_HOSTS: "example.com" },
       "KUBE_API_URL is refused, nothing was sent to it: its server k8s.elsewhere.test is not allowed by CLUSTER_ALLOWED_HOSTS (example.com)",
     ],
+    // A deployment fails closed (review N8): the declared default cluster too, until the allow-list or ALLOW_ANY_EGRESS is set.
+    [{ KUBE_API_URL: "https://k8s.example.com" }, "KUBE_API_URL is refused, nothing was sent to it: its server k8s.example.com is refused: CLUSTER_ALLOWED_HOSTS is unset"],
   ])("refuses the default cluster's %j at use, with an error naming the rule", async (settings, message) => {
     expect(() => resolveConnection("default", defaultConnection(settings), settings)).toThrow(message);
     // The health probe reports it instead of connecting.
@@ -37,6 +39,8 @@ describe("cluster egress", () => {
     expect(resolveConnection("prod", { server: "https://k8s.example.com" }, allowList).apiUrl).toBe("https://k8s.example.com");
     expect(resolveConnection("dev", { server: "http://127.0.0.1:8001" }, allowList).apiUrl).toBe("http://127.0.0.1:8001");
     expect(resolveConnection("dev", { server: "http://localhost:8001" }, {}).apiUrl).toBe("http://localhost:8001");
+    expect(resolveConnection("prod", { server: "https://k8s.example.com" }, { ALLOW_ANY_EGRESS: "true" }).apiUrl).toBe("https://k8s.example.com");
+    expect(resolveConnection("local", { server: "https://k8s.example.com" }, { ALLOW_UNAUTHENTICATED: "true" }).apiUrl).toBe("https://k8s.example.com");
   });
 
   it("refuses a server when it is accepted: PUT /clusters bodies and CLUSTERS entries", () => {
@@ -56,6 +60,10 @@ describe("cluster egress", () => {
       expect.stringMatching(/^CLUSTERS\.plain: server: must be https \(got http;/),
       "CLUSTERS.elsewhere: server: k8s.elsewhere.test is not allowed by CLUSTER_ALLOWED_HOSTS (example.com)",
     ]);
+    // Declared clusters follow a deployment's rule (review N8): refused by name, none kept, until CLUSTER_ALLOWED_HOSTS is set.
+    const unset = parseDeclaredClusters(JSON.stringify({ prod: { server: "https://k8s.example.com" }, local: { server: "http://127.0.0.1:8001" } }), {});
+    expect(unset.clusters.map((c) => c.name)).toEqual(["local"]);
+    expect(unset.errors).toEqual([expect.stringMatching(/^CLUSTERS\.prod: server: k8s\.example\.com is refused: CLUSTER_ALLOWED_HOSTS is unset.*ALLOW_ANY_EGRESS/)]);
   });
 
   it("gives an informer of a stored plain-http cluster a lastError naming the rule, and sends nothing", async () => {

@@ -10,7 +10,7 @@ import { informerStub, subscriptionStub } from "../../src/clusters/stubs.ts";
 import type { Env } from "../../src/env.ts";
 import { ValidationError } from "../../src/errors.ts";
 
-const egress = { CLUSTER_ALLOWED_HOSTS: undefined } as Pick<Env, "CLUSTER_ALLOWED_HOSTS">;
+const egress = { CLUSTER_ALLOWED_HOSTS: "example.com" } as Pick<Env, "CLUSTER_ALLOWED_HOSTS">;
 const server = "https://k8s.example.com";
 
 /** A namespace that records how each stub was asked for. */

@@ -2,8 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { checkEndpointUrl, parseSubscriptionSpec, sharedSecretBindings, webhookUrlPolicy } from "../../src/delivery/subscription-spec.ts";
 
-const dev = { allowLoopbackHttp: true };
-const prod = { allowLoopbackHttp: false };
+const dev = webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true" });
+/** A deployment that means to send anywhere (an unset allow-list otherwise admits no host: review N8). */
+const prod = webhookUrlPolicy({ ALLOW_ANY_EGRESS: "true" });
 
 describe("subscription spec", () => {
   it("fills the documented defaults", () => {
@@ -37,7 +38,7 @@ describe("subscription spec", () => {
   });
 
   it("holds receivers to WEBHOOK_ALLOWED_HOSTS and refuses IP literals but loopback (issue 17)", () => {
-    const allowList = { allowLoopbackHttp: true, allowedHosts: "example.com" };
+    const allowList = webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true", WEBHOOK_ALLOWED_HOSTS: "example.com" });
     expect(checkEndpointUrl("https://hooks.example.com/x", allowList).href).toBe("https://hooks.example.com/x");
     expect(checkEndpointUrl("http://127.0.0.1:9/x", allowList).href).toBe("http://127.0.0.1:9/x");
     expect(() => checkEndpointUrl("https://hooks.badexample.com/", allowList)).toThrow(
@@ -48,8 +49,16 @@ describe("subscription spec", () => {
   });
 
   it("takes its policy from the environment", () => {
-    expect(webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true", WEBHOOK_ALLOWED_HOSTS: "example.com" })).toEqual({ allowLoopbackHttp: true, allowedHosts: "example.com" });
-    expect(webhookUrlPolicy({})).toEqual({ allowLoopbackHttp: false, allowedHosts: undefined });
+    expect(webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true", WEBHOOK_ALLOWED_HOSTS: "example.com" }, "localhost")).toEqual({
+      allowLoopbackHttp: true,
+      egress: { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts: "example.com", unsetAdmitsAny: true, ownHosts: ["localhost"] },
+    });
+    expect(webhookUrlPolicy({})).toEqual({ allowLoopbackHttp: false, egress: { setting: "WEBHOOK_ALLOWED_HOSTS", allowedHosts: undefined, unsetAdmitsAny: false, ownHosts: [] } });
+  });
+
+  it("refuses every receiver off loopback in a deployment with WEBHOOK_ALLOWED_HOSTS unset (review N8)", () => {
+    expect(() => checkEndpointUrl("https://hooks.example.com/", webhookUrlPolicy({}))).toThrow(/WEBHOOK_ALLOWED_HOSTS is unset.*ALLOW_ANY_EGRESS/);
+    expect(checkEndpointUrl("https://127.0.0.1:9/x", webhookUrlPolicy({})).href).toBe("https://127.0.0.1:9/x");
   });
 
   it("finds declared subscriptions that share a secretBinding, across informers and clusters", () => {

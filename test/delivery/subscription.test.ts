@@ -18,6 +18,7 @@ import { keysGoingBack, versionsByKey } from "../helpers/receiver-order.ts";
 import { drain, SECRET, setup, storedOne, summary, withHistory } from "../helpers/subscription-harness.ts";
 import { httpSender } from "../../src/delivery/sender.ts";
 import { SubrequestLimitError } from "../../src/net/subrequest-budget.ts";
+import { egressRule } from "../../src/net/egress.ts";
 
 /** Statement names run against `db` while `fn` runs (`writes`: only those that are not a SELECT). */
 async function statementsOf<T>(db: Db, fn: () => T | Promise<T>, which: "all" | "writes" = "all"): Promise<string[]> {
@@ -999,7 +1000,7 @@ describe("Subscription at the platform's subrequest limit (review B1)", () => {
         if (calls === 2) throw new Error(message);
         return new Response(null, { status: 204 });
       }) as typeof fetch;
-      const subscription = new Subscription(db, clock, fixedRandom(0.5), feed, httpSender(clock, fetchImpl));
+      const subscription = new Subscription(db, clock, fixedRandom(0.5), feed, httpSender(clock, fetchImpl, egressRule({ ALLOW_ANY_EGRESS: "true" }, "WEBHOOK_ALLOWED_HOSTS")));
       const parsed = subscriptionSpecSchema.parse({ url: "https://hooks.example/a", replayExisting: false, maxBatchSize: 2 });
       subscription.create({ id: "sub_limit", cluster: "default", informer: "pods", secret: SECRET, tail: 0, spec: { ...parsed, resyncPeriodSeconds: 0 } });
       feed.put("default/a");

@@ -243,6 +243,7 @@ describe("Cloudflare Access", () => {
     access = deployment({
       ACCESS_TEAM_DOMAIN: env.ACCESS_KEYS_URL,
       ACCESS_AUD: audience,
+      ACCESS_HOSTNAMES: "localhost, informers.example.com",
       TOKENS: await tokensSetting([
         { name: "alice", identity: "alice@example.com", role: "read", clusters: [staging.cluster] },
         { name: "deploy-bot", identity: "deploy-bot.access", role: "admin", clusters: ["*"] },
@@ -291,6 +292,28 @@ describe("Cloudflare Access", () => {
     const response = await withJwt(await make());
     expect(response.status).toBe(401);
     expect((await json(response)).error.message).toMatch(reason);
+  });
+
+  it("accepts a JWT only on ACCESS_HOSTNAMES: on workers.dev Access never saw the request (review N9)", async () => {
+    const token = await jwt({ email: "alice@example.com" });
+    const path = `/clusters/${staging.cluster}/informers`;
+    const on = (origin: string) => request(access, path, { headers: { "cf-access-jwt-assertion": token } }, origin);
+    expect((await on("https://informers.example.com")).status).toBe(200);
+    expect((await on("https://INFORMERS.example.com.")).status).toBe(200);
+    for (const origin of ["https://edge-informer.acct.workers.dev", "https://abc123-edge-informer.acct.workers.dev", "https://other.example.com"]) {
+      const refused = await on(origin);
+      expect(refused.status, origin).toBe(403);
+      expect((await json(refused)).error.message).toMatch(/accepted only on ACCESS_HOSTNAMES \(localhost, informers\.example\.com\)/);
+    }
+    // Bearer tokens are not Access's: they count on any host.
+    expect((await request(access, "/informers", { headers: ADMIN }, "https://edge-informer.acct.workers.dev")).status).toBe(200);
+  });
+
+  it("fails closed with a 500 naming ACCESS_HOSTNAMES when Access is configured without it", async () => {
+    const unset = { ...access, ACCESS_HOSTNAMES: undefined } as typeof env;
+    const response = await request(unset, "/informers", { headers: ADMIN });
+    expect(response.status).toBe(500);
+    expect((await json(response)).error.message).toMatch(/Cloudflare Access needs ACCESS_HOSTNAMES/);
   });
 
   it("refuses an identity that has no TOKENS entry with 403", async () => {

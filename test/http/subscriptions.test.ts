@@ -216,10 +216,10 @@ describe("subscription routes", () => {
       const letters = await admin.deadLetters(id);
       return letters.length > 0 && letters;
     });
-    expect(dead).toMatchObject({ type: "add", key: "a/x", sequence: 1, lastError: "HTTP 500: boom", event: { key: "a/x", type: "add" } });
+    expect(dead).toMatchObject({ type: "add", key: "a/x", sequence: 1, lastError: "HTTP 500", event: { key: "a/x", type: "add" } });
     expect(await admin.getSubscription(id)).toMatchObject({ deadLetters: 1, cursor: expect.any(Number) });
     const log = await admin.deliveries(id);
-    expect(log[0]).toMatchObject({ eventIds: [dead!.eventId], status: 500, error: "HTTP 500: boom" });
+    expect(log[0]).toMatchObject({ eventIds: [dead!.eventId], status: 500, error: "HTTP 500", response: "boom" });
 
     const refused = await failure(admin.redeliver(id, dead!.eventId));
     expect([refused.status, refused.code]).toEqual([502, "DeliveryFailed"]);

@@ -1,9 +1,10 @@
 /** The host rules shared by cluster servers and webhook receivers (src/net/egress.ts, issue 17). */
 import { describe, expect, it } from "vitest";
-import { egressRefusal, httpsRefusal, parseAllowedHosts } from "../../src/net/egress.ts";
+import { egressRefusal, egressRule, httpsRefusal, parseAllowedHosts } from "../../src/net/egress.ts";
 import { isLoopbackHostname } from "../../src/net/loopback.ts";
 
-const webhooks = (allowedHosts?: string) => ({ setting: "WEBHOOK_ALLOWED_HOSTS" as const, allowedHosts });
+/** Local development's rule (an unset allow-list admits any host name), or a deployment's with `unsetAdmitsAny` false. */
+const webhooks = (allowedHosts?: string, unsetAdmitsAny = true) => ({ setting: "WEBHOOK_ALLOWED_HOSTS" as const, allowedHosts, unsetAdmitsAny });
 
 describe("egress rules", () => {
   it.each([
@@ -48,6 +49,27 @@ describe("egress rules", () => {
     expect(httpsRefusal(new URL("http://k8s.example.com"))).toMatch(/^must be https \(got http;/);
     expect(httpsRefusal(new URL("http://127.0.0.1.example.com"))).toMatch(/^must be https/);
     expect(httpsRefusal(new URL("ftp://127.0.0.1"))).toMatch(/^must be https \(got ftp;/);
+  });
+
+  it("fails closed in a deployment: an unset allow-list admits no host name but loopback, unless ALLOW_ANY_EGRESS (review N8)", () => {
+    expect(egressRefusal("https://hooks.example.com/", webhooks(undefined, false))).toMatch(/^hooks\.example\.com is refused: WEBHOOK_ALLOWED_HOSTS is unset.*ALLOW_ANY_EGRESS = "true"/);
+    expect(egressRefusal("https://169.254.169.254.nip.io/", webhooks(" , ", false))).toMatch(/WEBHOOK_ALLOWED_HOSTS is unset/);
+    expect(egressRefusal("https://localhost:8443/", webhooks(undefined, false))).toBeUndefined();
+    expect(egressRefusal("https://hooks.example.com/", webhooks("example.com", false))).toBeUndefined();
+    const rule = (settings: Parameters<typeof egressRule>[0]) => egressRule(settings, "CLUSTER_ALLOWED_HOSTS");
+    expect(rule({}).unsetAdmitsAny).toBe(false);
+    expect(rule({ ALLOW_ANY_EGRESS: "true" }).unsetAdmitsAny).toBe(true);
+    expect(rule({ ALLOW_UNAUTHENTICATED: "true" }).unsetAdmitsAny).toBe(true);
+    expect(rule({ CLUSTER_ALLOWED_HOSTS: "k8s.example.com", WEBHOOK_ALLOWED_HOSTS: "x" }).allowedHosts).toBe("k8s.example.com");
+  });
+
+  it("refuses the Worker's own host names (the request's, ACCESS_HOSTNAMES), even when an allow-list admits them", () => {
+    const own = egressRule({ WEBHOOK_ALLOWED_HOSTS: "example.com", ACCESS_HOSTNAMES: "Informers.example.com, " }, "WEBHOOK_ALLOWED_HOSTS", "Edge.Example.com.");
+    expect(own.ownHosts).toEqual(["informers.example.com", "edge.example.com"]);
+    for (const url of ["https://edge.example.com/x", "https://EDGE.example.com./x", "https://informers.example.com:8443/"]) {
+      expect(egressRefusal(url, own), url).toMatch(/is this Worker's own host name/);
+    }
+    expect(egressRefusal("https://hooks.edge.example.com/", own)).toBeUndefined();
   });
 
   it("names a text that is no URL", () => {

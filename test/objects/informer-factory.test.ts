@@ -14,6 +14,7 @@ import { pod } from "../fake-apiserver/builders.ts";
 import { informerStub } from "../../src/clusters/stubs.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 import { withObjectEnv } from "../helpers/object-env.ts";
+import { subscriptionStored } from "../helpers/webhooks.ts";
 import { underSubrequestLimit } from "../helpers/subrequest-limit.ts";
 
 const factory = () => env.FACTORY.getByName(FACTORY_NAME);
@@ -71,6 +72,17 @@ describe("InformerFactory", () => {
       expect(result.removed).toEqual([]);
     }
     expect(await factory().get({ cluster: "default", name: "decl-b" })).toBeDefined();
+    await factory().syncDeclared(declared());
+  });
+
+  it("refuses a declared subscription by name in a deployment while WEBHOOK_ALLOWED_HOSTS is unset (review N8)", async () => {
+    const secret = `whsec_${btoa("declared secret of 24 by")}`;
+    const audit = { name: "audit", url: "https://audit.example.com/hook", secretBinding: "AUDIT_WEBHOOK_SECRET" };
+    const deployment = { AUDIT_WEBHOOK_SECRET: secret, ALLOW_UNAUTHENTICATED: "false" };
+    const refused = await syncWith(deployment, declared({ name: "decl-egress", resource: "pods", subscriptions: [audit] }));
+    expect(refused.subscriptions).toEqual([]);
+    expect(refused.errors).toEqual([expect.stringMatching(/^decl-egress\.subscriptions\.audit: invalid subscription: url: audit\.example\.com is refused: WEBHOOK_ALLOWED_HOSTS is unset.*ALLOW_ANY_EGRESS/)]);
+    expect(await subscriptionStored("sub_decl-egress-audit")).toBe(false);
     await factory().syncDeclared(declared());
   });
 
