@@ -192,6 +192,11 @@ export class Informer implements ReflectorSink {
     return this.#retention.storage();
   }
 
+  /** A `/k8s` watch (or a relay for one) reads the events after `after`: a shrink holds for it (log-readers.ts). */
+  noteWatchRead(after: number): void {
+    this.#settings.storage?.readers?.noteWatchRead(after, this.#clock.now());
+  }
+
   /** Where a watch from `resourceVersion` starts in the log, or expired (rv-positions.ts). */
   positionOf(resourceVersion: string): WatchStart {
     return this.#positions.positionOf(resourceVersion);

@@ -53,6 +53,7 @@ export const FAMILIES = {
   storageBytes: family("storage_bytes", "gauge", "Size of the informer's Durable Object SQLite database."),
   storageCeiling: family("storage_ceiling_bytes", "gauge", "Size of the informer's database past which the event log's retention shrinks (70% of the 10 GB per-object limit)."),
   retentionShrunk: family("retention_shrunk", "gauge", "1 while the database is over its ceiling and the event log keeps fewer events than configured, else 0."),
+  retentionCutPast: family("retention_cut_past_readers", "gauge", "Readers (the oldest subscription, the /k8s watchers) a shrunk retention moves the event log's head past: they start over."),
   retentionMaxEvents: family("retention_max_events", "gauge", "Events the event log's retention keeps: the configured maxEvents, or fewer while retention is shrunk."),
   lastEventAge: family("last_event_age_seconds", "gauge", "Seconds since the newest event was appended (sync lag on a busy resource)."),
   lastError: family("last_error_info", "gauge", "The reflector's last error, while it stands, by a bounded reason (always 1)."),
@@ -109,6 +110,7 @@ export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at:
   out.sample(F.storageCeiling, labels, m.storage.ceilingBytes);
   out.sample(F.retentionShrunk, labels, m.storage.shrunk === null ? 0 : 1);
   out.sample(F.retentionMaxEvents, labels, m.storage.retention.maxEvents);
+  out.sample(F.retentionCutPast, labels, m.storage.cutPast.length);
   out.sample(F.sqlRowsWritten, labels, m.sqlRows.written);
   out.sample(F.sqlRowsRead, labels, m.sqlRows.read);
   if (m.lastEventAt !== null) out.sample(F.lastEventAge, labels, Math.max(0, (at - m.lastEventAt) / 1000));
