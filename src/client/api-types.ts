@@ -189,6 +189,8 @@ export interface SubscriptionStatus {
   lastDeliveryAt: string | null;
   consecutiveFailures: number;
   deadLetters: number;
+  /** Dead letters dropped, oldest first, past 10,000 or 64 MiB of event texts. */
+  deadLettersDropped: number;
   expired: boolean;
   nextAttemptAt: string | null;
   lastError: string | null;

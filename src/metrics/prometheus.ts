@@ -68,6 +68,7 @@ export const FAMILIES = {
   delivered: family("subscription_events_delivered_total", "counter", "Events acknowledged with a 2xx."),
   deadLettered: family("subscription_dead_letters_total", "counter", "Events dead-lettered after the retry budget."),
   deadLetters: family("subscription_dead_letters_kept", "gauge", "Dead letters kept now (redelivery removes them)."),
+  deadLettersDropped: family("subscription_dead_letters_dropped_total", "counter", "Dead letters dropped, oldest first, past 10,000 or 64 MiB of event texts per subscription."),
   lagEvents: family("subscription_lag_events", "gauge", "Log events after the subscription's cursor."),
   lagSeconds: family("subscription_lag_seconds", "gauge", "Age of the oldest event the subscription has not handled (0 when caught up)."),
   subscriptionState: family("subscription_state", "gauge", "The subscription's state (1 for the current one)."),
@@ -133,6 +134,7 @@ export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnaps
   out.sample(F.delivered, labels, counts.eventsDelivered);
   out.sample(F.deadLettered, labels, counts.deadLettered);
   out.sample(F.deadLetters, labels, m.deadLetters);
+  out.sample(F.deadLettersDropped, labels, m.deadLettersDropped);
   out.sample(F.lagEvents, labels, snapshot.lagEvents);
   if (snapshot.lagSeconds !== null) out.sample(F.lagSeconds, labels, snapshot.lagSeconds);
   for (const state of SUBSCRIPTION_STATES) out.sample(F.subscriptionState, { ...labels, state }, m.state === state ? 1 : 0);
