@@ -22,6 +22,7 @@ import type { EventLog } from "./event-log.ts";
 import { countLogInTx, logBytesDeletedInTx, logBytesNow } from "./log-counters.ts";
 import type { LogReaders } from "./log-readers.ts";
 import { firstSince, type Retention } from "./log-retention.ts";
+import { type StageRefused, stagePageRefusal, stageStartRefusal } from "./stage-room.ts";
 import { DEFAULT_STORAGE_CEILING_BYTES, MIN_SHRUNK_SECONDS, STORAGE_LIMIT_BYTES, type StorageVerdict, storageVerdict } from "./storage-ceiling.ts";
 
 /** Segments one retention transaction deletes at most. */
@@ -89,6 +90,15 @@ export class InformerRetention {
       options.continuing = true; // a full batch was deleted: more may be left
     }
     this.#db.transaction(() => this.#cacheProgress.compactInTx(this.#log.bounds().head));
+  }
+
+  /** Whether a relist may stage its first page (estimate: the database less the log) or its next one (stage-room.ts); reads only. */
+  stageRefusal(first: boolean): StageRefused | undefined {
+    const storage = this.#settings.storage;
+    if (storage === undefined) return undefined;
+    const bytes = storage.bytes();
+    const limitBytes = storage.limitBytes ?? STORAGE_LIMIT_BYTES;
+    return first ? stageStartRefusal(bytes, Math.max(0, bytes - logBytesNow(this.#db, this.#log)), limitBytes) : stagePageRefusal(bytes, limitBytes);
   }
 
   /** The database's size against its ceiling, and the retention that applies (storage-ceiling.ts); reads only. */
