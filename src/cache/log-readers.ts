@@ -32,18 +32,22 @@ export class LogReaders {
   noteWatchRead(after: number, now: number): void {
     const minute = Math.floor(now / MINUTE_MS);
     const known = this.#watchReads.get(minute);
+    if (known === undefined) this.#forget(now); // a new minute: the map keeps the window's minutes only
     if (known === undefined || after < known) this.#watchReads.set(minute, after);
   }
 
   /** The oldest subscription and the oldest recent watch read, as storageVerdict weighs them. */
   readers(now: number): LogReader[] {
-    const since = Math.floor((now - WATCH_READ_WINDOW_MS) / MINUTE_MS);
-    let watchers: number | undefined;
-    for (const [minute, after] of this.#watchReads) {
-      if (minute < since) this.#watchReads.delete(minute);
-      else watchers = Math.min(watchers ?? after, after);
-    }
+    this.#forget(now);
+    const reads = [...this.#watchReads.values()];
+    const watchers = reads.length === 0 ? undefined : Math.min(...reads);
     const subscription = this.#oldestSubscription();
     return [...(subscription ? [subscription] : []), ...(watchers === undefined ? [] : [{ name: WATCHERS_READER, after: watchers }])];
+  }
+
+  /** Drops the minutes before the window. */
+  #forget(now: number): void {
+    const since = Math.floor((now - WATCH_READ_WINDOW_MS) / MINUTE_MS);
+    for (const minute of this.#watchReads.keys()) if (minute < since) this.#watchReads.delete(minute);
   }
 }
