@@ -10,8 +10,9 @@
  *   it, a `maxEvents` that gives up at most the overage's worth of the log's events (an overage
  *   that is not the log's — the cache, a staged relist — takes nothing more from it: review N5),
  *   never below MIN_SHRUNK_EVENTS nor above the configured one, and, below holdLimitBytes, never
- *   below the last MIN_SHRUNK_SECONDS of events nor past the oldest reader (a subscription's cursor, a recent /k8s watch read: log-readers.ts).
- *   Past holdLimitBytes readers may be cut past: `cutPast` names them. Nothing is stored: once compaction has freed
+ *   below the last MIN_SHRUNK_SECONDS of events nor past the oldest reader (a subscription's
+ *   position, a recent /k8s watch read: log-readers.ts). Past holdLimitBytes readers may be cut
+ *   past: `cutPast` names them. Nothing is stored: once compaction has freed
  *   the room (locally, sql.databaseSize falls as rows are deleted), the configured retention
  *   applies again, so the log settles at about the ceiling rather than shrinking for good.
  * - Age retention (`maxAgeSeconds`) is kept as configured: only the count can free room at once.
@@ -78,7 +79,7 @@ export interface LogMeasures {
   tail: number;
   /** Events appended within the last MIN_SHRUNK_SECONDS. */
   recentEvents: number;
-  /** Its readers that retention has not left behind already (the oldest subscription, recent /k8s watch reads). */
+  /** Its readers (the oldest subscription, recent /k8s watch reads: log-readers.ts); one the log left behind holds nothing. */
   readers: LogReader[];
 }
 

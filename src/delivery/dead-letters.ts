@@ -24,7 +24,7 @@ import type { Run, SubscriptionRow } from "./subscription-row.ts";
 import { deadLetterText, outboxText, type StoredTexts } from "./stored-texts.ts";
 
 export const DEAD_LETTER_LIMIT = 10_000;
-/** Bytes of event texts a subscription's dead letters keep at most (64 MiB: the newest ~16,000 of 4 KB, ~20 of 3 MB). */
+/** Bytes of event texts a subscription's dead letters keep at most (64 MiB: 10,000 events of 4 KB fit in 40 MB; of 3 MB events, the newest ~20). */
 export const DEAD_LETTER_BYTES = 64 * 1024 * 1024;
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
 export const MAX_PAGE_CHARS = 4 * 1024 * 1024;
