@@ -8,7 +8,10 @@
  * - Age never expires the last transaction run (review F20): on a quiet resource a watch resuming
  *   from any of its RVs starts after the mark before it, which an upstream bookmark cannot move.
  *   The last mark before the head is kept: a watch from it starts at the head.
- * - A shrink is logged once when it starts (warn) and once when it ends, not at every compaction.
+ * - A shrink is logged once when it starts (warn) and once when it ends, not at every compaction;
+ *   readers it cuts past (storage-ceiling.ts `cutPast`) are logged (warn) whenever they change.
+ * - Measuring (`storage`, what a status reads) only reads: it writes no row and opens no
+ *   transaction (review: "status reads write"); the log's bytes not counted yet are read, not counted.
  */
 import type { Clock } from "../clock.ts";
 import type { InformerIdentity } from "../log-identity.ts";
@@ -16,9 +19,11 @@ import { logger } from "../log.ts";
 import type { Db } from "../sql.ts";
 import type { CacheProgress } from "./cache-progress.ts";
 import type { EventLog } from "./event-log.ts";
-import { countLogInTx, logBytes, logBytesDeletedInTx } from "./log-counters.ts";
-import type { Retention } from "./log-retention.ts";
-import { DEFAULT_STORAGE_CEILING_BYTES, type StorageVerdict, storageVerdict } from "./storage-ceiling.ts";
+import { countLogInTx, logBytesDeletedInTx, logBytesNow } from "./log-counters.ts";
+import type { LogReaders } from "./log-readers.ts";
+import { firstSince, type Retention } from "./log-retention.ts";
+import { type StageRefused, stagePageRefusal, stageStartRefusal } from "./stage-room.ts";
+import { DEFAULT_STORAGE_CEILING_BYTES, MIN_SHRUNK_SECONDS, STORAGE_LIMIT_BYTES, type StorageVerdict, storageVerdict } from "./storage-ceiling.ts";
 
 /** Segments one retention transaction deletes at most. */
 const COMPACT_BATCH = 2_000;
@@ -29,7 +34,14 @@ export interface RetentionSettings {
    * The object's database size (sql.databaseSize) and the ceiling past which the log's retention
    * shrinks (storage-ceiling.ts; default 70% of the 10 GB limit, lower in tests). None: never measured.
    */
-  storage?: { bytes: () => number; ceilingBytes?: number };
+  storage?: {
+    bytes: () => number;
+    ceilingBytes?: number;
+    /** The platform's limit (STORAGE_LIMIT_BYTES): lower in tests, as workerd enforces none. */
+    limitBytes?: number;
+    /** Who still reads the log (log-readers.ts): a shrink holds for them. None: no reader is known. */
+    readers?: Pick<LogReaders, "readers" | "noteWatchRead">;
+  };
 }
 
 export class InformerRetention {
@@ -41,6 +53,8 @@ export class InformerRetention {
   readonly #identity: InformerIdentity | undefined;
   /** Whether retention was last applied shrunk: a warn line when it starts, not every slice. */
   #shrunk = false;
+  /** The readers the last compaction cut past, so a warn line says when they change. */
+  #cutPast = "";
 
   constructor(parts: { db: Db; log: EventLog; cacheProgress: CacheProgress; clock: Clock; settings: RetentionSettings; identity: InformerIdentity | undefined }) {
     this.#db = parts.db;
@@ -60,6 +74,10 @@ export class InformerRetention {
       if (storage.shrunk !== null) logger.warn("storage ceiling: event log retention shrunk", { ...this.#identity, reason: storage.shrunk, bytes: storage.bytes, ceilingBytes: storage.ceilingBytes, maxEvents: storage.retention.maxEvents });
       else logger.info("storage back under its ceiling: configured retention", { ...this.#identity, bytes: storage.bytes, ceilingBytes: storage.ceilingBytes });
     }
+    if (storage.cutPast.join("\n") !== this.#cutPast) {
+      this.#cutPast = storage.cutPast.join("\n");
+      if (storage.cutPast.length > 0) logger.warn("storage ceiling: event log retention cuts past readers", { ...this.#identity, readers: storage.cutPast.join(", "), reason: storage.shrunk });
+    }
     const lastRun = this.#cacheProgress.lastMarkBelow(this.#log.bounds().tail) + 1;
     // Metrics count events from the log: before retention deletes any (log-counters.ts), in its transaction.
     const options = {
@@ -74,15 +92,36 @@ export class InformerRetention {
     this.#db.transaction(() => this.#cacheProgress.compactInTx(this.#log.bounds().head));
   }
 
-  /** The database's size against its ceiling, and the retention that applies (storage-ceiling.ts). */
-  storage(): StorageVerdict {
-    const measureLog = () => {
-      // The log's bytes decide how much to keep: count the events appended since the last count first.
-      this.#db.transaction(() => countLogInTx(this.#db, this.#log, this.#clock.now()));
-      const { head, tail } = this.#log.bounds();
-      return { logBytes: logBytes(this.#db), retainedEvents: Math.max(0, tail - head + 1) };
-    };
+  /** Whether a relist may stage its first page (estimate: the database less the log) or its next one (stage-room.ts); reads only. */
+  stageRefusal(first: boolean): StageRefused | undefined {
     const storage = this.#settings.storage;
-    return storageVerdict(storage?.bytes() ?? 0, measureLog, storage?.ceilingBytes ?? DEFAULT_STORAGE_CEILING_BYTES, this.#settings.retention);
+    if (storage === undefined) return undefined;
+    const bytes = storage.bytes();
+    const limitBytes = storage.limitBytes ?? STORAGE_LIMIT_BYTES;
+    return first ? stageStartRefusal(bytes, Math.max(0, bytes - logBytesNow(this.#db, this.#log)), limitBytes) : stagePageRefusal(bytes, limitBytes);
+  }
+
+  /** The database's size against its ceiling, and the retention that applies (storage-ceiling.ts); reads only. */
+  storage(): StorageVerdict {
+    const now = this.#clock.now();
+    const storage = this.#settings.storage;
+    const measureLog = () => {
+      const { head, tail } = this.#log.bounds();
+      const recentFrom = tail === 0 ? undefined : firstSince(this.#db, head, now - MIN_SHRUNK_SECONDS * 1000);
+      return {
+        logBytes: logBytesNow(this.#db, this.#log),
+        retainedEvents: Math.max(0, tail - head + 1),
+        tail,
+        recentEvents: recentFrom === undefined ? 0 : tail - recentFrom + 1,
+        readers: storage?.readers?.readers(now) ?? [],
+      };
+    };
+    return storageVerdict(
+      storage?.bytes() ?? 0,
+      measureLog,
+      storage?.ceilingBytes ?? DEFAULT_STORAGE_CEILING_BYTES,
+      this.#settings.retention,
+      storage?.limitBytes ?? STORAGE_LIMIT_BYTES,
+    );
   }
 }

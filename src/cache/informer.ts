@@ -20,6 +20,8 @@
  *   while a Replace is still being popped), and synced only while the cache holds a whole list of
  *   what the spec selects.
  * - An object the cache cannot hold is skipped and counted (admission.ts), never a failed batch.
+ * - A relist whose staged copy would not fit the object's storage is refused (stage-room.ts): its
+ *   lastError says so (reason "Storage"), it backs off and tries again, the cache stays as it was.
  */
 import type { Clock, Random } from "../clock.ts";
 import type { ListerWatcher } from "../kube/client.ts";
@@ -43,6 +45,7 @@ import { logStep } from "./reflector-log.ts";
 import { logger } from "../log.ts";
 import type { StorageVerdict } from "./storage-ceiling.ts";
 import { InformerRetention, type RetentionSettings } from "./informer-retention.ts";
+import { StageRefused } from "./stage-room.ts";
 import type { InformerProgress, WatchStateName } from "./cache-progress.ts";
 
 export type { InformerProgress, WatchStateName };
@@ -138,10 +141,12 @@ export class Informer implements ReflectorSink {
       if (signal?.aborted) throw error;
       const current = this.#state.load();
       const { waitMs, state: backoff } = nextBackoff(current.memory.backoff, this.#clock.now(), this.#random);
-      const lastError = `internal error: ${error instanceof Error ? error.message : String(error)}`;
-      const memory = { ...current.memory, lastError, lastErrorReason: "Internal" as const, lastErrorAt: this.#clock.now(), backoff };
+      const refused = error instanceof StageRefused;
+      const lastError = refused ? error.message : `internal error: ${error instanceof Error ? error.message : String(error)}`;
+      const lastErrorReason = refused ? ("Storage" as const) : ("Internal" as const);
+      const memory = { ...current.memory, lastError, lastErrorReason, lastErrorAt: this.#clock.now(), backoff };
       this.#state.save({ state: current.state, memory, wakeAt: this.#clock.now() + waitMs });
-      logger.error("informer loop failed", { ...this.#identity, error: lastError, retryInMs: waitMs });
+      if (!refused) logger.error("informer loop failed", { ...this.#identity, error: lastError, retryInMs: waitMs });
       throw error;
     }
   }
@@ -192,6 +197,11 @@ export class Informer implements ReflectorSink {
     return this.#retention.storage();
   }
 
+  /** A `/k8s` watch (or a relay for one) reads the events after `after`: a shrink holds for it (log-readers.ts). */
+  noteWatchRead(after: number): void {
+    this.#settings.storage?.readers?.noteWatchRead(after, this.#clock.now());
+  }
+
   /** Where a watch from `resourceVersion` starts in the log, or expired (rv-positions.ts). */
   positionOf(resourceVersion: string): WatchStart {
     return this.#positions.positionOf(resourceVersion);
@@ -226,9 +236,12 @@ export class Informer implements ReflectorSink {
 
   beginList(): void {
     this.#db.transaction(() => this.fifo.beginReplaceInTx({ allowDirect: true }));
+    // A relist over a cache stages a copy of it: refused when it could not fit (stage-room.ts).
+    if (!this.fifo.isDirectReplace()) this.#refuseStagingIf(this.#retention.stageRefusal(true));
   }
 
   stage(objects: KubeObject[]): void {
+    if (!this.fifo.isDirectReplace()) this.#refuseStagingIf(this.#retention.stageRefusal(false));
     this.#db.transaction(() => {
       if (!this.fifo.isDirectReplace()) return this.fifo.stageInTx(objects, { keepBodies: this.#state.retransforming() });
       // The initial list: queue and pop the page at once, writing each body once.
@@ -321,6 +334,12 @@ export class Informer implements ReflectorSink {
   lastFailure(): { message: string; reason: ErrorReason } | null {
     const { memory } = this.#state.load();
     return memory.lastError === null ? null : { message: memory.lastError, reason: memory.lastErrorReason ?? "Internal" };
+  }
+
+  #refuseStagingIf(refusal: StageRefused | undefined): void {
+    if (refusal === undefined) return;
+    logger.warn("relist refused: no room to stage it", { ...this.#identity, reason: refusal.message });
+    throw refusal;
   }
 
   #recordSkipInTx(reason: string): void {

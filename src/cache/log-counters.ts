@@ -89,6 +89,17 @@ export function logBytes(db: Db): number {
   return db.first<{ log_bytes: number }>(LOG_BYTES)!.log_bytes;
 }
 
+/** Bytes the log's segments hold now: as of the last count, plus the segments appended since, read and not counted (a status writes nothing). */
+export function logBytesNow(db: Db, log: EventLog): number {
+  let counted = db.first<{ counted_seq: number }>(GET)!.counted_seq;
+  let bytes = logBytes(db);
+  for (let read = log.entriesAfter(counted, COUNT_PAGE); read.entries.length > 0; read = log.entriesAfter(counted, COUNT_PAGE)) {
+    for (const { seq } of read.entries) counted = Math.max(counted, seq);
+    bytes += read.bytes;
+  }
+  return bytes;
+}
+
 /** Retention deleted `bytes` of counted bodies; inside its transaction. */
 export function logBytesDeletedInTx(db: Db, bytes: number): void {
   if (bytes > 0) db.run(BYTES_DELETED, bytes);

@@ -94,7 +94,7 @@ export function compactLogInTx(
 }
 
 /** The first event from `from` on appended at `since` or later. */
-function firstSince(db: Db, from: number, since: number): number | undefined {
+export function firstSince(db: Db, from: number, since: number): number | undefined {
   const row = db.first<{ first_seq: number; events: string }>(FIRST_RECENT, from, since);
   return row && decodeEntries(row.first_seq, row.events).find((entry) => entry.seq >= from && entry.at >= since)?.seq;
 }

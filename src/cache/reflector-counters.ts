@@ -78,6 +78,7 @@ export const ERROR_REASONS = [
   "WatchSilent",
   "Internal",
   "Config",
+  "Storage",
 ] as const;
 export type ErrorReason = (typeof ERROR_REASONS)[number];
 

@@ -86,9 +86,10 @@ export interface InformerStatus {
    * The informer's SQLite database (`bytes`, what `sql.databaseSize` reports) against the ceiling
    * past which the event log's retention shrinks (70% of the platform's 10 GB per object);
    * `maxEvents` the retention in force; `retentionShrunk` why it is below the configured one, null
-   * while under the ceiling.
+   * while under the ceiling; `retentionCutPast` the readers (a subscription, the `/k8s` watchers)
+   * the shrink moves the log's head past (only past halfway from the ceiling to the limit).
    */
-  storage: { bytes: number; ceilingBytes: number; maxEvents: number; retentionShrunk: string | null };
+  storage: { bytes: number; ceilingBytes: number; maxEvents: number; retentionShrunk: string | null; retentionCutPast: string[] };
   subscriptions: number;
   /**
    * Alarm slices killed before their end (CPU or memory limit, a deploy's reset), seen by the next
@@ -188,6 +189,8 @@ export interface SubscriptionStatus {
   lastDeliveryAt: string | null;
   consecutiveFailures: number;
   deadLetters: number;
+  /** Dead letters dropped, oldest first, past 10,000 or 64 MiB of event texts. */
+  deadLettersDropped: number;
   expired: boolean;
   nextAttemptAt: string | null;
   lastError: string | null;

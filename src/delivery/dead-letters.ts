@@ -3,8 +3,12 @@
  * texts for `GET /subscriptions/{id}/dead-letters` and redelivery.
  *
  * Guarantees:
- * - The newest DEAD_LETTER_LIMIT events are kept; their count is kept in the subscription row,
- *   changed in the same transaction as the rows, so a status never counts rows (#7.21).
+ * - The newest dead letters are kept, at most DEAD_LETTER_LIMIT of them and DEAD_LETTER_BYTES of
+ *   their texts (review B10b: 10,000 events of up to ~3 MB each could fill the object's 10 GB):
+ *   past either bound the oldest are dropped, and counted (`deadLettersDropped`, durable, never
+ *   reset), never failing the subscription; the newest is kept whatever its size. Their count and
+ *   bytes are kept in the subscription row, changed in the same transaction as the rows, so a
+ *   status never counts rows (#7.21).
  * - An event leaves the outbox for the dead letters with its text moved, not copied, and its
  *   sequence numbers taken, in the caller's transaction.
  * - A page carries at most about MAX_PAGE_CHARS of event texts (at least one dead letter, however
@@ -20,6 +24,8 @@ import type { Run, SubscriptionRow } from "./subscription-row.ts";
 import { deadLetterText, outboxText, type StoredTexts } from "./stored-texts.ts";
 
 export const DEAD_LETTER_LIMIT = 10_000;
+/** Bytes of event texts a subscription's dead letters keep at most (64 MiB: 10,000 events of 4 KB fit in 40 MB; of 3 MB events, the newest ~20). */
+export const DEAD_LETTER_BYTES = 64 * 1024 * 1024;
 /** Bodies one page of dead letters carries at most (at least one dead letter, however large). */
 export const MAX_PAGE_CHARS = 4 * 1024 * 1024;
 
@@ -30,6 +36,9 @@ export interface DeadLetterRecord extends OutboxEvent {
 }
 
 const ADD_DEAD_LETTERS = stmt("subscription.addDeadLetters", "UPDATE subscription SET dead_letters = dead_letters + ? WHERE id = 1");
+const ADD_DEAD_LETTER_BYTES = stmt("subscription.addDeadLetterBytes", "UPDATE subscription SET dead_letter_bytes = dead_letter_bytes + ? WHERE id = 1");
+const ADD_DROPPED = stmt("subscription.addDeadLettersDropped", "UPDATE subscription SET dead_letters_dropped = dead_letters_dropped + ? WHERE id = 1");
+const TEXT_BYTES = stmt("deadLetters.textBytes", "SELECT coalesce(sum(octet_length(chunk)), 0) AS bytes FROM texts WHERE name = ?");
 const INSERT_DEAD_LETTER = stmt(
   "deadLetters.insert",
   "INSERT OR REPLACE INTO dead_letters (event_id, sequence, type, key, uid, rv, attempts, last_error, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -61,12 +70,15 @@ export class DeadLetters {
   readonly #texts: StoredTexts;
   /** The row keeps the count and takes the sequence numbers. */
   readonly #row: Pick<SubscriptionRow, "get" | "takeSequencesInTx">;
+  /** DEAD_LETTER_BYTES, lower in tests. */
+  readonly #maxBytes: number;
 
-  constructor(db: Db, run: Run, texts: StoredTexts, row: Pick<SubscriptionRow, "get" | "takeSequencesInTx">) {
+  constructor(db: Db, run: Run, texts: StoredTexts, row: Pick<SubscriptionRow, "get" | "takeSequencesInTx">, maxBytes = DEAD_LETTER_BYTES) {
     this.#db = db;
     this.#run = run;
     this.#texts = texts;
     this.#row = row;
+    this.#maxBytes = maxBytes;
   }
 
   /**
@@ -81,6 +93,7 @@ export class DeadLetters {
       added += 1 - this.deleteInTx(event.eventId);
       if (stored.inline) this.#texts.put(deadLetterText(event.eventId), stored.texts[i]!);
       else this.#texts.rename(outboxText(i), deadLetterText(event.eventId));
+      this.#run(ADD_DEAD_LETTER_BYTES, this.#textBytes(event.eventId));
       this.#run(
         INSERT_DEAD_LETTER,
         event.eventId,
@@ -97,10 +110,24 @@ export class DeadLetters {
     this.#row.takeSequencesInTx(stored.outbox.events[indices.at(-1)!]!.sequence);
     this.#run(ADD_DEAD_LETTERS, added);
     countDeadLettersInTx(this.#db, indices.length);
-    const excess = this.#row.get()!.deadLetters - DEAD_LETTER_LIMIT;
-    if (excess > 0) {
-      for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, excess)) this.removeInTx(row.event_id);
+    this.#dropOldestInTx();
+  }
+
+  /** Drops the oldest dead letters past DEAD_LETTER_LIMIT or the byte bound (keeping the newest), and counts them. */
+  #dropOldestInTx(): void {
+    let dropped = 0;
+    for (;;) {
+      const { deadLetters, deadLetterBytes } = this.#row.get()!;
+      const excess = Math.max(deadLetters - DEAD_LETTER_LIMIT, deadLetterBytes > this.#maxBytes ? 1 : 0);
+      if (excess <= 0 || deadLetters <= 1) break;
+      for (const row of this.#db.all<{ event_id: string }>(OLDEST_DEAD_LETTERS, Math.min(excess, deadLetters - 1))) this.removeInTx(row.event_id);
+      dropped += Math.min(excess, deadLetters - 1);
     }
+    if (dropped > 0) this.#run(ADD_DROPPED, dropped);
+  }
+
+  #textBytes(eventId: string): number {
+    return this.#db.first<{ bytes: number }>(TEXT_BYTES, deadLetterText(eventId))!.bytes;
   }
 
   /**
@@ -124,10 +151,12 @@ export class DeadLetters {
     return row && { record: deadLetterRecord(row), text: this.#texts.get(deadLetterText(eventId)) ?? "" };
   }
 
-  /** Deletes a dead letter and its text; answers how many rows it removed (0 or 1), uncounted. */
+  /** Deletes a dead letter and its text (its bytes counted out); answers how many rows it removed (0 or 1), uncounted. */
   deleteInTx(eventId: string): number {
+    const bytes = this.#textBytes(eventId);
     const deleted = this.#run(DELETE_DEAD_LETTER, eventId);
     this.#texts.delete(deadLetterText(eventId));
+    if (bytes > 0) this.#run(ADD_DEAD_LETTER_BYTES, -bytes);
     return deleted;
   }
 

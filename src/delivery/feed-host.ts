@@ -66,6 +66,8 @@ export class FeedHost {
     const read = log.read(after, clampLimit(limit), MAX_FEED_BYTES);
     const events = withinBytes(read.events, (e) => (e.object?.length ?? 0) + (e.oldObject?.length ?? 0));
     const caughtUp = (events.at(-1)?.seq ?? after) >= read.bounds.tail;
+    // Where it reads from is what a storage ceiling's shrink holds for (subscriber-list.ts).
+    if (subscriber !== undefined) this.#deps.subscribers().noteRead(subscriber, after);
     if (subscriber !== undefined && caughtUp) this.#waiting?.add(subscriber);
     return { ...read, events };
   }
@@ -85,7 +87,7 @@ export class FeedHost {
 
   /** Registers a subscription; answers the log position it starts from. */
   addSubscriber(log: EventLog, id: string): number {
-    this.#deps.subscribers().add(id, this.#deps.clock.now());
+    this.#deps.subscribers().add(id, this.#deps.clock.now(), log.bounds().tail);
     return log.bounds().tail;
   }
 

@@ -47,13 +47,17 @@ export interface SubscriptionRecord {
   lastError: string | null;
   /** How many dead letters are kept (counted as they change). */
   deadLetters: number;
+  /** The bytes of their texts (dead-letters.ts DEAD_LETTER_BYTES bounds it). */
+  deadLetterBytes: number;
+  /** Dead letters dropped, oldest first, past a bound (a counter: never reset). */
+  deadLettersDropped: number;
 }
 
 const GET = stmt(
   "subscription.get",
   `SELECT sub_id, cluster, informer, spec, secret, previous_secret, previous_secret_until, declared, created_at, position,
      disabled_reason, expired, next_sequence, generation, next_resync_at, failures, first_failure_at, next_attempt_at,
-     last_delivery_at, last_error, dead_letters
+     last_delivery_at, last_error, dead_letters, dead_letter_bytes, dead_letters_dropped
    FROM subscription WHERE id = 1`,
 );
 const INSERT = stmt(
@@ -123,6 +127,8 @@ type StoredRow = {
   last_delivery_at: number | null;
   last_error: string | null;
   dead_letters: number;
+  dead_letter_bytes: number;
+  dead_letters_dropped: number;
 };
 
 export class SubscriptionRow {
@@ -175,6 +181,8 @@ export class SubscriptionRow {
       lastDeliveryAt: row.last_delivery_at,
       lastError: row.last_error,
       deadLetters: row.dead_letters,
+      deadLetterBytes: row.dead_letter_bytes,
+      deadLettersDropped: row.dead_letters_dropped,
     });
     return this.#record;
   }

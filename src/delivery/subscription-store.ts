@@ -73,6 +73,10 @@ const MIGRATIONS = [
    ALTER TABLE outbox ADD COLUMN acked INTEGER NOT NULL DEFAULT 0`,
   // Issue 12: the informer's cluster.
   `ALTER TABLE subscription ADD COLUMN cluster TEXT NOT NULL DEFAULT '${DEFAULT_CLUSTER}'`,
+  // Issue 29: dead letters bounded by bytes (dead-letters.ts), and the oldest dropped past a bound, counted.
+  `ALTER TABLE subscription ADD COLUMN dead_letter_bytes INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE subscription ADD COLUMN dead_letters_dropped INTEGER NOT NULL DEFAULT 0;
+   UPDATE subscription SET dead_letter_bytes = (SELECT coalesce(sum(octet_length(chunk)), 0) FROM texts WHERE substr(name, 1, 5) = 'dead:')`,
 ] as const;
 
 const TABLE_EXISTS = stmt("subscription.exists", "SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'subscription'");
@@ -91,12 +95,13 @@ export class SubscriptionStore {
   /** The tables exist: this object holds (or held) a subscription. */
   #created: boolean;
 
-  constructor(db: Db) {
+  /** `deadLetterBytes`: dead-letters.ts DEAD_LETTER_BYTES unless a test lowers it. */
+  constructor(db: Db, deadLetterBytes?: number) {
     this.#db = db;
     this.row = new SubscriptionRow(db);
     const texts = new StoredTexts(db, this.row.run);
     this.outbox = new OutboxStore(db, this.row.run, texts);
-    this.deadLetters = new DeadLetters(db, this.row.run, texts, this.row);
+    this.deadLetters = new DeadLetters(db, this.row.run, texts, this.row, deadLetterBytes);
     this.#log = new DeliveryLog(db, () => countDeliveriesInTx(db, this.#log)); // the counters count attempts before they are trimmed
     this.#heldKeys = new HeldKeys(db);
     this.#created = db.first(TABLE_EXISTS) !== undefined;

@@ -53,6 +53,8 @@ export interface SubscriptionStatus {
   nextAttemptAt: string | null;
   lastError: string | null;
   deadLetters: number;
+  /** Dead letters dropped, oldest first, past DEAD_LETTER_LIMIT or DEAD_LETTER_BYTES (dead-letters.ts). */
+  deadLettersDropped: number;
   createdAt: string;
 }
 
@@ -129,6 +131,7 @@ export function statusOf(record: SubscriptionRecord, knownTail: number): Subscri
     nextAttemptAt: iso(record.nextAttemptAt),
     lastError: record.lastError,
     deadLetters: record.deadLetters,
+    deadLettersDropped: record.deadLettersDropped,
     createdAt: new Date(record.createdAt).toISOString(),
   };
 }
@@ -152,6 +155,8 @@ export interface DeliveryMetrics {
   lastError: string | null;
   /** Dead letters kept now (a gauge; `counts.deadLettered` is the counter). */
   deadLetters: number;
+  /** Dead letters dropped past a bound (a counter). */
+  deadLettersDropped: number;
   counts: DeliveryCounts;
 }
 
@@ -170,6 +175,7 @@ export function deliveryMetricsOf(record: SubscriptionRecord, counts: DeliveryCo
     nextAttemptAt: record.nextAttemptAt,
     lastError: record.lastError,
     deadLetters: record.deadLetters,
+    deadLettersDropped: record.deadLettersDropped,
     counts,
   };
 }

@@ -59,6 +59,8 @@ export interface SubscriptionOptions {
    * deployment's sealer.
    */
   sealer?: () => SecretSealer;
+  /** The dead letters' byte bound (dead-letters.ts DEAD_LETTER_BYTES): lower in tests. */
+  deadLetterBytes?: number;
 }
 
 export type { StepResult };
@@ -80,7 +82,7 @@ export class Subscription {
   #readLog = false;
 
   constructor(db: Db, clock: Clock, random: Random, feed: Feed, send: Send, options: SubscriptionOptions = {}) {
-    this.store = new SubscriptionStore(db);
+    this.store = new SubscriptionStore(db, options.deadLetterBytes);
     this.#clock = clock;
     const plaintextOnly = new SecretSealer({ allowPlaintext: true });
     this.secrets = new SubscriptionSecrets(options.sealer ?? (() => plaintextOnly));

@@ -1,6 +1,7 @@
 /**
  * What `/k8s` watches read of an informer (k8s/watch-hub.ts's WatchSource): its event log, its
- * resourceVersion marks and its consistent lists, bound to the log's incarnation.
+ * resourceVersion marks and its consistent lists, bound to the log's incarnation. Its log reads are
+ * noted as a reader's (Informer.noteWatchRead), so a storage ceiling's shrink holds for them.
  */
 import type { Informer } from "../cache/informer.ts";
 import { listAt, listFirstPage } from "../cache/versioned-list.ts";
@@ -9,7 +10,10 @@ import type { WatchSource } from "./watch-source.ts";
 export function watchSourceOf(informer: Informer): WatchSource {
   return {
     incarnation: informer.log.incarnation(),
-    read: (after, limit, maxBytes) => informer.log.read(after, limit, maxBytes),
+    read: (after, limit, maxBytes) => {
+      informer.noteWatchRead(after);
+      return informer.log.read(after, limit, maxBytes);
+    },
     bounds: () => informer.log.bounds(),
     cacheResourceVersion: () => informer.queryView().resourceVersion,
     listAt: (query, from) => {
@@ -22,6 +26,9 @@ export function watchSourceOf(informer: Informer): WatchSource {
     positionOf: (rv) => informer.positionOf(rv),
     fromEarlierServer: (rv) => informer.fromEarlierServer(rv),
     boundaryAfter: (after, span) => informer.boundaryAfter(after, span),
-    readInOrder: (after, end, skip, limit) => informer.log.readInOrder(after, end, skip, limit),
+    readInOrder: (after, end, skip, limit) => {
+      informer.noteWatchRead(after);
+      return informer.log.readInOrder(after, end, skip, limit);
+    },
   };
 }

@@ -53,6 +53,7 @@ export const FAMILIES = {
   storageBytes: family("storage_bytes", "gauge", "Size of the informer's Durable Object SQLite database."),
   storageCeiling: family("storage_ceiling_bytes", "gauge", "Size of the informer's database past which the event log's retention shrinks (70% of the 10 GB per-object limit)."),
   retentionShrunk: family("retention_shrunk", "gauge", "1 while the database is over its ceiling and the event log keeps fewer events than configured, else 0."),
+  retentionCutPast: family("retention_cut_past_readers", "gauge", "Readers (the oldest subscription, the /k8s watchers) a shrunk retention moves the event log's head past: they start over."),
   retentionMaxEvents: family("retention_max_events", "gauge", "Events the event log's retention keeps: the configured maxEvents, or fewer while retention is shrunk."),
   lastEventAge: family("last_event_age_seconds", "gauge", "Seconds since the newest event was appended (sync lag on a busy resource)."),
   lastError: family("last_error_info", "gauge", "The reflector's last error, while it stands, by a bounded reason (always 1)."),
@@ -67,6 +68,7 @@ export const FAMILIES = {
   delivered: family("subscription_events_delivered_total", "counter", "Events acknowledged with a 2xx."),
   deadLettered: family("subscription_dead_letters_total", "counter", "Events dead-lettered after the retry budget."),
   deadLetters: family("subscription_dead_letters_kept", "gauge", "Dead letters kept now (redelivery removes them)."),
+  deadLettersDropped: family("subscription_dead_letters_dropped_total", "counter", "Dead letters dropped, oldest first, past 10,000 or 64 MiB of event texts per subscription."),
   lagEvents: family("subscription_lag_events", "gauge", "Log events after the subscription's cursor."),
   lagSeconds: family("subscription_lag_seconds", "gauge", "Age of the oldest event the subscription has not handled (0 when caught up)."),
   subscriptionState: family("subscription_state", "gauge", "The subscription's state (1 for the current one)."),
@@ -109,6 +111,7 @@ export function informerSamples(out: Exposition, snapshot: InformerSnapshot, at:
   out.sample(F.storageCeiling, labels, m.storage.ceilingBytes);
   out.sample(F.retentionShrunk, labels, m.storage.shrunk === null ? 0 : 1);
   out.sample(F.retentionMaxEvents, labels, m.storage.retention.maxEvents);
+  out.sample(F.retentionCutPast, labels, m.storage.cutPast.length);
   out.sample(F.sqlRowsWritten, labels, m.sqlRows.written);
   out.sample(F.sqlRowsRead, labels, m.sqlRows.read);
   if (m.lastEventAt !== null) out.sample(F.lastEventAge, labels, Math.max(0, (at - m.lastEventAt) / 1000));
@@ -131,6 +134,7 @@ export function subscriptionSamples(out: Exposition, snapshot: SubscriptionSnaps
   out.sample(F.delivered, labels, counts.eventsDelivered);
   out.sample(F.deadLettered, labels, counts.deadLettered);
   out.sample(F.deadLetters, labels, m.deadLetters);
+  out.sample(F.deadLettersDropped, labels, m.deadLettersDropped);
   out.sample(F.lagEvents, labels, snapshot.lagEvents);
   if (snapshot.lagSeconds !== null) out.sample(F.lagSeconds, labels, snapshot.lagSeconds);
   for (const state of SUBSCRIPTION_STATES) out.sample(F.subscriptionState, { ...labels, state }, m.state === state ? 1 : 0);

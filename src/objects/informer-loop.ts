@@ -40,6 +40,7 @@ import { storageCeilingOf } from "../cache/storage-ceiling.ts";
 import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import type { Db } from "../sql.ts";
+import type { LogReaders } from "../cache/log-readers.ts";
 
 /** One alarm's slice: room for a full watch session (≤ 600 s + margin) under the 15 min alarm limit. */
 export const SLICE_MS = 12 * 60_000;
@@ -58,6 +59,8 @@ export interface InformerWiring {
   databaseBytes: () => number;
   /** STORAGE_CEILING_MB, the operator's ceiling for that size (unset: 70% of the platform's limit). */
   storageCeilingMb?: string;
+  /** Who still reads the log, which a shrink past the ceiling holds for (the object's own: it outlives each Informer). */
+  readers?: LogReaders;
   /** After each applied batch and mark: the log's new tail. */
   grew: (tail: number) => void;
 }
@@ -71,7 +74,7 @@ export function wireInformer(db: Db, spec: InformerSpec, wiring: InformerWiring)
     {
       ...settings,
       reflector: { ...settings.reflector, keepAwake: wiring.watched, listInPages: wiring.listInPages },
-      storage: { bytes: wiring.databaseBytes, ceilingBytes: ceiling.ceilingBytes },
+      storage: { bytes: wiring.databaseBytes, ceilingBytes: ceiling.ceilingBytes, ...(wiring.readers ? { readers: wiring.readers } : {}) },
     },
     wiring.clock,
     wiring.random,

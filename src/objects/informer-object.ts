@@ -18,6 +18,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ReadResult } from "../cache/event-log.ts";
 import type { Informer } from "../cache/informer.ts";
+import { LogReaders } from "../cache/log-readers.ts";
 import type { Position, VersionedPage } from "../cache/versioned-list.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import type { ClusterConnection } from "../clusters/cluster.ts";
@@ -61,6 +62,8 @@ export class InformerObject extends DurableObject<Env> {
   readonly #heavyReads = new ReadAdmission();
   readonly #reads = new CacheReads((fn) => this.#state.withInformer(fn), this.#heavyReads);
   readonly #watchers = new InformerWatchers((fn) => this.#state.withInformer(fn), this.#heavyReads, () => this.ctx.storage.setAlarm(Date.now() + 1), watcherLimitsOf(this.env));
+  /** Who still reads the log (subscriptions, `/k8s` watchers): a shrink past the storage ceiling holds for them. */
+  readonly #logReaders = new LogReaders(() => this.#state.subscribers.oldestReader());
   /** The log's tail as last told to the subscriptions (#informer's `grew`). */
   #nudgedTail: number | undefined;
   readonly #feed: FeedHost = new FeedHost({
@@ -279,6 +282,7 @@ export class InformerObject extends DurableObject<Env> {
       watched: () => this.#watchers.watched(),
       listInPages: this.#loop.kills.counts().shrunk,
       databaseBytes: () => this.ctx.storage.sql.databaseSize,
+      readers: this.#logReaders,
       ...(this.env.STORAGE_CEILING_MB === undefined ? {} : { storageCeilingMb: this.env.STORAGE_CEILING_MB }),
       grew: (tail) => {
         // Also told when only a mark or the cache's RV moved (an upstream bookmark): `/k8s` watchers

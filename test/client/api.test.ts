@@ -262,6 +262,7 @@ const subscription: SubscriptionStatus = {
   lastDeliveryAt: "2026-11-22T03:30:00.000Z",
   consecutiveFailures: 0,
   deadLetters: 1,
+  deadLettersDropped: 0,
   expired: false,
   nextAttemptAt: null,
   lastError: null,

@@ -10,6 +10,7 @@ import { HELD_CHANGES_MAX, SEGMENT_KEYS } from "../../src/delivery/held-keys.ts"
 import { BATCH_CHARS } from "../../src/delivery/fill.ts";
 import { WINDOW_DELIVERIES, WINDOW_MS } from "../../src/delivery/outbox-window.ts";
 import { Subscription } from "../../src/delivery/subscription.ts";
+import { DEAD_LETTER_BYTES } from "../../src/delivery/dead-letters.ts";
 import type { Db, Statement } from "../../src/sql.ts";
 import { withDb } from "../helpers/db.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
@@ -981,6 +982,35 @@ describe("Subscription", () => {
       expect(newest.items.length + older.items.length).toBe(endpoint.received.length);
       expect(older.continue).toBeUndefined();
       expect(() => subscription.deadLetters(10, "not-a-token")).toThrow(/continue/);
+    });
+  });
+});
+
+describe("dead letters bounded by bytes (review B10b, N5; issue 29 item 2)", () => {
+  it("keeps at most DEAD_LETTER_BYTES of dead letters, dropping the oldest, counting the drops in the status and the metrics, and delivers on", async () => {
+    expect(DEAD_LETTER_BYTES).toBe(64 * 1024 * 1024);
+    await withDb(async (db) => {
+      // A bound of 3.5 MiB in this test (the option exists for tests only), 1 MiB events.
+      const { feed, clock, endpoint, subscription } = setup(db, { replayExisting: false, retryBudgetSeconds: 1 }, undefined, { deadLetterBytes: 3.5 * 1024 * 1024 });
+      const big = "x".repeat(1024 * 1024);
+      for (let i = 0; i < 6; i++) feed.put(`default/p${i}`, { big });
+      endpoint.script = Array.from({ length: 30 }, () => ({ status: 500, durationMs: 1, error: "HTTP 500" }));
+      for (let result = await drain(subscription); result.kind === "wait"; result = await drain(subscription)) {
+        clock.advance(result.until - clock.now());
+      }
+      // Every event was dead-lettered; the newest three fit the bound, the oldest three were dropped.
+      const kept = subscription.deadLetters(100).items.map((d) => d.key);
+      expect(kept).toEqual(["default/p3", "default/p4", "default/p5"]);
+      expect(subscription.status()).toMatchObject({ cursor: 6, state: "active", deadLetters: 3, deadLettersDropped: 3 });
+      expect(subscription.metrics()).toMatchObject({ deadLetters: 3, deadLettersDropped: 3 });
+      // The subscription goes on delivering.
+      endpoint.script = [];
+      feed.put("default/after");
+      expect(await drain(subscription)).toMatchObject({ kind: "idle" });
+      expect(summary(endpoint.events).at(-1)).toBe("add default/after@107");
+      // A redelivered dead letter frees its bytes: the count of drops stays.
+      await subscription.redeliver(subscription.deadLetters(1).items[0]!.eventId);
+      expect(subscription.status()).toMatchObject({ deadLetters: 2, deadLettersDropped: 3 });
     });
   });
 });

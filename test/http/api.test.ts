@@ -73,7 +73,7 @@ describe("HTTP API", () => {
     });
     expect(status).toMatchObject({ objects: expect.any(Number), queueDepth: 0, watch: { state: expect.any(String) } });
     // The database against its ceiling (storage-ceiling.ts): far under it, retention as configured.
-    expect(status.storage).toEqual({ bytes: expect.any(Number), ceilingBytes: 7_000_000_000, maxEvents: 100_000, retentionShrunk: null });
+    expect(status.storage).toEqual({ bytes: expect.any(Number), ceilingBytes: 7_000_000_000, maxEvents: 100_000, retentionShrunk: null, retentionCutPast: [] });
     expect(status.storage.bytes).toBeGreaterThan(0);
     expect((await put("/informers/crud", { resource: "pods", labelSelector: "app=web", watchTimeoutSeconds: 3 })).status).toBe(200);
     const listed = await json(await call("/informers"));
