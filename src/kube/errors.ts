@@ -43,18 +43,18 @@ export class KubeApiError extends Error {
   }
 
   /**
-   * From a non-2xx HTTP response; a body that is not a Status (e.g. from a proxy), or one over
-   * MAX_ERROR_BODY_BYTES (not read further), maps from the code alone.
+   * From a non-2xx HTTP response; a body that is not a Status (e.g. from a proxy), one over
+   * MAX_ERROR_BODY_BYTES, or one not complete when `deadline` aborts (`deadlineSeconds` says when;
+   * not read further either way, review A9a) maps from the code alone.
    */
-  static async fromResponse(response: Response): Promise<KubeApiError> {
-    const { text, exceeded } = await readBodyStart(response, MAX_ERROR_BODY_BYTES);
-    if (exceeded) {
-      return new KubeApiError(
-        response.status,
-        "",
-        `${response.status} ${response.statusText || "error"} from the API server, with an error body over ${MAX_ERROR_BODY_BYTES / 1024} KiB (refused, not read)`,
-      );
-    }
+  static async fromResponse(response: Response, deadline?: { signal: AbortSignal; seconds: number }): Promise<KubeApiError> {
+    const { text, exceeded, expired } = await readBodyStart(response, MAX_ERROR_BODY_BYTES, deadline?.signal);
+    const unread = exceeded
+      ? `over ${MAX_ERROR_BODY_BYTES / 1024} KiB (refused, not read)`
+      : expired
+        ? `not complete within ${deadline?.seconds} s (not read further)`
+        : undefined;
+    if (unread !== undefined) return new KubeApiError(response.status, "", `${response.status} ${response.statusText || "error"} from the API server, with an error body ${unread}`);
     let status: Partial<Status> = {};
     try {
       const parsed = JSON.parse(text) as Partial<Status>;
