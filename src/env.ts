@@ -26,6 +26,11 @@ export interface Env {
   WATCH_RELAYS?: string;
   /** `/k8s` watches one credential may hold open per informer (per relay), 1–1,000 (default 100: k8s/watcher-caps.ts). */
   WATCHERS_PER_CREDENTIAL?: string;
+  /**
+   * The running Worker version's id, tag and upload time (wrangler.toml `[version_metadata]`): a slice
+   * started under another version was ended by a deploy, not killed (objects/slice-kills.ts).
+   */
+  CF_VERSION_METADATA?: WorkerVersionMetadata;
   /** Base URL of the Kubernetes API server: the cluster named `default`. */
   KUBE_API_URL?: string;
   /** Secret: bearer token for the API server. */

@@ -92,9 +92,10 @@ export interface InformerStatus {
   storage: { bytes: number; ceilingBytes: number; maxEvents: number; retentionShrunk: string | null; retentionCutPast: string[] };
   subscriptions: number;
   /**
-   * Alarm slices killed before their end (CPU or memory limit, a deploy's reset), seen by the next
-   * slice; `lastAt` is when the last killed one started. After kills in a row `listsInPages` turns
-   * on for good: lists go at RV "" in pages, each a killed slice resumes at.
+   * Alarm slices killed before their end (CPU or memory limit; a deploy's reset is not counted),
+   * seen by the next slice; `lastAt` is when the last killed one started. After kills in a row
+   * `listsInPages` turns on: lists go at RV "" in pages, each a killed slice resumes at, until three
+   * slices in a row finish.
    */
   sliceKills: { count: number; lastAt: string | null; listsInPages: boolean };
 }

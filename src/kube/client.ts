@@ -279,7 +279,8 @@ export class KubeClient implements ListerWatcher {
       await response.body?.cancel();
       throw new KubeApiError(response.status, "Redirect", redirect);
     }
-    if (!response.ok) throw await KubeApiError.fromResponse(response);
+    // An error answer's body gets as long as its head had: one that trickles would hold the slice (review A9a).
+    if (!response.ok) throw await KubeApiError.fromResponse(response, headTimeoutMs);
     if (!response.body) throw new KubeApiError(response.status, "InternalError", "the API server sent no body");
     return response;
   }

@@ -3,7 +3,7 @@
  * one named predicate whose comment names the behaviour (reference §1.6.5, client-go
  * reflector.go `isExpiredError`, `isTooLargeResourceVersionError`, `isWatchErrorRetriable`).
  */
-import { readBodyStart } from "../net/bounded-body.ts";
+import { type BodyStart, readBodyStart } from "../net/bounded-body.ts";
 import { isLostConnection, LOST_CONNECTION } from "../net/connection-failure.ts";
 import type { Status, StatusCause } from "./types.ts";
 
@@ -43,18 +43,26 @@ export class KubeApiError extends Error {
   }
 
   /**
-   * From a non-2xx HTTP response; a body that is not a Status (e.g. from a proxy), or one over
-   * MAX_ERROR_BODY_BYTES (not read further), maps from the code alone.
+   * From a non-2xx HTTP response; a body that is not a Status (e.g. from a proxy), one over
+   * MAX_ERROR_BODY_BYTES, or one not complete within `timeoutMs` (not read further either way,
+   * review A9a) maps from the code alone.
    */
-  static async fromResponse(response: Response): Promise<KubeApiError> {
-    const { text, exceeded } = await readBodyStart(response, MAX_ERROR_BODY_BYTES);
-    if (exceeded) {
-      return new KubeApiError(
-        response.status,
-        "",
-        `${response.status} ${response.statusText || "error"} from the API server, with an error body over ${MAX_ERROR_BODY_BYTES / 1024} KiB (refused, not read)`,
-      );
+  static async fromResponse(response: Response, timeoutMs?: number): Promise<KubeApiError> {
+    const deadline = new AbortController();
+    const timer = timeoutMs === undefined ? undefined : setTimeout(() => deadline.abort(), timeoutMs);
+    let body: BodyStart;
+    try {
+      body = await readBodyStart(response, MAX_ERROR_BODY_BYTES, deadline.signal);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
     }
+    const { text, exceeded, expired } = body;
+    const unread = exceeded
+      ? `over ${MAX_ERROR_BODY_BYTES / 1024} KiB (refused, not read)`
+      : expired
+        ? `not complete within ${(timeoutMs ?? 0) / 1000} s (not read further)`
+        : undefined;
+    if (unread !== undefined) return new KubeApiError(response.status, "", `${response.status} ${response.statusText || "error"} from the API server, with an error body ${unread}`);
     let status: Partial<Status> = {};
     try {
       const parsed = JSON.parse(text) as Partial<Status>;

@@ -60,7 +60,7 @@ export const FAMILIES = {
   lastErrorTime: family("last_error_timestamp_seconds", "gauge", "When the last error that still stands happened (unix seconds)."),
   sqlRowsWritten: sqlRows("edge_informer_", "written", "informer"),
   sqlRowsRead: sqlRows("edge_informer_", "read", "informer"),
-  sliceKills: family("slice_kills_total", "counter", "Alarm slices killed before their end (CPU or memory limit, a deploy's reset), counted by the next slice."),
+  sliceKills: family("slice_kills_total", "counter", "Alarm slices killed before their end (CPU or memory limit; a deploy's reset is not counted), counted by the next slice."),
   subscriptionCount: family("subscriptions", "gauge", "Webhook subscriptions of the informer."),
   deliveries: family("subscription_deliveries_total", "counter", "Delivery attempts by outcome: 2xx, 3xx, 4xx, 5xx, network, timeout."),
   attempts: family("subscription_attempts_total", "counter", "Delivery attempts (every outcome)."),

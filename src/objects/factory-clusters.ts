@@ -17,12 +17,13 @@ import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, placem
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import type { informerStub } from "../clusters/stubs.ts";
 import { fetchOpenApi, type UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
-import type { InformerRegistry, InformerSource } from "../config/informer-registry.ts";
+import type { InformerRegistry, InformerSource, RegisteredInformer } from "../config/informer-registry.ts";
 import type { Env } from "../env.ts";
 import { attemptAsync, fail, ok, type Result } from "../errors.ts";
 import { informerIdentity } from "../log-identity.ts";
 import { errorText, logger } from "../log.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
+import { withConcurrency } from "./fan-out.ts";
 
 /**
  * Most clusters one deployment holds, `default` included. Every informer and subscription metric
@@ -64,19 +65,6 @@ export interface FactoryContext {
   informer(address: InformerAddress): ReturnType<typeof informerStub>;
 }
 
-/** Runs `tasks` with at most `limit` in flight, answering their results in order. */
-export async function withConcurrency<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results = new Array<T>(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]!();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  return results;
-}
 
 export class FactoryClusters {
   readonly #factory: FactoryContext;
@@ -209,9 +197,9 @@ export class FactoryClusters {
     }
   }
 
-  /** Gives every informer of `cluster` its new connection. */
-  async reconnect(cluster: string, connection: ClusterConnection): Promise<void> {
-    const calls = this.#factory.registry.list(cluster).map((informer) => async () => {
+  /** Gives every informer of `cluster` (or only those `only` picks) its new connection. */
+  async reconnect(cluster: string, connection: ClusterConnection, only: (informer: RegisteredInformer) => boolean = () => true): Promise<void> {
+    const calls = this.#factory.registry.list(cluster).filter(only).map((informer) => async () => {
       // One unavailable object must not keep the others on the old connection; the cron retries it.
       const configured = await this.#factory
         .informer(informer)

@@ -24,13 +24,19 @@ import { fail, ok, type Result, unwrap } from "../errors.ts";
 import { informerIdentity } from "../log-identity.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { Db } from "../sql.ts";
-import { type ClusterView, FactoryClusters, type FactoryContext, HEALTH_TTL_MS, INFORMER_CALL_CONCURRENCY, MAX_CLUSTERS, withConcurrency } from "./factory-clusters.ts";
+import { type ClusterView, FactoryClusters, type FactoryContext, HEALTH_TTL_MS, INFORMER_CALL_CONCURRENCY, MAX_CLUSTERS } from "./factory-clusters.ts";
+import { eachWithin } from "./fan-out.ts";
 import { type DeclaredSync, type DeclaringFactory, syncDeclared } from "./factory-declared.ts";
 import type { InformerStatus } from "./informer-object.ts";
 
 export { type ClusterView, type DeclaredSync, HEALTH_TTL_MS, MAX_CLUSTERS };
 
 export const FACTORY_NAME = "factory";
+/**
+ * How long the cron's minute waits for one informer's answer (its re-arm takes milliseconds): one
+ * that does not answer in time is asked again the next minute, and costs the minute no more.
+ */
+export const RECONCILE_CALL_TIMEOUT_MS = 10_000;
 
 /** The registry as the factory hands it to isolates (http/registry-snapshot.ts): never a cluster's connection. */
 export interface RegistrySnapshot {
@@ -247,30 +253,47 @@ export class InformerFactory extends DurableObject<Env> {
     return this.#exclusive(() => syncDeclared(this.#declaring, informers, clusters));
   }
 
-  /** Re-arms every informer whose alarm is missing; returns the ones it re-armed (`cluster/name` outside the default cluster). */
+  /**
+   * Re-arms every informer whose alarm is missing, and reconnects any that missed a change of its
+   * cluster's connection; returns the ones it re-armed (`cluster/name` outside the default cluster).
+   */
   async reconcile(): Promise<string[]> {
-    // Under the change queue, so no informer deleted meanwhile is recreated. Each informer is given
-    // its cluster's connection with the re-arm, one call each: one a change did not reach (its object
-    // was unavailable then) reconfigures itself with it within a minute, and the others are not
-    // reconfigured every minute (review B6). Stale tokens are re-sealed first, so the new form follows.
-    const { informers, restarted } = await this.#exclusive(async () => {
+    // What to ask, under the change queue: the informers, and each cluster's connection (stale
+    // tokens re-sealed first, so the new form follows).
+    const { informers, connections } = await this.#exclusive(async () => {
       const connections = new Map<string, ClusterConnection>();
       for (const cluster of this.#registry.listClusters()) connections.set(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
-      const informers = this.#registry.list();
-      const restarted = await withConcurrency(
-        // The default cluster's connection is the environment's, read at each watch: nothing to give.
-        informers.map((informer) => () => this.#stub(informer).ensureRunning(connections.get(informer.cluster))),
-        INFORMER_CALL_CONCURRENCY,
-      );
-      return { informers, restarted };
+      return { informers: this.#registry.list(), connections };
     });
+    // The calls outside it (review B6(a)): one slow or blocked informer held every admin change and
+    // declared sync for as long as it took. Each informer is given its cluster's connection with the
+    // re-arm, one call each; the default cluster's connection is the environment's, read at each
+    // watch: nothing to give.
+    const answers = await eachWithin(
+      informers.map((informer) => () => this.#stub(informer).reconcile(connections.get(informer.cluster))),
+      { concurrency: INFORMER_CALL_CONCURRENCY, timeoutMs: RECONCILE_CALL_TIMEOUT_MS },
+    );
     const rearmed: string[] = [];
+    const stale = new Map<string, Set<string>>();
     informers.forEach((informer, i) => {
-      if (!restarted[i]) return;
+      const answer = answers[i];
+      if (answer?.connectionDiffers) stale.set(informer.cluster, (stale.get(informer.cluster) ?? new Set()).add(informer.name));
+      if (!answer?.rearmed) return;
       // Logged here, where the address is at hand, so the line names the cluster as its own field.
       logger.warn("re-armed a stopped informer", informerIdentity(informer));
       rearmed.push(informerObjectName(informer));
     });
+    // One a change did not reach (its object was unavailable then) is reconfigured, under the queue,
+    // with the registry's spec and connection as they are now: a change or a deletion made since the
+    // calls above is not undone. The others are not reconfigured every minute (review B6).
+    if (stale.size > 0) {
+      await this.#exclusive(async () => {
+        for (const [cluster, names] of stale) {
+          const current = this.#registry.getCluster(cluster)?.connection;
+          if (current) await this.#clusters.reconnect(cluster, current, (informer) => names.has(informer.name));
+        }
+      });
+    }
     // Soon after an upgrade, so lookups of unknown subscriptions stop reaching objects.
     await this.#exclusive(() => this.#backfillSubscriptions());
     return rearmed;

@@ -14,7 +14,8 @@
  *   position, and the slice answers "now" so the alarm re-arms at once in a fresh invocation. So
  *   does a slice whose nudges were cut short (delivery/feed-host.ts `owes`).
  * - A slice is marked durably while it runs, once the object is configured, so a killed one is
- *   counted and later slices shrink their work (slice-kills.ts).
+ *   counted and later slices shrink their work until slices finish again; one a deploy ended
+ *   (started under another version of the Worker) is no kill (slice-kills.ts).
  * - A configuration problem (a connection that cannot be opened or resolved) is recorded as the
  *   informer's failure, shown in its status, and retried after FALLBACK_REARM_MS, never in a tight
  *   loop. Any other error is logged by the slice (alarm-slice.ts), which re-arms from durable state.
@@ -30,7 +31,7 @@ import type { ConfiguredInformer } from "../config/configured-informer.ts";
 import type { FeedHost } from "../delivery/feed-host.ts";
 import type { InformerWatchers } from "../k8s/informer-watchers.ts";
 import { AlarmSlice } from "./alarm-slice.ts";
-import { type SliceKillCounts, SliceKills } from "./slice-kills.ts";
+import { type SliceEnd, type SliceKillCounts, SliceKills } from "./slice-kills.ts";
 import type { Env } from "../env.ts";
 import { KubeClient } from "../kube/client.ts";
 import { resolveResource } from "../kube/resources.ts";
@@ -218,9 +219,9 @@ export class InformerLoop {
     return this.#budget ?? new SubrequestBudget(subrequestLimitOf(this.#deps.env));
   }
 
-  /** The slices killed so far (review B9): marked durably around each slice. */
+  /** The slices killed so far (review B9): marked durably around each slice, with the Worker's version (a deploy's end is no kill). */
   get kills(): SliceKills {
-    return new SliceKills(this.#deps.storage.kv);
+    return new SliceKills(this.#deps.storage.kv, this.#deps.env.CF_VERSION_METADATA?.id);
   }
 
   async alarm(): Promise<void> {
@@ -228,7 +229,7 @@ export class InformerLoop {
     await this.#slice.run(
       "informer",
       // Marked only once configured: an unconfigured object stores nothing.
-      (signal) => (state.configured ? this.kills.during(clock.now(), () => this.#tick(signal), (counts) => this.#killed(counts)) : this.#tick(signal)),
+      (signal) => (state.configured ? this.kills.during(clock.now(), () => this.#tick(signal), (end, counts) => this.#ended(end, counts)) : this.#tick(signal)),
       (wakeAt) => this.#rearm(wakeAt),
       () => {
         const stored = state.stored();
@@ -254,9 +255,12 @@ export class InformerLoop {
     return true;
   }
 
-  #killed(counts: SliceKillCounts): void {
+  /** The previous slice never reached its end: killed, or reset by a deploy (slice-kills.ts). */
+  #ended(end: Exclude<SliceEnd, "finished">, counts: SliceKillCounts): void {
     const stored = this.#deps.state.stored();
-    logger.warn("alarm slice killed", { ...(stored && informerIdentity(stored.spec)), kills: counts.kills, listsInPages: counts.shrunk });
+    const who = stored && informerIdentity(stored.spec);
+    if (end === "deploy") logger.info("alarm slice ended by a deploy", { ...who, cause: "deploy" });
+    else logger.warn("alarm slice killed", { ...who, kills: counts.kills, listsInPages: counts.shrunk });
   }
 
   /** One slice of the loop; answers when the next is due (undefined: deleted, or ask durable state). */

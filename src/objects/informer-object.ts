@@ -240,20 +240,22 @@ export class InformerObject extends DurableObject<Env> {
     return this.#state.withInformer((_, informer) => this.#feed.subscriberPage(informer.log, after, limit));
   }
 
-  /**
-   * Self-healing (invariant 7): re-arms a missing alarm and nudges the subscriptions (informer-loop.ts).
-   * `connection`, when given, is the registry's for this informer's cluster: an informer holding
-   * another one (a change that missed it) is configured with it first, so the cron reconnects only
-   * informers whose connection changed.
-   */
-  async ensureRunning(connection?: ClusterConnection): Promise<boolean> {
-    // Read only when there is a connection to compare: the default cluster's cron minute reads no more rows.
-    const stored = connection === undefined ? undefined : this.#state.stored();
-    if (stored && JSON.stringify(stored.connection) !== JSON.stringify(connection)) {
-      const configured = await this.configure(stored.spec, connection);
-      if (!configured.ok) logger.error("reconnecting an informer to its cluster failed", { ...informerIdentity(stored.spec), error: configured.error.message });
-    }
+  /** Self-healing (invariant 7): re-arms a missing alarm and nudges the subscriptions (informer-loop.ts). */
+  async ensureRunning(): Promise<boolean> {
     return this.#loop.ensureRunning();
+  }
+
+  /**
+   * The cron's minute (InformerFactory.reconcile): `ensureRunning`, and whether this informer holds
+   * another connection than `connection`, the registry's for its cluster (a change that missed it).
+   * It does not reconfigure itself: the factory does, under its change queue, so that a change or
+   * deletion made since the factory asked is not undone (review B6(a)). Compared only when there
+   * is a connection: the default cluster's minute reads no more rows.
+   */
+  async reconcile(connection?: ClusterConnection): Promise<{ rearmed: boolean; connectionDiffers: boolean }> {
+    const stored = connection === undefined ? undefined : this.#state.stored();
+    const connectionDiffers = stored !== undefined && JSON.stringify(stored.connection) !== JSON.stringify(connection);
+    return { rearmed: await this.#loop.ensureRunning(), connectionDiffers };
   }
 
   override async alarm(): Promise<void> {

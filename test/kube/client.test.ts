@@ -236,6 +236,16 @@ describe("KubeClient", () => {
       await expect(listing).rejects.toMatchObject({ code: 0, message: expect.stringMatching(/stopped sending/) });
     });
 
+    it("gives up on an error body that trickles, within the deadline the head had (review A9a)", async () => {
+      const server = scriptedFetch(503);
+      const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, headTimeoutMs: 50 });
+      const listing = client.listPage({ resourceVersion: "0" }, () => {});
+      server.write('{"kind":"Status","code":503,"message":"'); // and never more: a body that would hold the slice
+      const error = await listing.catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubeApiError);
+      expect(error).toMatchObject({ code: 503, message: "503 error from the API server, with an error body not complete within 0.05 s (not read further)" });
+    });
+
     it("keeps a slow list that goes on sending", async () => {
       const server = scriptedFetch();
       const client = new KubeClient({ apiUrl: "http://k8s.test", resource: pods, fetch: server.fetch, bodyIdleTimeoutMs: 60 });

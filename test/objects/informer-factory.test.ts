@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { FACTORY_NAME, MAX_CLUSTERS } from "../../src/objects/informer-factory.ts";
+import type { InformerObject } from "../../src/objects/informer-object.ts";
 import { verifyWebhook } from "../../src/client/index.ts";
 import { unwrap } from "../../src/errors.ts";
 import { newCluster, status, waitFor } from "../helpers/informer.ts";
@@ -304,6 +305,40 @@ describe("InformerFactory", () => {
     expect(calls.refused).toBe(0);
     expect(calls.made).toBe(calls.result);
     unwrap(await factory().removeCluster(cluster, true));
+  });
+
+  it("answers an admin PUT while the cron's minute waits on a blocked informer (review B6(a): reconcile held the change queue)", async () => {
+    // A factory of its own, so its cron minute asks only the informers of this test.
+    const own = env.FACTORY.getByName(`blocked-${crypto.randomUUID()}`);
+    const name = (what: string) => `${what}-${crypto.randomUUID().slice(0, 8)}`;
+    const [blocked, other] = [parseInformerSpec({ resource: "pods" }, name("blocked")), parseInformerSpec({ resource: "pods" }, name("other"))];
+    for (const spec of [blocked, other]) unwrap(await own.put(spec, "api", "http://127.0.0.1:1"));
+    // The blocked informer answers the cron only once the gate opens (as an object stuck behind a long answer would).
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // RPC calls the class's method (an own property is not one), so the prototype's is wrapped, for that instance alone.
+    const prototype = Object.getPrototypeOf(await runInDurableObject(informerStub(env, { cluster: "default", name: blocked.name }), (instance: InformerObject) => instance)) as InformerObject;
+    const blockedName = blocked.name;
+    const reconcile = prototype.reconcile;
+    prototype.reconcile = async function (this: InformerObject, connection) {
+      if (this.ctx.id.name === blockedName) await gate;
+      return reconcile.call(this, connection);
+    };
+    try {
+      let reconciled = false;
+      const reconciling = own.reconcile().then((names) => ((reconciled = true), names));
+      let answered = false;
+      const putting = own.put(parseInformerSpec({ resource: "pods", labelSelector: "app=web" }, other.name), "api", "http://127.0.0.1:1").then((result) => ((answered = true), result));
+      await waitFor("the PUT to be answered while the cron waits", async () => answered);
+      expect((await putting).ok).toBe(true);
+      expect(reconciled).toBe(false); // still waiting on the blocked informer
+      open();
+      await reconciling;
+    } finally {
+      open();
+      prototype.reconcile = reconcile;
+    }
+    for (const spec of [blocked, other]) unwrap(await own.remove({ cluster: "default", name: spec.name }));
   });
 
   it("refuses a declared subscription whose id another informer's declared subscription holds", async () => {
