@@ -18,11 +18,17 @@
  *   dropped once RELAY_PLACES_TIMEOUT_MS passed since it was last heard of with no poll of it in
  *   flight. A relay with watchers polls at least every POLL_WAIT_MS, so that is three missed polls.
  * - A restarted informer object starts with no places (its relays' streams all end then: the
- *   relays' tallies of its earlier run are ignored, `PlaceReport.instance`).
+ *   relays' tallies of its earlier run are ignored, `PlaceReport.instance`). A relay ends its old
+ *   streams as soon as it hears of the new run (its opening's or its poll's answer), before it opens
+ *   any watch on it; so only for a poll's round trip after a restart may the old streams of other
+ *   relays, ending, and new ones together exceed the cap, by at most the cap.
  *
- * Known limit: a batch of openings whose answer is lost after the informer granted its places (a
- * network fault between the two objects, the informer still running) keeps those places until the
- * relay stops polling; the relay's watchers for them were never opened.
+ * Known limits: a batch of openings whose answer is lost after the informer granted its places (a
+ * network fault between the two objects, both still running) keeps those places until the relay
+ * stops polling; the relay's watchers for them were never opened. A tally holds one entry per
+ * credential that had a watch in the relay during the informer's run (counts are cumulative, so an
+ * entry cannot be dropped without an acknowledgement); with `TOKENS` that is a few, with Access
+ * identities one per user who watched.
  */
 import { MAX_WATCHERS_PER_OBJECT, type Refusal, WatcherCaps, type WatcherLimits, type WatcherPlace } from "./watcher-caps.ts";
 
