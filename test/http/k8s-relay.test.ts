@@ -96,7 +96,7 @@ describe("/k8s watches served by relays", () => {
 
 describe("a credential's /k8s watches across relays (issue 29 item 1)", () => {
   it("spreads 150 watches of one credential over all 4 relays and answers the 101st 429 naming WATCHERS_PER_CREDENTIAL", async () => {
-    const { cluster, remove } = await startInCluster("relay-spread");
+    const { cluster, fake, remove } = await startInCluster("relay-spread");
     expect(relaysOf(env)).toBe(4);
     const pods = `/clusters/${cluster}/api/v1/pods`;
     const rv = (await json(await k8s(pods))).metadata.resourceVersion;
@@ -115,6 +115,17 @@ describe("a credential's /k8s watches across relays (issue 29 item 1)", () => {
     const perRelay = await relayWatchers(cluster);
     expect(perRelay.reduce((a, b) => a + b)).toBe(100);
     for (const watchers of perRelay) expect(watchers).toBeGreaterThan(0);
+    // A client leaves: its relay learns it at the next event, and tells the informer at its next poll or opening.
+    await bodies.shift()!.cancel();
+    await fake.create("pods", pod({ name: "after-leave", namespace: "ns-0" }));
+    const reopened = await waitFor("a place freed for the credential", async () => {
+      const response = await k8s(`${pods}?watch=true&resourceVersion=${rv}`);
+      if (response.status === 200) return response;
+      await response.body?.cancel();
+      return undefined;
+    });
+    bodies.push(reopened.body!);
+    expect(await relayedWatchers(cluster)).toBe(100);
     await Promise.all(bodies.map((body) => body.cancel()));
     await remove();
   });
