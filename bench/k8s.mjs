@@ -398,13 +398,6 @@ function benchCredentials(watchers) {
   return { TOKENS: JSON.stringify(entries), admin: bearer(admin.token), readers: readers.map((r) => bearer(r.token)), readerNames: readers.map((r) => r.name) };
 }
 
-/** The relay a credential's watches go to: the same FNV-1a as src/k8s/watch-relay.ts relayShard. */
-function relayShard(principal, relays) {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < principal.length; i++) hash = Math.imul(hash ^ principal.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % relays;
-}
-
 /** WATCH_RELAYS as wrangler.toml sets it (the Worker's default when --k8s-relays is not given). */
 function tomlRelays() {
   const m = /^WATCH_RELAYS\s*=\s*"(\d+)"/m.exec(fs.readFileSync(path.join(ROOT, "wrangler.toml"), "utf8"));
@@ -606,7 +599,7 @@ function machineCpu() {
  * How the watchers ended, by credential (watcher i used credential i % C): how many ended before
  * the last change, where they stood, and when they ended (seconds after the churn started).
  */
-function watcherEnds(stats, { credentials, relays, t0, lastRv }) {
+function watcherEnds(stats, { credentials, t0, lastRv }) {
   const groups = [];
   for (let c = 0; c < credentials; c++) {
     const mine = stats.filter((w) => w.i % credentials === c);
@@ -617,7 +610,6 @@ function watcherEnds(stats, { credentials, relays, t0, lastRv }) {
     const rvs = mine.map((w) => w.lastRv).sort((a, b) => a - b);
     groups.push({
       credential: c,
-      ...(relays > 0 ? { relay: relayShard(`bench-read-${c}`, relays) } : {}),
       watchers: mine.length,
       endedEarly: ended.length,
       reasons: [...new Set(ended.map((w) => w.ended))].slice(0, 3),
@@ -788,15 +780,14 @@ export async function runK8s({ opts, bundle }) {
     log(`seeded ${seeded.created.pods} pods (~${p.podBytes} B each) in ${result.seed.seconds} s, RV ${seeded.resourceVersion}`);
 
     // credentials (issue 20): an admin one for the bench's own requests, read ones for the watchers
-    // (at most 100 watches per credential), spread over the relays by credential name
+    // (at most 100 watches per credential per informer); each watch goes to a relay at random
     const credentials = benchCredentials(p.watchers);
     const vars = { TOKENS: credentials.TOKENS, ...(p.relays !== null ? { WATCH_RELAYS: String(p.relays) } : {}) };
     const relays = p.relays ?? tomlRelays();
     result.watchRelays = { value: relays, from: p.relays !== null ? "--k8s-relays" : "wrangler.toml", readCredentials: credentials.readers.length };
     if (relays > 0) {
-      const perRelay = new Array(relays).fill(0);
-      credentials.readerNames.forEach((name, c) => (perRelay[relayShard(name, relays)] += Math.ceil((p.watchers - c) / credentials.readers.length)));
-      result.watchRelays.watchersPerRelay = perRelay;
+      // Expected: the Worker picks a relay at random per watch (src/k8s/watch-relay.ts pickRelay).
+      result.watchRelays.watchersPerRelay = new Array(relays).fill(Math.round(p.watchers / relays));
     }
     worker = await startWorker(bundle, "k8s", clusterUrl, { vars, headers: credentials.admin });
     log(`ours: WATCH_RELAYS ${relays} (${result.watchRelays.from}), ${credentials.readers.length} read credentials${result.watchRelays.watchersPerRelay ? `, watchers per relay ${result.watchRelays.watchersPerRelay.join("/")}` : ""}`);
@@ -856,9 +847,8 @@ export async function runK8s({ opts, bundle }) {
     const ends = result.watch.ours.watcherEnds;
     const early = ends?.reduce((n, g) => n + g.endedEarly, 0);
     if (early) {
-      const byRelay = {};
-      for (const g of ends) byRelay[g.relay ?? "informer"] = (byRelay[g.relay ?? "informer"] ?? 0) + g.endedEarly;
-      log(`ours: ${early} of ${p.watchers} watchers ended before the last change (by relay: ${JSON.stringify(byRelay)})`);
+      const byCredential = Object.fromEntries(ends.map((g) => [g.credential, g.endedEarly]));
+      log(`ours: ${early} of ${p.watchers} watchers ended before the last change (by credential: ${JSON.stringify(byCredential)})`);
     }
     const under = result.watch.ours.ingest;
     if (under) log(`ours: ingest lag under ${p.watchers} watchers p50 ${under.lagMs.p50} / p99 ${under.lagMs.p99} / max ${under.lagMs.max} ms, at most ${under.maxBehindEvents} changes behind`);

@@ -20,11 +20,11 @@ export interface Env {
   /** Watch relays: `/k8s` watchers served off their informer's thread (objects/watch-relay-object.ts). */
   RELAY: DurableObjectNamespace<DurableObjectClasses["RELAY"]>;
   /**
-   * Watch relays per informer, 0–64 (default 4): a `/k8s` watch goes to one of them, chosen by its
-   * credential; 0 serves watchers in the informer's own object (k8s/watch-relay.ts).
+   * Watch relays per informer, 0–64 (default 4): a `/k8s` watch goes to one of them, at random;
+   * 0 serves watchers in the informer's own object (k8s/watch-relay.ts).
    */
   WATCH_RELAYS?: string;
-  /** `/k8s` watches one credential may hold open per informer (per relay), 1–1,000 (default 100: k8s/watcher-caps.ts). */
+  /** `/k8s` watches one credential may hold open per informer (across its relays), 1–1,000 (default 100: k8s/watcher-caps.ts). */
   WATCHERS_PER_CREDENTIAL?: string;
   /**
    * The running Worker version's id, tag and upload time (wrangler.toml `[version_metadata]`): a slice

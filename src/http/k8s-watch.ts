@@ -1,6 +1,6 @@
 /**
  * A `/k8s` watch: its options validated as the API server validates them, then opened in a watch
- * relay of its credential (k8s/watch-relay.ts) — off the informer's thread — or, with
+ * relay (any: k8s/watch-relay.ts pickRelay) — off the informer's thread — or, with
  * WATCH_RELAYS=0, in the informer's object, and streamed; the body ends normally even when that
  * object's stream breaks off (k8s/watch-body.ts).
  */
@@ -16,7 +16,7 @@ import { statusErrors } from "../k8s/status.ts";
 import type { IncludeObject } from "../k8s/table.ts";
 import type { WatchParams } from "../k8s/watch-params.ts";
 import { endingCleanly } from "../k8s/watch-body.ts";
-import { relaysOf, relayShard } from "../k8s/watch-relay.ts";
+import { pickRelay, relaysOf } from "../k8s/watch-relay.ts";
 import { errorText, logger } from "../log.ts";
 import { principalOf } from "./auth.ts";
 import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
@@ -53,7 +53,7 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   const opened =
     relays === 0
       ? await informerStub(c, served).watch(params)
-      : await relayStub(c.env, addressOf(c, served), relayShard(params.principal ?? "", relays), c.get("placement")).watch(informerObjectName(addressOf(c, served)), params);
+      : await relayStub(c.env, addressOf(c, served), pickRelay(relays), c.get("placement")).watch(informerObjectName(addressOf(c, served)), params);
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
   if ("tooMany" in opened.value) throw statusErrors.tooManyRequests(opened.value.tooMany.message, opened.value.tooMany.retryAfterSeconds);

@@ -16,13 +16,13 @@
  */
 import { ok, type Result } from "../errors.ts";
 import type { ReadAdmission } from "./admission.ts";
-import type { CacheReadiness } from "./cache-readiness.ts";
 import { readinessOfInformer, type WithInformer } from "./cache-reads.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
 import type { Freshness } from "./list-consistency.ts";
 import { FRESHNESS_WAIT_MS, WatchHub } from "./watch-hub.ts";
 import { type WatchOpening, type WatchParams, watchRequestOf } from "./watch-params.ts";
-import { type RelayAnswer, type RelayCall, RelayHost, type RelaySnapshot } from "./watch-relay.ts";
+import type { PlaceReport } from "./relay-places.ts";
+import { type RelayAnswer, type RelayCall, RelayHost, type RelayOpenAsk, type RelayOpening, type RelaySnapshot } from "./watch-relay.ts";
 import type { WatchSource } from "./watch-source.ts";
 import { isRefusal, WatcherCaps, type WatcherLimits } from "./watcher-caps.ts";
 
@@ -48,7 +48,7 @@ export class InformerWatchers {
     this.#at = at;
     this.#wake = wake;
     this.#hub = new WatchHub(() => this.#source(), { admission, ...(caps ? { caps: new WatcherCaps(caps) } : {}) });
-    this.#relays = new RelayHost(() => this.#source(), (ms) => this.#hub.changed(ms), admission);
+    this.#relays = new RelayHost(() => this.#source(), (ms) => this.#hub.changed(ms), admission, Date.now, caps ? { perPrincipal: caps.perPrincipal } : {});
   }
 
   /**
@@ -85,15 +85,16 @@ export class InformerWatchers {
   }
 
   /**
-   * A watch relay opening a watch (watch-relay.ts): whether the cache may be watched (an unsynced
-   * one opens nothing, as `watch` does) and the state to start from. Wakes an informer sleeping
-   * between watch windows, as a watch opening here does.
+   * A watch relay opening watches (watch-relay.ts; a batch of them): whether the cache may be
+   * watched (an unsynced one opens nothing, as `watch` does), the state to start from, and a place
+   * for each in its credential's count across the relays (relay-places.ts) or why not. Wakes an
+   * informer sleeping between watch windows, as a watch opening here does.
    */
-  async relayOpen(): Promise<Result<{ readiness: CacheReadiness; snapshot?: RelaySnapshot }>> {
-    const opened = this.#at((_, informer) => {
+  async relayOpen(ask: RelayOpenAsk): Promise<Result<RelayOpening>> {
+    const opened = this.#at((_, informer): RelayOpening => {
       const readiness = readinessOfInformer(informer);
-      const snapshot = readiness.synced ? this.#relays.snapshot() : undefined;
-      return snapshot ? { readiness, snapshot } : { readiness };
+      const opening = readiness.synced ? this.#relays.open(ask) : undefined;
+      return opening ? { readiness, ...opening } : { readiness };
     });
     if (opened.ok && opened.value.readiness.synced && this.#wakeIfSleeping()) await this.#wake();
     return opened;
@@ -104,9 +105,9 @@ export class InformerWatchers {
    * (nothing known yet) may find the informer asleep: polling keeps it awake (`watched`), and the
    * alarm's re-arm wakes it if a window ends meanwhile, so the polls of every batch check nothing.
    */
-  async relayPoll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
+  async relayPoll(known: RelaySnapshot | undefined, waitMs: number, report?: PlaceReport): Promise<RelaySnapshot | undefined> {
     if (known === undefined && this.wakeForWatchers()) await this.#wake();
-    return this.#relays.poll(known, waitMs);
+    return this.#relays.poll(known, waitMs, report);
   }
 
   /** A relay's read of the log or the cache (RelayHost.call). */

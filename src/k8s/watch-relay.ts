@@ -16,6 +16,11 @@
  *   opening: `relayOpen`'s answer), serves `bounds`, `cacheResourceVersion` and `incarnation` from
  *   it, and asks for the rest. `pump` polls while its caller wants, notifying the relay's hub of
  *   every change.
+ * - A credential's watches go to any relay (`pickRelay`) and are counted once, by the informer's
+ *   object: each opening takes a place there, and each poll and opening reports the places given
+ *   back (relay-places.ts). Openings, and watches' start positions, that arrive while one call is on
+ *   its way go together in the next (call-batches.ts): a re-watch herd after a deploy costs the
+ *   informer a few calls per relay, not two per watcher (review N10).
  *
  * Guarantees: the relay's watchers get the changes the informer's own hub would send them (the same
  * hub code over the same reads): resourceVersion order, whole runs, the same 410s, and DESIGN.md
@@ -29,9 +34,15 @@
  */
 import type { LogBounds, ReadResult } from "../cache/event-log.ts";
 import type { VersionedPage, VersionedQuery } from "../cache/versioned-list.ts";
+import { fail, ok, type Result } from "../errors.ts";
 import { errorText, logger } from "../log.ts";
+import { isSubrequestLimit } from "../net/subrequest-budget.ts";
 import { ListingTurns, type ReadAdmission } from "./admission.ts";
+import type { CacheReadiness } from "./cache-readiness.ts";
+import { BATCH_MAX, CallBatches } from "./call-batches.ts";
+import { type PlaceAnswer, type PlaceReport, PlaceTally, RelayPlaces } from "./relay-places.ts";
 import type { AdmittedListing, ListedPage, WatchSource } from "./watch-source.ts";
+import { MAX_WATCHERS_PER_PRINCIPAL, type Refusal, type WatcherPlace } from "./watcher-caps.ts";
 
 /** Relays per informer unless WATCH_RELAYS says otherwise; at most MAX_RELAYS. */
 export const DEFAULT_RELAYS = 4;
@@ -45,13 +56,17 @@ export function relaysOf(env: { WATCH_RELAYS?: string }): number {
 }
 
 /**
- * The relay a credential's watches go to: all of one credential's watchers meet in one relay, so
- * their cap (watcher-caps.ts) counts them all; credentials spread over the relays (FNV-1a).
+ * The relay a watch goes to: any of them, at random (issue 29 item 1). A credential's watchers then
+ * spread over all the relays, and so does a re-watch herd; their cap is counted once, across the
+ * relays, by the informer's object (relay-places.ts). Random rather than round-robin or least-loaded:
+ * the Worker's isolates share no state (a round-robin would be one per isolate: random in effect),
+ * and learning the relays' loads would cost a call per watch. A uniform choice keeps each relay
+ * within a few percent of the mean from hundreds of watchers on (at 4,000 over 4 relays, one standard
+ * deviation is 27 watchers), so a relay full (MAX_WATCHERS_PER_OBJECT) while others have room is
+ * rare before about 95% of relays x 1,000.
  */
-export function relayShard(principal: string, relays: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < principal.length; i++) hash = Math.imul(hash ^ principal.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % relays;
+export function pickRelay(relays: number, random: () => number = Math.random): number {
+  return Math.min(relays - 1, Math.floor(random() * relays));
 }
 
 /** How long a poll waits for a change before it answers the same state (a relay then polls again). */
@@ -83,17 +98,38 @@ export type RelayCall =
   | { op: "read"; after: number; limit: number; maxBytes?: number }
   | { op: "readInOrder"; after: number; end: number; skip: number; limit: number }
   | { op: "listAt"; query: VersionedQuery; from?: { at: number; after: string }; lease?: string }
-  | { op: "positionOf"; resourceVersion: string }
+  | { op: "positionsOf"; resourceVersions: string[] }
   | { op: "fromEarlierServer"; resourceVersion: string }
   | { op: "boundaryAfter"; after: number; span: number };
 
 /** A call's answer; `gone`: the informer's log is not (any more) the incarnation the relay named. */
 export type RelayAnswer = { gone: true } | { value: unknown };
 
+/** Where a watch starts in the log (WatchSource.positionOf). */
+type Position = { after: number; skipUpTo?: string } | "expired";
+
+/** A relay opening watches (a batch of them): its tally of places, and one credential per watch. */
+export interface RelayOpenAsk {
+  report: PlaceReport;
+  principals: string[];
+}
+
+/** The informer's answer: whether its cache may be watched; if so the state to start from, and each watch's place. */
+export interface RelayOpening {
+  readiness: CacheReadiness;
+  snapshot?: RelaySnapshot;
+  places?: PlaceAnswer[];
+}
+
+/** What a relay's watch is given on opening: the cache is not ready, a place the informer counts, or a refusal (429). */
+export type RelayEntry = { notReady: CacheReadiness } | { place: WatcherPlace } | Refusal;
+
 /** The informer's object, as a relay reaches it (RPC in production; the host itself in unit tests). */
 export interface RelayUpstream {
-  /** Undefined: the informer is gone (deleted). */
-  poll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined>;
+  /** Opens watches: each a place of its credential (relay-places.ts), all on the state answered. */
+  open(ask: RelayOpenAsk): Promise<Result<RelayOpening>>;
+  /** Undefined: the informer is gone (deleted). `report`: the relay's tally, and its heartbeat. */
+  poll(known: RelaySnapshot | undefined, waitMs: number, report?: PlaceReport): Promise<RelaySnapshot | undefined>;
   call(incarnation: string, call: RelayCall): Promise<RelayAnswer>;
 }
 
@@ -121,6 +157,8 @@ export class RelayHost {
   readonly #changed: (ms: number) => Promise<void>;
   readonly #now: () => number;
   readonly #instance = crypto.randomUUID();
+  /** Each credential's watches through all the relays, one count (relay-places.ts). */
+  readonly #places: RelayPlaces;
   #closes = 0;
   #taken = 0;
   #polling = 0;
@@ -128,12 +166,39 @@ export class RelayHost {
 
   readonly #leaseIdleMs: number;
 
-  constructor(source: () => WatchSource | undefined, changed: (ms: number) => Promise<void>, admission: ReadAdmission, now: () => number = Date.now, leaseIdleMs = LEASE_IDLE_MS) {
+  /**
+   * @param options.perPrincipal each credential's watches through all relays at most (watcher-caps.ts watcherLimitsOf).
+   * @param options.leaseIdleMs how long a relay's lease lasts without a page asked (LEASE_IDLE_MS).
+   */
+  constructor(
+    source: () => WatchSource | undefined,
+    changed: (ms: number) => Promise<void>,
+    admission: ReadAdmission,
+    now: () => number = Date.now,
+    { perPrincipal = MAX_WATCHERS_PER_PRINCIPAL, leaseIdleMs = LEASE_IDLE_MS }: { perPrincipal?: number; leaseIdleMs?: number } = {},
+  ) {
     this.#source = source;
     this.#leaseIdleMs = leaseIdleMs;
     this.#admission = admission;
     this.#changed = changed;
     this.#now = now;
+    this.#places = new RelayPlaces(this.#instance, perPrincipal, now);
+  }
+
+  /** Places of credentials held through the relays now (tests and status). */
+  get places(): number {
+    return this.#places.held;
+  }
+
+  /**
+   * A relay opening watches (its batch): the state they start from, and a place for each or the
+   * refusal that names WATCHERS_PER_CREDENTIAL; undefined once the informer is gone. The caller
+   * (InformerWatchers.relayOpen) asks only of a synced cache.
+   */
+  open(ask: RelayOpenAsk): { snapshot: RelaySnapshot; places: PlaceAnswer[] } | undefined {
+    const snapshot = this.snapshot();
+    if (!snapshot) return undefined;
+    return { snapshot, places: this.#places.grant(ask.report, ask.principals) };
   }
 
   /** Whether a relay polls now or did within two poll waits: its watchers want live events. */
@@ -159,9 +224,10 @@ export class RelayHost {
     };
   }
 
-  async poll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
+  async poll(known: RelaySnapshot | undefined, waitMs: number, report?: PlaceReport): Promise<RelaySnapshot | undefined> {
     const until = this.#now() + Math.min(Math.max(waitMs, 0), POLL_WAIT_MS);
     this.#polling++;
+    if (report) this.#places.polling(report, true);
     try {
       for (;;) {
         const current = this.snapshot();
@@ -172,6 +238,7 @@ export class RelayHost {
     } finally {
       this.#polling--;
       this.#lastPollAt = this.#now();
+      if (report) this.#places.polling(report, false);
     }
   }
 
@@ -188,8 +255,8 @@ export class RelayHost {
       case "listAt":
         if (call.lease !== undefined) return this.#leasedListAt(incarnation, call.lease, call.query, call.from);
         return { value: await source.listAt(call.query, call.from) };
-      case "positionOf":
-        return { value: await source.positionOf(call.resourceVersion) };
+      case "positionsOf":
+        return { value: await Promise.all(call.resourceVersions.slice(0, BATCH_MAX).map((rv) => source.positionOf(rv))) };
       case "fromEarlierServer":
         return { value: await source.fromEarlierServer(call.resourceVersion) };
       case "boundaryAfter":
@@ -275,10 +342,45 @@ export class RelaySource {
   #source: WatchSource | undefined;
   /** Whether the snapshot may be stale (a call found the log gone, or failed): the next poll answers at once. */
   #stale = true;
+  /** The places this relay holds in the informer's count, and this relay's id there (relay-places.ts). */
+  readonly #tally = new PlaceTally();
+  /** Watches opening together: one `relayOpen` for those that arrive while one is on its way (review N10). */
+  readonly #openings = new CallBatches<string, Result<RelayEntry>>((principals) => this.#openAll(principals));
+  /** Watches' starts asked together, for the incarnation they are of (review N10). */
+  #positions: { incarnation: string; batches: CallBatches<string, Position> } | undefined;
 
   constructor(upstream: RelayUpstream, listener: RelayListener) {
     this.#upstream = upstream;
     this.#listener = listener;
+  }
+
+  /** This relay's id in its informer's count of places (tests). */
+  get id(): string {
+    return this.#tally.relay;
+  }
+
+  /**
+   * Opens a watch of `principal`: whether the cache may be watched and, if so, a place in the
+   * informer's count of its credential's watches (given back by releasing it, when the watch ends
+   * or is not opened after all) or the refusal naming WATCHERS_PER_CREDENTIAL. Watches arriving while
+   * an opening is on its way go in the next (a re-watch herd costs the informer a few calls, not one
+   * per watch), and each opens on the state that call answered: at least as new as the informer's
+   * state when the watch arrived (review N2: see `open`). The call failing fails the watches it carried.
+   */
+  enter(principal: string): Promise<Result<RelayEntry>> {
+    return this.#openings.ask(principal);
+  }
+
+  async #openAll(principals: string[]): Promise<Result<RelayEntry>[]> {
+    const opened = await this.#upstream.open({ report: this.#tally.report(), principals });
+    if (!opened.ok) return principals.map(() => fail(opened.error.code, opened.error.message));
+    const { readiness, snapshot, places } = opened.value;
+    if (!readiness.synced || !snapshot || !places) return principals.map(() => ok({ notReady: readiness }));
+    this.open(snapshot);
+    return principals.map((principal, i) => {
+      const place = places[i]!;
+      return ok(place === true ? { place: this.#tally.granted(snapshot.instance, principal) } : place);
+    });
   }
 
   /** The source the relay's hub reads; undefined before the first snapshot and once the informer is gone. */
@@ -319,10 +421,12 @@ export class RelaySource {
   async pump(wanted: () => boolean, retryMs = 1_000): Promise<void> {
     while (wanted()) {
       try {
-        const snapshot = await this.#upstream.poll(this.#stale ? undefined : this.#snapshot, POLL_WAIT_MS);
+        const snapshot = await this.#upstream.poll(this.#stale ? undefined : this.#snapshot, POLL_WAIT_MS, this.#tally.report());
         this.#stale = false;
         this.accept(snapshot);
       } catch (error) {
+        // The invocation's subrequests are spent (review B1a): the slice ends here, the next goes on.
+        if (isSubrequestLimit(error)) return;
         this.#lost("poll", error);
         await new Promise((resolve) => setTimeout(resolve, retryMs));
       }
@@ -367,6 +471,20 @@ export class RelaySource {
     this.#listener.closeAll();
   }
 
+  /** Where a watch from `resourceVersion` starts: asked with the other watches' starts of the moment, each RV once. */
+  #positionOf(incarnation: string, resourceVersion: string): Promise<Position> {
+    if (this.#positions?.incarnation !== incarnation) {
+      const batches = new CallBatches<string, Position>(async (rvs) => {
+        const unique = [...new Set(rvs)];
+        const answers = await this.#ask<Position[] | undefined>({ op: "positionsOf", resourceVersions: unique }, undefined, incarnation);
+        const byRv = new Map(unique.map((rv, i) => [rv, answers?.[i] ?? ("expired" as const)]));
+        return rvs.map((rv) => byRv.get(rv)!);
+      });
+      this.#positions = { incarnation, batches };
+    }
+    return this.#positions.batches.ask(resourceVersion);
+  }
+
   #sourceAt(snapshot: RelaySnapshot): WatchSource {
     const ask = <T>(call: RelayCall, gone: T): Promise<T> => this.#ask(call, gone, snapshot.incarnation);
     const expired = (): ReadResult => ({ events: [], expired: true, bounds: snapshot.bounds });
@@ -377,7 +495,7 @@ export class RelaySource {
       read: (after, limit, maxBytes) => ask({ op: "read", after, limit, ...(maxBytes === undefined ? {} : { maxBytes }) }, expired()),
       readInOrder: (after, end, skip, limit) => ask({ op: "readInOrder", after, end, skip, limit }, expired()),
       listAt: (query, from) => ask<VersionedPage>({ op: "listAt", query, ...(from === undefined ? {} : { from }) }, { expired: true }),
-      positionOf: (resourceVersion) => ask<{ after: number; skipUpTo?: string } | "expired">({ op: "positionOf", resourceVersion }, "expired"),
+      positionOf: (resourceVersion) => this.#positionOf(snapshot.incarnation, resourceVersion),
       fromEarlierServer: (resourceVersion) => ask({ op: "fromEarlierServer", resourceVersion }, false),
       boundaryAfter: (after, span) => ask<number | undefined>({ op: "boundaryAfter", after, span }, undefined),
     };

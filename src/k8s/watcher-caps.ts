@@ -16,8 +16,9 @@
 /** Watches one informer object serves at most: each costs a queue (up to about 64 KiB) and CPU per event. */
 export const MAX_WATCHERS_PER_OBJECT = 1_000;
 /**
- * Watches of one credential on one informer object at most (A7: a token holder opening thousands),
- * unless the operator's WATCHERS_PER_CREDENTIAL says otherwise (watcherLimitsOf).
+ * Watches of one credential on one informer at most (A7: a token holder opening thousands), in its
+ * object or across its relays (relay-places.ts), unless the operator's WATCHERS_PER_CREDENTIAL says
+ * otherwise (watcherLimitsOf).
  */
 export const MAX_WATCHERS_PER_PRINCIPAL = 100;
 /** Places free up when watches end (minutes apart at most, with timeouts of 30–60 min): retry after a few seconds. */

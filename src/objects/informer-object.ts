@@ -41,7 +41,8 @@ import { watcherLimitsOf } from "../k8s/watcher-caps.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
 import { ResourceDescriber } from "../k8s/resource-describer.ts";
 import type { WatchOpening, WatchParams } from "../k8s/watch-params.ts";
-import type { RelayAnswer, RelayCall, RelaySnapshot } from "../k8s/watch-relay.ts";
+import type { PlaceReport } from "../k8s/relay-places.ts";
+import type { RelayAnswer, RelayCall, RelayOpenAsk, RelayOpening, RelaySnapshot } from "../k8s/watch-relay.ts";
 import type { ResourceDescription } from "../kube/resource-description.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { informerIdentity } from "../log-identity.ts";
@@ -202,12 +203,12 @@ export class InformerObject extends DurableObject<Env> {
     return this.#watchers.watch(request);
   }
 
-  async relayOpen(): Promise<Result<{ readiness: CacheReadiness; snapshot?: RelaySnapshot }>> {
-    return this.#watchers.relayOpen();
+  async relayOpen(ask: RelayOpenAsk): Promise<Result<RelayOpening>> {
+    return this.#watchers.relayOpen(ask);
   }
 
-  async relayPoll(known: RelaySnapshot | undefined, waitMs: number): Promise<RelaySnapshot | undefined> {
-    return this.#watchers.relayPoll(known, waitMs);
+  async relayPoll(known: RelaySnapshot | undefined, waitMs: number, report?: PlaceReport): Promise<RelaySnapshot | undefined> {
+    return this.#watchers.relayPoll(known, waitMs, report);
   }
 
   async relayCall(incarnation: string, call: RelayCall): Promise<RelayAnswer> {

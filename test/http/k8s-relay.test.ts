@@ -1,25 +1,21 @@
 /**
  * `/k8s` watches through the Worker's front door are served by watch relays (WATCH_RELAYS, default 4;
  * k8s/watch-relay.ts, objects/watch-relay-object.ts), not by the informer's object: the watch opens
- * in the relay of its credential, its events arrive, a sleeping informer wakes for it, and what the
+ * in any relay (a credential's watches spread over them all, capped once across them), its events arrive, a sleeping informer wakes for it, and what the
  * informer promised no longer holding (reconfigured, deleted) ends the relay's streams cleanly.
  */
-import { describe, expect, it } from "vitest";
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { env, exports } from "cloudflare:workers";
-import { relayStub } from "../../src/clusters/stubs.ts";
-import { relaysOf, relayShard } from "../../src/k8s/watch-relay.ts";
+import { relaysOf } from "../../src/k8s/watch-relay.ts";
 import { call, json, send, startInCluster } from "../helpers/clusters.ts";
 import { compareRv, waitFor } from "../helpers/informer.ts";
+import { anyRelayPumping, podRelays, relayedWatchers, relayWatchers } from "../helpers/relay-stubs.ts";
 import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 import { pod } from "../fake-apiserver/client.ts";
 
 function k8s(path: string): Promise<Response> {
   return exports.default.fetch(new Request(`http://localhost/k8s${path}`));
-}
-
-/** The relay the anonymous local-development credential's watches of `cluster`'s pods go to. */
-function anonymousRelay(cluster: string) {
-  return relayStub(env, { cluster, name: "pods" }, relayShard("anonymous", relaysOf(env)), {});
 }
 
 /** Whether `stream` ends normally (not broken off) without another line within 10 s. */
@@ -29,13 +25,13 @@ const endsCleanly = async (stream: ReadableStream<Uint8Array>) => {
 };
 
 describe("/k8s watches served by relays", () => {
-  it("opens a watch in its credential's relay, which serves it the cluster's changes", async () => {
+  it("opens a watch in a relay, which serves it the cluster's changes", async () => {
     const { cluster, fake, remove } = await startInCluster("relayed");
     expect(relaysOf(env)).toBeGreaterThan(0);
     const rv = (await json(await k8s(`/clusters/${cluster}/api/v1/pods`))).metadata.resourceVersion;
     const response = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&resourceVersion=${rv}`);
     expect(response.status).toBe(200);
-    expect(await anonymousRelay(cluster).watchers()).toBe(1);
+    expect(await relayedWatchers(cluster)).toBe(1);
     const lines = readLines(response.body!, 2);
     await fake.create("pods", pod({ name: "one", namespace: "ns-0" }));
     await fake.create("pods", pod({ name: "two", namespace: "ns-0" }));
@@ -45,7 +41,7 @@ describe("/k8s watches served by relays", () => {
     ]);
     // A watcher learns its client left when its next event cannot be written.
     await fake.create("pods", pod({ name: "three", namespace: "ns-0" }));
-    await waitFor("the relay to see its client leave", async () => (await anonymousRelay(cluster).watchers()) === 0 || undefined);
+    await waitFor("the relay to see its client leave", async () => (await relayedWatchers(cluster)) === 0 || undefined);
     await remove();
   });
 
@@ -93,7 +89,44 @@ describe("/k8s watches served by relays", () => {
     const bad = await k8s(`/clusters/${cluster}/api/v1/pods?watch=true&labelSelector=${encodeURIComponent("a in (")}`);
     expect(bad.status).toBe(400);
     expect(await json(bad)).toMatchObject({ kind: "Status", reason: "BadRequest", code: 400 });
-    expect(await anonymousRelay(cluster).watchers()).toBe(0);
+    expect(await relayedWatchers(cluster)).toBe(0);
+    await remove();
+  });
+});
+
+describe("a credential's /k8s watches across relays (issue 29 item 1)", () => {
+  it("spreads 150 watches of one credential over all 4 relays and answers the 101st 429 naming WATCHERS_PER_CREDENTIAL", async () => {
+    const { cluster, fake, remove } = await startInCluster("relay-spread");
+    expect(relaysOf(env)).toBe(4);
+    const pods = `/clusters/${cluster}/api/v1/pods`;
+    const rv = (await json(await k8s(pods))).metadata.resourceVersion;
+    const bodies: ReadableStream[] = [];
+    const statuses: number[] = [];
+    let refusal: { message?: string } | undefined;
+    for (let i = 0; i < 150; i++) {
+      const response = await k8s(`${pods}?watch=true&resourceVersion=${rv}`);
+      statuses.push(response.status);
+      if (response.status === 200) bodies.push(response.body!);
+      else refusal ??= await json(response);
+    }
+    expect(statuses.slice(0, 100).every((status) => status === 200)).toBe(true);
+    expect(statuses.slice(100).every((status) => status === 429)).toBe(true);
+    expect(refusal?.message).toContain("WATCHERS_PER_CREDENTIAL");
+    const perRelay = await relayWatchers(cluster);
+    expect(perRelay.reduce((a, b) => a + b)).toBe(100);
+    for (const watchers of perRelay) expect(watchers).toBeGreaterThan(0);
+    // A client leaves: its relay learns it at the next event, and tells the informer at its next poll or opening.
+    await bodies.shift()!.cancel();
+    await fake.create("pods", pod({ name: "after-leave", namespace: "ns-0" }));
+    const reopened = await waitFor("a place freed for the credential", async () => {
+      const response = await k8s(`${pods}?watch=true&resourceVersion=${rv}`);
+      if (response.status === 200) return response;
+      await response.body?.cancel();
+      return undefined;
+    });
+    bodies.push(reopened.body!);
+    expect(await relayedWatchers(cluster)).toBe(100);
+    await Promise.all(bodies.map((body) => body.cancel()));
     await remove();
   });
 });
@@ -106,7 +139,6 @@ async function relayIdleBehind(prefix: string) {
   const started = await startInCluster(prefix);
   const { cluster, fake } = started;
   const pods = `/clusters/${cluster}/api/v1/pods`;
-  const relay = anonymousRelay(cluster);
   const rv = (await json(await k8s(pods))).metadata.resourceVersion;
   const watched = await k8s(`${pods}?watch=true&resourceVersion=${rv}`);
   const first = readLines(watched.body!, 1); // read one line, then leave
@@ -114,15 +146,31 @@ async function relayIdleBehind(prefix: string) {
   await first;
   // The watcher learns its client left at its next write; the pump stops at its next poll's answer.
   await fake.create("pods", pod({ name: "left", namespace: "ns-0" }));
-  await waitFor("the relay's watcher to leave", async () => (await relay.watchers()) === 0 || undefined);
+  await waitFor("the relay's watcher to leave", async () => (await relayedWatchers(cluster)) === 0 || undefined);
   await fake.create("pods", pod({ name: "last-polled", namespace: "ns-0" }));
-  await waitFor("the relay's pump to stop", async () => !(await relay.pumping()) || undefined);
+  await waitFor("the relay's pump to stop", async () => !(await anyRelayPumping(cluster)) || undefined);
   const ahead = await fake.create("pods", pod({ name: "ahead", namespace: "ns-0" }));
   await waitFor("the informer to hold the last pod", async () => ((await json(await k8s(pods))).items as { metadata: { name: string } }[]).some((p) => p.metadata.name === "ahead") || undefined);
   return { ...started, pods, ahead };
 }
 
 describe("/k8s watches opened in a relay whose pump had stopped (review N2)", () => {
+  // One relay: the watch after goes to the relay that went idle.
+  beforeEach(() => void ((env as { WATCH_RELAYS?: string }).WATCH_RELAYS = "1"));
+  afterEach(() => void ((env as { WATCH_RELAYS?: string }).WATCH_RELAYS = "4"));
+
+  it("leave the relay with no alarm once its last watcher left, and run no slice after (review B7)", async () => {
+    const { remove, cluster } = await relayIdleBehind("relay-idle-alarm");
+    const [relay] = podRelays(cluster);
+    expect(await relay!.pumping()).toBe(false);
+    expect(await runInDurableObject(relay!, (_, state) => state.storage.getAlarm())).toBeNull();
+    // A slice run now (an alarm left from before) polls nothing and re-arms nothing.
+    await runInDurableObject(relay!, (instance: { alarm(): Promise<void> }) => instance.alarm());
+    expect(await runInDurableObject(relay!, (_, state) => state.storage.getAlarm())).toBeNull();
+    expect(await relay!.pumping()).toBe(false);
+    await remove();
+  });
+
   it("start without initial events at the informer's state, not replaying what the relay's old snapshot missed as live", async () => {
     const { fake, pods, remove } = await relayIdleBehind("relay-idle-tail");
     const response = await k8s(`${pods}?watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan`);

@@ -9,12 +9,12 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { informerStub, relayStub } from "../../src/clusters/stubs.ts";
-import { relaysOf, relayShard } from "../../src/k8s/watch-relay.ts";
+import { informerStub } from "../../src/clusters/stubs.ts";
 import { MAX_QUEUED_BYTES } from "../../src/k8s/watch-queues.ts";
 import { pod } from "../fake-apiserver/client.ts";
 import { json, send, startInCluster } from "../helpers/clusters.ts";
 import { waitFor } from "../helpers/informer.ts";
+import { podRelays, relayedWatchers } from "../helpers/relay-stubs.ts";
 import { DELIBERATE_RESTART } from "../helpers/runtime-noise.ts";
 import { WatchBody } from "../helpers/watch-lines.ts";
 
@@ -33,7 +33,6 @@ afterEach(() => serveBy("relays"));
 
 /** Fresh stubs each time: a restart breaks the stubs that reached the object before it. */
 const informer = (cluster: string) => informerStub(env, { cluster, name: "pods" });
-const relay = (cluster: string) => relayStub(env, { cluster, name: "pods" }, relayShard("anonymous", relaysOf(env)), {});
 
 /** Restarts a Durable Object as a deploy, an eviction or a crash does: its memory and open streams are gone. */
 async function restart(stub: DurableObjectStub): Promise<void> {
@@ -117,7 +116,7 @@ describe("/k8s watch ends", () => {
     const body = await watchFrom(cluster, await listedRv(cluster));
     await fake.create("pods", pod({ name: "before", namespace: "ns-0" }));
     expect(await body.until(1)).toBeUndefined();
-    if (mode === "relays") await restart(relay(cluster));
+    if (mode === "relays") for (const relay of podRelays(cluster)) await restart(relay);
     else await restartInformer(cluster);
     await expectCleanEnd(body, "ADDED");
     await fake.create("pods", pod({ name: "after-1", namespace: "ns-0" }));
@@ -173,6 +172,8 @@ describe("/k8s watch ends", () => {
 
   it.each(MODES)("ends a client's stream normally when the watchers' byte budget closes it, and drops what it had not sent (served by %s)", async (mode) => {
     serveBy(mode);
+    // The budget is one hub's: one relay, so that every stalled watcher is in it (a watch goes to any relay).
+    if (mode === "relays") (env as { WATCH_RELAYS?: string }).WATCH_RELAYS = "1";
     const { cluster, fake, remove } = await startInCluster(`ends-budget-${mode}`);
     const closes: string[] = [];
     const info = console.info.bind(console);
@@ -218,12 +219,12 @@ describe("/k8s watch ends", () => {
     serveBy("relays");
     const { cluster, fake, remove } = await startInCluster("ends-cancel");
     const body = await watchFrom(cluster, await listedRv(cluster));
-    await waitFor("the relay's watcher", async () => (await relay(cluster).watchers()) === 1 || undefined);
+    await waitFor("the relay's watcher", async () => (await relayedWatchers(cluster)) === 1 || undefined);
     await body.cancel();
     // The relay learns of it when it next writes (the platform tells a cancelled RPC stream's sender
     // no sooner): the Worker must have cancelled its read of the relay's stream by then.
     await fake.create("pods", pod({ name: "unread", namespace: "ns-0" }));
-    await waitFor("the relay to drop its watcher", async () => (await relay(cluster).watchers()) === 0 || undefined);
+    await waitFor("the relay to drop its watcher", async () => (await relayedWatchers(cluster)) === 0 || undefined);
     await remove();
   });
 });

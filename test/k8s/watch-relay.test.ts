@@ -9,11 +9,13 @@ import { describe, expect, it } from "vitest";
 import { HEAVY_READS_QUEUED, HEAVY_READS_RUNNING, ReadAdmission } from "../../src/k8s/admission.ts";
 import { describeResource } from "../../src/k8s/catalog.ts";
 import { type WatchRequest, WatchHub } from "../../src/k8s/watch-hub.ts";
-import { RelayHost, relayShard } from "../../src/k8s/watch-relay.ts";
+import { RELAY_PLACES_TIMEOUT_MS } from "../../src/k8s/relay-places.ts";
+import { pickRelay, POLL_WAIT_MS, RelayHost, RelaySource, type RelayUpstream } from "../../src/k8s/watch-relay.ts";
 import type { AdmittedListing, ListedPage } from "../../src/k8s/watch-source.ts";
-import { MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
+import { SubrequestLimitError } from "../../src/net/subrequest-budget.ts";
+import { isRefusal, MAX_WATCHERS_PER_PRINCIPAL } from "../../src/k8s/watcher-caps.ts";
 import { compareRv } from "../helpers/informer.ts";
-import { wire } from "../helpers/relay-wiring.ts";
+import { type RelayEnd, wire } from "../helpers/relay-wiring.ts";
 import { scriptedLog } from "../helpers/scripted-log.ts";
 import { readLines, readToEnd } from "../helpers/watch-lines.ts";
 
@@ -150,7 +152,7 @@ describe("watch relays", () => {
       const log = scriptedLog();
       for (let i = 0; i < 3; i++) log.append(`pod-${i}`);
       const admission = new ReadAdmission(limits);
-      const host = new RelayHost(() => log.source, () => new Promise((resolve) => setTimeout(resolve, 5)), admission, Date.now, idleMs);
+      const host = new RelayHost(() => log.source, () => new Promise((resolve) => setTimeout(resolve, 5)), admission, Date.now, { leaseIdleMs: idleMs });
       const enter = async (owner: string) => (await host.call(log.source.incarnation, { op: "enter", owner })) as { value: string | undefined };
       const page = (lease: string) => host.call(log.source.incarnation, { op: "listAt", query: { limit: 10 }, lease }) as Promise<{ value: ListedPage }>;
       return { admission, host, enter, page };
@@ -321,9 +323,160 @@ describe("watch relays", () => {
     });
   });
 
-  it("send each credential's watches to one relay, and spread credentials over the relays", () => {
-    expect(relayShard("alice", 4)).toBe(relayShard("alice", 4));
-    const used = new Set(Array.from({ length: 64 }, (_, i) => relayShard(`user-${i}`, 4)));
-    expect(used).toEqual(new Set([0, 1, 2, 3]));
+  describe("a credential's watches spread over all relays, counted once by the informer (issue 29 item 1)", () => {
+    const ofAlice = { ...request, principal: "alice" };
+
+    it("lands 150 watches of one credential on all 4 relays and refuses the 101st on, naming WATCHERS_PER_CREDENTIAL (100)", async () => {
+      const log = scriptedLog();
+      const { relays, host } = wire(() => log.source, new ReadAdmission(), { relays: 4, perPrincipal: 100 });
+      const opened: Awaited<ReturnType<RelayEnd["watch"]>>[] = [];
+      for (let i = 0; i < 150; i++) opened.push(await relays[pickRelay(relays.length)]!.watch(ofAlice));
+      expect(opened.slice(0, 100).every((o) => o !== "notReady" && !isRefusal(o))).toBe(true);
+      for (const refusal of opened.slice(100)) expect(refusal).toMatchObject({ refused: true, message: expect.stringContaining("WATCHERS_PER_CREDENTIAL") });
+      expect(host.places).toBe(100);
+      const perRelay = relays.map((end) => end.relayHub.watchers);
+      expect(perRelay.reduce((a, b) => a + b)).toBe(100);
+      for (const watchers of perRelay) expect(watchers).toBeGreaterThan(0);
+      // Another credential has its own count.
+      expect(isRefusal((await relays[0]!.watch({ ...request, principal: "bob" })) as object)).toBe(false);
+    });
+
+    it("grants exactly the cap when a credential's watches open on every relay at once", async () => {
+      const log = scriptedLog();
+      const { relays, host } = wire(() => log.source, new ReadAdmission(), { relays: 4, perPrincipal: 100 });
+      const opened = await Promise.all(Array.from({ length: 150 }, (_, i) => relays[i % 4]!.watch(ofAlice)));
+      expect(opened.filter((o) => o !== "notReady" && !isRefusal(o))).toHaveLength(100);
+      expect(relays.map((end) => end.relayHub.watchers).reduce((a, b) => a + b)).toBe(100);
+      expect(host.places).toBe(100);
+    });
+
+    it("gives a place back when its watch ends, at the relay's next opening or poll", async () => {
+      const log = scriptedLog();
+      const { relays, host } = wire(() => log.source, new ReadAdmission(), { relays: 2, perPrincipal: 3, pump: false });
+      const streams = [];
+      for (let i = 0; i < 3; i++) streams.push(((await relays[i % 2]!.watch(ofAlice)) as { stream: ReadableStream }).stream);
+      expect(isRefusal((await relays[1]!.watch(ofAlice)) as object)).toBe(true);
+      await streams[0]!.cancel(); // relay 0's watcher leaves
+      await settle();
+      expect(relays[0]!.relayHub.watchers).toBe(1);
+      expect(host.places).toBe(3); // not told yet
+      // Relay 1 has not heard of it: still refused; relay 0's opening carries its tally.
+      expect(isRefusal((await relays[1]!.watch(ofAlice)) as object)).toBe(true);
+      expect(isRefusal((await relays[0]!.watch(ofAlice)) as object)).toBe(false);
+      expect(host.places).toBe(3);
+    });
+
+    it("frees the places of a relay that stops polling once RELAY_PLACES_TIMEOUT_MS passed, not before", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const { relays, host } = wire(() => log.source, new ReadAdmission(), { relays: 2, perPrincipal: 100, pump: false, hostNow: () => now });
+      const [gone, alive] = relays as [RelayEnd, RelayEnd];
+      for (let i = 0; i < 100; i++) expect(isRefusal((await gone.watch(ofAlice)) as object)).toBe(false);
+      // `gone` is killed mid-stream: it never polls or opens again.
+      now = RELAY_PLACES_TIMEOUT_MS - 1;
+      expect(isRefusal((await alive.watch(ofAlice)) as object)).toBe(true);
+      now = RELAY_PLACES_TIMEOUT_MS;
+      expect(isRefusal((await alive.watch(ofAlice)) as object)).toBe(false);
+      expect(host.places).toBe(1);
+    });
+
+    it("keeps a relay's places while its poll is in flight, however long", async () => {
+      let now = 0;
+      const log = scriptedLog();
+      const { relays, host } = wire(() => log.source, new ReadAdmission(), { relays: 2, perPrincipal: 2, hostNow: () => now });
+      const [polling, other] = relays as [RelayEnd, RelayEnd];
+      await polling.stopPump();
+      await polling.watch(ofAlice);
+      await polling.watch(ofAlice);
+      polling.startPump(); // its poll waits for a change
+      await settle();
+      now = 10 * RELAY_PLACES_TIMEOUT_MS;
+      expect(isRefusal((await other.watch(ofAlice)) as object)).toBe(true);
+      expect(host.places).toBe(2);
+    });
+
+    it("picks every relay, uniformly", () => {
+      expect(pickRelay(4, () => 0)).toBe(0);
+      expect(pickRelay(4, () => 0.999_999)).toBe(3);
+      const counts = [0, 0, 0, 0];
+      for (let i = 0; i < 4_000; i++) counts[pickRelay(4, () => (i % 4) / 4 + 0.1)]!++;
+      expect(counts).toEqual([1_000, 1_000, 1_000, 1_000]);
+    });
+  });
+
+  it("cost the informer a few calls per relay, not two per watcher, when 1,000 relay watchers re-watch after it restarts (review N10)", async () => {
+    const log = scriptedLog();
+    const relaysCount = 4;
+    const wiring = wire(() => log.source, new ReadAdmission(), { relays: relaysCount, perPrincipal: 1_000 });
+    for (let i = 0; i < 3; i++) log.append(`before-${i}`);
+    wiring.informerHub.notify();
+    await settle();
+    // Half the clients stand at RV 102, half at 103 (the last they saw; the scripted log starts them at its tail).
+    const from = (i: number) => ({ ...request, principal: `team-${i % 10}`, resourceVersion: i % 2 === 0 ? "102" : "103" });
+    const first = await Promise.all(Array.from({ length: 1_000 }, (_, i) => wiring.relays[i % relaysCount]!.watch(from(i))));
+    const ended = first.map((opened) => ends((opened as { stream: ReadableStream<Uint8Array> }).stream));
+    expect(wiring.relays.map((end) => end.relayHub.watchers)).toEqual([250, 250, 250, 250]);
+    // A deploy restarts the informer's object: each relay's next poll finds a new instance and ends its streams.
+    wiring.restartInformer();
+    log.append("during");
+    wiring.informerHub.notify();
+    await Promise.all(ended);
+    const before = { ...wiring.calls, ops: { ...wiring.calls.ops } };
+    const again = await Promise.all(Array.from({ length: 1_000 }, (_, i) => wiring.relays[i % relaysCount]!.watch(from(i))));
+    const streams = again.map((opened) => readLines((opened as { stream: ReadableStream<Uint8Array> }).stream, 1));
+    await settle();
+    const opens = wiring.calls.opens - before.opens;
+    const positions = (wiring.calls.ops.positionsOf ?? 0) - (before.ops.positionsOf ?? 0);
+    const calls = wiring.calls.opens + wiring.calls.reads + wiring.calls.polls - before.opens - before.reads - before.polls;
+    // Per relay, one opening for its herd and one look-up of their starts (the old protocol: a
+    // relayOpen and a positionOf per watcher, 2,000 calls). Arriving over time, a relay's herd
+    // costs one opening per round trip instead.
+    expect(opens).toBe(relaysCount);
+    expect(positions).toBe(relaysCount);
+    expect(calls).toBeLessThanOrEqual(3 * relaysCount); // polls and reads included
+    expect(wiring.host.places).toBe(1_000);
+    // And they get what comes next.
+    log.append("after");
+    wiring.informerHub.notify();
+    for (const lines of await Promise.all(streams)) expect(lines.map((line) => JSON.parse(line).object.metadata.name)).toEqual(["after"]);
+  });
+
+  it("stop the relay's pump quietly, its streams open, when the slice's subrequest budget refuses a poll (review B1a)", async () => {
+    const log = scriptedLog();
+    const { host } = wire(() => log.source, new ReadAdmission(), { pump: false });
+    let closed = 0;
+    let polls = 0;
+    const refusing: RelayUpstream = {
+      open: () => Promise.reject(new Error("unused")),
+      poll: async () => {
+        polls++;
+        throw new SubrequestLimitError();
+      },
+      call: (incarnation, call) => host.call(incarnation, call),
+    };
+    const relay = new RelaySource(refusing, { changed: () => {}, closeAll: () => closed++ });
+    let asked = 0;
+    await relay.pump(() => ++asked <= 3, 1);
+    expect({ polls, closed }).toEqual({ polls: 1, closed: 0 });
+  });
+
+  it("stop counting a relay as watching two poll waits after its last poll, once its last watcher left (review B7)", async () => {
+    let now = 0;
+    const log = scriptedLog();
+    const { host, informerHub, watch, relayHub, stopPump } = wire(() => log.source, new ReadAdmission(), { hostNow: () => now });
+    const opened = await watch(request);
+    await settle();
+    expect(host.active).toBe(true); // a poll is in flight
+    await (opened as { stream: ReadableStream }).stream.cancel();
+    log.append("next"); // the watcher learns its client left at its next write; the poll answers
+    const stopped = stopPump(); // as the relay's pump, which wants watchers
+    informerHub.notify();
+    await stopped;
+    expect(relayHub.watchers).toBe(0);
+    now += 2 * POLL_WAIT_MS - 1;
+    expect(host.active).toBe(true);
+    now += 1;
+    expect(host.active).toBe(false);
   });
 });
+
