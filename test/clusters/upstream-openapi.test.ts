@@ -7,6 +7,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { fetchOpenApi, MAX_OPENAPI_BYTES, OPENAPI_TIMEOUT_MS } from "../../src/clusters/upstream-openapi.ts";
 
 const connection = { server: "https://api.example.com" };
+/** A deployment's settings: its clusters' hosts allowed (net/egress.ts). */
+const deployment = { CLUSTER_ALLOWED_HOSTS: "api.example.com" };
 
 function answering(body: ReadableStream<Uint8Array> | string, headers: Record<string, string> = {}): typeof fetch {
   return async () => new Response(body, { headers: { "content-type": "application/json", ...headers } });
@@ -28,7 +30,7 @@ describe("fetchOpenApi", () => {
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     const upstream = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) });
     controller.enqueue(new TextEncoder().encode('{"swagger":'));
-    const answer = await fetchOpenApi("c", connection, {}, "/openapi/v2", "application/json", answering(upstream));
+    const answer = await fetchOpenApi("c", connection, deployment, "/openapi/v2", "application/json", answering(upstream));
     expect(answer).toMatchObject({ ok: true, contentType: "application/json" });
     if (!answer.ok) return;
     controller.enqueue(new TextEncoder().encode('"2.0"}'));
@@ -45,7 +47,7 @@ describe("fetchOpenApi", () => {
         c.enqueue(mebibyte);
       },
     });
-    const answer = await fetchOpenApi("c", connection, {}, "/openapi/v2", "application/json", answering(endless));
+    const answer = await fetchOpenApi("c", connection, deployment, "/openapi/v2", "application/json", answering(endless));
     if (!answer.ok) throw new Error(answer.message);
     await expect(readAll(answer.body)).rejects.toThrow(/more than 24 MiB/);
     expect(sent * mebibyte.byteLength).toBeLessThan(MAX_OPENAPI_BYTES + 4 * mebibyte.byteLength);
@@ -54,7 +56,7 @@ describe("fetchOpenApi", () => {
   it("errors a body that stalls OPENAPI_TIMEOUT_MS after its head, rather than hold the request", async () => {
     vi.useFakeTimers();
     const stalled = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new Uint8Array(10)) });
-    const answer = await fetchOpenApi("c", connection, {}, "/openapi/v2", "application/json", answering(stalled));
+    const answer = await fetchOpenApi("c", connection, deployment, "/openapi/v2", "application/json", answering(stalled));
     if (!answer.ok) throw new Error(answer.message);
     const read = readAll(answer.body);
     vi.advanceTimersByTime(OPENAPI_TIMEOUT_MS);
@@ -62,14 +64,14 @@ describe("fetchOpenApi", () => {
   });
 
   it("refuses a Content-Length past MAX_OPENAPI_BYTES before reading any of it", async () => {
-    const answer = await fetchOpenApi("c", connection, {}, "/openapi/v2", "application/json", async () => {
+    const answer = await fetchOpenApi("c", connection, deployment, "/openapi/v2", "application/json", async () => {
       return new Response("{}", { headers: { "content-length": String(MAX_OPENAPI_BYTES + 1) } });
     });
     expect(answer).toMatchObject({ ok: false, status: 502, message: expect.stringMatching(/more than 24 MiB/) });
   });
 
   it("passes an upstream 404 on as 404, with its message", async () => {
-    const answer = await fetchOpenApi("c", connection, {}, "/openapi/v3/apis/x.example/v1", "application/json", async () =>
+    const answer = await fetchOpenApi("c", connection, deployment, "/openapi/v3/apis/x.example/v1", "application/json", async () =>
       Response.json({ kind: "Status", message: "not found" }, { status: 404 }),
     );
     expect(answer).toEqual({ ok: false, status: 404, message: "GET /openapi/v3/apis/x.example/v1 answered 404: not found" });
