@@ -26,7 +26,7 @@ import { describeInvalid, jsonBody, limitBody, paramMatching, validate } from ".
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
 import { clusterPlacement, informerAddress, nameParam } from "./known-informer.ts";
 import { forgetSubscription, knownSubscription, rememberSubscription } from "./known-subscription.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
@@ -120,7 +120,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
       const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env, new URL(c.req.url).hostname));
       const id = newSubscriptionId();
       const address = informerAddress(c);
-      const factory = c.env.FACTORY.getByName(FACTORY_NAME);
+      const factory = factoryStub(c.env);
       // Indexed first: a subscription must never exist unindexed (its routes would answer 404).
       await factory.indexSubscription(id, address);
       const created = await subscriptionStub(c.env, id, c.get("placement")).create(id, address, spec);
@@ -158,7 +158,7 @@ export const subscriptionRoutes = new Hono<AppEnv>()
     const outcome = await subscriptionStub(c.env, id, c.get("placement")).destroy();
     if (outcome !== "declared") {
       forgetSubscription(id);
-      await c.env.FACTORY.getByName(FACTORY_NAME).unindexSubscription(id);
+      await factoryStub(c.env).unindexSubscription(id);
     }
     if (outcome === "declared") {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS (wrangler.toml): remove it there");
