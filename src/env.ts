@@ -33,6 +33,15 @@ export interface Env {
   CF_VERSION_METADATA?: WorkerVersionMetadata;
   /** Base URL of the Kubernetes API server: the cluster named `default`. */
   KUBE_API_URL?: string;
+  /**
+   * Where the default cluster's objects live (clusters/placement-settings.ts): a Cloudflare location
+   * hint (`weur`, …) and jurisdiction (`eu`, …). Unset: none. The jurisdiction must be set before the
+   * default cluster's first informer: changing it addresses new, empty objects.
+   */
+  KUBE_API_LOCATION_HINT?: string;
+  KUBE_API_JURISDICTION?: string;
+  /** The factory's jurisdiction (the registry): set before first use; changing it starts an empty registry. */
+  FACTORY_JURISDICTION?: string;
   /** Secret: bearer token for the API server. */
   KUBE_TOKEN?: string;
   /** Secrets: a Cloudflare Access service token, for an API server behind Cloudflare Tunnel + Access. */

@@ -4,7 +4,8 @@
  */
 import type { Env } from "./env.ts";
 import { createApp, ensureDeclaredInformers } from "./http/app.ts";
-import { FACTORY_NAME, type InformerFactory } from "./objects/informer-factory.ts";
+import type { InformerFactory } from "./objects/informer-factory.ts";
+import { factoryStub } from "./objects/factory-stub.ts";
 import type { InformerObject } from "./objects/informer-object.ts";
 import type { SubscriptionObject } from "./objects/subscription-object.ts";
 import type { WatchRelay } from "./objects/watch-relay-object.ts";
@@ -37,7 +38,7 @@ export default {
       (async () => {
         setLogLevel(env.LOG_LEVEL);
         await ensureDeclaredInformers(env, (promise) => ctx.waitUntil(promise));
-        await env.FACTORY.getByName(FACTORY_NAME).reconcile(); // it logs each informer it re-armed
+        await factoryStub(env).reconcile(); // it logs each informer it re-armed
       })(),
     );
   },

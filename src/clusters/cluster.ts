@@ -16,6 +16,7 @@
 import type { Env } from "../env.ts";
 import { type EgressSettings, egressRefusal, egressRule, httpsRefusal } from "../net/egress.ts";
 import type { Jurisdiction, LocationHint } from "./placement.ts";
+import { defaultClusterPlacement } from "./placement-settings.ts";
 
 export const DEFAULT_CLUSTER = "default";
 
@@ -64,13 +65,14 @@ export interface ClusterConnection {
   jurisdiction?: Jurisdiction;
 }
 
-/** The default cluster, as the environment describes it. */
-export function defaultConnection(env: Pick<Env, "KUBE_API_URL">): ClusterConnection {
+/** The default cluster, as the environment describes it (its placement: placement-settings.ts). */
+export function defaultConnection(env: Pick<Env, "KUBE_API_URL" | "KUBE_API_LOCATION_HINT" | "KUBE_API_JURISDICTION" | "FACTORY_JURISDICTION">): ClusterConnection {
   return {
     server: env.KUBE_API_URL ?? "",
     tokenSecret: "KUBE_TOKEN",
     accessClientIdSecret: "CF_ACCESS_CLIENT_ID",
     accessClientSecretSecret: "CF_ACCESS_CLIENT_SECRET",
+    ...defaultClusterPlacement(env),
   };
 }
 

@@ -13,7 +13,7 @@
  */
 import { errorText, logger } from "../log.ts";
 import type { Env } from "../env.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 
 /**
  * How long a request waits for the sync at most (tests shorten it). Past this, the sync goes on in
@@ -42,7 +42,7 @@ export async function ensureDeclaredInformers(env: Env, waitUntil?: (promise: Pr
   if (started?.text === text && now - started.at < DECLARED_SYNC_STALE_MS) return;
   const mine = { text, at: now };
   started = mine;
-  const sync = env.FACTORY.getByName(FACTORY_NAME)
+  const sync = factoryStub(env)
     .syncDeclared(env.INFORMERS ?? "", env.CLUSTERS)
     .then(() => {
       declaredFor = text;

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { parseInformerSpec } from "../config/informer-spec.ts";
 import { ApiError, unwrap } from "../errors.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 import { registryCache } from "./registry-snapshot.ts";
 import type { InformerStatus } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -19,7 +19,7 @@ export const MAX_SPEC_BYTES = 64 * 1024;
 /** Under /informers (the default cluster) and /clusters/{cluster}/informers. */
 export const informerRoutes = new Hono<AppEnv>()
   .get("/", requireRead, async (c) => {
-    const registered = await c.env.FACTORY.getByName(FACTORY_NAME).list(clusterOf(c));
+    const registered = await factoryStub(c.env).list(clusterOf(c));
     const statuses = await Promise.all(
       registered.map(async (informer) => {
         const status = await informerStub(c.env, informer, c.get("placement")).status();
@@ -42,7 +42,7 @@ export const informerRoutes = new Hono<AppEnv>()
           "subscriptions are declared only in INFORMERS (wrangler.toml); create them with POST /informers/{name}/subscriptions",
         );
       }
-      const { created, status } = unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).put(spec));
+      const { created, status } = unwrap(await factoryStub(c.env).put(spec));
       registryCache.invalidate(); // this isolate serves its own write at once
       return c.json(status, created ? 201 : 200);
     },
@@ -52,7 +52,7 @@ export const informerRoutes = new Hono<AppEnv>()
     return c.json(status);
   })
   .delete("/:name", requireAdmin, validate("param", nameParam), async (c) => {
-    unwrap(await c.env.FACTORY.getByName(FACTORY_NAME).remove(informerAddress(c)));
+    unwrap(await factoryStub(c.env).remove(informerAddress(c)));
     registryCache.invalidate();
     return c.body(null, 204);
   });

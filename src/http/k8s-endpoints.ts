@@ -16,7 +16,7 @@ import { HEALTH_ENDPOINTS, healthResponse } from "../k8s/health.ts";
 import { isOpenApiPath, serveOpenApi } from "../k8s/openapi.ts";
 import { openApiDocuments } from "../k8s/openapi-cache.ts";
 import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
@@ -65,7 +65,7 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
       path,
       accept: c.req.header("accept"),
       served: await servedInfos(c),
-      load: (upstreamPath, accept) => c.env.FACTORY.getByName(FACTORY_NAME).openApi(cluster, upstreamPath, accept),
+      load: (upstreamPath, accept) => factoryStub(c.env).openApi(cluster, upstreamPath, accept),
       documents: openApiDocuments,
       // The Workers runtime's shared cache (its `default`, absent from the DOM's CacheStorage type).
       cache: (globalThis as unknown as { caches?: { default?: Cache } }).caches?.default,

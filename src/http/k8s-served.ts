@@ -10,6 +10,7 @@ import { statusErrors } from "../k8s/status.ts";
 import { clusterOf } from "./auth.ts";
 import type { K8sContext } from "./k8s-request.ts";
 import { registryCache, registrySource } from "./registry-snapshot.ts";
+import { placementIn } from "./known-informer.ts";
 
 /**
  * How long a cluster's served resources stand while the registry is unchanged: while a custom
@@ -37,7 +38,7 @@ export async function served(c: K8sContext, fresh = false): Promise<ServedResour
   const list = await servedResources(
     snapshot.informers.filter((informer) => informer.cluster === cluster),
     async (name) => {
-      const described = await clusterInformerStub(c.env, { cluster, name }, snapshot.placements[cluster]).resourceDescription();
+      const described = await clusterInformerStub(c.env, { cluster, name }, placementIn(c.env, snapshot, cluster)).resourceDescription();
       if (described.ok && described.value) return described.value;
       undescribed = true;
       return undefined;

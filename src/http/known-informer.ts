@@ -14,8 +14,9 @@ import type { Context, MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName, isClusterName } from "../clusters/cluster.ts";
 import { ApiError } from "../errors.ts";
-import { registryCache, registrySource } from "./registry-snapshot.ts";
+import { registryCache, type RegistrySnapshot, registrySource } from "./registry-snapshot.ts";
 import type { Placement } from "../clusters/placement.ts";
+import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { describeInvalid, paramMatching } from "./validate.ts";
@@ -40,10 +41,18 @@ function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
   return (c.req.method === "GET" || c.req.method === "HEAD" ? requireRead : requireAdmin)(c, next);
 }
 
-/** Where `cluster`'s objects live, from this isolate's registry snapshot; none for the default cluster. */
+/**
+ * Where `cluster`'s objects live: the default cluster's from its settings (KUBE_API_LOCATION_HINT,
+ * KUBE_API_JURISDICTION; a bad one throws Misconfigured), a named cluster's from `snapshot`.
+ */
+export function placementIn(env: AppEnv["Bindings"], snapshot: RegistrySnapshot, cluster: string): Placement {
+  return cluster === DEFAULT_CLUSTER ? defaultClusterPlacement(env) : (snapshot.placements[cluster] ?? {});
+}
+
+/** Where `cluster`'s objects live (placementIn), from this isolate's registry snapshot. */
 export async function clusterPlacement(env: AppEnv["Bindings"], cluster: string): Promise<Placement> {
-  if (cluster === DEFAULT_CLUSTER) return {};
-  return (await registryCache.snapshot(registrySource(env))).placements[cluster] ?? {};
+  if (cluster === DEFAULT_CLUSTER) return defaultClusterPlacement(env);
+  return placementIn(env, await registryCache.snapshot(registrySource(env)), cluster);
 }
 
 /** Whether `cluster` is registered, from this isolate's registry snapshot (registry-snapshot.ts). */

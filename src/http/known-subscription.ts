@@ -9,7 +9,7 @@
  */
 import type { InformerAddress } from "../clusters/cluster.ts";
 import { unwrap } from "../errors.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 import type { AppEnv } from "./app-env.ts";
 
 /** Ids remembered at most; past it the memory starts over (a remembered id only saves one RPC). */
@@ -20,7 +20,7 @@ const remembered = new Map<string, InformerAddress>();
 export async function knownSubscription(env: AppEnv["Bindings"], id: string): Promise<InformerAddress | undefined> {
   const cached = remembered.get(id);
   if (cached) return cached;
-  const found = await env.FACTORY.getByName(FACTORY_NAME).subscription(id);
+  const found = await factoryStub(env).subscription(id);
   if (found === "absent") return undefined;
   // Not indexed yet (an upgrade's one-time copy is not done): the object answers, as before the index.
   const address = found === "unindexed" ? unwrap(await env.SUBSCRIPTION.getByName(id).address()) : found;

@@ -16,7 +16,8 @@
  *   one started under CHECK_EVERY_MS ago other requests use the snapshot they have.
  */
 import type { Env } from "../env.ts";
-import { FACTORY_NAME, type RegistryAnswer, type RegistrySnapshot } from "../objects/informer-factory.ts";
+import type { RegistryAnswer, RegistrySnapshot } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 
 // The factory defines the answer it gives; the routes' modules read these names from here.
 export type { RegistryAnswer, RegistrySnapshot };
@@ -108,5 +109,5 @@ export class RegistryCache {
 export const registryCache = new RegistryCache();
 
 /** The factory, as the cache's source. */
-export const registrySource = (env: Pick<Env, "FACTORY">): RegistrySource =>
-  env.FACTORY.getByName(FACTORY_NAME);
+export const registrySource = (env: Pick<Env, "FACTORY" | "FACTORY_JURISDICTION">): RegistrySource =>
+  factoryStub(env);

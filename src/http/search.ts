@@ -48,7 +48,7 @@ import type { AppEnv } from "./app-env.ts";
 import { principalOf, readableClusters } from "./auth.ts";
 import { listQuery } from "./query.ts";
 import { validate } from "./validate.ts";
-import { isKnownCluster } from "./known-informer.ts";
+import { isKnownCluster, placementIn } from "./known-informer.ts";
 import { registryCache, registrySource } from "./registry-snapshot.ts";
 
 /** How long a search waits for each cluster's page. Tests shorten it. */
@@ -130,7 +130,7 @@ async function readCluster(
   const deadline = new Promise<ClusterRead>((resolve) => {
     timer = setTimeout(() => resolve({ ok: false, why: `no answer within ${SEARCH_DEADLINE.ms} ms` }), SEARCH_DEADLINE.ms);
   });
-  const read = informerStub(env, address, (await registryCache.snapshot(registrySource(env))).placements[address.cluster])
+  const read = informerStub(env, address, placementIn(env, await registryCache.snapshot(registrySource(env)), address.cluster))
     .searchAt(query, from, owner)
     .then((result): ClusterRead => {
       if (!result.ok) return { ok: false, why: result.error.message };

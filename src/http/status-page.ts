@@ -19,6 +19,7 @@ import { errorText, logger } from "../log.ts";
 import { subscriptionIdentity } from "../log-identity.ts";
 import type { AppEnv } from "./app-env.ts";
 import { permit, permitRole, principalOf, readableScope } from "./auth.ts";
+import { mayAccess } from "../auth/principal.ts";
 import { metricsSnapshot } from "./metrics-snapshot.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
@@ -81,9 +82,10 @@ export const statusRoutes = new Hono<AppEnv>()
     });
     if (allowed instanceof Response) return allowed;
     const { id } = c.req.valid("param");
-    // An unknown id is a 404 before its object is addressed (known-subscription.ts).
+    // An unknown id is a 404 before its object is addressed (known-subscription.ts), and so is
+    // another cluster's (review A2(g): a 403 would tell which ids exist there).
     const address = await knownSubscription(c.env, id);
-    if (!address) throw new ApiError("NotFound", "subscription not found");
+    if (!address || !mayAccess(allowed, address.cluster)) throw new ApiError("NotFound", "subscription not found");
     const stub = subscriptionStub(c.env, id, await clusterPlacement(c.env, address.cluster));
     // The log lines name the subscription's cluster and informer too.
     const who = subscriptionIdentity(unwrap(await stub.metrics()));

@@ -20,13 +20,13 @@ import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts"
 import type { AppEnv } from "./app-env.ts";
 import type { Role } from "../auth/credentials.ts";
 import { toHex } from "../net/byte-encoding.ts";
-import type { Principal } from "../auth/principal.ts";
+import { mayAccess, type Principal } from "../auth/principal.ts";
 import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
 import { describeInvalid, jsonBody, limitBody, paramMatching, validate } from "./validate.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
 import { clusterPlacement, informerAddress, nameParam } from "./known-informer.ts";
 import { forgetSubscription, knownSubscription, rememberSubscription } from "./known-subscription.ts";
-import { FACTORY_NAME } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 
 export const MAX_SUBSCRIPTION_BYTES = 16 * 1024;
 
@@ -92,15 +92,17 @@ function statusFor(c: Context<AppEnv>, status: SubscriptionStatus): Subscription
 /**
  * Guards `/subscriptions/{id}/…`: the caller may `role` on the subscription's cluster. The id is
  * checked (400), then looked up in the factory's index (404 when unknown, its object untouched), and
- * a caller who may do nothing of the kind is refused before either.
+ * a caller who may do nothing of the kind is refused before either. A subscription of a cluster the
+ * caller may not access is the same 404 as an unknown id (review A2(g)): otherwise a 403 would tell
+ * a credential scoped to one cluster which ids exist in the others.
  */
 function onSubscription(role: Role): MiddlewareHandler<AppEnv> {
   return async function onSubscription(c, next) {
-    await permitRole(c, role);
+    const principal = await permitRole(c, role);
     const parsed = idParam.safeParse({ id: c.req.param("id") });
     if (!parsed.success) throw new ApiError("BadRequest", describeInvalid("param", parsed.error));
     const address = await knownSubscription(c.env, parsed.data.id);
-    if (!address) throw new ApiError("NotFound", "subscription not found");
+    if (!address || !mayAccess(principal, address.cluster)) throw new ApiError("NotFound", "subscription not found");
     await permit(c, role, address.cluster);
     c.set("placement", await clusterPlacement(c.env, address.cluster));
     return next();
@@ -118,7 +120,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
       const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env, new URL(c.req.url).hostname));
       const id = newSubscriptionId();
       const address = informerAddress(c);
-      const factory = c.env.FACTORY.getByName(FACTORY_NAME);
+      const factory = factoryStub(c.env);
       // Indexed first: a subscription must never exist unindexed (its routes would answer 404).
       await factory.indexSubscription(id, address);
       const created = await subscriptionStub(c.env, id, c.get("placement")).create(id, address, spec);
@@ -156,7 +158,7 @@ export const subscriptionRoutes = new Hono<AppEnv>()
     const outcome = await subscriptionStub(c.env, id, c.get("placement")).destroy();
     if (outcome !== "declared") {
       forgetSubscription(id);
-      await c.env.FACTORY.getByName(FACTORY_NAME).unindexSubscription(id);
+      await factoryStub(c.env).unindexSubscription(id);
     }
     if (outcome === "declared") {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS (wrangler.toml): remove it there");

@@ -20,7 +20,8 @@ import type { Env } from "../env.ts";
 import type { Result } from "../errors.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
 import { placementOf } from "../clusters/placement.ts";
-import { type ClusterView, FACTORY_NAME } from "../objects/informer-factory.ts";
+import type { ClusterView } from "../objects/informer-factory.ts";
+import { factoryStub } from "../objects/factory-stub.ts";
 import type { InformerObjectMetrics } from "../objects/informer-object.ts";
 import type { SubscriptionMetrics } from "../objects/subscription-object.ts";
 import { type InformerIdentity, informerIdentity, type SubscriptionIdentity, subscriptionIdentity } from "../log-identity.ts";
@@ -83,7 +84,7 @@ export async function collect(
   limits: Partial<CollectLimits> = {},
 ): Promise<MetricsSnapshot> {
   const fanOut = { concurrency: limits.concurrency ?? COLLECT_CONCURRENCY, timeoutMs: limits.callTimeoutMs ?? COLLECT_CALL_TIMEOUT_MS };
-  const factory = env.FACTORY.getByName(FACTORY_NAME);
+  const factory = factoryStub(env);
   const [allInformers, allClusters] = await Promise.all([factory.list(), factory.clusters()]);
   const registered = allInformers.filter((informer) => visible(informer.cluster));
   const clusters = allClusters.filter((cluster) => visible(cluster.name));

@@ -14,6 +14,7 @@ import { DurableObject } from "cloudflare:workers";
 import { asAddress, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { ClusterHealth } from "../clusters/health.ts";
 import { type Placement, placementOf } from "../clusters/placement.ts";
+import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
 import type { UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
 import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../config/informer-registry.ts";
@@ -318,8 +319,8 @@ export class InformerFactory extends DurableObject<Env> {
     return subscriptionStub(this.env, id, this.#placement(cluster));
   }
 
-  /** Where `cluster`'s objects live (clusters/placement.ts); the default cluster has no placement. */
+  /** Where `cluster`'s objects live (clusters/placement.ts); the default cluster's from its settings. */
   #placement(cluster: string): Placement {
-    return placementOf(this.#registry.getCluster(cluster)?.connection);
+    return cluster === DEFAULT_CLUSTER ? defaultClusterPlacement(this.env) : placementOf(this.#registry.getCluster(cluster)?.connection);
   }
 }

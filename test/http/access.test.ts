@@ -181,11 +181,29 @@ describe("scoped credentials (TOKENS)", () => {
     const asAdmin = await json(await request(scoped, `/subscriptions/${created.id}`, { headers: bearer(tokens.stagingAdmin) }));
     expect(asAdmin.url).toBe(url);
 
-    for (const path of [`/subscriptions/${other.id}`, `/subscriptions/${other.id}/dead-letters`, `/subscriptions/${other.id}/deliveries`]) {
-      expect((await request(scoped, path, { headers: bearer(tokens.stagingReader) })).status, path).toBe(403);
-    }
-    const disable = await request(scoped, `/subscriptions/${other.id}`, { method: "DELETE", headers: bearer(tokens.stagingAdmin) });
-    expect(disable.status).toBe(403);
+    // Another cluster's subscription answers exactly as an id that does not exist (review A2(g)):
+    // a credential scoped to staging must not learn which ids exist in other clusters.
+    const missing = "sub_0123456789abcdef0123456789abcdef";
+    const answers = async (id: string) => {
+      const out: [string, number, string][] = [];
+      for (const [method, path, who] of [
+        ["GET", `/subscriptions/${id}`, tokens.stagingReader],
+        ["GET", `/subscriptions/${id}/deliveries`, tokens.stagingReader],
+        ["GET", `/subscriptions/${id}/dead-letters`, tokens.stagingReader],
+        ["DELETE", `/subscriptions/${id}`, tokens.stagingAdmin],
+        ["POST", `/subscriptions/${id}/secret`, tokens.stagingAdmin],
+        ["POST", `/subscriptions/${id}/enable`, tokens.stagingAdmin],
+        ["POST", `/subscriptions/${id}/dead-letters/evt_1/redeliver`, tokens.stagingAdmin],
+        ["POST", `/status/subscriptions/${id}/redeliver`, tokens.stagingAdmin],
+      ] as const) {
+        const response = await request(scoped, path, { method, headers: bearer(who) });
+        out.push([`${method} ${path.replace(id, "{id}")}`, response.status, await response.text()]);
+      }
+      return out;
+    };
+    const ofOtherCluster = await answers(other.id);
+    expect(ofOtherCluster).toEqual(await answers(missing));
+    expect(ofOtherCluster.map(([, status]) => status)).toEqual([404, 404, 404, 404, 404, 404, 404, 404]);
     expect((await request(scoped, `/subscriptions/${created.id}`, { method: "DELETE", headers: bearer(tokens.stagingReader) })).status).toBe(403);
     expect((await request(scoped, `/subscriptions/${created.id}`, { method: "DELETE", headers: bearer(tokens.stagingAdmin) })).status).toBe(204);
     expect((await send("DELETE", `/subscriptions/${other.id}`)).status).toBe(204);

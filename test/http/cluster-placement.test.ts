@@ -6,8 +6,13 @@
  */
 import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { call, json, send, unique } from "../helpers/clusters.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseInformerSpec } from "../../src/config/informer-spec.ts";
+import { unwrap } from "../../src/errors.ts";
+import { createApp } from "../../src/http/app.ts";
+import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
+import { withObjectEnv } from "../helpers/object-env.ts";
+import { ADMIN, call, createSynced, json, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
 const informerIds = async () => (await listDurableObjectIds(env.INFORMER)).map((id) => id.toString());
@@ -74,5 +79,126 @@ describe("cluster placement through the API", () => {
     expect((await factory.clusters()).find((c) => c.name === name)).toMatchObject({ locationHint: "weur" });
     expect((await factory.clusters()).find((c) => c.name === name)?.jurisdiction).toBeUndefined();
     expect((await factory.syncDeclared("[]", "{}")).errors).toEqual([]);
+  });
+});
+
+/**
+ * A Durable Object namespace that records how each object is addressed, then reaches it plainly
+ * (workerd has no jurisdictions: the recorded jurisdiction is what this Worker asked for).
+ */
+function recordingNamespace<N extends { getByName(name: string, options?: object): unknown }>(real: N) {
+  const calls: { jurisdiction?: string; name: string; options?: object }[] = [];
+  const scoped = (jurisdiction?: string): unknown => ({
+    getByName: (name: string, options?: object) => {
+      calls.push({ ...(jurisdiction === undefined ? {} : { jurisdiction }), name, ...(options === undefined ? {} : { options }) });
+      return real.getByName(name, options);
+    },
+    jurisdiction: (next: string) => scoped(next),
+  });
+  return { namespace: scoped() as N, calls };
+}
+
+describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURISDICTION)", () => {
+  const app = createApp();
+  let informer: string;
+  beforeAll(async () => {
+    informer = unique("dflt");
+    await createSynced(`/informers/${informer}`);
+  });
+
+  /** The default cluster's informer as `settings` make the Worker address it, over a few routes. */
+  async function addressed(settings: Record<string, string | undefined>) {
+    const recorded = recordingNamespace(env.INFORMER);
+    const deployment = { ...env, ...settings, INFORMER: recorded.namespace } as typeof env;
+    const statuses = [];
+    for (const path of [`/informers/${informer}`, `/informers/${informer}/subscriptions`, "/search/pods?clusters=default"]) {
+      const response = await app.request(path, { headers: ADMIN }, deployment);
+      statuses.push([path, response.status, response.status === 200 ? "" : await response.text()]);
+    }
+    return { statuses, calls: recorded.calls.filter((c) => c.name === informer) };
+  }
+
+  it("addresses the default cluster's informer in KUBE_API_JURISDICTION and near KUBE_API_LOCATION_HINT on every route", async () => {
+    const { statuses, calls } = await addressed({ KUBE_API_JURISDICTION: "eu", KUBE_API_LOCATION_HINT: "weur" });
+    expect(statuses.map(([, status]) => status)).toEqual([200, 200, 200]);
+    expect(calls.length).toBe(3);
+    for (const call of calls) expect(call).toEqual({ jurisdiction: "eu", name: informer, options: { locationHint: "weur" } });
+  });
+
+  it("addresses it plainly when they are unset or empty, as before the settings existed", async () => {
+    for (const settings of [{}, { KUBE_API_JURISDICTION: "", KUBE_API_LOCATION_HINT: "" }]) {
+      const { statuses, calls } = await addressed(settings);
+      expect(statuses.map(([, status]) => status)).toEqual([200, 200, 200]);
+      expect(calls).toEqual([{ name: informer }, { name: informer }, { name: informer }]);
+    }
+  });
+
+  it("is also where the factory creates and reaches the default cluster's informers, and what GET /clusters shows for it", async () => {
+    const factory = env.FACTORY.getByName(unique("factory")); // its own, so nothing else meets these settings
+    const name = unique("fact");
+    const recorded = recordingNamespace(env.INFORMER);
+    const settings = { KUBE_API_JURISDICTION: "eu", KUBE_API_LOCATION_HINT: "weur", INFORMER: recorded.namespace as unknown as string };
+    await withObjectEnv(factory, settings, async (instance) => {
+      unwrap(await instance.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, name)));
+      expect((await instance.clusters())[0]).toMatchObject({ name: "default", source: "environment", jurisdiction: "eu", locationHint: "weur" });
+      unwrap(await instance.remove(name));
+    });
+    const calls = recorded.calls.filter((c) => c.name === name);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) expect(call).toEqual({ jurisdiction: "eu", name, options: { locationHint: "weur" } });
+    // Unset, the view is as before: no placement fields.
+    const plain = (await factory.clusters())[0]!;
+    expect(["jurisdiction" in plain, "locationHint" in plain]).toEqual([false, false]);
+  });
+
+  it("fails closed on a value that is not Cloudflare's: 500 Misconfigured naming the setting and the accepted values, nothing addressed", async () => {
+    for (const [name, value, accepted] of [
+      ["KUBE_API_JURISDICTION", "EU", "eu, fedramp, fedramp-high, us"],
+      ["KUBE_API_LOCATION_HINT", "europe", "wnam, enam, sam, weur, eeur, apac, oc, afr, me"],
+    ] as const) {
+      const { statuses, calls } = await addressed({ [name]: value });
+      for (const [path, status, body] of statuses) {
+        expect([path, status], String(body)).toEqual([path, 500]);
+        expect(JSON.parse(String(body))).toEqual({ error: { code: "Misconfigured", message: expect.stringContaining(`${name} must be one of ${accepted}, not '${value}'`) } });
+      }
+      expect(calls).toEqual([]);
+    }
+  });
+});
+
+describe("the factory's jurisdiction (FACTORY_JURISDICTION)", () => {
+  const app = createApp();
+  const routes = ["/clusters", "/informers"];
+
+  async function addressed(settings: Record<string, string | undefined>) {
+    const recorded = recordingNamespace(env.FACTORY);
+    const deployment = { ...env, ...settings, FACTORY: recorded.namespace } as typeof env;
+    const statuses = [];
+    for (const path of routes) {
+      const response = await app.request(path, { headers: ADMIN }, deployment);
+      statuses.push([response.status, response.status === 200 ? "" : await response.text()]);
+    }
+    return { statuses, calls: recorded.calls };
+  }
+
+  it("addresses the factory in FACTORY_JURISDICTION, and plainly when it is unset or empty", async () => {
+    const placed = await addressed({ FACTORY_JURISDICTION: "eu" });
+    expect(placed.statuses).toEqual([[200, ""], [200, ""]]);
+    expect(placed.calls.length).toBeGreaterThanOrEqual(routes.length);
+    for (const call of placed.calls) expect(call).toEqual({ jurisdiction: "eu", name: FACTORY_NAME });
+    for (const settings of [{}, { FACTORY_JURISDICTION: "" }]) {
+      const plain = await addressed(settings);
+      expect(plain.statuses).toEqual([[200, ""], [200, ""]]);
+      for (const call of plain.calls) expect(call).toEqual({ name: FACTORY_NAME });
+    }
+  });
+
+  it("fails closed on a value that is not a jurisdiction: 500 Misconfigured naming FACTORY_JURISDICTION, the factory untouched", async () => {
+    const { statuses, calls } = await addressed({ FACTORY_JURISDICTION: "europe" });
+    for (const [status, body] of statuses) {
+      expect(status).toBe(500);
+      expect(JSON.parse(String(body)).error).toEqual({ code: "Misconfigured", message: expect.stringContaining("FACTORY_JURISDICTION must be one of eu, fedramp, fedramp-high, us, not 'europe'") });
+    }
+    expect(calls).toEqual([]);
   });
 });
