@@ -149,7 +149,7 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl --context p
     // Only the Worker's address and the token are the reader's to fill in.
     const edge = readKubeconfig(kubeconfigs.edge).server.replace(/\/k8s$/, "");
     const path = join(scratchDir, `${doc.replace("/", "-")}.kubeconfig`);
-    writeFileSync(path, yaml.replaceAll("https://edge-informer.example.workers.dev", edge).replace("<READ_TOKEN>", readToken), { mode: 0o600 });
+    writeFileSync(path, yaml.replaceAll("https://informers.example.com", edge).replace("<READ_TOKEN>", readToken), { mode: 0o600 });
     const names = async (config: KubectlOptions["config"], args: string[]) =>
       (await kubectlJson<KubeList>([...args, "get", "pods", "-A", "-o", "json"], { config })).items.map(identity);
     const tls = ["--insecure-skip-tls-verify"]; // the e2e front's certificate is self-signed
