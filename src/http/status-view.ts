@@ -4,7 +4,8 @@
  *
  * What it promises: the basic view needs no JavaScript (it refreshes itself with a meta refresh, the
  * redeliver buttons are plain forms); it reads on a phone (one column, no table wider than the
- * screen); it shows no secret (a subscription's receiver is shown by host only: a URL's path or
+ * screen: a table scrolls inside its box, a card scrolls rather than lose its border, and names wrap
+ * only at separators, never mid-word — issue 30); it shows no secret (a subscription's receiver is shown by host only: a URL's path or
  * query may carry a token; a cluster's API server likewise). Issue 12: a table of the clusters
  * comes first, then one section per cluster holding its informers' sections, each of which names
  * its cluster, as its subscriptions do (`data-cluster`). A cluster's health there is read off its
@@ -77,10 +78,12 @@ const SOURCE_TEXT: Record<ClusterSnapshot["source"], string> = { environment: "K
 function clusterTable(groups: ClusterGroup[]): Html {
   return html`<section class="clusters" aria-label="Clusters">
   <h2>Clusters</h2>
+  <div class="scroll">
   <table>
     <thead><tr><th>Cluster</th><th>API server</th><th>Informers</th><th>Watching</th></tr></thead>
     <tbody>${groups.map((group) => clusterRow(group))}</tbody>
   </table>
+  </div>
 </section>`;
 }
 
@@ -89,8 +92,8 @@ function clusterRow({ cluster, informers }: ClusterGroup): Html {
   const failing = informers.filter((i) => i.metrics.progress.watch.state === "backoff").length;
   const tone = informers.length === 0 ? "quiet" : failing > 0 ? "bad" : watching === informers.length ? "ok" : "warn";
   return html`<tr data-cluster="${cluster.name}">
-      <td><a href="#cluster-${cluster.name}">${cluster.name}</a></td>
-      <td><span class="host" data-field="server">${cluster.host || "not configured"}</span> <span class="age">${SOURCE_TEXT[cluster.source]}</span></td>
+      <td class="name"><a href="#cluster-${cluster.name}">${cluster.name}</a></td>
+      <td><span class="host" data-field="server">${cluster.host ? atSeparators(cluster.host) : "not configured"}</span> <span class="age">${SOURCE_TEXT[cluster.source]}</span></td>
       <td data-field="informers">${informers.length}</td>
       <td data-field="health"><span class="${tone}">${watching} of ${informers.length}</span>${failing > 0 ? html` <span class="bad">(${failing} backing off)</span>` : ""}</td>
     </tr>`;
@@ -142,7 +145,7 @@ function subscriptionItem(snapshot: SubscriptionSnapshot, now: number): Html {
   const { metrics: m } = snapshot;
   const tone = m.state === "active" ? "ok" : m.state === "failing" ? "bad" : "warn";
   return html`<li class="subscription" id="${m.id}" data-subscription="${m.id}" data-cluster="${snapshot.identity.cluster}">
-    <div class="sub-head"><code>${m.id}</code> → <span class="host">${m.host}</span> <span class="badge ${tone}" data-field="state">${m.state}</span></div>
+    <div class="sub-head"><code>${m.id}</code> → <span class="host">${atSeparators(m.host)}</span> <span class="badge ${tone}" data-field="state">${m.state}</span></div>
     <dl class="facts small">
       <div><dt>Lag</dt><dd data-field="lag">${snapshot.lagEvents} event${snapshot.lagEvents === 1 ? "" : "s"}${snapshot.lagSeconds ? html` <span class="age">(${age(snapshot.lagSeconds * 1000)})</span>` : ""}${m.marker ? html` <span class="age">+ ${m.marker === "replay" ? "replay" : "resync"} in progress</span>` : ""}</dd></div>
       <div><dt>Last delivery</dt><dd data-field="last-delivery">${m.lastDeliveryAt === null ? "never" : `${age(now - m.lastDeliveryAt)} ago`}</dd></div>
@@ -154,6 +157,12 @@ function subscriptionItem(snapshot: SubscriptionSnapshot, now: number): Html {
       ? html`<form method="post" action="/status/subscriptions/${m.id}/redeliver"><button type="submit">Redeliver dead letters</button> <span class="age">needs the admin token</span></form>`
       : ""}
   </li>`;
+}
+
+/** A host (or any dotted name) that may wrap after each `.`, `:` or `/` and nowhere else: `<wbr>` leaves its text as it is. */
+function atSeparators(text: string): Html {
+  const parts = text.split(/(?<=[.:/])/);
+  return html`${parts.map((part, i) => (i === 0 ? html`${part}` : html`${raw("<wbr>")}${part}`))}`;
 }
 
 /** The last hour, one bar per minute, as inline SVG (no script, no image request). */
@@ -199,10 +208,11 @@ h3 { font-size: 1.15rem; margin: 0 0 8px; display: flex; flex-wrap: wrap; gap: 6
 h4 { font-size: 1rem; margin: 14px 0 6px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 4px 8px 4px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
-td { overflow-wrap: anywhere; }
+td.name, .sub-head code { white-space: nowrap; }
+.scroll { overflow-x: auto; }
 th { font-size: .8rem; color: var(--muted); font-weight: normal; white-space: nowrap; }
 .meta, .age, .quiet, .resource { color: var(--muted); font-size: .85rem; font-weight: normal; }
-section.informer { border: 1px solid var(--line); border-radius: 8px; padding: 12px; margin: 12px 0; }
+section.informer { border: 1px solid var(--line); border-radius: 8px; padding: 12px; margin: 12px 0; overflow-x: auto; }
 .facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px 16px; margin: 0; }
 .facts div { min-width: 0; }
 .facts .wide { grid-column: 1 / -1; }
@@ -213,7 +223,7 @@ dd { margin: 0; overflow-wrap: anywhere; }
 .spark rect { fill: var(--ok); } .spark line { stroke: var(--line); }
 ul.subscriptions { list-style: none; padding: 0; margin: 0; }
 li.subscription { border-top: 1px solid var(--line); padding: 8px 0; }
-.sub-head { margin-bottom: 4px; overflow-wrap: anywhere; }
+.sub-head { margin-bottom: 4px; }
 .facts.small { grid-template-columns: repeat(auto-fill, minmax(120px, 1fr)); }
 form { margin-top: 6px; }
 button { font: inherit; padding: 4px 12px; border-radius: 6px; border: 1px solid var(--line); cursor: pointer; }

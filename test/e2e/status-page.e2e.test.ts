@@ -130,6 +130,24 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
     await context.close();
   });
 
+  // Issue 30 item 8: at 390 px the clusters table broke "default" into "defaul" / "t" (cells could
+  // break anywhere, so the table squeezed the name column); a card's content must never run past
+  // its border (a table scrolls inside its card instead).
+  it.each([390, 1280])("at %i px no name or cell breaks mid-word, and every card holds its content", async (width) => {
+    const { workerUrl, readToken } = e2e();
+    const context = await browser.newContext({ javaScriptEnabled: false, httpCredentials: { username: "ops", password: readToken }, viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${workerUrl}/`);
+    const layout = await page.evaluate(MEASURE_LAYOUT);
+    await page.screenshot({ path: join(OUTPUT, `status-page-${width}.png`), fullPage: true });
+    await context.close();
+    expect(layout.words).toBeGreaterThan(0);
+    expect(layout.split).toEqual([]);
+    expect(layout.cards).toBeGreaterThan(0);
+    expect(layout.overflowing).toEqual([]);
+    expect(layout.pageWidth).toBeLessThanOrEqual(width);
+  });
+
   it("asks for credentials, and redelivers dead letters only with the admin token", async () => {
     const { workerUrl, readToken, adminToken } = e2e();
     const basic = (token: string) => ({ authorization: `Basic ${Buffer.from(`ops:${token}`).toString("base64")}` });
@@ -171,3 +189,41 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("status page in chromium")
     for (const secret of [failing.secret, deadLettering.secret, eastFailing.secret, readToken, adminToken, SECOND_TOKEN]) expect(everything).not.toContain(secret);
   });
 });
+
+/**
+ * Runs in the page (no closure: playwright sends its source). `split`: the words (runs of letters
+ * and digits; a break at `-`, `.`, `:` or a space is a fine place to wrap) of table cells, card
+ * headings and subscription ids that are laid out on more than one line. `overflowing`: elements
+ * whose right edge passes their card's (an informer's section, the clusters section) with no
+ * scrolling box between them and the card.
+ */
+function MEASURE_LAYOUT() {
+  const split: string[] = [];
+  let words = 0;
+  for (const cell of Array.from(document.querySelectorAll("td, th, section.informer h3, .sub-head code"))) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const word of node.textContent!.matchAll(/[\p{L}\p{N}_]+/gu)) {
+        words += 1;
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        const lines = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) split.push(`${cell.tagName.toLowerCase()} "${cell.textContent!.trim()}": "${word[0]}" on ${lines.size} lines`);
+      }
+    }
+  }
+  const scrolls = (el: Element) => ["auto", "scroll", "hidden"].includes(getComputedStyle(el).overflowX);
+  const overflowing: string[] = [];
+  const cards = Array.from(document.querySelectorAll("section.informer, section.clusters"));
+  for (const card of cards) {
+    const right = card.getBoundingClientRect().right;
+    for (const el of Array.from(card.querySelectorAll("*"))) {
+      if (el.getBoundingClientRect().right <= right + 0.5) continue;
+      let box: Element | null = el.parentElement;
+      while (box && box !== card && !scrolls(box)) box = box.parentElement;
+      if (box === card && !scrolls(card)) overflowing.push(`${el.tagName.toLowerCase()}.${el.className} passes ${card.id || card.className}'s right edge by ${Math.round(el.getBoundingClientRect().right - right)} px`);
+    }
+  }
+  return { words, split, cards: cards.length, overflowing, pageWidth: document.documentElement.scrollWidth };
+}

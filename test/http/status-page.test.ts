@@ -43,7 +43,7 @@ describe("status page", () => {
     const page = await get({ accept: "text/html", authorization: basic("reader-secret-0123456789abcdefghijk") });
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
-    const text = await page.text();
+    const text = (await page.text()).replaceAll("<wbr>", ""); // a host may wrap at its separators (issue 30)
     expect(text).toContain(`<section class="informer" id="informer-${name}" data-informer="${name}" data-cluster="default">`);
     expect(text).toContain(`data-subscription="${failing.id}" data-cluster="default"`);
     expect(text).toContain(`action="/status/subscriptions/${failing.id}/redeliver"`);
@@ -71,7 +71,8 @@ describe("status page", () => {
     const { fake, cluster, remove } = await startInCluster("shown", { token });
     const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
     const sub = await subscribe("pods", hook, {}, cluster);
-    const page = await (await createApp().request(`${base}/`, { headers: { accept: "text/html" } }, env)).text();
+    // A host may wrap at its dots and colons (`<wbr>`, issue 30): read it as the browser shows its text.
+    const page = (await (await createApp().request(`${base}/`, { headers: { accept: "text/html" } }, env)).text()).replaceAll("<wbr>", "");
     const json = await (await createApp().request(`${base}/`, {}, env)).text();
     await remove();
 
