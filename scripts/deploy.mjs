@@ -10,7 +10,7 @@
 //   3. else `[vars]` of wrangler.toml, or `[env.NAME.vars]` with `--env NAME` (vars are not inherited
 //      by environments), read by wrangler itself.
 // It must be an https: URL whose host is a name: not loopback, not an IP address (a Worker's fetch
-// cannot reach IP addresses; a private cluster is reached through Cloudflare Tunnel, README
+// cannot reach IP addresses; a private cluster is reached through Cloudflare Tunnel, docs/deploying.md
 // "Reaching a private cluster").
 import { spawn } from "node:child_process";
 import { isIP } from "node:net";
@@ -76,7 +76,7 @@ if (problem) {
   Set it to your Kubernetes API server's https URL first, in wrangler.toml's [vars]:
     KUBE_API_URL = "${EXAMPLE}"
   or for one deployment: KUBE_API_URL=${EXAMPLE} npm run deploy
-  A cluster in a private network: README "Reaching a private cluster" (Cloudflare Tunnel).`);
+  A cluster in a private network: docs/deploying.md "Reaching a private cluster" (Cloudflare Tunnel).`);
   process.exit(1);
 }
 

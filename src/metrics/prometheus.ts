@@ -32,7 +32,7 @@ const sqlRows = (prefix: string, what: "read" | "written", whose: string): Metri
 export const WATCH_STATES = ["idle", "listing", "watching", "sleeping", "backoff"] as const;
 export const SUBSCRIPTION_STATES = ["active", "failing", "disabled"] as const;
 
-/** Every family, in the order written (README "Monitoring" lists them). */
+/** Every family, in the order written (docs/monitoring.md lists them). */
 export const FAMILIES = {
   clusterInfo: family("cluster_info", "gauge", "A cluster and where it is configured: environment (KUBE_API_URL), config (CLUSTERS) or api (PUT /clusters) (always 1)."),
   clusterInformers: family("cluster_informers", "gauge", "Informers registered in the cluster."),

@@ -1,6 +1,7 @@
 /**
- * The repository's docs stand on their own: every file they point to is in the repository, the
- * invariants they cite are stated in docs/architecture.md, and the README's webhook walkthrough gets
+ * The repository's docs stand on their own: every file they point to is in the repository, every
+ * relative link (README.md, CHANGELOG.md, docs/) reaches a file and, with a `#fragment`, one of its
+ * headings (issue 30 moved the README's long sections to docs/), the invariants they cite are stated in docs/architecture.md, and the README's webhook walkthrough gets
  * the first delivery through without waiting out a backoff. The deploy steps stay true: the settings
  * they name are the Worker's, they set KUBE_API_URL, the secrets and a read credential before
  * `npm run deploy` (which is the guarded script), the RBAC they give grants only reads on the
@@ -8,14 +9,26 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { loadAllYaml } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { unstable_readConfig } from "wrangler";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const DOCS = ["README.md", "docs/api.md", "docs/architecture.md", "docs/security.md", "examples/README.md"];
+const DOCS = [
+  "README.md",
+  "CHANGELOG.md",
+  "docs/api.md",
+  "docs/architecture.md",
+  "docs/configuration.md",
+  "docs/costs.md",
+  "docs/deploying.md",
+  "docs/development.md",
+  "docs/monitoring.md",
+  "docs/security.md",
+  "examples/README.md",
+];
 const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
 /** The invariants docs/architecture.md states, numbered as in the design (DESIGN.md "Invariants"). */
 const INVARIANTS = 11;
@@ -28,6 +41,21 @@ describe("docs", () => {
     const paths = [...text.matchAll(/[`(]((?:\.{1,2}\/)?(?:src|docs|examples|test|scripts|bench)\/[A-Za-z0-9_./-]*[A-Za-z0-9_/-])[`)]/g)].map((m) => m[1]!);
     const missing = paths.filter((path) => !existsSync(resolve(path.startsWith(".") ? join(ROOT, dirname(doc)) : ROOT, path)));
     expect(missing).toEqual([]);
+  });
+
+  it("has every Markdown file of docs/ in that list", () => {
+    const inDocs = readdirSync(join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`);
+    expect(inDocs.filter((doc) => !DOCS.includes(doc))).toEqual([]);
+  });
+
+  it.each(DOCS)("%s links only to files and headings that exist", (doc) => {
+    const broken = relativeLinks(read(doc)).filter((link) => {
+      const [path, fragment] = link.split("#") as [string, string | undefined];
+      const target = path === "" ? doc : join(dirname(doc), decodeURIComponent(path));
+      if (!existsSync(join(ROOT, target))) return true;
+      return fragment !== undefined && target.endsWith(".md") && !headingAnchors(read(target)).has(fragment);
+    });
+    expect(broken).toEqual([]);
   });
 
   it("states every invariant the docs cite in docs/architecture.md", () => {
@@ -56,17 +84,35 @@ describe("docs", () => {
   });
 });
 
+/** The targets of a Markdown text's relative links and images, `[text](target)`, outside code blocks and spans. */
+function relativeLinks(markdown: string): string[] {
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, "").replace(/`[^`\n]*`/g, "");
+  return [...prose.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!).filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
+/** The anchors GitHub gives a Markdown text's headings: lower case, punctuation dropped, spaces as `-`, repeats numbered. */
+function headingAnchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const [, heading] of markdown.replace(/^```[\s\S]*?^```/gm, "").matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
+    const slug = heading!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    anchors.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return anchors;
+}
+
 /** The names of the Worker's settings: the keys of `Env` in src/env.ts. */
 const SETTINGS = new Set([...read("src/env.ts").matchAll(/^ {2}([A-Z][A-Z0-9_]*)\??:/gm)].map((m) => m[1]!));
-/** README's "Deploying" section, up to its first subsection. */
+/** docs/deploying.md's steps (the README's "Deploying" section until issue 30), up to its first subsection. */
 const deploying = () => {
-  const readme = read("README.md");
-  const start = readme.indexOf("\n## Deploying\n");
-  return readme.slice(start, readme.indexOf("\n### ", start));
+  const text = read("docs/deploying.md");
+  return text.slice(0, text.indexOf("\n## "));
 };
 
 describe("deploy docs", () => {
-  it.each(["README.md", "docs/security.md"])("%s puts and configures only settings the Worker has", (doc) => {
+  it.each(["docs/configuration.md", "docs/deploying.md", "docs/security.md"])("%s puts and configures only settings the Worker has", (doc) => {
     const text = read(doc);
     // Secrets a spec names ("secretBinding": "AUDIT_WEBHOOK_SECRET") are the user's to choose.
     const chosen = (name: string) => name === "NAME" || text.includes(`"${name}"`);
@@ -117,7 +163,7 @@ describe("deploy docs", () => {
   it("gives token commands that make what the Worker takes: at least 32 characters, and a TOKENS hash as hex SHA-256", () => {
     const token = execFileSync("bash", ["-c", "openssl rand -base64 32"], { encoding: "utf8" }).trim();
     expect(token.length).toBeGreaterThanOrEqual(32);
-    for (const doc of ["README.md", "docs/security.md"]) {
+    for (const doc of ["docs/configuration.md", "docs/security.md"]) {
       const hash = /printf %s "\$TOKEN" \| sha256sum \| cut -d' ' -f1/.exec(read(doc))?.[0];
       expect(hash, doc).toBeDefined();
       const printed = execFileSync("bash", ["-c", hash!], { encoding: "utf8", env: { ...process.env, TOKEN: token } }).trim();
