@@ -2,7 +2,8 @@
  * A `/k8s` watch: its options validated as the API server validates them, then opened in a watch
  * relay (any: k8s/watch-relay.ts pickRelay) — off the informer's thread — or, with
  * WATCH_RELAYS=0, in the informer's object, and streamed; the body ends normally even when that
- * object's stream breaks off (k8s/watch-body.ts).
+ * object's stream breaks off (k8s/watch-body.ts). A request with `Upgrade: websocket` gets the same
+ * stream as a WebSocket, one event per message (k8s/watch-websocket.ts); refusals stay HTTP answers.
  */
 import { informerObjectName } from "../clusters/cluster.ts";
 import { relayStub } from "../clusters/stubs.ts";
@@ -17,6 +18,7 @@ import type { IncludeObject } from "../k8s/table.ts";
 import type { WatchParams } from "../k8s/watch-params.ts";
 import { endingCleanly } from "../k8s/watch-body.ts";
 import { pickRelay, relaysOf } from "../k8s/watch-relay.ts";
+import { isWebSocketRequest, webSocketWatch } from "../k8s/watch-websocket.ts";
 import { errorText, logger } from "../log.ts";
 import { principalOf } from "./auth.ts";
 import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
@@ -62,5 +64,6 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   const body = endingCleanly(opened.value.stream, (error) =>
     logger.info("watch stream ended early (its source broke off, or its client left): the body ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
   );
+  if (isWebSocketRequest(c.req.raw.headers)) return webSocketWatch(body, c.req.raw.headers);
   return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
