@@ -18,7 +18,7 @@ import type { IncludeObject } from "../k8s/table.ts";
 import type { WatchParams } from "../k8s/watch-params.ts";
 import { endingCleanly } from "../k8s/watch-body.ts";
 import { pickRelay, relaysOf } from "../k8s/watch-relay.ts";
-import { isWebSocketRequest, webSocketWatch } from "../k8s/watch-websocket.ts";
+import { crossSiteRefusal, isWebSocketRequest, webSocketWatch } from "../k8s/watch-websocket.ts";
 import { errorText, logger } from "../log.ts";
 import { principalOf } from "./auth.ts";
 import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
@@ -28,6 +28,8 @@ import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, l
  * A name in the path (`get pod x -w` on a deprecated path) becomes a metadata.name field selector.
  */
 export async function watch(c: K8sContext, served: ServedResource, request: ResourceRequest, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
+  const hijacked = crossSiteRefusal(c.req.raw.headers, c.req.url);
+  if (hijacked !== undefined) throw new ApiError("Forbidden", hijacked);
   const q = (name: string) => queryParam(c, name);
   const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
   const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;

@@ -22,6 +22,13 @@
  *   read too (Headlamp's frontend and backend send `btoa(token)` without padding), and padding is
  *   tolerated. Two token subprotocols, an undecodable one or an empty token are refused (401). The
  *   token is never logged or echoed.
+ * - Cross-site WebSocket hijacking: browsers let any page open a WebSocket to any host, send that
+ *   host's cookies and Basic credentials with it, and read what it answers (no CORS). So a request a
+ *   browser sends from another site (`Sec-Fetch-Site`, else `Origin`, as http/validate.ts reads
+ *   them) is served only with a token the page itself presents — a bearer subprotocol or
+ *   `Authorization: Bearer` — never on ambient credentials alone (a Cloudflare Access cookie, Basic
+ *   credentials, ALLOW_UNAUTHENTICATED's loopback): 403 before the watch opens. Headlamp, served
+ *   from its own origin, presents its token. The API server checks only that an Origin parses.
  * - The server's end of the stream closes the socket normally (1000); the client's close (or a
  *   failed socket) cancels the stream, so its watcher leaves and its place under the caps frees as
  *   an HTTP client's does when it goes away (watch-body.ts).
@@ -87,6 +94,25 @@ export function subprotocolCredential(headers: Headers): SubprotocolCredential {
   }
   const token = decodeToken(bearers[0]!.slice(BEARER_PROTOCOL_PREFIX.length));
   return token === undefined ? { refused: `the ${BEARER_PROTOCOL_PREFIX}<token> subprotocol is not the unpadded base64url of a token` } : { token };
+}
+
+/** Whether a browser sent this request from another site than `url`'s (http/validate.ts reads the same headers). */
+function fromAnotherSite(headers: Headers, url: string): boolean {
+  const site = headers.get("sec-fetch-site");
+  if (site !== null) return site !== "same-origin" && site !== "none";
+  const origin = headers.get("origin");
+  return origin !== null && origin !== new URL(url).origin;
+}
+
+/**
+ * Why a WebSocket request may not be served on the credentials it carries: one from another site
+ * without a token of its own (see the contract). Undefined when it may.
+ */
+export function crossSiteRefusal(headers: Headers, url: string): string | undefined {
+  if (!isWebSocketRequest(headers) || !fromAnotherSite(headers, url)) return undefined;
+  const presented = subprotocolCredential(headers);
+  if (/^Bearer\s/i.test(headers.get("authorization") ?? "") || (presented !== undefined && "token" in presented)) return undefined;
+  return `a page of another site may open a WebSocket watch only with its own token (the ${BEARER_PROTOCOL_PREFIX}<token> subprotocol), not on this browser's cookies or stored credentials`;
 }
 
 /** The subprotocol a WebSocket watch answers with: the first offered that carries no token. */

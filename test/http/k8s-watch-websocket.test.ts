@@ -159,6 +159,24 @@ describe("/k8s watches over WebSocket", () => {
     expect(await json(response)).toMatchObject({ kind: "Status", code: 400 });
     await remove();
   });
+
+  it("refuses a page of another site that brings no token of its own (403: cross-site WebSocket hijacking), and serves its own pages", async () => {
+    const { cluster, remove } = await startInCluster("ws-origin", {}, 1);
+    const watch = `/clusters/${cluster}/api/v1/pods?watch=1&resourceVersion=0`;
+    // ALLOW_UNAUTHENTICATED serves loopback: a page elsewhere must not read the cache through its visitor's browser.
+    const sites: Record<string, string>[] = [{ origin: "https://evil.example" }, { "sec-fetch-site": "cross-site", origin: "https://evil.example" }];
+    for (const site of sites) {
+      const refused = await k8s(watch, { ...upgrade([HEADLAMP_PROTOCOL]), ...site });
+      expect(refused.status).toBe(403);
+      expect(refused.webSocket).toBeFalsy();
+      expect((await json(refused)).message).toContain("its own token");
+    }
+    const own = await openSocket(watch, [], k8s(watch, { ...upgrade([HEADLAMP_PROTOCOL]), origin: "http://localhost" }));
+    await own.client.until(1);
+    expect(own.client.events.map((event) => event.type)).toEqual(["ADDED"]);
+    own.client.socket.close(1000);
+    await remove();
+  });
 });
 
 describe("a browser's bearer token in a WebSocket subprotocol", () => {
@@ -176,6 +194,11 @@ describe("a browser's bearer token in a WebSocket subprotocol", () => {
     await client.until(1);
     expect(client.events.map((event) => event.type)).toEqual(["ADDED"]);
     client.socket.close(1000);
+    // A page of another site that presents its token (Headlamp, served from its own origin) is served.
+    const elsewhere = await openSocket(watch, [], request(watch, { ...upgrade([HEADLAMP_PROTOCOL, bearerProtocol(readToken)]), origin: "https://headlamp.example" }));
+    await elsewhere.client.until(1);
+    expect(elsewhere.client.events.map((event) => event.type)).toEqual(["ADDED"]);
+    elsewhere.client.socket.close(1000);
 
     for (const [what, protocols] of [
       ["a wrong token", [HEADLAMP_PROTOCOL, bearerProtocol(`wrong-${readToken}`)]],
