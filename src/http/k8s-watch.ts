@@ -28,8 +28,7 @@ import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, l
  * A name in the path (`get pod x -w` on a deprecated path) becomes a metadata.name field selector.
  */
 export async function watch(c: K8sContext, served: ServedResource, request: ResourceRequest, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
-  const hijacked = crossSiteRefusal(c.req.raw.headers, c.req.url);
-  if (hijacked !== undefined) throw new ApiError("Forbidden", hijacked);
+  checkWatchSite(c);
   const q = (name: string) => queryParam(c, name);
   const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
   const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;
@@ -66,6 +65,20 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   const body = endingCleanly(opened.value.stream, (error) =>
     logger.info("watch stream ended early (its source broke off, or its client left): the body ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
   );
+  return watchResponse(c, body);
+}
+
+/**
+ * Refuses (403) a WebSocket watch a page of another site opens without its own token
+ * (k8s/watch-websocket.ts crossSiteRefusal). Any watch route calls it before opening its stream.
+ */
+export function checkWatchSite(c: K8sContext): void {
+  const refusal = crossSiteRefusal(c.req.raw.headers, c.req.url);
+  if (refusal !== undefined) throw new ApiError("Forbidden", refusal);
+}
+
+/** A watch stream's answer: a WebSocket for an `Upgrade: websocket` request, else the chunked HTTP body. */
+export function watchResponse(c: K8sContext, body: ReadableStream<Uint8Array>): Response {
   if (isWebSocketRequest(c.req.raw.headers)) return webSocketWatch(body, c.req.raw.headers);
   return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
