@@ -87,23 +87,25 @@ async function openSocket(path: string, protocols: string[] = [HEADLAMP_PROTOCOL
 }
 
 describe("/k8s watches over WebSocket", () => {
-  it("answers a 101 with the HTTP watch's events, one text message each, and the offered subprotocol", async () => {
+  it("answers a 101 with the HTTP watch's events and bookmarks, one text message each, and the offered subprotocol", async () => {
     const { cluster, fake, remove } = await startInCluster("ws-events", {}, 3);
     const pods = `/clusters/${cluster}/api/v1/pods`;
-    // From "0": synthetic ADDED events for the three pods, then the changes; both watches see the same.
-    const query = "?watch=1&resourceVersion=0";
+    // From "0": synthetic ADDED events for the three pods, the initial-events-end bookmark, then the
+    // changes; both watches see the same.
+    const query = "?watch=1&resourceVersion=0&allowWatchBookmarks=true";
     const http = await k8s(`${pods}${query}`);
-    const lines = readLines(http.body!, 5);
+    const lines = readLines(http.body!, 6);
     const { client, response } = await openSocket(`${pods}${query}`);
     expect(response.headers.get("sec-websocket-protocol")).toBe(HEADLAMP_PROTOCOL);
-    await client.until(3);
+    await client.until(4);
     await fake.create("pods", pod({ name: "new-one", namespace: "ns-0" }));
     await fake.delete("pods", { metadata: { name: "new-one", namespace: "ns-0" } });
-    await client.until(5);
+    await client.until(6);
     // Text frames, each the HTTP body's line with its newline, as the API server's encoder writes it.
     expect(client.messages.every((message) => typeof message === "string")).toBe(true);
     expect(client.messages).toEqual((await lines).map((line) => `${line}\n`));
-    expect(client.events.map((event) => event.type)).toEqual(["ADDED", "ADDED", "ADDED", "ADDED", "DELETED"]);
+    expect(client.events.map((event) => event.type)).toEqual(["ADDED", "ADDED", "ADDED", "BOOKMARK", "ADDED", "DELETED"]);
+    expect(client.events[3]!.object.metadata.annotations).toMatchObject({ "k8s.io/initial-events-end": "true" });
     client.socket.close(1000);
     await remove();
   });
