@@ -155,8 +155,10 @@ describe.skipIf(CHROMIUM_MISSING !== undefined)(suite("/k8s watches over WebSock
   it("delivers every change in order, as the fake API server's watch does", async () => {
     const page = await browser.newPage();
     try {
-      // A page of the Worker's origin, as Headlamp's is its backend's; the socket sends its Origin.
-      await page.goto(`${e2e().workerUrl}/healthz`);
+      // A page of another origin (the fake API server's), as Headlamp's frontend is served by its own
+      // backend: the socket carries that Origin, and the token lets it through (a page of another
+      // site without a token of its own is refused: cross-site WebSocket hijacking).
+      await page.goto(`${new URL(fakeCluster().url).origin}/healthz`);
       const rv = await listedRv();
       const fake = fakeWatch(rv);
       const url = `${e2e().k8sUrl.replace(/^http/, "ws")}${PODS}?watch=1&resourceVersion=${rv}`;
