@@ -10,6 +10,7 @@ import { ACCESS_JWT_HEADER } from "../auth/access-jwt.ts";
 import { credentialConfig, type Role } from "../auth/credentials.ts";
 import { authenticate, mayAccess, permission, type Principal, type Refusal } from "../auth/principal.ts";
 import { DEFAULT_CLUSTER } from "../clusters/cluster.ts";
+import { subprotocolCredential } from "../k8s/watch-websocket.ts";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -35,12 +36,25 @@ function isRead(c: Context<AppEnv>): boolean {
   return c.req.method === "GET" || c.req.method === "HEAD";
 }
 
+/**
+ * The request's `Authorization`; for a WebSocket request without one, the bearer token of its
+ * subprotocols, as browsers send it (k8s/watch-websocket.ts). Throws 401 for malformed ones.
+ */
+function authorizationOf(c: Context<AppEnv>): string | undefined {
+  const header = c.req.header("authorization");
+  if (header !== undefined) return header;
+  const presented = subprotocolCredential(c.req.raw.headers);
+  if (presented === undefined) return undefined;
+  if ("refused" in presented) throw new ApiError("Unauthorized", presented.refused);
+  return `Bearer ${presented.token}`;
+}
+
 /** Who sent this request: authenticated on first use, then remembered for the request. Throws a refusal. */
 export async function principalOf(c: Context<AppEnv>): Promise<Principal> {
   const known = c.get("principal");
   if (known) return known;
   const outcome = await authenticate(c.env, await credentialConfig(c.env), {
-    authorization: c.req.header("authorization"),
+    authorization: authorizationOf(c),
     accessJwt: c.req.header(ACCESS_JWT_HEADER),
     hostname: new URL(c.req.url).hostname,
     clientAddress: c.req.header("cf-connecting-ip"),

@@ -2,7 +2,8 @@
  * A `/k8s` watch: its options validated as the API server validates them, then opened in a watch
  * relay (any: k8s/watch-relay.ts pickRelay) — off the informer's thread — or, with
  * WATCH_RELAYS=0, in the informer's object, and streamed; the body ends normally even when that
- * object's stream breaks off (k8s/watch-body.ts).
+ * object's stream breaks off (k8s/watch-body.ts). A request with `Upgrade: websocket` gets the same
+ * stream as a WebSocket, one event per message (k8s/watch-websocket.ts); refusals stay HTTP answers.
  */
 import { informerObjectName } from "../clusters/cluster.ts";
 import { relayStub } from "../clusters/stubs.ts";
@@ -17,6 +18,7 @@ import type { IncludeObject } from "../k8s/table.ts";
 import type { WatchParams } from "../k8s/watch-params.ts";
 import { endingCleanly } from "../k8s/watch-body.ts";
 import { pickRelay, relaysOf } from "../k8s/watch-relay.ts";
+import { crossSiteRefusal, isWebSocketRequest, webSocketWatch } from "../k8s/watch-websocket.ts";
 import { errorText, logger } from "../log.ts";
 import { principalOf } from "./auth.ts";
 import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
@@ -26,6 +28,7 @@ import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, l
  * A name in the path (`get pod x -w` on a deprecated path) becomes a metadata.name field selector.
  */
 export async function watch(c: K8sContext, served: ServedResource, request: ResourceRequest, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
+  checkWatchSite(c);
   const q = (name: string) => queryParam(c, name);
   const fields = [q("fieldSelector"), request.kind === "object" ? `metadata.name=${request.name}` : undefined].filter((f) => f !== undefined);
   const fieldSelector = fields.length > 0 ? fields.join(",") : undefined;
@@ -62,5 +65,20 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   const body = endingCleanly(opened.value.stream, (error) =>
     logger.info("watch stream ended early (its source broke off, or its client left): the body ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
   );
+  return watchResponse(c, body);
+}
+
+/**
+ * Refuses (403) a WebSocket watch a page of another site opens without its own token
+ * (k8s/watch-websocket.ts crossSiteRefusal). Any watch route calls it before opening its stream.
+ */
+export function checkWatchSite(c: K8sContext): void {
+  const refusal = crossSiteRefusal(c.req.raw.headers, c.req.url);
+  if (refusal !== undefined) throw new ApiError("Forbidden", refusal);
+}
+
+/** A watch stream's answer: a WebSocket for an `Upgrade: websocket` request, else the chunked HTTP body. */
+export function watchResponse(c: K8sContext, body: ReadableStream<Uint8Array>): Response {
+  if (isWebSocketRequest(c.req.raw.headers)) return webSocketWatch(body, c.req.raw.headers);
   return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
