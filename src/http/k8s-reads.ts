@@ -1,7 +1,8 @@
 /**
  * `/k8s` gets and lists: one object by key, or a list — paged with continue tokens at one
  * resourceVersion (k8s/continue-token.ts, cache/versioned-list.ts), or without limit streamed page
- * by page — and the namespace stand-in. Whole lists and selector scans are heavy reads, admitted by
+ * by page — and the namespace stand-in, with the namespaces list and watch synthesized when
+ * namespaces are not mirrored. Whole lists and selector scans are heavy reads, admitted by
  * the informer object a few at a time (k8s/admission.ts).
  */
 import { exactKey } from "../cache/key-scope.ts";
@@ -11,16 +12,19 @@ import type { ObjectFormat } from "../k8s/accept.ts";
 import { HEAVY_READ_RETRY_AFTER_SECONDS, type HeavyRead } from "../k8s/admission.ts";
 import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
 import { requireReady } from "../k8s/cache-readiness.ts";
-import { listEncoding } from "../k8s/compression.ts";
 import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continue-token.ts";
 import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
-import { checkListOptions } from "../k8s/list-options.ts";
+import { checkListOptions, sendsInitialEvents, watchTimeoutSeconds } from "../k8s/list-options.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
+import { mergeNamespaces, NAMESPACE_WATCH_MAX_CALLS, namespaceListBody, namespaceWatchFrames, type ResourceNamespaces } from "../k8s/namespace-list.ts";
+import { NAMESPACE_INDEX } from "../cache/indexer.ts";
+import { MAX_LIST_LIMIT } from "../cache/lister.ts";
+import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
 import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { IncludeObject } from "../k8s/table.ts";
 import { parseFieldSelector } from "../kube/selectors.ts";
-import { checkFieldSelector, informerStub, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
+import { checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 import { principalOf } from "./auth.ts";
 import { served } from "./k8s-served.ts";
 
@@ -36,6 +40,51 @@ export async function namespaceAnswer(c: K8sContext, name: string, format: Objec
   return new Response(objectBody(NAMESPACES, await namespaceStandIn(name, holdsNamespace), format, includeObject, Date.now()), {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
+}
+
+/**
+ * The namespaces list or watch synthesized from the served namespaced resources
+ * (k8s/namespace-list.ts): one `indexValues("namespace")` call to each, in parallel; a resource
+ * whose informer does not answer is left out.
+ */
+export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, includeObject: IncludeObject, watching: boolean): Promise<Response> {
+  const options = listOptionsQuery(c, watching);
+  checkListOptions(options);
+  const resources = (await served(c)).filter((r) => r.info.namespaced);
+  const namespacesOf = async (resource: ServedResource): Promise<ResourceNamespaces[]> => {
+    const answer = await informerStub(c, resource).indexValues(NAMESPACE_INDEX, { limit: MAX_LIST_LIMIT });
+    if (!answer.ok) return [];
+    // A resource in more than MAX_LIST_LIMIT namespaces lists its first ones (docs/security.md bounds).
+    return [{ namespaces: answer.value.value.values, resourceVersion: answer.value.resourceVersion }];
+  };
+  const read = async () => mergeNamespaces((await Promise.all(resources.map(namespacesOf))).flat());
+  if (!watching) {
+    return new Response(namespaceListBody(await read(), format, includeObject, Date.now()), { headers: STREAM_HEADERS });
+  }
+  const timeoutSeconds = watchTimeoutSeconds(queryParam(c, "timeoutSeconds"));
+  const frames = namespaceWatchFrames(
+    {
+      format,
+      includeObject,
+      initialEvents: sendsInitialEvents(options),
+      bookmarks: isTrue(c.req.query("allowWatchBookmarks")),
+      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+      maxReads: Math.max(1, Math.floor(NAMESPACE_WATCH_MAX_CALLS / Math.max(1, resources.length))),
+    },
+    { read, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), now: Date.now },
+  );
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await frames.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+    async cancel() {
+      await frames.return(undefined);
+    },
+  });
+  return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }
 
 export async function getObject(
