@@ -119,7 +119,7 @@ export class CacheReads {
    * light list's is its limit's, so it takes no heavy-read slot and is never shed (review G6: 40
    * pods-by-node lists at once were 429s). Without one fixed index value it stays heavy.
    */
-  #readsIndex(query: PageQuery): boolean {
+  #readsIndex(query: { fieldSelector?: string }): boolean {
     if (query.fieldSelector === undefined) return false;
     const { fieldSelector } = parseSelectors({ fieldSelector: query.fieldSelector });
     const served = this.#at((_, informer) => indexLookup(informer.indexer, fieldSelector) !== undefined);
@@ -203,7 +203,8 @@ export class CacheReads {
 
   /**
    * A page of the query API. One with selectors is a scan, a heavy read (k8s/admission.ts): it waits
-   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns.
+   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns — unless
+   * an index answers its field selector, which reads the index's hits only.
    */
   async listObjects(query: ObjectQuery, owner = ANONYMOUS_OWNER): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
     const listQuery = (): ListQuery => ({
@@ -214,6 +215,15 @@ export class CacheReads {
     });
     if (query.labelSelector === undefined && query.fieldSelector === undefined) {
       return this.#at((_, informer) => answerOf(informer, listObjects(informer.indexer, listQuery())));
+    }
+    // An index answers the field selector (cache/index-selector.ts): its hits are read, filtered by
+    // the namespace and the rest of the selectors; light, as a `/k8s` list's (`#readsIndex`).
+    if (this.#readsIndex(query)) {
+      return this.#at((_, informer) => {
+        const base = listQuery();
+        const index = indexLookup(informer.indexer, base.fieldSelector);
+        return answerOf(informer, listObjects(informer.indexer, index ? { ...base, index } : base));
+      });
     }
     return this.#admitted("first", owner, async () => {
       const current = this.#at((_, informer) => informer);
