@@ -20,11 +20,15 @@
  *   RV or RV "0" starts with an ADDED for each namespace (and, for a watch-list, the initial-events
  *   end bookmark); a watch from an RV starts from the namespaces as they are then: a namespace that
  *   came or went between a client's list and its watch shows at its next relist. Not a replay.
+ * - `labelSelector` and `fieldSelector` (`metadata.name`, `status.phase`) select among the
+ *   stand-ins, list and watch alike (namespaceFilter).
  * - Ends at `timeoutSeconds`, after MAX_WATCH_TIMEOUT_SECONDS, or after `maxReads` reads (the
  *   route allows NAMESPACE_WATCH_MAX_CALLS informer calls a watch: a request's subrequests are
  *   bounded), cleanly; the client re-watches, as after a timeout.
  */
+import { makeFilter } from "../cache/lister.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
+import type { KubeObject } from "../kube/types.ts";
 import type { ObjectFormat } from "./accept.ts";
 import type { ResourceInfo } from "./catalog.ts";
 import { listBody } from "./answer.ts";
@@ -32,6 +36,7 @@ import { MAX_WATCH_TIMEOUT_SECONDS } from "./list-options.ts";
 import { NAMESPACES, standInNamespace } from "./namespace-stand-in.ts";
 import type { IncludeObject } from "./table.ts";
 import { WatchFramer } from "./watch-events.ts";
+import { parseSelectors } from "./watch-params.ts";
 
 /** How often a namespaces watch reads the namespaces again: what a namespace's appearance may lag. */
 export const NAMESPACE_WATCH_POLL_SECONDS = 10;
@@ -71,6 +76,16 @@ export function mergeNamespaces(answers: readonly ResourceNamespaces[]): Namespa
     if (answer.resourceVersion !== "" && compareResourceVersions(answer.resourceVersion, resourceVersion) > 0) resourceVersion = answer.resourceVersion;
   }
   return { names: [...names].sort(), resourceVersion };
+}
+
+/**
+ * Which namespaces a list's or watch's selectors admit (`kubectl get ns x -w` watches with
+ * `metadata.name=x`), tested on their stand-ins; undefined selects all. Throws SelectorError on a
+ * malformed selector.
+ */
+export function namespaceFilter(labelSelector: string | undefined, fieldSelector: string | undefined): ((name: string) => boolean) | undefined {
+  const filter = makeFilter(parseSelectors({ ...(labelSelector === undefined ? {} : { labelSelector }), ...(fieldSelector === undefined ? {} : { fieldSelector }) }));
+  return filter && ((name) => filter(JSON.parse(standInNamespace(name)) as KubeObject));
 }
 
 /** The NamespaceList (or Table) of `read`. */

@@ -35,7 +35,13 @@ export function standInNamespace(name: string, resourceVersion?: string): string
   return JSON.stringify({
     kind: "Namespace",
     apiVersion: "v1",
-    metadata: { name, ...(resourceVersion === undefined ? {} : { resourceVersion }), annotations: { [STAND_IN_ANNOTATION]: "true" } },
+    // The label kube-apiserver gives every namespace (1.21+): namespace selectors name it.
+    metadata: {
+      name,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      labels: { "kubernetes.io/metadata.name": name },
+      annotations: { [STAND_IN_ANNOTATION]: "true" },
+    },
     spec: { finalizers: ["kubernetes"] },
     status: { phase: "Active" },
   });

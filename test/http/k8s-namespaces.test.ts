@@ -52,6 +52,14 @@ describe("the namespaces list, synthesized", () => {
     ]);
   });
 
+  it("selects by field (`kubectl get ns x -w` watches `metadata.name=x`) and by the namespace-name label; a bad field is 400", async () => {
+    const names = async (query: string) => ((await (await k8s(`/api/v1/namespaces?${query}`)).json()) as any).items.map((ns: any) => ns.metadata.name);
+    expect(await names("fieldSelector=metadata.name%3Dshop")).toEqual(["shop"]);
+    expect(await names("labelSelector=kubernetes.io%2Fmetadata.name%20in%20(web,config-only)")).toEqual(["config-only", "web"]);
+    const bad = await k8s("/api/v1/namespaces?fieldSelector=spec.nodeName%3Dx");
+    expect([bad.status, ((await bad.json()) as any).message]).toEqual([400, "field label not supported: spec.nodeName"]);
+  });
+
   it("is in discovery, with list and watch", async () => {
     const resources = (await (await k8s("/api/v1")).json()) as any;
     const namespaces = resources.resources.find((r: any) => r.name === "namespaces");
