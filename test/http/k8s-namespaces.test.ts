@@ -7,15 +7,16 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { NAMESPACE_WATCH_POLL_SECONDS, namespaceWatchFrames, type NamespaceRead } from "../../src/k8s/namespace-list.ts";
-import { configMap, pod } from "../fake-apiserver/builders.ts";
+import { configMap, namespace, pod } from "../fake-apiserver/builders.ts";
 import { addCluster, createSynced, unique } from "../helpers/clusters.ts";
 import { newCluster } from "../helpers/informer.ts";
 
 const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
 
 let cluster: string;
+let fake: Awaited<ReturnType<typeof newCluster>>;
 beforeAll(async () => {
-  const fake = await newCluster({});
+  fake = await newCluster({});
   await fake.apply([
     { op: "create", resource: "pods", object: pod({ name: "a", namespace: "shop" }) },
     { op: "create", resource: "pods", object: pod({ name: "b", namespace: "web" }) },
@@ -85,6 +86,18 @@ describe("the namespaces list, synthesized", () => {
       ["ADDED", "web"],
     ]);
     expect(events[3]).toMatchObject({ type: "BOOKMARK", object: { kind: "Namespace", metadata: { annotations: { "k8s.io/initial-events-end": "true" } } } });
+  });
+});
+
+describe("a mirrored namespaces informer", () => {
+  it("wins: the list is its real objects, and discovery lists namespaces once", async () => {
+    await fake.create("namespaces", namespace({ name: "real-only" }));
+    await createSynced(`/clusters/${cluster}/informers/namespaces`, { resource: "namespaces" });
+    const list = (await (await k8s("/api/v1/namespaces")).json()) as any;
+    expect(list.items.map((ns: any) => ns.metadata.name)).toContain("real-only");
+    expect(list.items.every((ns: any) => ns.metadata.annotations?.["edge-informer.dev/stand-in"] === undefined && ns.metadata.uid)).toBe(true);
+    const resources = (await (await k8s("/api/v1")).json()) as any;
+    expect(resources.resources.filter((r: any) => r.name === "namespaces")).toHaveLength(1);
   });
 });
 
