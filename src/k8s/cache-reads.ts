@@ -120,9 +120,10 @@ export class CacheReads {
    * pods-by-node lists at once were 429s). Without one fixed index value it stays heavy.
    */
   #readsIndex(query: { fieldSelector?: string }): boolean {
-    if (query.fieldSelector === undefined) return false;
-    const { fieldSelector } = parseSelectors({ fieldSelector: query.fieldSelector });
-    const served = this.#at((_, informer) => indexLookup(informer.indexer, fieldSelector) !== undefined);
+    const text = query.fieldSelector;
+    if (text === undefined) return false;
+    // A malformed selector is no index read: the read's own path reports it (a 400).
+    const served = this.#at((_, informer) => indexLookup(informer.indexer, parseSelectors({ fieldSelector: text }).fieldSelector) !== undefined);
     return served.ok && served.value;
   }
 

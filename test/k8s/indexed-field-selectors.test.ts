@@ -139,5 +139,8 @@ describe("the query API's list with a field selector an index answers", () => {
         expect(answer.value.value.items.map((text) => (JSON.parse(text) as KubeObject).metadata.name)).toEqual(scanned(`spec.nodeName=n${i % NODES}`, undefined, "ns2"));
       });
       expect(admission.peak).toBe(0);
+      // A malformed selector is still the read's own error, never an exception out of the call.
+      await expect(reads.listObjects({ fieldSelector: "spec.nodeName" }, "read")).resolves.toMatchObject({ ok: false });
+      await expect(Promise.resolve(reads.listAt({ fieldSelector: "spec.nodeName", limit: 5 }, undefined, undefined, { part: "first" }))).resolves.toMatchObject({ ok: false });
     }));
 });
