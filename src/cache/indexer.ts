@@ -271,6 +271,13 @@ export class Indexer implements KnownObjects {
     return [...found].sort();
   }
 
+  /** The configured index whose field path is `path` (as a field selector names it), if any. */
+  indexOfPath(path: string): string | undefined {
+    const segments = path.split(".");
+    for (const [index, indexed] of this.#indexers) if (indexed.length === segments.length && indexed.every((s, i) => s === segments[i])) return index;
+    return undefined;
+  }
+
   indexNames(): string[] {
     return [NAMESPACE_INDEX, ...this.#indexers.keys()];
   }

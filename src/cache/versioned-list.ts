@@ -22,11 +22,13 @@
  * Cost: the changes after `at` (without bodies) are read once per page; the states replaced since
  * `at` are read from the segments holding their keys' first changes. Bounded by MAX_CONTINUE_LAG. Keys a namespace or a `metadata.name=` /
  * `metadata.namespace=` selector excludes are skipped unparsed; a namespace with a fixed name reads
- * that one key (what `kubectl get pod x -w` and `kubectl wait` list), as the watch cache indexes by name.
+ * that one key (what `kubectl get pod x -w` and `kubectl wait` list), as the watch cache indexes by name;
+ * an equality on an indexed field (`spec.nodeName=n1`) reads that index's hits (index-selector.ts).
  */
 import type { KubeObject } from "../kube/types.ts";
 import type { EventLog } from "./event-log.ts";
-import type { Indexer } from "./indexer.ts";
+import type { CachedObject, Indexer } from "./indexer.ts";
+import { indexLookup } from "./index-selector.ts";
 import { exactKey, keyScope } from "./key-scope.ts";
 import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN, SCAN_PER_TURN } from "./lister.ts";
 import { yieldToEventLoop } from "../clock.ts";
@@ -110,7 +112,13 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   // Unfiltered, a page is its limit and the one key that proves more follow: read that many at once,
   // not a batch of SCAN_BATCH and then another (twice the rows for a page of 500).
   const batch = filter ? SCAN_BATCH : Math.min(query.limit + 1, MAX_PAGE_BATCH);
-  const entries = only === undefined ? entriesAt(indexer, query.namespace, after, earlier, batch) : entryAt(indexer, only, after, earlier);
+  // An equality on an indexed field reads the index's hits (index-selector.ts); the namespace and the
+  // whole selector still apply to each (inScope, filter), so the page is a scan's.
+  const lookup = only === undefined ? indexLookup(indexer, query.fieldSelector) : undefined;
+  const rows: RowSource = lookup
+    ? (from, limit) => indexer.byIndex(lookup.name, lookup.value, { after: from, limit })
+    : (from, limit) => indexer.list({ after: from, limit, ...(query.namespace === undefined ? {} : { namespace: query.namespace }) });
+  const entries = only === undefined ? entriesAt(rows, after, earlier, batch) : entryAt(indexer, only, after, earlier);
   for (const [key, body] of entries) {
     if (body !== null && (!inScope || inScope(key)) && (!filter || filter(JSON.parse(body) as KubeObject))) {
       // A match that does not fit: the page ends before it, and it proves that more follow.
@@ -160,21 +168,20 @@ export async function listInTurns(
   return { expired: false, items, keys, at, ...(page.next ? { next: page.next } : {}) };
 }
 
+/** The cached rows a list reads, in key order after a key: all (of a namespace), or an index's hits. */
+type RowSource = (after: string, limit: number) => CachedObject[];
+
 /**
- * The keys after `after` in key order with their state at the list's position: the cache's rows,
- * merged with the keys changed since (`earlier`, whose states replace the cached ones; null: absent).
+ * The keys after `after` in key order with their state at the list's position: the cache's rows
+ * (`source`), merged with the keys changed since (`earlier`, whose states replace the cached ones;
+ * null: absent). With an index's hits as the source, a key changed since keeps its state at the
+ * position whether or not the index holds it now; the caller's filter decides.
  */
-function* entriesAt(
-  indexer: Indexer,
-  namespace: string | undefined,
-  after: string,
-  earlier: Map<string, string | null>,
-  batchSize: number,
-): Generator<[string, string | null]> {
+function* entriesAt(source: RowSource, after: string, earlier: Map<string, string | null>, batchSize: number): Generator<[string, string | null]> {
   const pending = [...earlier.keys()].sort();
   let cursor = after;
   for (;;) {
-    const rows = indexer.list({ after: cursor, limit: batchSize, ...(namespace === undefined ? {} : { namespace }) });
+    const rows = source(cursor, batchSize);
     for (const object of rows) {
       while (pending.length > 0 && pending[0]! < object.key) {
         const key = pending.shift()!;

@@ -24,6 +24,8 @@ const INDEX_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
 
 export const DEFAULT_RETENTION = { maxEvents: 100_000, maxAgeSeconds: 2 * 24 * 3600 };
 export const DEFAULT_PAGE_SIZE = 500;
+/** Indexers one informer declares at most (defaults included: a default is left out of a full set). */
+export const MAX_INDEXERS = 20;
 /** An hour: longer is a periodic list rather than an informer (an RV that old is compacted, so each window relists). */
 export const MAX_LAG_SECONDS = 3600;
 
@@ -56,7 +58,7 @@ export const informerSpecSchema = z
     indexers: z._default(
       z
         .record(z.string().check(z.regex(INDEX_NAME, "index names are letters, digits, '_' and '-'")), str(1, 512))
-        .check(z.refine((r) => Object.keys(r).length <= 20, "at most 20 indexers")),
+        .check(z.refine((r) => Object.keys(r).length <= MAX_INDEXERS, `at most ${MAX_INDEXERS} indexers`)),
       {},
     ),
     transform: z.prefault(
@@ -164,7 +166,31 @@ export function parseInformerSpec(input: unknown, name?: string, cluster?: strin
   if (!DNS_LABEL.test(finalName) || finalName.length > 63) {
     throw new ValidationError(`informer name '${finalName}' must be a lower-case DNS label (a-z, 0-9, '-')`);
   }
-  return { ...spec, name: finalName };
+  return { ...spec, indexers: withDefaultIndexers(spec), name: finalName };
+}
+
+/**
+ * Indexes every informer of a resource has unless its spec already indexes the path: pods by
+ * `spec.nodeName`, what the watch cache indexes them by (kube-apiserver's pod trigger) and what
+ * k9s' node view and `kubectl describe node` select on (issue 30 item 3). A few rows: one entry
+ * per scheduled pod, written when it is scheduled; an existing informer's entries are built once
+ * when its spec gains the index (a deploy re-applying `INFORMERS`, or a PUT).
+ */
+const DEFAULT_INDEXERS: Record<string, Record<string, string>> = { "/pods": { nodeName: "spec.nodeName" } };
+
+function withDefaultIndexers(spec: z.output<typeof informerSpecSchema>): Record<string, string> {
+  let defaults: Record<string, string> | undefined;
+  try {
+    const ref = resolveResource(spec.resource, spec.apiVersion);
+    defaults = DEFAULT_INDEXERS[`${ref.group}/${ref.resource}`];
+  } catch {
+    return spec.indexers; // the schema has said what is wrong with the resource
+  }
+  const indexers = { ...spec.indexers };
+  for (const [name, path] of Object.entries(defaults ?? {})) {
+    if (!Object.values(indexers).includes(path) && !(name in indexers) && Object.keys(indexers).length < MAX_INDEXERS) indexers[name] = path;
+  }
+  return indexers;
 }
 
 /** Parses the `INFORMERS` variable: a JSON array of specs. Invalid entries are reported, valid ones kept. */

@@ -1,8 +1,9 @@
 /**
  * `/k8s` gets and lists: one object by key, or a list — paged with continue tokens at one
  * resourceVersion (k8s/continue-token.ts, cache/versioned-list.ts), or without limit streamed page
- * by page — and the namespace stand-in. Whole lists and selector scans are heavy reads, admitted by
- * the informer object a few at a time (k8s/admission.ts).
+ * by page — and the namespace stand-in, with the namespaces list and watch synthesized when
+ * namespaces are not mirrored. Whole lists and selector scans are heavy reads, admitted by
+ * the informer object a few at a time (k8s/admission.ts); index reads are not.
  */
 import { exactKey } from "../cache/key-scope.ts";
 import type { Position } from "../cache/versioned-list.ts";
@@ -11,16 +12,19 @@ import type { ObjectFormat } from "../k8s/accept.ts";
 import { HEAVY_READ_RETRY_AFTER_SECONDS, type HeavyRead } from "../k8s/admission.ts";
 import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
 import { requireReady } from "../k8s/cache-readiness.ts";
-import { listEncoding } from "../k8s/compression.ts";
 import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continue-token.ts";
 import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
-import { checkListOptions } from "../k8s/list-options.ts";
+import { checkListOptions, sendsInitialEvents, watchTimeoutSeconds } from "../k8s/list-options.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
+import { mergeNamespaces, NAMESPACE_WATCH_MAX_CALLS, namespaceFilter, namespaceListBody, namespaceWatchFrames, type ResourceNamespaces } from "../k8s/namespace-list.ts";
+import { NAMESPACE_INDEX } from "../cache/indexer.ts";
+import { MAX_LIST_LIMIT } from "../cache/lister.ts";
+import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
 import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { IncludeObject } from "../k8s/table.ts";
-import { parseFieldSelector } from "../kube/selectors.ts";
-import { checkFieldSelector, informerStub, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
+import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
+import { checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 import { principalOf } from "./auth.ts";
 import { served } from "./k8s-served.ts";
 
@@ -36,6 +40,68 @@ export async function namespaceAnswer(c: K8sContext, name: string, format: Objec
   return new Response(objectBody(NAMESPACES, await namespaceStandIn(name, holdsNamespace), format, includeObject, Date.now()), {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
+}
+
+/**
+ * The namespaces list or watch synthesized from the served namespaced resources
+ * (k8s/namespace-list.ts): one `indexValues("namespace")` call to each, in parallel; a resource
+ * whose informer does not answer is left out.
+ */
+export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, includeObject: IncludeObject, watching: boolean): Promise<Response> {
+  const options = listOptionsQuery(c, watching);
+  checkListOptions(options);
+  const resources = (await served(c)).filter((r) => r.info.namespaced);
+  const namespacesOf = async (resource: ServedResource): Promise<ResourceNamespaces[]> => {
+    const answer = await informerStub(c, resource).indexValues(NAMESPACE_INDEX, { limit: MAX_LIST_LIMIT });
+    if (!answer.ok) return [];
+    // A resource in more than MAX_LIST_LIMIT namespaces lists its first ones (docs/security.md bounds).
+    return [{ namespaces: answer.value.value.values, resourceVersion: answer.value.resourceVersion }];
+  };
+  const selected = selectedNamespaces(c);
+  const read = async () => {
+    const merged = mergeNamespaces((await Promise.all(resources.map(namespacesOf))).flat());
+    return selected ? { ...merged, names: merged.names.filter(selected) } : merged;
+  };
+  if (!watching) {
+    return new Response(namespaceListBody(await read(), format, includeObject, Date.now()), { headers: STREAM_HEADERS });
+  }
+  const timeoutSeconds = watchTimeoutSeconds(queryParam(c, "timeoutSeconds"));
+  const frames = namespaceWatchFrames(
+    {
+      format,
+      includeObject,
+      initialEvents: sendsInitialEvents(options),
+      bookmarks: isTrue(c.req.query("allowWatchBookmarks")),
+      ...(timeoutSeconds === undefined ? {} : { timeoutSeconds }),
+      maxReads: Math.max(1, Math.floor(NAMESPACE_WATCH_MAX_CALLS / Math.max(1, resources.length))),
+    },
+    { read, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)), now: Date.now },
+  );
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await frames.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
+    },
+    async cancel() {
+      await frames.return(undefined);
+    },
+  });
+  return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
+}
+
+/** The namespaces list's selectors (k8s/namespace-list.ts namespaceFilter), or a 400 as the server words it. */
+function selectedNamespaces(c: K8sContext): ((name: string) => boolean) | undefined {
+  const fieldSelector = queryParam(c, "fieldSelector");
+  const labelSelector = queryParam(c, "labelSelector");
+  if (fieldSelector !== undefined) checkFieldSelector(fieldSelector, { informer: "", info: NAMESPACES, indexedFields: [] });
+  try {
+    return namespaceFilter(labelSelector, fieldSelector);
+  } catch (error) {
+    if (error instanceof SelectorError) throw statusErrors.badRequest(`unable to parse requirement: ${error.message}`);
+    throw error;
+  }
 }
 
 export async function getObject(
@@ -113,7 +179,9 @@ export async function listObjects(
   // A whole list, or a selector scan, is a heavy read: the informer object runs a few at a time and
   // sheds the rest with a 429 before anything is sent (k8s/admission.ts); a page after the first of
   // a list without limit belongs to a read already admitted. One object by namespace and name
-  // (`kubectl wait`'s list) reads one key: not heavy.
+  // (`kubectl wait`'s list) reads one key: not heavy. A field selector an index of the informer
+  // answers (`spec.nodeName=n1`) is no scan either: the informer, which knows its indexes, serves
+  // such a page unadmitted (k8s/cache-reads.ts, cache/index-selector.ts).
   const fixedKey = exactKey(request.namespace, params.fieldSelector === undefined ? undefined : parseFieldSelector(params.fieldSelector));
   const heavy = (params.limit === undefined || params.labelSelector !== undefined || params.fieldSelector !== undefined) && fixedKey === undefined;
   // A list without limit is one answer whose pages are fetched as it streams: it keeps its heavy-read

@@ -5,6 +5,7 @@
  */
 import { informerStub as clusterInformerStub } from "../clusters/stubs.ts";
 import type { ResourceInfo } from "../k8s/catalog.ts";
+import { withSynthesizedNamespaces } from "../k8s/namespace-list.ts";
 import { type ServedResource, servedResources } from "../k8s/served.ts";
 import { statusErrors } from "../k8s/status.ts";
 import { clusterOf } from "./auth.ts";
@@ -67,7 +68,8 @@ export async function findResource(c: K8sContext, group: string, version: string
   );
 }
 
-export const infos = async (c: K8sContext): Promise<ResourceInfo[]> => (await served(c)).map((r) => r.info);
+/** What discovery shows: the served resources, and the synthesized namespaces (k8s/namespace-list.ts). */
+export const infos = async (c: K8sContext): Promise<ResourceInfo[]> => withSynthesizedNamespaces((await served(c)).map((r) => r.info));
 
 /** The served resources if `found` holds of them (looked up again on a miss: it may be new); else 404. */
 export async function infosWith(c: K8sContext, missKey: string, found: (infos: ResourceInfo[]) => boolean): Promise<ResourceInfo[]> {

@@ -38,7 +38,7 @@ import { requireMetadataTarget } from "../k8s/metadata-only.ts";
 import { serverEndpoints } from "./k8s-endpoints.ts";
 import { included, isTrue, type K8sContext } from "./k8s-request.ts";
 import { findResource, infos, infosWith } from "./k8s-served.ts";
-import { getObject, listObjects, namespaceAnswer } from "./k8s-reads.ts";
+import { getObject, listObjects, namespaceAnswer, namespacesAnswer } from "./k8s-reads.ts";
 import { watch } from "./k8s-watch.ts";
 
 
@@ -148,6 +148,11 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);
   const includeObject = included(c.req.query("includeObject"));
   if (!served && isNamespaceGet(group, request)) return namespaceAnswer(c, request.name, format, includeObject);
+  if (!served && isNamespaceList(group, request)) {
+    const watchingNamespaces = request.watch || isTrue(c.req.query("watch"));
+    if (format.kind === "metadata") requireMetadataTarget(format, !watchingNamespaces);
+    return namespacesAnswer(c, format, includeObject, watchingNamespaces);
+  }
   if (!served || (request.namespace !== undefined && !served.info.namespaced)) throw statusErrors.noSuchResource();
   // The real server has no route for a namespaced object without its namespace (`/api/v1/pods/x`).
   if (request.kind === "object" && request.namespace === undefined && served.info.namespaced && !request.watch) throw statusErrors.noSuchResource();
@@ -156,6 +161,11 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   if (format.kind === "metadata") requireMetadataTarget(format, request.kind === "collection" && !watching);
   if (watching) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
+}
+
+/** `/api/v1/namespaces` (and its deprecated `/api/v1/watch/namespaces`): synthesized when not mirrored (k8s/namespace-list.ts). */
+function isNamespaceList(group: string, request: ResourceRequest): boolean {
+  return group === "" && request.kind === "collection" && request.plural === "namespaces" && request.namespace === undefined;
 }
 
 function isNamespaceGet(group: string, request: ResourceRequest): request is Extract<ResourceRequest, { kind: "object" }> {

@@ -10,14 +10,16 @@
  * - A list is one snapshot (versioned-list.ts): page 1 as the cache is now, later pages at the first
  *   page's log position; a position of another informer or one expired is answered expired, with
  *   where the list may go on inconsistently (`resume`).
- * - Heavy reads (k8s/admission.ts) — a `/k8s` list page marked heavy, a query API page with
- *   selectors — wait for one of the object's few slots or are refused with TooManyRequests while
- *   the queue is full (only a read's first page), and scan in turns with other work between them.
+ * - Heavy reads (k8s/admission.ts) — a `/k8s` list page marked heavy (unless an index answers its
+ *   field selector: cache/index-selector.ts), a query API page with selectors — wait for one of
+ *   the object's few slots or are refused with TooManyRequests while the queue is full (only a
+ *   read's first page), and scan in turns with other work between them.
  *   A list whose pages name a `hold` (a `/k8s` list without limit, streamed) keeps its slot from
  *   page to page, so its pages never queue behind later reads (issue 27).
  * - Readiness says "not synced" before "not found" (review F4): a get answers null, not an error,
  *   so `/k8s` can tell them apart.
  */
+import { indexLookup } from "../cache/index-selector.ts";
 import type { Informer, QueryView } from "../cache/informer.ts";
 import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
@@ -103,13 +105,26 @@ export class CacheReads {
    * held under from one page to its next (HeldSlots), if it is.
    */
   listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
-    if (heavy !== undefined) return this.#heavyListAt(query, from, of, heavy);
+    if (heavy !== undefined && !this.#readsIndex(query)) return this.#heavyListAt(query, from, of, heavy);
     return this.#at((spec, informer) => {
       const parsed = versionedQuery(query);
       if (!from) return answerOf(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
       const page: VersionedPage = of !== undefined && of !== spec.name ? { expired: true } : listAt(informer.indexer, informer.log, parsed, from);
       return answerOf(informer, page.expired ? { expired: true, resume: resumeAfter(informer.log, from.after) } : page);
     });
+  }
+
+  /**
+   * Whether a list is an index read (cache/index-selector.ts): its cost is its hits', as a page of a
+   * light list's is its limit's, so it takes no heavy-read slot and is never shed (review G6: 40
+   * pods-by-node lists at once were 429s). Without one fixed index value it stays heavy.
+   */
+  #readsIndex(query: { fieldSelector?: string }): boolean {
+    const text = query.fieldSelector;
+    if (text === undefined) return false;
+    // A malformed selector is no index read: the read's own path reports it (a 400).
+    const served = this.#at((_, informer) => indexLookup(informer.indexer, parseSelectors({ fieldSelector: text }).fieldSelector) !== undefined);
+    return served.ok && served.value;
   }
 
   /**
@@ -189,7 +204,8 @@ export class CacheReads {
 
   /**
    * A page of the query API. One with selectors is a scan, a heavy read (k8s/admission.ts): it waits
-   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns.
+   * for one of the object's few slots or is refused (TooManyRequests), and scans in turns — unless
+   * an index answers its field selector, which reads the index's hits only.
    */
   async listObjects(query: ObjectQuery, owner = ANONYMOUS_OWNER): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
     const listQuery = (): ListQuery => ({
@@ -200,6 +216,15 @@ export class CacheReads {
     });
     if (query.labelSelector === undefined && query.fieldSelector === undefined) {
       return this.#at((_, informer) => answerOf(informer, listObjects(informer.indexer, listQuery())));
+    }
+    // An index answers the field selector (cache/index-selector.ts): its hits are read, filtered by
+    // the namespace and the rest of the selectors; light, as a `/k8s` list's (`#readsIndex`).
+    if (this.#readsIndex(query)) {
+      return this.#at((_, informer) => {
+        const base = listQuery();
+        const index = indexLookup(informer.indexer, base.fieldSelector);
+        return answerOf(informer, listObjects(informer.indexer, index ? { ...base, index } : base));
+      });
     }
     return this.#admitted("first", owner, async () => {
       const current = this.#at((_, informer) => informer);

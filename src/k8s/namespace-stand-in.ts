@@ -7,8 +7,9 @@
  * reported missing: the one case we get wrong, and the cost of not mirroring namespaces.
  *
  * The stand-in differs from a real Namespace: it has no uid, creationTimestamp or
- * resourceVersion (we know none), and an annotation says what it is, so no client takes it for
- * the real object.
+ * resourceVersion of its own (we know none; in a synthesized list or watch it carries that list's
+ * or event's), and an annotation says what it is, so no client takes it for the real object.
+ * The list and watch of namespaces are namespace-list.ts's.
  */
 import { type ResourceInfo, describeResource } from "./catalog.ts";
 import { statusErrors } from "./status.ts";
@@ -26,10 +27,21 @@ export type HoldsNamespace = (namespace: string) => Promise<boolean>;
 /** The stand-in Namespace as JSON text, or throws the server's NotFound. */
 export async function namespaceStandIn(name: string, holdsNamespace: HoldsNamespace): Promise<string> {
   if (!NAMESPACE_NAME.test(name) || name.length > 63 || !(await holdsNamespace(name))) throw statusErrors.notFound(NAMESPACES, name);
+  return standInNamespace(name);
+}
+
+/** The stand-in of a namespace known to hold objects, as JSON text (also each item of namespace-list.ts's list). */
+export function standInNamespace(name: string, resourceVersion?: string): string {
   return JSON.stringify({
     kind: "Namespace",
     apiVersion: "v1",
-    metadata: { name, annotations: { [STAND_IN_ANNOTATION]: "true" } },
+    // The label kube-apiserver gives every namespace (1.21+): namespace selectors name it.
+    metadata: {
+      name,
+      ...(resourceVersion === undefined ? {} : { resourceVersion }),
+      labels: { "kubernetes.io/metadata.name": name },
+      annotations: { [STAND_IN_ANNOTATION]: "true" },
+    },
     spec: { finalizers: ["kubernetes"] },
     status: { phase: "Active" },
   });

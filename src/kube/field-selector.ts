@@ -146,6 +146,15 @@ const SELECTABLE_FIELDS: Record<string, Record<string, (obj: unknown) => string>
   },
 };
 
+/**
+ * Whether some built-in derives `path`'s selector value from its typed object rather than reading
+ * the string at the path (an absent `spec.hostNetwork` selects as "false"): an index of the path's
+ * raw values cannot answer a selector on it.
+ */
+export function isDerivedField(path: string): boolean {
+  return Object.values(SELECTABLE_FIELDS).some((fields) => Object.hasOwn(fields, path));
+}
+
 function selectableField(obj: unknown, path: string): ((obj: unknown) => string) | undefined {
   const apiVersion = readPath(obj, "apiVersion");
   const kind = readPath(obj, "kind");

@@ -23,6 +23,7 @@ export {
 export {
   type FieldSelector,
   fieldSelectorToString,
+  isDerivedField,
   matchesFields,
   parseFieldSelector,
 } from "./field-selector.ts";

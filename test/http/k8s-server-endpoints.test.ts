@@ -113,7 +113,8 @@ describe("/k8s self-reviews", () => {
     });
     expect(response.status).toBe(201);
     const answer = await json(response);
-    expect(answer.status.resourceRules).toEqual([{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods"] }]);
+    // namespaces too: synthesized from the served resources' (issue 30 item 2), so pickers may list them.
+    expect(answer.status.resourceRules).toEqual([{ verbs: ["get", "list", "watch"], apiGroups: [""], resources: ["pods", "namespaces"] }]);
     expect(answer.status.nonResourceRules[0]).toMatchObject({ verbs: ["get"], nonResourceURLs: expect.arrayContaining(["/api", "/apis/*", "/healthz"]) });
     const outside = await json(await post("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", tokens.stagingReader, { spec: { namespace: "default" } }));
     expect(outside.status.resourceRules).toEqual([]);
