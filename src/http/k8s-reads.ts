@@ -27,6 +27,7 @@ import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 import { principalOf } from "./auth.ts";
 import { served } from "./k8s-served.ts";
+import { checkWatchSite, watchResponse } from "./k8s-watch.ts";
 
 /** The namespace stand-in (k8s/namespace-stand-in.ts): Active when a served namespaced resource holds an object in it. */
 export async function namespaceAnswer(c: K8sContext, name: string, format: ObjectFormat, includeObject: IncludeObject): Promise<Response> {
@@ -65,6 +66,8 @@ export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, incl
   if (!watching) {
     return new Response(namespaceListBody(await read(), format, includeObject, Date.now()), { headers: STREAM_HEADERS });
   }
+  // Over WebSocket too (Headlamp's namespace picker), refused cross-site as every watch is.
+  checkWatchSite(c);
   const timeoutSeconds = watchTimeoutSeconds(queryParam(c, "timeoutSeconds"));
   const frames = namespaceWatchFrames(
     {
@@ -88,7 +91,7 @@ export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, incl
       await frames.return(undefined);
     },
   });
-  return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
+  return watchResponse(c, body);
 }
 
 /** The namespaces list's selectors (k8s/namespace-list.ts namespaceFilter), or a 400 as the server words it. */

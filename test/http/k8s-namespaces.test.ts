@@ -87,6 +87,33 @@ describe("the namespaces list, synthesized", () => {
     ]);
     expect(events[3]).toMatchObject({ type: "BOOKMARK", object: { kind: "Namespace", metadata: { annotations: { "k8s.io/initial-events-end": "true" } } } });
   });
+
+  it("watches over WebSocket too, one event a message (Headlamp's namespace picker)", async () => {
+    const response = await k8s("/api/v1/namespaces?watch=1", {
+      upgrade: "websocket",
+      connection: "Upgrade",
+      "sec-websocket-version": "13",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      "sec-websocket-protocol": "base64.binary.k8s.io",
+    });
+    expect(response.status).toBe(101);
+    const socket = response.webSocket!;
+    const messages: string[] = [];
+    const three = new Promise<void>((resolve) =>
+      socket.addEventListener("message", (event) => {
+        messages.push(String(event.data));
+        if (messages.length === 3) resolve();
+      }),
+    );
+    socket.accept();
+    await three;
+    socket.close(1000);
+    expect(messages.map((m) => [JSON.parse(m).type, JSON.parse(m).object.metadata.name])).toEqual([
+      ["ADDED", "config-only"],
+      ["ADDED", "shop"],
+      ["ADDED", "web"],
+    ]);
+  });
 });
 
 describe("a mirrored namespaces informer", () => {
