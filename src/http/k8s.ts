@@ -25,7 +25,6 @@ import {
   apiResourceList,
   apiVersions,
   groupsOf,
-  VERSION_INFO,
 } from "../k8s/discovery.ts";
 import { parseResourcePath, type ResourceRequest } from "../k8s/served.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
@@ -61,7 +60,6 @@ function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
 const apiServerRoutes = new Hono<AppEnv>()
   .route("/", serverEndpoints((c) => infos(c)))
-  .on("GET", ["/version", "/version/"], () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
   // Each discovery path also with a trailing slash, as the real server serves them (the Python
   // client's get_api_resources asks `/api/v1/`).
   .on("GET", ["/api", "/api/"], async (c) => {

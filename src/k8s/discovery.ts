@@ -10,19 +10,6 @@ import { type ResourceInfo, groupVersion } from "./catalog.ts";
 
 export const VERBS = ["get", "list", "watch"] as const;
 
-/** `/version`: the Kubernetes version whose read API this one follows. */
-export const VERSION_INFO = {
-  major: "1",
-  minor: "32",
-  gitVersion: "v1.32.0",
-  gitCommit: "",
-  gitTreeState: "clean",
-  buildDate: "",
-  goVersion: "",
-  compiler: "edge-informer",
-  platform: "cloudflare/workers",
-};
-
 function apiResource(info: ResourceInfo): Record<string, unknown> {
   return {
     name: info.plural,
