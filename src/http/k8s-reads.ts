@@ -13,7 +13,7 @@ import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
 import { requireReady } from "../k8s/cache-readiness.ts";
 import { listEncoding } from "../k8s/compression.ts";
 import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continue-token.ts";
-import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
+import { getResourceVersion, listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { checkListOptions } from "../k8s/list-options.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
 import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
@@ -46,11 +46,19 @@ export async function getObject(
   includeObject: IncludeObject,
 ): Promise<Response> {
   const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
-  const answer = await informerStub(c, served).findObject(key);
-  if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
-  requireReady(served.info, answer.value);
-  if (answer.value.value === null) throw statusErrors.notFound(served.info, request.name);
-  return new Response(objectBody(served.info, answer.value.value, format, includeObject, Date.now()), {
+  const at = getResourceVersion(queryParam(c, "resourceVersion"));
+  const stub = informerStub(c, served);
+  const answer = await readAt(at, {
+    read: async () => {
+      const found = await stub.findObject(key);
+      if (!found.ok) throw new ApiError(found.error.code, found.error.message);
+      requireReady(served.info, found.value);
+      return found.value;
+    },
+    reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+  });
+  if (answer.value === null) throw statusErrors.notFound(served.info, request.name);
+  return new Response(objectBody(served.info, answer.value, format, includeObject, Date.now()), {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
 }

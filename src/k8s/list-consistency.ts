@@ -14,11 +14,13 @@
  *   wait makes comparable (review F16). An API server never changes etcd, so it has no such case.
  * - `continue` with a resourceVersion other than "0" is the server's 400.
  *
+ * A get at N waits as a NotOlderThan list does (`getResourceVersion`).
+ *
  * It holds no state: the route decides with `listResourceVersion` before it reads anything, then
  * reads through `readAt`, whose reads and waits are the informer object's.
  */
 import { compareResourceVersions } from "../kube/resource-version.ts";
-import type { ListOptionsQuery } from "./list-options.ts";
+import { checkResourceVersionSyntax, type ListOptionsQuery } from "./list-options.ts";
 import { statusErrors } from "./status.ts";
 import { FRESHNESS_WAIT_MS } from "./watch-hub.ts";
 
@@ -35,6 +37,16 @@ export function listResourceVersion(o: ListOptionsQuery, limit: number | undefin
   if (rv === undefined || rv === "0") return { at: { match: "any" }, limit: pageLimit };
   const exact = match === "Exact" || (match === undefined && limit !== undefined && limit > 0);
   return { at: exact ? { match: "exact", rv } : { match: "notOlderThan", rv }, limit: pageLimit };
+}
+
+/**
+ * The resourceVersion a get is served at (GetOptions has no resourceVersionMatch): unset or "0" the
+ * cache as it is (an unset one made consistent first by the route), N at least N, waited for as a
+ * NotOlderThan list is (cacher.go Get: `WaitUntilFreshAndGet`). Not a decimal: the storage's 400.
+ */
+export function getResourceVersion(rv: string | undefined): ListResourceVersion {
+  checkResourceVersionSyntax(rv);
+  return rv === undefined || rv === "0" ? { match: "any" } : { match: "notOlderThan", rv };
 }
 
 /**
