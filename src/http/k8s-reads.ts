@@ -56,6 +56,7 @@ export async function getObject(
       return found.value;
     },
     reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+    consistent: async () => unwrap(await stub.awaitConsistency()),
   });
   if (answer.value === null) throw statusErrors.notFound(served.info, request.name);
   return new Response(objectBody(served.info, answer.value, format, includeObject, Date.now()), {
@@ -143,6 +144,7 @@ export async function listObjects(
       return answer;
     },
     reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+    consistent: async () => unwrap(await stub.awaitConsistency()),
   });
   if (first.value.expired) {
     const { resume } = first.value;
