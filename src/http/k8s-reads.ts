@@ -18,7 +18,10 @@ import { checkListOptions } from "../k8s/list-options.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
 import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
 import { statusErrors } from "../k8s/status.ts";
-import type { IncludeObject } from "../k8s/table.ts";
+import { scaleOf, SCALE_PRINTER } from "../k8s/subresources.ts";
+import { type IncludeObject, table } from "../k8s/table.ts";
+import { partialObjectMetadata } from "../k8s/metadata-only.ts";
+import type { KubeObject } from "../kube/types.ts";
 import { parseFieldSelector } from "../kube/selectors.ts";
 import { checkFieldSelector, informerStub, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 import { principalOf } from "./auth.ts";
@@ -44,6 +47,7 @@ export async function getObject(
   request: Extract<ResourceRequest, { kind: "object" }>,
   format: ObjectFormat,
   includeObject: IncludeObject,
+  subresource?: "status" | "scale",
 ): Promise<Response> {
   const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
   const at = getResourceVersion(queryParam(c, "resourceVersion"));
@@ -59,9 +63,21 @@ export async function getObject(
     consistent: async () => unwrap(await stub.awaitConsistency()),
   });
   if (answer.value === null) throw statusErrors.notFound(served.info, request.name);
-  return new Response(objectBody(served.info, answer.value, format, includeObject, Date.now()), {
+  // `status` is the object itself; `scale` an autoscaling/v1 Scale built from it.
+  const body =
+    subresource === "scale" ? scaleBody(scaleOf(JSON.parse(answer.value) as KubeObject), format, includeObject) : objectBody(served.info, answer.value, format, includeObject, Date.now());
+  return new Response(body, {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
+}
+
+function scaleBody(scale: Record<string, unknown>, format: ObjectFormat, includeObject: IncludeObject): string {
+  const text = JSON.stringify(scale);
+  if (format.kind === "json") return text;
+  if (format.kind === "metadata") return partialObjectMetadata(text, format.apiVersion);
+  const object = scale as unknown as KubeObject;
+  const options = { now: Date.now(), includeObject, apiVersion: format.apiVersion };
+  return JSON.stringify(table({ kind: "Scale", printer: SCALE_PRINTER }, [object], { resourceVersion: object.metadata.resourceVersion ?? "" }, options));
 }
 
 interface ListParams {

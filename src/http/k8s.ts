@@ -27,6 +27,7 @@ import {
   groupsOf,
 } from "../k8s/discovery.ts";
 import { parseResourcePath, type ResourceRequest } from "../k8s/served.ts";
+import { subresourceOf } from "../k8s/subresources.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
@@ -152,6 +153,12 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   // `?watch=true` on an item path is still a get there; only the deprecated `/watch/` path watches one object.
   const watching = request.watch || (request.kind === "collection" && isTrue(c.req.query("watch")));
   if (format.kind === "metadata") requireMetadataTarget(format, request.kind === "collection" && !watching);
+  if (request.kind === "object" && request.subresource !== undefined) {
+    const subresource = subresourceOf(served.info, request.subresource);
+    if (subresource === undefined) throw statusErrors.noSuchResource();
+    if (subresource === "refused") throw statusErrors.subresourceNotServed(served.info, request.name, request.subresource);
+    return getObject(c, served, request, format, includeObject, subresource);
+  }
   if (watching) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
 }
