@@ -91,8 +91,10 @@ interface ListParams {
 function listParams(c: K8sContext, served: ServedResource): ListParams {
   const q = (name: string) => queryParam(c, name);
   const limitText = q("limit");
-  const limit = limitText === undefined ? undefined : Number(limitText);
-  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const asked = limitText === undefined ? undefined : Number(limitText);
+  if (asked !== undefined && !Number.isSafeInteger(asked)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  // The server pages only with a limit above 0 (etcd3 store.go `pred.Limit > 0`): -1 is no limit.
+  const limit = asked !== undefined && asked < 0 ? 0 : asked;
   const options = listOptionsQuery(c, false);
   checkListOptions(options);
   const { at, limit: pageLimit } = listResourceVersion(options, limit);

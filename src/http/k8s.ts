@@ -14,6 +14,7 @@
  * cluster only ever sees its own informers (the served-resource cache is kept per cluster).
  */
 import { errorText, logger } from "../log.ts";
+import { contentTag, ifNoneMatch } from "../k8s/etag.ts";
 import { Hono } from "hono";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES } from "../k8s/accept.ts";
@@ -49,13 +50,20 @@ function json(body: unknown, contentType = "application/json"): Response {
   return new Response(JSON.stringify(body), { headers: { "content-type": contentType, "cache-control": "no-cache, private" } });
 }
 
-function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "v2" | "v2beta1") => unknown): Response {
+/**
+ * A discovery document, legacy or aggregated as the client's Accept negotiates. The aggregated one
+ * carries an ETag of its content, and a matching `If-None-Match` is a 304 (aggregated/etag.go), so
+ * clients revalidate rather than refetch; its Cache-Control stays `no-cache, private` (the server
+ * says `public`): answers to a credential are no shared cache's to keep.
+ */
+async function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "v2" | "v2beta1") => unknown): Promise<Response> {
   const format = negotiateDiscovery(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(DISCOVERY_MEDIA_TYPES);
   if (format.kind === "legacy") return json(legacy());
-  const response = json(aggregated(format.version), aggregatedContentType(format.version));
-  response.headers.set("vary", "Accept");
-  return response;
+  const body = JSON.stringify(aggregated(format.version));
+  const headers = { "content-type": aggregatedContentType(format.version), "cache-control": "no-cache, private", vary: "Accept", etag: await contentTag(body) };
+  if (ifNoneMatch(c.req.header("if-none-match"), headers.etag)) return new Response(null, { status: 304, headers });
+  return new Response(body, { headers });
 }
 
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
