@@ -173,8 +173,13 @@ export async function listObjects(
   const firstPage: ListPageAnswer = { items: page.items };
   let rest: AsyncIterable<string[]> | undefined;
   if (page.next) {
-    if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next });
-    else rest = remainingPages((from) => read(from, PAGE_LIMIT, undefined, "next"), page.next);
+    // The list's size is known from its first page of the whole resource; each token carries what is left.
+    const known = params.continue ? params.continue.left : first.value.total;
+    const left = known === undefined ? undefined : Math.max(known - page.items.length, 0);
+    if (params.limit !== undefined) {
+      firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next, ...(left === undefined ? {} : { left }) });
+      if (left !== undefined) firstPage.remainingItemCount = left;
+    } else rest = remainingPages((from) => read(from, PAGE_LIMIT, undefined, "next"), page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
   return new Response(body, { headers: { ...STREAM_HEADERS, ...listEncoding(c.req.header("accept-encoding"), body) } });

@@ -35,7 +35,7 @@ import type { Env } from "../env.ts";
 import { ok, type Result } from "../errors.ts";
 import { type HeavyReadPart, ReadAdmission } from "../k8s/admission.ts";
 import type { CacheReadiness } from "../k8s/cache-readiness.ts";
-import { CacheReads, type ObjectQuery, type PageQuery, type QueryAnswer } from "../k8s/cache-reads.ts";
+import { CacheReads, type ListPage, type ObjectQuery, type PageQuery, type QueryAnswer } from "../k8s/cache-reads.ts";
 import { CONSISTENT_READ_TIMEOUT_MS, type Consistency, UpstreamRevision } from "../k8s/consistent-reads.ts";
 import { InformerWatchers } from "../k8s/informer-watchers.ts";
 import { watcherLimitsOf } from "../k8s/watcher-caps.ts";
@@ -174,7 +174,7 @@ export class InformerObject extends DurableObject<Env> {
     return this.#reads.findObject(key);
   }
 
-  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Promise<Result<QueryAnswer<VersionedPage>>> {
+  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Promise<Result<QueryAnswer<ListPage>>> {
     return this.#reads.listAt(query, from, of, heavy);
   }
 

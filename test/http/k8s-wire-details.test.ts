@@ -1,7 +1,9 @@
 /**
  * `/k8s` wire details tools notice (issue 30 item 6, review G10; facts §1.3, §4): aggregated
  * discovery carries an ETag from its content and answers `If-None-Match` with 304 (kubectl's disk
- * cache revalidates instead of refetching); `limit=-1` is no limit, as the server treats it.
+ * cache revalidates instead of refetching); `limit=-1` is no limit, as the server treats it; a
+ * paged list of the whole resource says how many items remain (`remainingItemCount`), as the
+ * fake API server does, and one with a selector does not.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exports } from "cloudflare:workers";
@@ -49,5 +51,36 @@ describe("/k8s limit=-1", () => {
     expect(list.metadata.continue).toBeUndefined();
     const theirs = (await (await fetch(`${cluster.fake.url}/api/v1/pods?limit=-1`)).json()) as any;
     expect(list.items.map((p: any) => p.metadata.name)).toEqual(theirs.items.map((p: any) => p.metadata.name));
+  });
+});
+
+describe("/k8s remainingItemCount", () => {
+  it("counts the items after each page of a list of the whole resource, as the API server does", async () => {
+    const counts = async (base: string) => {
+      const seen: Array<number | undefined> = [];
+      let token: string | undefined;
+      do {
+        const page = (await (await fetch(`${base}/api/v1/pods?limit=2${token ? `&continue=${encodeURIComponent(token)}` : ""}`)).json()) as any;
+        seen.push(page.metadata.remainingItemCount);
+        token = page.metadata.continue;
+      } while (token);
+      return seen;
+    };
+    const theirs = await counts(cluster.fake.url);
+    expect(theirs).toEqual([3, 1, undefined]);
+    const ours: Array<number | undefined> = [];
+    let token: string | undefined;
+    do {
+      const page = await json(await k8s(`/api/v1/pods?limit=2${token ? `&continue=${encodeURIComponent(token)}` : ""}`));
+      ours.push(page.metadata.remainingItemCount);
+      token = page.metadata.continue;
+    } while (token);
+    expect(ours).toEqual(theirs);
+  });
+
+  it("leaves it out with a selector, as the server does", async () => {
+    const page = await json(await k8s("/api/v1/pods?limit=2&labelSelector=nosuch%21%3Dx"));
+    expect(page.metadata.continue).toEqual(expect.any(String));
+    expect(page.metadata.remainingItemCount).toBeUndefined();
   });
 });
