@@ -48,6 +48,7 @@ import type { ResourceDescription } from "../kube/resource-description.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { informerIdentity } from "../log-identity.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
+import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { Db } from "../sql.ts";
 import type { RowTally } from "../sql-rows.ts";
 import { clusterConnection, InformerLoop, kubeClient, retransformOutdated, wireInformer } from "./informer-loop.ts";
@@ -99,7 +100,8 @@ export class InformerObject extends DurableObject<Env> {
     const stored = this.#state.stored();
     if (!stored) return undefined;
     const connection = await clusterConnection(stored.spec.cluster, stored.connection, this.env);
-    const client = kubeClient(stored.spec, connection, this.env, this.#loop.budget());
+    // The read's own invocation's request, not the slice's: it must not shorten a running slice.
+    const client = kubeClient(stored.spec, connection, this.env, new SubrequestBudget(subrequestLimitOf(this.env)));
     return (await client.listPage({ limit: 1 }, () => {}, AbortSignal.timeout(CONSISTENT_READ_TIMEOUT_MS))).resourceVersion;
   });
 
