@@ -3,7 +3,7 @@
  * cache is not there — without an informer: reads and waits are faked, so a wait costs no time.
  */
 import { describe, expect, it } from "vitest";
-import { type Consistency, UpstreamRevision } from "../../src/k8s/consistent-reads.ts";
+import type { Consistency } from "../../src/k8s/consistent-reads.ts";
 import { type Freshness, getResourceVersion, listResourceVersion, readAt } from "../../src/k8s/list-consistency.ts";
 import type { ListOptionsQuery } from "../../src/k8s/list-options.ts";
 import { StatusError } from "../../src/k8s/status.ts";
@@ -136,31 +136,5 @@ describe("consistent reads (resourceVersion unset)", () => {
     expect(getResourceVersion("0")).toEqual({ match: "any" });
     expect(getResourceVersion("7")).toEqual({ match: "notOlderThan", rv: "7" });
     expect(() => getResourceVersion("abc")).toThrow('invalid resource version: resourceVersion: Invalid value: "abc"');
-  });
-
-  it("shares upstream reads: callers during a read join the next one, which starts after it", async () => {
-    const started: Array<(rv: string) => void> = [];
-    const upstream = new UpstreamRevision(() => new Promise<string>((resolve) => started.push(resolve)));
-    const first = upstream.current();
-    const during = [upstream.current(), upstream.current(), upstream.current()];
-    expect(started).toHaveLength(1);
-    started[0]!("10");
-    expect(await first).toBe("10");
-    await Promise.resolve();
-    await Promise.resolve();
-    expect(started).toHaveLength(2);
-    started[1]!("11");
-    expect(await Promise.all(during)).toEqual(["11", "11", "11"]);
-  });
-
-  it("answers undefined when the upstream read fails, and reads again next time", async () => {
-    let calls = 0;
-    const upstream = new UpstreamRevision(async () => {
-      calls++;
-      if (calls === 1) throw new Error("unreachable");
-      return "5";
-    });
-    expect(await upstream.current()).toBeUndefined();
-    expect(await upstream.current()).toBe("5");
   });
 });
