@@ -2,7 +2,9 @@
  * `/k8s` gets and lists: one object by key, or a list — paged with continue tokens at one
  * resourceVersion (k8s/continue-token.ts, cache/versioned-list.ts), or without limit streamed page
  * by page — and the namespace stand-in. Whole lists and selector scans are heavy reads, admitted by
- * the informer object a few at a time (k8s/admission.ts).
+ * the informer object a few at a time (k8s/admission.ts). Both are served at the resourceVersion
+ * k8s/list-consistency.ts decides (none: consistent, k8s/consistent-reads.ts); a get also answers an
+ * object's `status` and `scale` subresources (k8s/subresources.ts).
  */
 import { exactKey } from "../cache/key-scope.ts";
 import type { Position } from "../cache/versioned-list.ts";
