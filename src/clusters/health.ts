@@ -4,7 +4,8 @@
  * and never fails it. Errors are described, never echoed with credentials (none are in a URL:
  * cluster-spec.ts refuses URLs that carry them). Like every request to an API server, the probe
  * follows no redirect (net/redirect-refusal.ts) and reads a bounded body: `/version` is a few
- * hundred bytes, so an answer over MAX_VERSION_BODY_BYTES is refused, not buffered.
+ * hundred bytes, so an answer over MAX_VERSION_BODY_BYTES is refused, not buffered. The same read
+ * gives `/k8s/version` the upstream's whole answer (`readVersion`; kept by the factory).
  */
 import { readBodyStart } from "../net/bounded-body.ts";
 import { redirectRefusal } from "../net/redirect-refusal.ts";
@@ -23,13 +24,30 @@ export interface ClusterHealth {
   error?: string;
 }
 
+/** An API server's `/version` answer (apimachinery version.Info): every field is a string. */
+export type VersionInfo = Record<string, string> & { gitVersion: string };
+
+/** The probe's answer with the whole `/version` document when the API server gave one. */
+export type VersionRead = { reachable: boolean; info?: VersionInfo; error?: string };
+
 export async function probeCluster(
   cluster: string,
   connection: ClusterConnection,
   env: object,
   fetcher: typeof fetch = (input, init) => fetch(input, init),
 ): Promise<ClusterHealth> {
-  return upstreamGet<ClusterHealth>(
+  const { info, ...health } = await readVersion(cluster, connection, env, fetcher);
+  return info ? { ...health, version: info.gitVersion } : health;
+}
+
+/** One `GET /version` to the cluster's API server, bounded in time and size. */
+export async function readVersion(
+  cluster: string,
+  connection: ClusterConnection,
+  env: object,
+  fetcher: typeof fetch = (input, init) => fetch(input, init),
+): Promise<VersionRead> {
+  return upstreamGet<VersionRead>(
     { cluster, connection, env, path: "/version", accept: "application/json", timeoutMs: PROBE_TIMEOUT_MS, fetcher },
     async (response, url) => {
       const redirect = redirectRefusal(response, url);
@@ -39,13 +57,17 @@ export async function probeCluster(
       }
       const { text, exceeded } = await readBodyStart(response, MAX_VERSION_BODY_BYTES);
       if (exceeded) return { reachable: true, error: `GET /version answered more than ${MAX_VERSION_BODY_BYTES / 1024} KiB: not a Kubernetes version (refused, not read)` };
-      const body = parseJson(text) as { gitVersion?: unknown } | undefined;
-      return typeof body?.gitVersion === "string"
-        ? { reachable: true, version: body.gitVersion }
-        : { reachable: true, error: "GET /version did not answer a Kubernetes version" };
+      const info = versionInfo(parseJson(text));
+      return info ? { reachable: true, info } : { reachable: true, error: "GET /version did not answer a Kubernetes version" };
     },
     (error) => ({ reachable: false, error }),
   );
+}
+
+/** The string fields of a `/version` body that names a gitVersion; undefined for anything else. */
+function versionInfo(body: unknown): VersionInfo | undefined {
+  if (typeof body !== "object" || body === null || typeof (body as { gitVersion?: unknown }).gitVersion !== "string") return undefined;
+  return Object.fromEntries(Object.entries(body).filter(([, value]) => typeof value === "string")) as VersionInfo;
 }
 
 function parseJson(text: string): unknown {

@@ -1,5 +1,6 @@
 /**
- * The `/k8s` endpoints that are not resources: health (`/healthz`, `/livez`, `/readyz`), the
+ * The `/k8s` endpoints that are not resources: `/version` (the upstream's, kept:
+ * k8s/server-version.ts), health (`/healthz`, `/livez`, `/readyz`), the
  * self-review APIs (the only POSTs `/k8s` accepts: they change nothing) and OpenAPI (the
  * upstream's documents, cached: k8s/openapi.ts, read by readers of the cluster only). Mounted in
  * src/http/k8s.ts beside the resource routes, once per API server (`/k8s` and
@@ -17,6 +18,7 @@ import { isOpenApiPath, serveOpenApi } from "../k8s/openapi.ts";
 import { openApiDocuments } from "../k8s/openapi-cache.ts";
 import { PROTOBUF_MEDIA_TYPE, reviewFromProtobuf } from "../k8s/review-protobuf.ts";
 import { factoryStub } from "../objects/factory-stub.ts";
+import { serverVersion } from "../k8s/server-version.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
@@ -29,6 +31,12 @@ const MAX_REVIEW_BYTES = 16 * 1024;
 
 export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
   const routes = new Hono<AppEnv>();
+  // Indented, as the API server writes it (routes/version.go).
+  routes.on("GET", ["/version", "/version/"], async (c) => {
+    const cluster = clusterOf(c);
+    const info = await serverVersion(cluster, () => factoryStub(c.env).serverVersion(cluster));
+    return new Response(JSON.stringify(info, null, 2), { headers: { "content-type": "application/json" } });
+  });
   for (const endpoint of HEALTH_ENDPOINTS) {
     routes.get(`/${endpoint}`, (c) => healthResponse(endpoint, c.req.query("verbose") !== undefined));
     routes.get(`/${endpoint}/:check`, (c) => healthResponse(endpoint, false, c.req.param("check")));

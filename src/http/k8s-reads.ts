@@ -3,7 +3,9 @@
  * resourceVersion (k8s/continue-token.ts, cache/versioned-list.ts), or without limit streamed page
  * by page — and the namespace stand-in, with the namespaces list and watch synthesized when
  * namespaces are not mirrored. Whole lists and selector scans are heavy reads, admitted by
- * the informer object a few at a time (k8s/admission.ts); index reads are not.
+ * the informer object a few at a time (k8s/admission.ts); index reads are not. Both are served at
+ * the resourceVersion k8s/list-consistency.ts decides (none: consistent, k8s/consistent-reads.ts);
+ * a get also answers an object's `status` and `scale` subresources (k8s/subresources.ts).
  */
 import { exactKey } from "../cache/key-scope.ts";
 import type { Position } from "../cache/versioned-list.ts";
@@ -13,7 +15,7 @@ import { HEAVY_READ_RETRY_AFTER_SECONDS, type HeavyRead } from "../k8s/admission
 import { listBody, type ListPageAnswer, objectBody } from "../k8s/answer.ts";
 import { requireReady } from "../k8s/cache-readiness.ts";
 import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continue-token.ts";
-import { listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
+import { getResourceVersion, listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { checkListOptions, sendsInitialEvents, watchTimeoutSeconds } from "../k8s/list-options.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
 import { mergeNamespaces, NAMESPACE_WATCH_MAX_CALLS, namespaceFilter, namespaceListBody, namespaceWatchFrames, type ResourceNamespaces } from "../k8s/namespace-list.ts";
@@ -22,7 +24,10 @@ import { MAX_LIST_LIMIT } from "../cache/lister.ts";
 import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
 import type { ResourceRequest, ServedResource } from "../k8s/served.ts";
 import { statusErrors } from "../k8s/status.ts";
-import type { IncludeObject } from "../k8s/table.ts";
+import { scaleOf, SCALE_PRINTER } from "../k8s/subresources.ts";
+import { type IncludeObject, table } from "../k8s/table.ts";
+import { partialObjectMetadata } from "../k8s/metadata-only.ts";
+import type { KubeObject } from "../kube/types.ts";
 import { parseFieldSelector, SelectorError } from "../kube/selectors.ts";
 import { checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 import { principalOf } from "./auth.ts";
@@ -113,15 +118,37 @@ export async function getObject(
   request: Extract<ResourceRequest, { kind: "object" }>,
   format: ObjectFormat,
   includeObject: IncludeObject,
+  subresource?: "status" | "scale",
 ): Promise<Response> {
   const key = request.namespace === undefined ? request.name : `${request.namespace}/${request.name}`;
-  const answer = await informerStub(c, served).findObject(key);
-  if (!answer.ok) throw new ApiError(answer.error.code, answer.error.message);
-  requireReady(served.info, answer.value);
-  if (answer.value.value === null) throw statusErrors.notFound(served.info, request.name);
-  return new Response(objectBody(served.info, answer.value.value, format, includeObject, Date.now()), {
+  const at = getResourceVersion(queryParam(c, "resourceVersion"));
+  const stub = informerStub(c, served);
+  const answer = await readAt(at, {
+    read: async () => {
+      const found = await stub.findObject(key);
+      if (!found.ok) throw new ApiError(found.error.code, found.error.message);
+      requireReady(served.info, found.value);
+      return found.value;
+    },
+    reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+    consistent: async () => unwrap(await stub.awaitConsistency()),
+  });
+  if (answer.value === null) throw statusErrors.notFound(served.info, request.name);
+  // `status` is the object itself; `scale` an autoscaling/v1 Scale built from it.
+  const body =
+    subresource === "scale" ? scaleBody(scaleOf(JSON.parse(answer.value) as KubeObject), format, includeObject) : objectBody(served.info, answer.value, format, includeObject, Date.now());
+  return new Response(body, {
     headers: { "content-type": "application/json", "cache-control": "no-cache, private" },
   });
+}
+
+function scaleBody(scale: Record<string, unknown>, format: ObjectFormat, includeObject: IncludeObject): string {
+  const text = JSON.stringify(scale);
+  if (format.kind === "json") return text;
+  if (format.kind === "metadata") return partialObjectMetadata(text, format.apiVersion);
+  const object = scale as unknown as KubeObject;
+  const options = { now: Date.now(), includeObject, apiVersion: format.apiVersion };
+  return JSON.stringify(table({ kind: "Scale", printer: SCALE_PRINTER }, [object], { resourceVersion: object.metadata.resourceVersion ?? "" }, options));
 }
 
 interface ListParams {
@@ -135,8 +162,10 @@ interface ListParams {
 function listParams(c: K8sContext, served: ServedResource): ListParams {
   const q = (name: string) => queryParam(c, name);
   const limitText = q("limit");
-  const limit = limitText === undefined ? undefined : Number(limitText);
-  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 0)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  const asked = limitText === undefined ? undefined : Number(limitText);
+  if (asked !== undefined && !Number.isSafeInteger(asked)) throw statusErrors.badRequest(`invalid limit: ${JSON.stringify(limitText)}`);
+  // The server pages only with a limit above 0 (etcd3 store.go `pred.Limit > 0`): -1 is no limit.
+  const limit = asked !== undefined && asked < 0 ? 0 : asked;
   const options = listOptionsQuery(c, false);
   checkListOptions(options);
   const { at, limit: pageLimit } = listResourceVersion(options, limit);
@@ -206,6 +235,7 @@ export async function listObjects(
       return answer;
     },
     reach: async (rv, waitMs) => unwrap(await stub.awaitResourceVersion(rv, waitMs)),
+    consistent: async () => unwrap(await stub.awaitConsistency()),
   });
   if (first.value.expired) {
     const { resume } = first.value;
@@ -216,8 +246,13 @@ export async function listObjects(
   const firstPage: ListPageAnswer = { items: page.items };
   let rest: AsyncIterable<string[]> | undefined;
   if (page.next) {
-    if (params.limit !== undefined) firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next });
-    else rest = remainingPages((from) => read(from, PAGE_LIMIT, undefined, "next"), page.next);
+    // The list's size is known from its first page of the whole resource; each token carries what is left.
+    const known = params.continue ? params.continue.left : first.value.total;
+    const left = known === undefined ? undefined : Math.max(known - page.items.length, 0);
+    if (params.limit !== undefined) {
+      firstPage.continue = encodeListToken({ rv: resourceVersion, informer: served.informer, from: page.next, ...(left === undefined ? {} : { left }) });
+      if (left !== undefined) firstPage.remainingItemCount = left;
+    } else rest = remainingPages((from) => read(from, PAGE_LIMIT, undefined, "next"), page.next);
   }
   const body = listBody({ info: served.info, format, includeObject, resourceVersion, now: Date.now(), first: firstPage, ...(rest ? { rest } : {}) });
   return new Response(body, { headers: { ...STREAM_HEADERS, ...listEncoding(c.req.header("accept-encoding"), body) } });

@@ -14,6 +14,7 @@
  * cluster only ever sees its own informers (the served-resource cache is kept per cluster).
  */
 import { errorText, logger } from "../log.ts";
+import { contentTag, ifNoneMatch } from "../k8s/etag.ts";
 import { Hono } from "hono";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import { DISCOVERY_MEDIA_TYPES, negotiateDiscovery, negotiateObject, OBJECT_MEDIA_TYPES } from "../k8s/accept.ts";
@@ -25,9 +26,9 @@ import {
   apiResourceList,
   apiVersions,
   groupsOf,
-  VERSION_INFO,
 } from "../k8s/discovery.ts";
 import { parseResourcePath, type ResourceRequest } from "../k8s/served.ts";
+import { subresourceOf } from "../k8s/subresources.ts";
 import { StatusError, statusErrors, statusResponse } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, isClusterName } from "../clusters/cluster.ts";
@@ -49,19 +50,25 @@ function json(body: unknown, contentType = "application/json"): Response {
   return new Response(JSON.stringify(body), { headers: { "content-type": contentType, "cache-control": "no-cache, private" } });
 }
 
-function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "v2" | "v2beta1") => unknown): Response {
+/**
+ * A discovery document, legacy or aggregated as the client's Accept negotiates. The aggregated one
+ * carries an ETag of its content, and a matching `If-None-Match` is a 304 (aggregated/etag.go), so
+ * clients revalidate rather than refetch; its Cache-Control stays `no-cache, private` (the server
+ * says `public`): answers to a credential are no shared cache's to keep.
+ */
+async function discovery(c: K8sContext, legacy: () => unknown, aggregated: (version: "v2" | "v2beta1") => unknown): Promise<Response> {
   const format = negotiateDiscovery(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(DISCOVERY_MEDIA_TYPES);
   if (format.kind === "legacy") return json(legacy());
-  const response = json(aggregated(format.version), aggregatedContentType(format.version));
-  response.headers.set("vary", "Accept");
-  return response;
+  const body = JSON.stringify(aggregated(format.version));
+  const headers = { "content-type": aggregatedContentType(format.version), "cache-control": "no-cache, private", vary: "Accept", etag: await contentTag(body) };
+  if (ifNoneMatch(c.req.header("if-none-match"), headers.etag)) return new Response(null, { status: 304, headers });
+  return new Response(body, { headers });
 }
 
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
 const apiServerRoutes = new Hono<AppEnv>()
   .route("/", serverEndpoints((c) => infos(c)))
-  .on("GET", ["/version", "/version/"], () => new Response(JSON.stringify(VERSION_INFO, null, 2), { headers: { "content-type": "application/json" } }))
   // Each discovery path also with a trailing slash, as the real server serves them (the Python
   // client's get_api_resources asks `/api/v1/`).
   .on("GET", ["/api", "/api/"], async (c) => {
@@ -159,6 +166,12 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   // `?watch=true` on an item path is still a get there; only the deprecated `/watch/` path watches one object.
   const watching = request.watch || (request.kind === "collection" && isTrue(c.req.query("watch")));
   if (format.kind === "metadata") requireMetadataTarget(format, request.kind === "collection" && !watching);
+  if (request.kind === "object" && request.subresource !== undefined) {
+    const subresource = subresourceOf(served.info, request.subresource);
+    if (subresource === undefined) throw statusErrors.noSuchResource();
+    if (subresource === "refused") throw statusErrors.subresourceNotServed(served.info, request.name, request.subresource);
+    return getObject(c, served, request, format, includeObject, subresource);
+  }
   if (watching) return watch(c, served, request, format, includeObject);
   return request.kind === "object" ? getObject(c, served, request, format, includeObject) : listObjects(c, served, request, format, includeObject);
 }

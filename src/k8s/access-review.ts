@@ -8,7 +8,7 @@
  *
  * The rule they report is the one `/k8s` enforces: a credential that may read the cluster may get,
  * list and watch each resource this cluster serves, in every namespace; nothing else is allowed
- * (every write is 405, subresources are not served). Discovery, `/version` and health
+ * (every write is 405; of subresources only a get of status and scale is served). Discovery, `/version` and health
  * (non-resource URLs) answer any reader; OpenAPI only readers of the cluster. A cluster outside the
  * credential's scope allows no resource at all.
  *
@@ -19,6 +19,7 @@
 import * as z from "zod/mini";
 import type { Principal } from "../auth/principal.ts";
 import type { ResourceInfo } from "./catalog.ts";
+import { subresourceOf } from "./subresources.ts";
 import { VERBS } from "./discovery.ts";
 import { statusErrors } from "./status.ts";
 
@@ -84,15 +85,19 @@ function parseReview(kind: string, body: unknown): Review {
   return parsed.data;
 }
 
-/** Whether the caller may `verb` the resource: a read verb on a served resource (no subresource) of a readable cluster. */
+/** Whether the caller may `verb` the resource: a read verb on a served resource (a subresource: a get of status or scale) of a readable cluster. */
 function allowsResource(subject: ReviewSubject, attributes: z.infer<typeof ResourceAttributes>): { allowed: boolean; reason?: string } {
   const verb = attributes.verb ?? "";
   if (!(VERBS as readonly string[]).includes(verb)) return { allowed: false, reason: "this is a read-only cache of the cluster: only get, list and watch are served" };
   if (!subject.mayRead) return { allowed: false, reason: `credential '${subject.principal.name}' may not read this cluster` };
-  if (attributes.subresource) return { allowed: false, reason: "subresources are not served by this cache" };
-  const served = subject.served.some(
+  const served = subject.served.find(
     (info) => info.group === (attributes.group ?? "") && info.plural === attributes.resource && (!attributes.version || attributes.version === info.version),
   );
+  if (attributes.subresource) {
+    // Only a get of the status and scale subresources is served (k8s/subresources.ts).
+    const sub = served && verb === "get" ? subresourceOf(served, attributes.subresource) : undefined;
+    if (sub !== "status" && sub !== "scale") return { allowed: false, reason: "subresources are not served by this cache" };
+  }
   if (!served) return { allowed: false, reason: "this cache does not serve that resource" };
   return { allowed: true, reason: `credential '${subject.principal.name}' may read this cluster` };
 }

@@ -1,7 +1,7 @@
 /**
  * Get and list answers as the API server writes them (kubernetes-api-server-facts.md §2, §4): a
  * get is the object with its kind and apiVersion; a list is `{kind: PodList, apiVersion,
- * metadata: {resourceVersion, continue?}, items}` whose items of a built-in type carry no kind or
+ * metadata: {resourceVersion, continue?, remainingItemCount?}, items}` whose items of a built-in type carry no kind or
  * apiVersion (the server's long-standing quirk, kubernetes#3030; a custom resource's items, served
  * unstructured, keep theirs); with the Table media type, either becomes a
  * `Table`. A list without `limit` is one answer however large the cache, as the API server's:
@@ -17,6 +17,8 @@ export interface ListPageAnswer {
   items: string[];
   /** The client's continue token for the page after this one. */
   continue?: string;
+  /** How many items follow this page, when known (only with `continue`). */
+  remainingItemCount?: number;
 }
 
 export interface ListAnswerInput {
@@ -50,7 +52,12 @@ export function objectBody(info: ResourceInfo, body: string, format: ObjectForma
 /** The whole list answer: a string when it is one page, a stream when more pages follow. */
 export function listBody(input: ListAnswerInput): string | ReadableStream<Uint8Array> {
   const { info, format, resourceVersion } = input;
-  const metadata = { resourceVersion, ...(input.first.continue === undefined ? {} : { continue: input.first.continue }) };
+  const { continue: token, remainingItemCount } = input.first;
+  const metadata = {
+    resourceVersion,
+    ...(token === undefined ? {} : { continue: token }),
+    ...(token === undefined || remainingItemCount === undefined ? {} : { remainingItemCount }),
+  };
   let head: string;
   let encode: (body: string) => string;
   if (format.kind === "json") {

@@ -49,6 +49,9 @@ export interface QueryAnswer<T> extends CacheReadiness {
  */
 export type WithInformer<S> = <T>(fn: (spec: S, informer: Informer) => T) => Result<T>;
 
+/** A `/k8s` list page; a first page of the whole resource may tell how many objects the list has in all. */
+export type ListPage = VersionedPage & { total?: number };
+
 /** A `/k8s` list page's query: no continue token (the position stands for it), a limit. */
 export type PageQuery = Omit<ObjectQuery, "continue"> & { limit: number };
 
@@ -104,11 +107,18 @@ export class CacheReads {
    * `heavy` marks a page of a heavy read (admission.ts): which part, whose, and the name its slot is
    * held under from one page to its next (HeldSlots), if it is.
    */
-  listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Result<QueryAnswer<VersionedPage>> | Promise<Result<QueryAnswer<VersionedPage>>> {
+  listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Result<QueryAnswer<ListPage>> | Promise<Result<QueryAnswer<ListPage>>> {
     if (heavy !== undefined && !this.#readsIndex(query)) return this.#heavyListAt(query, from, of, heavy);
     return this.#at((spec, informer) => {
       const parsed = versionedQuery(query);
-      if (!from) return answerOf(informer, listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition()));
+      if (!from) {
+        const page = listFirstPage(informer.indexer, informer.log, parsed, informer.snapshotPosition());
+        // The whole resource's count, kept by the cache: the list's size when the page is of the
+        // cache as it is (not of a relist's snapshot), for `remainingItemCount`.
+        const whole = query.namespace === undefined && query.labelSelector === undefined && query.fieldSelector === undefined;
+        const total = whole && !page.expired && page.at === informer.log.bounds().tail ? informer.cacheProgress.objectCount() : undefined;
+        return answerOf<ListPage>(informer, total === undefined ? page : { ...page, total });
+      }
       const page: VersionedPage = of !== undefined && of !== spec.name ? { expired: true } : listAt(informer.indexer, informer.log, parsed, from);
       return answerOf(informer, page.expired ? { expired: true, resume: resumeAfter(informer.log, from.after) } : page);
     });

@@ -13,15 +13,17 @@ export interface ListToken {
   /** The informer whose log `from` is in; absent in tokens made before tokens named it. */
   informer?: string;
   from: Position;
+  /** How many objects of the list follow the page before this token (`remainingItemCount`), when known. */
+  left?: number;
 }
 
 export function encodeListToken(token: ListToken): string {
-  return encodeTokenText({ v: "edge-informer/v1", rv: token.rv, at: token.from.at, start: token.from.after, informer: token.informer, log: token.from.log });
+  return encodeTokenText({ v: "edge-informer/v1", rv: token.rv, at: token.from.at, start: token.from.after, informer: token.informer, log: token.from.log, left: token.left });
 }
 
 /** Throws an Error saying what is wrong with a token that is not ours. */
 export function decodeListToken(text: string): ListToken {
-  const token = decodeTokenText(text) as { v?: unknown; rv?: unknown; at?: unknown; start?: unknown; informer?: unknown; log?: unknown } | null | undefined;
+  const token = decodeTokenText(text) as { v?: unknown; rv?: unknown; at?: unknown; start?: unknown; informer?: unknown; log?: unknown; left?: unknown } | null | undefined;
   if (
     token === null ||
     token === undefined ||
@@ -32,13 +34,15 @@ export function decodeListToken(text: string): ListToken {
     !Number.isSafeInteger(token.at) ||
     (token.at as number) < 0 ||
     !optionalString(token.informer) ||
-    !optionalString(token.log)
+    !optionalString(token.log) ||
+    (token.left !== undefined && (!Number.isSafeInteger(token.left) || (token.left as number) < 0))
   ) {
     throw new Error("not a continue token of this server");
   }
   return {
     rv: token.rv,
     ...(token.informer === undefined ? {} : { informer: token.informer }),
+    ...(token.left === undefined ? {} : { left: token.left as number }),
     from: { at: token.at as number, after: token.start, ...(token.log === undefined ? {} : { log: token.log }) },
   };
 }

@@ -3,25 +3,12 @@
  * kube-apiserver 1.32 writes them (kubernetes-api-server-facts.md §1): the legacy documents
  * (`/api`, `/api/v1`, `/apis`, `/apis/{group}`, `/apis/{group}/{version}`) and the aggregated v2 /
  * v2beta1 `APIGroupDiscoveryList` kubectl asks for first. Only mirrored resources are listed, with
- * the verbs the cache serves: get, list and watch. No subresources (status, log, exec: the cache has
- * none to serve).
+ * the verbs the cache serves: get, list and watch. Subresources are not listed (a get of status and
+ * scale is served all the same: subresources.ts).
  */
 import { type ResourceInfo, groupVersion } from "./catalog.ts";
 
 export const VERBS = ["get", "list", "watch"] as const;
-
-/** `/version`: the Kubernetes version whose read API this one follows. */
-export const VERSION_INFO = {
-  major: "1",
-  minor: "32",
-  gitVersion: "v1.32.0",
-  gitCommit: "",
-  gitTreeState: "clean",
-  buildDate: "",
-  goVersion: "",
-  compiler: "edge-informer",
-  platform: "cloudflare/workers",
-};
 
 function apiResource(info: ResourceInfo): Record<string, unknown> {
   return {

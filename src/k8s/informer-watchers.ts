@@ -8,7 +8,8 @@
  *   are no initial state; the answer says why (`notReady`).
  * - While a watcher or a polling relay wants live events, the informer counts as watched (it stays
  *   awake between watch windows, cache/watch-windows.ts), and one sleeping between windows is woken
- *   when a watch opens, a relay opens or polls, a list waits for a resourceVersion, or the alarm
+ *   when a watch opens, a relay opens or polls, a list waits for a resourceVersion, a read with no
+ *   resourceVersion asks for consistency (consistent-reads.ts), or the alarm
  *   re-arms (a watch may open just as a window ends): `wake` then brings the alarm forward.
  * - `closeAll` ends every watcher, its own and the relays', cleanly: what they were promised no
  *   longer holds, and their clients re-watch (and relist on a 410).
@@ -18,6 +19,7 @@ import { ok, type Result } from "../errors.ts";
 import type { ReadAdmission } from "./admission.ts";
 import { readinessOfInformer, type WithInformer } from "./cache-reads.ts";
 import { watchSourceOf } from "./informer-watch-source.ts";
+import { awaitConsistency, type Consistency, type UpstreamRevision } from "./consistent-reads.ts";
 import type { Freshness } from "./list-consistency.ts";
 import { FRESHNESS_WAIT_MS, WatchHub } from "./watch-hub.ts";
 import { type WatchOpening, type WatchParams, watchRequestOf } from "./watch-params.ts";
@@ -82,6 +84,31 @@ export class InformerWatchers {
     if (this.#wakeIfSleeping()) await this.#wake();
     await this.#hub.reaches(resourceVersion, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
     return this.#at((_, informer) => ({ current: informer.queryView().resourceVersion }));
+  }
+
+  /**
+   * Brings the cache up to the upstream's current resourceVersion for a read with none
+   * (consistent-reads.ts): wakes an informer sleeping between watch windows, then waits on the
+   * watch hub's wake-up, as a list ahead of the cache does.
+   */
+  async awaitConsistency(upstream: UpstreamRevision): Promise<Result<Consistency>> {
+    const informer = this.#at((_, informer) => informer);
+    if (!informer.ok) return informer;
+    const current = informer.value;
+    return ok(
+      await awaitConsistency({
+        synced: () => readinessOfInformer(current).synced,
+        cacheResourceVersion: () => current.queryView().resourceVersion,
+        watchLive: () => current.progress().watch.state === "watching",
+        wakeIfSleeping: async () => {
+          if (this.#wakeIfSleeping()) await this.#wake();
+        },
+        upstream,
+        reaches: async (rv, waitMs) => {
+          await this.#hub.reaches(rv, Math.min(Math.max(waitMs, 0), FRESHNESS_WAIT_MS));
+        },
+      }),
+    );
   }
 
   /**

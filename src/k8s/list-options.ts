@@ -110,7 +110,11 @@ function invalid(errors: FieldError[]): StatusError {
 export function checkListOptions(o: ListOptionsQuery): void {
   const errors = brokenRules(o);
   if (errors.length > 0) throw invalid(errors);
-  const rv = o.resourceVersion;
+  checkResourceVersionSyntax(o.resourceVersion);
+}
+
+/** Throws the storage's 400 for a resourceVersion that is not a decimal (lists, watches and gets alike). */
+export function checkResourceVersionSyntax(rv: string | undefined): void {
   if (rv !== undefined && !/^[0-9]+$/.test(rv)) {
     // strconv.ParseUint's error inside the storage's field error (APIObjectVersioner.ParseResourceVersion).
     throw new StatusError(400, "BadRequest", `invalid resource version: resourceVersion: Invalid value: "${rv}": strconv.ParseUint: parsing "${rv}": invalid syntax`);

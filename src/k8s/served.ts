@@ -63,12 +63,13 @@ export async function servedResources(informers: readonly ServingInformer[], des
 /** What a path below `/api/v1` or `/apis/{group}/{version}` names. */
 export type ResourceRequest =
   | { kind: "collection"; plural: string; namespace?: string; watch: boolean }
-  | { kind: "object"; plural: string; namespace?: string; name: string; watch: boolean };
+  | { kind: "object"; plural: string; namespace?: string; name: string; watch: boolean; subresource?: string };
 
 /**
- * Parses the segments after the group version: `pods`, `pods/x`, `namespaces/ns/pods[/x]`, and the
- * deprecated `watch/…` forms (a watch; a name becomes a metadata.name field selector). Subresources
- * and anything else: undefined (404).
+ * Parses the segments after the group version: `pods`, `pods/x`, `namespaces/ns/pods[/x]`, an
+ * object's subresource (`pods/x/status`; k8s/subresources.ts says which are served), and the
+ * deprecated `watch/…` forms (a watch; a name becomes a metadata.name field selector). Anything
+ * else: undefined (404).
  */
 export function parseResourcePath(segments: readonly string[]): ResourceRequest | undefined {
   let rest = [...segments];
@@ -82,6 +83,9 @@ export function parseResourcePath(segments: readonly string[]): ResourceRequest 
   if (rest.length === 1) return { kind: "collection", plural: rest[0]!, ...(namespace === undefined ? {} : { namespace }), watch };
   if (rest.length === 2) {
     return { kind: "object", plural: rest[0]!, name: rest[1]!, ...(namespace === undefined ? {} : { namespace }), watch };
+  }
+  if (rest.length === 3 && !watch) {
+    return { kind: "object", plural: rest[0]!, name: rest[1]!, ...(namespace === undefined ? {} : { namespace }), watch, subresource: rest[2]! };
   }
   return undefined;
 }

@@ -48,6 +48,14 @@ function resourceDetails(info: Pick<ResourceInfo, "plural" | "group">, name?: st
 export const statusErrors = {
   notFound: (info: Pick<ResourceInfo, "plural" | "group">, name: string) =>
     new StatusError(404, "NotFound", `${qualified(info)} "${name}" not found`, resourceDetails(info, name)),
+  /** A subresource the cache cannot serve (`pods/log`, `exec`, …): refused as the API server refuses a user without the right (403). */
+  subresourceNotServed: (info: Pick<ResourceInfo, "plural" | "group">, name: string, subresource: string) =>
+    new StatusError(
+      403,
+      "Forbidden",
+      `${qualified(info)} "${name}" is forbidden: this is a read-only cache of the cluster: ${info.plural}/${subresource} is not served (ask the cluster itself)`,
+      resourceDetails(info, name),
+    ),
   /** `/k8s/clusters/{cluster}` of a cluster this deployment does not have (issue 12). */
   unknownCluster: (cluster: string) => new StatusError(404, "NotFound", `cluster "${cluster}" not found`, { name: cluster, kind: "clusters" }),
   /** An unknown path under an API prefix (a resource nobody mirrors). */

@@ -8,11 +8,14 @@
  *   with informers keeps its jurisdiction (its objects cannot move).
  * - The default cluster and declared ones change only where they are configured (Conflict).
  * - A probe's answer stands HEALTH_TTL_MS per connection, and at most PROBE_CONCURRENCY run at once.
+ * - A cluster's `/version` (for `/k8s/version`) is read at most once per VERSION_TTL_MS per
+ *   connection while it answers (once per HEALTH_TTL_MS while it does not), one read at a time; the
+ *   last answer stands while the cluster is unreachable. Memory only.
  * - A new connection reaches every informer of the cluster, INFORMER_CALL_CONCURRENCY at a time;
  *   one unavailable object does not keep the others on the old connection (the cron retries it).
  */
 import { type ClusterConnection, DEFAULT_CLUSTER, defaultConnection, type InformerAddress, publicConnection } from "../clusters/cluster.ts";
-import { type ClusterHealth, probeCluster } from "../clusters/health.ts";
+import { type ClusterHealth, probeCluster, readVersion, type VersionInfo } from "../clusters/health.ts";
 import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, placementOf } from "../clusters/placement.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
 import type { informerStub } from "../clusters/stubs.ts";
@@ -33,6 +36,11 @@ import { withConcurrency } from "./fan-out.ts";
 export const MAX_CLUSTERS = 100;
 /** How long a cluster's probed health stands (GET /clusters). */
 export const HEALTH_TTL_MS = 15_000;
+/**
+ * How long a cluster's `/version` stands for `/k8s/version`: an upgrade of the cluster shows within
+ * this (Argo CD and kubectl read it per sync or per run, not per request).
+ */
+export const VERSION_TTL_MS = 600_000;
 /** Probes in flight at once. */
 const PROBE_CONCURRENCY = 6;
 /**
@@ -70,6 +78,8 @@ export class FactoryClusters {
   readonly #factory: FactoryContext;
   /** Recent probe answers by cluster and connection (health). Memory only. */
   readonly #health = new Map<string, { until: number; value: Promise<ClusterHealth> }>();
+  /** `/version` answers by cluster and connection: the read in force, and the last one that answered. */
+  readonly #versions = new Map<string, { until: number; value: Promise<VersionInfo | undefined>; known?: VersionInfo }>();
 
   constructor(factory: FactoryContext) {
     this.#factory = factory;
@@ -121,6 +131,37 @@ export class FactoryClusters {
     });
     const results = await withConcurrency(probes.map((probe) => probe.run), PROBE_CONCURRENCY);
     return Object.fromEntries(probes.map((probe, i) => [probe.name, results[i]!]));
+  }
+
+  /**
+   * `cluster`'s API server's `/version`, or undefined when it never answered one (the caller says
+   * so). Kept VERSION_TTL_MS per connection, a failed read HEALTH_TTL_MS; concurrent callers share
+   * one read; a failed read answers the last version the connection gave, if any.
+   */
+  async serverVersion(cluster: string): Promise<VersionInfo | undefined> {
+    const connection = this.connectionOf(cluster);
+    if (!connection.ok) return undefined;
+    const resolved = connection.value ?? defaultConnection(this.#factory.env);
+    const key = JSON.stringify([cluster, resolved]);
+    const now = Date.now();
+    for (const [k, entry] of this.#versions) if (entry.until <= now && k !== key) this.#versions.delete(k);
+    const cached = this.#versions.get(key);
+    if (cached && cached.until > now) return cached.value;
+    const entry: { until: number; value: Promise<VersionInfo | undefined>; known?: VersionInfo } = {
+      until: now + VERSION_TTL_MS,
+      value: Promise.resolve(undefined),
+      ...(cached?.known ? { known: cached.known } : {}),
+    };
+    entry.value = openConnection(this.#sealer(), cluster, resolved)
+      .then((opened) => readVersion(cluster, opened, this.#factory.env))
+      .catch(() => ({ reachable: false }) as { info?: VersionInfo })
+      .then((read) => {
+        if (read.info) return (entry.known = read.info);
+        entry.until = Date.now() + HEALTH_TTL_MS;
+        return entry.known;
+      });
+    this.#versions.set(key, entry);
+    return entry.value;
   }
 
   /** One OpenAPI document from `cluster`'s API server (clusters/upstream-openapi.ts), its body unread; `/k8s` keeps it. */

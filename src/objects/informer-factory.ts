@@ -12,7 +12,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { asAddress, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
-import type { ClusterHealth } from "../clusters/health.ts";
+import type { ClusterHealth, VersionInfo } from "../clusters/health.ts";
 import { type Placement, placementOf } from "../clusters/placement.ts";
 import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
@@ -207,6 +207,11 @@ export class InformerFactory extends DurableObject<Env> {
   /** Each cluster's API server's version, probed (FactoryClusters.health). */
   async clusterHealth(names: string[]): Promise<Record<string, ClusterHealth>> {
     return this.#clusters.health(names);
+  }
+
+  /** `cluster`'s API server's `/version`, kept (FactoryClusters.serverVersion); undefined when it never answered. */
+  async serverVersion(cluster: string): Promise<VersionInfo | undefined> {
+    return this.#clusters.serverVersion(cluster);
   }
 
   /**

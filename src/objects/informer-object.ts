@@ -35,7 +35,8 @@ import type { Env } from "../env.ts";
 import { ok, type Result } from "../errors.ts";
 import { type HeavyReadPart, ReadAdmission } from "../k8s/admission.ts";
 import type { CacheReadiness } from "../k8s/cache-readiness.ts";
-import { CacheReads, type ObjectQuery, type PageQuery, type QueryAnswer } from "../k8s/cache-reads.ts";
+import { CacheReads, type ListPage, type ObjectQuery, type PageQuery, type QueryAnswer } from "../k8s/cache-reads.ts";
+import { CONSISTENT_READ_TIMEOUT_MS, type Consistency, UpstreamRevision } from "../k8s/consistent-reads.ts";
 import { InformerWatchers } from "../k8s/informer-watchers.ts";
 import { watcherLimitsOf } from "../k8s/watcher-caps.ts";
 import type { Freshness } from "../k8s/list-consistency.ts";
@@ -47,9 +48,10 @@ import type { ResourceDescription } from "../kube/resource-description.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { informerIdentity } from "../log-identity.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
+import { SubrequestBudget, subrequestLimitOf } from "../net/subrequest-budget.ts";
 import { Db } from "../sql.ts";
 import type { RowTally } from "../sql-rows.ts";
-import { clusterConnection, InformerLoop, retransformOutdated, wireInformer } from "./informer-loop.ts";
+import { clusterConnection, InformerLoop, kubeClient, retransformOutdated, wireInformer } from "./informer-loop.ts";
 import { informerObjectMetrics, type InformerObjectMetrics, informerStatus, type InformerStatus } from "./informer-status.ts";
 
 export type { InformerObjectMetrics, InformerStatus, ObjectQuery, QueryAnswer };
@@ -91,6 +93,16 @@ export class InformerObject extends DurableObject<Env> {
     reads: this.#reads,
     connection: (cluster) => clusterConnection(cluster, this.#state.stored()?.connection ?? null, this.env),
     env: this.env,
+  });
+
+  /** The upstream's current resourceVersion, one `limit=1` list shared by a burst of consistent reads. */
+  readonly #upstreamRevision = new UpstreamRevision(async () => {
+    const stored = this.#state.stored();
+    if (!stored) return undefined;
+    const connection = await clusterConnection(stored.spec.cluster, stored.connection, this.env);
+    // The read's own invocation's request, not the slice's: it must not shorten a running slice.
+    const client = kubeClient(stored.spec, connection, this.env, new SubrequestBudget(subrequestLimitOf(this.env)));
+    return (await client.listPage({ limit: 1 }, () => {}, AbortSignal.timeout(CONSISTENT_READ_TIMEOUT_MS))).resourceVersion;
   });
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -164,7 +176,7 @@ export class InformerObject extends DurableObject<Env> {
     return this.#reads.findObject(key);
   }
 
-  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Promise<Result<QueryAnswer<VersionedPage>>> {
+  async listAt(query: PageQuery, from?: Position, of?: string, heavy?: HeavyReadPart): Promise<Result<QueryAnswer<ListPage>>> {
     return this.#reads.listAt(query, from, of, heavy);
   }
 
@@ -197,6 +209,11 @@ export class InformerObject extends DurableObject<Env> {
   // `/k8s` watchers and the relays that serve them (k8s/informer-watchers.ts says what each answers).
   async awaitResourceVersion(resourceVersion: string, waitMs: number): Promise<Result<Freshness>> {
     return this.#watchers.awaitResourceVersion(resourceVersion, waitMs);
+  }
+
+  /** A read with no resourceVersion: the cache brought up to the upstream's current one (k8s/consistent-reads.ts). */
+  async awaitConsistency(): Promise<Result<Consistency>> {
+    return this.#watchers.awaitConsistency(this.#upstreamRevision);
   }
 
   async watch(request: WatchParams): Promise<Result<WatchOpening>> {

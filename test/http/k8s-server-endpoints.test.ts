@@ -78,6 +78,9 @@ describe("/k8s self-reviews", () => {
     // A resource nobody mirrors, a subresource.
     expect((await ask({ verb: "list", resource: "secrets" })).status.allowed).toBe(false);
     expect((await ask({ verb: "get", resource: "pods", subresource: "log" })).status.allowed).toBe(false);
+    // A get of pods/status is served (issue 30: the object itself); any other verb on it is not.
+    expect((await ask({ verb: "get", resource: "pods", subresource: "status" })).status.allowed).toBe(true);
+    expect((await ask({ verb: "list", resource: "pods", subresource: "status" })).status.allowed).toBe(false);
   });
 
   it("refuses every resource of a cluster outside the credential's scope, but still lets it discover", async () => {

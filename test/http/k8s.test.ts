@@ -550,7 +550,7 @@ describe("/k8s/clusters/{cluster}", () => {
     expect(core).toEqual(["pods", "namespaces"]);
     expect((await body(await k8s(`/clusters/${b}/api`))).kind).toBe("APIVersions");
     const version = await k8s(`/clusters/${b}/version`);
-    expect([version.status, (await body(version)).gitVersion]).toEqual([200, "v1.32.0"]);
+    expect([version.status, (await body(version)).gitVersion]).toEqual([200, "v1.34.0-fake"]);
     // Paths no API server has are a NotFound Status too, under either prefix.
     for (const path of ["/no/such/path", `/clusters/${a}/no/such/path`, `/clusters/${a}`]) {
       const response = await k8s(path);

@@ -3,13 +3,15 @@
  * cache is not there — without an informer: reads and waits are faked, so a wait costs no time.
  */
 import { describe, expect, it } from "vitest";
-import { type Freshness, listResourceVersion, readAt } from "../../src/k8s/list-consistency.ts";
+import type { Consistency } from "../../src/k8s/consistent-reads.ts";
+import { type Freshness, getResourceVersion, listResourceVersion, readAt } from "../../src/k8s/list-consistency.ts";
 import type { ListOptionsQuery } from "../../src/k8s/list-options.ts";
 import { StatusError } from "../../src/k8s/status.ts";
 
 /** A cache at `rvs[0]`, then at each later RV once it is waited for (a `reach` answers the next). */
 function cache(...rvs: string[]) {
   let at = 0;
+  let consistency: Consistency | undefined;
   const calls: string[] = [];
   return {
     calls,
@@ -23,6 +25,14 @@ function cache(...rvs: string[]) {
         at = Math.min(at + 1, rvs.length - 1);
         return { current: rvs[at]! };
       },
+      consistent: async (): Promise<Consistency> => {
+        calls.push("consistent");
+        return consistency ?? { current: rvs[at]! };
+      },
+    },
+    /** What the next consistency check answers. */
+    consistentAs(value: Consistency) {
+      consistency = value;
     },
   };
 }
@@ -37,14 +47,15 @@ const list = (o: Partial<ListOptionsQuery>): ListOptionsQuery => ({ watch: false
 
 describe("listResourceVersion", () => {
   it.each([
-    ["unset", {}, 5, { match: "any" }, 5],
+    ["unset: the most recent (consistent)", {}, 5, { match: "latest" }, 5],
+    ["unset with a continue: the token's", { continue: "t" }, 5, { match: "any" }, 5],
     ["0: the watch cache's whole list", { resourceVersion: "0" }, 5, { match: "any" }, undefined],
     ["0 with a continue: etcd's page, limit kept", { resourceVersion: "0", continue: "t" }, 5, { match: "any" }, 5],
     ["N without limit", { resourceVersion: "7" }, undefined, { match: "notOlderThan", rv: "7" }, undefined],
     ["N NotOlderThan with limit", { resourceVersion: "7", resourceVersionMatch: "NotOlderThan" }, 5, { match: "notOlderThan", rv: "7" }, 5],
     ["N with limit: the legacy exact list", { resourceVersion: "7" }, 5, { match: "exact", rv: "7" }, 5],
     ["N Exact", { resourceVersion: "7", resourceVersionMatch: "Exact" }, undefined, { match: "exact", rv: "7" }, undefined],
-    ["limit 0: no limit", {}, 0, { match: "any" }, undefined],
+    ["limit 0: no limit", {}, 0, { match: "latest" }, undefined],
   ] as const)("%s", (_name, options, limit, at, pageLimit) => {
     expect(listResourceVersion(list(options), limit)).toEqual({ at, limit: pageLimit });
   });
@@ -89,6 +100,7 @@ describe("readAt", () => {
           calls.push(rv);
           return "earlierServer";
         },
+        consistent: async (): Promise<Consistency> => ({ current: "100" }),
       };
       expect(await statusOf(readAt({ match, rv: "5000" }, reads))).toMatchObject({ code: 410, message: "The resourceVersion for the provided list is too old." });
       expect(calls).toEqual(["5000"]);
@@ -105,5 +117,24 @@ describe("readAt", () => {
     const ahead = cache("12");
     expect(await statusOf(readAt({ match: "exact", rv: "14" }, ahead.reads))).toMatchObject({ code: 504 });
     expect(ahead.calls).toEqual(["read 12", "reach 14 within 0"]);
+  });
+});
+
+describe("consistent reads (resourceVersion unset)", () => {
+  it("asks for consistency before reading, and answers 504 naming the upstream's RV when the cache stayed behind", async () => {
+    const fresh = cache("12");
+    expect(await readAt({ match: "latest" }, fresh.reads)).toEqual({ resourceVersion: "12" });
+    expect(fresh.calls).toEqual(["consistent", "read 12"]);
+    const behind = cache("12");
+    behind.consistentAs({ behind: { target: "20", current: "12" } });
+    expect(await statusOf(readAt({ match: "latest" }, behind.reads))).toMatchObject({ code: 504, message: "Timeout: Too large resource version: 20, current: 12" });
+    expect(behind.calls).toEqual(["consistent"]);
+  });
+
+  it("reads a get's resourceVersion as the server: unset latest, 0 any, N at least N, abc 400", () => {
+    expect(getResourceVersion(undefined)).toEqual({ match: "latest" });
+    expect(getResourceVersion("0")).toEqual({ match: "any" });
+    expect(getResourceVersion("7")).toEqual({ match: "notOlderThan", rv: "7" });
+    expect(() => getResourceVersion("abc")).toThrow('invalid resource version: resourceVersion: Invalid value: "abc"');
   });
 });
