@@ -4,14 +4,16 @@
  * - `ADMIN_TOKEN` and `READ_TOKEN`: shorthands for an admin credential named `admin` and a read
  *   credential named `read`, on every cluster;
  * - `TOKENS`: named credentials, each a SHA-256 hash of a bearer token or a Cloudflare Access
- *   identity, with a role and the clusters it may see, so one can be rotated or revoked alone;
+ *   identity, with a role and the clusters it may see, so one can be rotated or revoked alone, and
+ *   the Kubernetes user (default `edge-informer:<name>`) and groups it is (issue 31);
  * - `ACCESS_TEAM_DOMAIN` + `ACCESS_AUD` + `ACCESS_HOSTNAMES`: Cloudflare Access, whose JWTs name an
  *   identity, accepted only on the host names its application protects (review N9: elsewhere, e.g.
  *   `*.workers.dev`, Access never saw the request, so its revocations and device posture do not apply).
  *
  * Guarantees: a configuration that is wrong in any part (a token shorter than 32 characters, TOKENS
- * that do not parse, two credentials sharing a token or a name, Access half set or without the host
- * names it protects) yields `problem`
+ * that do not parse, a `user` or `groups` that is not a bounded non-empty name (or list of them,
+ * none twice), two credentials sharing a token or a name, Access half set or without the host
+ * names it protects) yields `problem`, naming the TOKENS entry by index and name,
  * and no credential at all, so a mistake fails closed with a message instead of half working. Token
  * values are hashed here and never kept, logged or echoed; a problem names the setting, never a value.
  */

@@ -127,6 +127,14 @@ describe("the principal's user and groups", () => {
       });
     });
 
+    it("keeps only the non-empty string groups of the claim, once each, and refuses a JWT naming more than MAX_GROUPS", async () => {
+      const principal = await principalOf(settings, { jwt: await jwt({ email: "carol@example.com", custom: { groups: ["a", 7, "", "a", null, "b"] } }) });
+      expect(principal.groups).toEqual(["a", "b", "system:authenticated"]);
+      const many = await jwt({ email: "carol@example.com", custom: { groups: Array.from({ length: MAX_GROUPS + 1 }, (_, i) => `g${i}`) } });
+      const outcome = await authenticate(settings, await credentialConfig(settings), { authorization: undefined, accessJwt: many, hostname: "informers.example.com" });
+      expect(outcome).toMatchObject({ ok: false, status: 401, message: expect.stringMatching(new RegExp(`custom.groups claim names more than ${MAX_GROUPS} groups`)) });
+    });
+
     it("takes the entry's user over the identity when the operator set one (a service token's common_name otherwise)", async () => {
       expect(await principalOf(settings, { jwt: await jwt({ common_name: "bot.access" }) })).toMatchObject({ user: "deploy-bot", groups: ["bots", "system:authenticated"] });
     });
