@@ -4,14 +4,16 @@
  * - `ADMIN_TOKEN` and `READ_TOKEN`: shorthands for an admin credential named `admin` and a read
  *   credential named `read`, on every cluster;
  * - `TOKENS`: named credentials, each a SHA-256 hash of a bearer token or a Cloudflare Access
- *   identity, with a role and the clusters it may see, so one can be rotated or revoked alone;
+ *   identity, with a role and the clusters it may see, so one can be rotated or revoked alone, and
+ *   the Kubernetes user (default `edge-informer:<name>`) and groups it is (issue 31);
  * - `ACCESS_TEAM_DOMAIN` + `ACCESS_AUD` + `ACCESS_HOSTNAMES`: Cloudflare Access, whose JWTs name an
  *   identity, accepted only on the host names its application protects (review N9: elsewhere, e.g.
  *   `*.workers.dev`, Access never saw the request, so its revocations and device posture do not apply).
  *
  * Guarantees: a configuration that is wrong in any part (a token shorter than 32 characters, TOKENS
- * that do not parse, two credentials sharing a token or a name, Access half set or without the host
- * names it protects) yields `problem`
+ * that do not parse, a `user` or `groups` that is not a bounded non-empty name (or list of them,
+ * none twice), two credentials sharing a token or a name, Access half set or without the host
+ * names it protects) yields `problem`, naming the TOKENS entry by index and name,
  * and no credential at all, so a mistake fails closed with a message instead of half working. Token
  * values are hashed here and never kept, logged or echoed; a problem names the setting, never a value.
  */
@@ -32,6 +34,19 @@ export interface Credential {
   name: string;
   role: Role;
   clusters: ClusterScope;
+  /**
+   * The Kubernetes user it is (TOKENS `user`); by default `edge-informer:<name>`, a name no real
+   * cluster user has, so no RoleBinding of the cluster's names it by accident. An Access identity
+   * without `user` is its email (principal.ts).
+   */
+  user: string;
+  /**
+   * The Kubernetes groups it is in (TOKENS `groups`), without `system:authenticated` (principal.ts
+   * adds it). An Access identity whose JWT carries groups is in those instead.
+   */
+  groups: readonly string[];
+  /** Whether `user` was configured (an Access identity without one is its email). */
+  userConfigured?: boolean;
 }
 
 export interface TokenCredential extends Credential {
@@ -77,12 +92,26 @@ const clusterList = z.array(z.string()).check(
   z.refine((names) => names.every((name) => name === "*" || isClusterName(name)), `each is "*" or ${CLUSTER_NAME_RULE}`),
   z.refine((names) => !names.includes("*") || names.length === 1, '"*" stands alone'),
 );
+/** The most groups one credential or Access identity may be in: a bound on what each request carries and checks. */
+export const MAX_GROUPS = 256;
+/** The longest Kubernetes user or group name accepted (an email is at most 320). */
+export const MAX_KUBERNETES_NAME_LENGTH = 320;
+/** The user of a credential without a configured one. */
+export const defaultUser = (name: string) => `edge-informer:${name}`;
+
+const kubernetesName = z.string().check(z.minLength(1, "a non-empty string"), z.maxLength(MAX_KUBERNETES_NAME_LENGTH, `at most ${MAX_KUBERNETES_NAME_LENGTH} characters`));
+const groupList = z.array(kubernetesName).check(
+  z.maxLength(MAX_GROUPS, `at most ${MAX_GROUPS} groups`),
+  z.refine((groups) => new Set(groups).size === groups.length, "a group is named twice"),
+);
 const tokensEntry = z.strictObject({
   name: credentialName,
   role: z.enum(["read", "admin"]),
   clusters: clusterList,
   sha256: z.optional(z.string().check(z.regex(/^[0-9a-fA-F]{64}$/, "the hex SHA-256 of the token (64 hex digits): `printf %s \"$TOKEN\" | sha256sum`"))),
   identity: z.optional(z.string().check(z.minLength(1), z.maxLength(320))),
+  user: z.optional(kubernetesName),
+  groups: z.optional(groupList),
 });
 const tokensSchema = z.array(tokensEntry).check(z.maxLength(1000));
 
@@ -102,7 +131,7 @@ async function shorthand(name: "admin" | "read", setting: string, token: string 
   if (token.length < MIN_TOKEN_LENGTH) {
     throw new Misconfigured(`${setting} is shorter than ${MIN_TOKEN_LENGTH} characters: ${HOW_TO_MAKE_ONE}`);
   }
-  return [{ name, role: name, clusters: "*", sha256: await sha256Hex(token) }];
+  return [{ name, role: name, clusters: "*", user: defaultUser(name), groups: [], sha256: await sha256Hex(token) }];
 }
 
 function parseTokens(text: string | undefined): { tokens: TokenCredential[]; identities: IdentityCredential[] } {
@@ -114,11 +143,18 @@ function parseTokens(text: string | undefined): { tokens: TokenCredential[]; ide
     throw new Misconfigured("TOKENS is not JSON: it is an array of {name, sha256 | identity, role, clusters}");
   }
   const parsed = tokensSchema.safeParse(json);
-  if (!parsed.success) throw new Misconfigured(`TOKENS is invalid: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new Misconfigured(`TOKENS is invalid: ${describeIssues({ issues: parsed.error.issues.map((issue) => namingTheEntry(json, issue)) })}`);
   const tokens: TokenCredential[] = [];
   const identities: IdentityCredential[] = [];
   for (const [i, entry] of parsed.data.entries()) {
-    const base = { name: entry.name, role: entry.role, clusters: scopeOf(entry.clusters) };
+    const base: Credential = {
+      name: entry.name,
+      role: entry.role,
+      clusters: scopeOf(entry.clusters),
+      user: entry.user ?? defaultUser(entry.name),
+      groups: entry.groups ?? [],
+      userConfigured: entry.user !== undefined,
+    };
     if ((entry.sha256 === undefined) === (entry.identity === undefined)) {
       throw new Misconfigured(`TOKENS is invalid: ${i}: give exactly one of sha256 (a bearer token's hash) and identity (a Cloudflare Access identity)`);
     }
@@ -126,6 +162,14 @@ function parseTokens(text: string | undefined): { tokens: TokenCredential[]; ide
     else identities.push({ ...base, identity: entry.identity!.toLowerCase() });
   }
   return { tokens, identities };
+}
+
+/** An issue whose path starts at an entry, with the entry's name beside its index: `1 ('jane').groups: …`. */
+function namingTheEntry<Issue extends { path: readonly PropertyKey[]; message: string }>(json: unknown, issue: Issue): Issue {
+  const [index, ...rest] = issue.path;
+  const entry: unknown = typeof index === "number" && Array.isArray(json) ? json[index] : undefined;
+  const name = entry && typeof entry === "object" && "name" in entry && typeof entry.name === "string" ? entry.name.slice(0, 100) : undefined;
+  return name === undefined ? issue : { ...issue, path: [`${String(index)} ('${name}')`, ...rest] };
 }
 
 function accessSettings(env: Env): AccessSettings | undefined {

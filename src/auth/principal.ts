@@ -15,13 +15,18 @@
  * - A client whose credentials were refused too often is answered 429 before its next one is
  *   checked (failed-credentials.ts, with the FAILED_CREDENTIALS binding).
  * - Refusals name what to set or which credential was refused, never a token's value.
+ * - Every principal is a Kubernetes user in groups, as kube-apiserver's authenticators make them: a
+ *   credential's `user` (by default `edge-informer:<name>`) and `groups`; an Access identity's email
+ *   (or service token's common_name) unless its entry sets `user`, in the groups its JWT carries
+ *   (`custom.groups`), else its entry's; every authenticated one is also in `system:authenticated`;
+ *   local development's anonymous caller is `system:anonymous` in `system:unauthenticated`.
  */
 import type { Env } from "../env.ts";
 import { isLoopbackHostname } from "../net/loopback.ts";
 import { systemClock } from "../clock.ts";
 import { verifyAccessJwt } from "./access-jwt.ts";
 import { clientKey, FailedCredentials } from "./failed-credentials.ts";
-import { type ClusterScope, type CredentialConfig, type Role, sha256Hex } from "./credentials.ts";
+import { type ClusterScope, type Credential, type CredentialConfig, type Role, sha256Hex } from "./credentials.ts";
 
 export interface Principal {
   /** The credential's name (`anonymous` for local development): what audit lines record. */
@@ -31,7 +36,16 @@ export interface Principal {
   read: boolean;
   admin: boolean;
   clusters: ClusterScope;
+  /** The Kubernetes user it is (SelfSubjectReview's `username`). */
+  user: string;
+  /** The Kubernetes groups it is in, `system:authenticated` (or `system:unauthenticated`) among them. */
+  groups: readonly string[];
 }
+
+/** kube-apiserver's groups of every authenticated user, and of the anonymous one (KK pkg/apis/user). */
+export const AUTHENTICATED_GROUP = "system:authenticated";
+export const ANONYMOUS_USER = "system:anonymous";
+export const UNAUTHENTICATED_GROUP = "system:unauthenticated";
 
 /** What a request presents: its headers, and the host it was addressed to. */
 export interface Presented {
@@ -77,8 +91,19 @@ function sameDigest(a: string, b: string): boolean {
   return difference === 0;
 }
 
-function granted(name: string, via: Principal["via"], role: Role, clusters: ClusterScope): Principal {
-  return { name, via, read: true, admin: role === "admin", clusters };
+function granted(credential: Credential, via: Principal["via"], identity?: { user: string; groups: readonly string[] | undefined }): Principal {
+  const user = identity && !credential.userConfigured ? identity.user : credential.user;
+  // The identity provider's word on groups is the current one; the entry's are for those that send none.
+  const groups = identity?.groups ?? credential.groups;
+  return {
+    name: credential.name,
+    via,
+    read: true,
+    admin: credential.role === "admin",
+    clusters: credential.clusters,
+    user,
+    groups: groups.includes(AUTHENTICATED_GROUP) ? groups : [...groups, AUTHENTICATED_GROUP],
+  };
 }
 
 const failedCredentials = new FailedCredentials(systemClock);
@@ -125,7 +150,7 @@ async function checkCredentials(env: Env, config: CredentialConfig, presented: P
     const hash = await sha256Hex(token);
     let match: Principal | undefined;
     for (const credential of config.tokens) {
-      if (sameDigest(hash, credential.sha256) && !match) match = granted(credential.name, "token", credential.role, credential.clusters);
+      if (sameDigest(hash, credential.sha256) && !match) match = granted(credential, "token");
     }
     if (match) return { ok: true, principal: match };
     return {
@@ -147,11 +172,19 @@ async function checkCredentials(env: Env, config: CredentialConfig, presented: P
     if (!verdict.ok) return { ok: false, status: verdict.unavailable ? 503 : 401, message: `the Cloudflare Access token is refused: ${verdict.reason}` };
     const credential = config.identities.find((entry) => entry.identity === verdict.identity);
     if (!credential) return { ok: false, status: 403, message: `the Cloudflare Access identity '${verdict.identity}' has no entry in TOKENS` };
-    return { ok: true, principal: granted(credential.name, "access", credential.role, credential.clusters) };
+    return { ok: true, principal: granted(credential, "access", { user: verdict.identity, groups: verdict.groups }) };
   }
   return {
     ok: true,
-    principal: { name: "anonymous", via: "anonymous", read: local && !config.readConfigured, admin: local && !config.adminConfigured, clusters: "*" },
+    principal: {
+      name: "anonymous",
+      via: "anonymous",
+      read: local && !config.readConfigured,
+      admin: local && !config.adminConfigured,
+      clusters: "*",
+      user: ANONYMOUS_USER,
+      groups: [UNAUTHENTICATED_GROUP],
+    },
   };
 }
 

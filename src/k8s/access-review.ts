@@ -12,9 +12,11 @@
  * (non-resource URLs) answer any reader; OpenAPI only readers of the cluster. A cluster outside the
  * credential's scope allows no resource at all.
  *
- * Where we differ: the rules name only what we serve, and the user's groups are the credential's
- * role (`edge-informer:read` / `edge-informer:admin`) plus `system:authenticated`; `extra` carries
- * its cluster scope, which RBAC has no word for.
+ * `SelfSubjectReview` answers the caller's Kubernetes user and groups (auth/principal.ts: TOKENS
+ * `user` and `groups`, an Access identity's email and its identity provider's groups, always with
+ * `system:authenticated`), with no `extra`, as kube-apiserver does for a static token.
+ *
+ * Where we differ: the rules name only what we serve.
  */
 import * as z from "zod/mini";
 import type { Principal } from "../auth/principal.ts";
@@ -144,10 +146,5 @@ function rulesOf(subject: ReviewSubject): Record<string, unknown> {
 }
 
 function userInfoOf(principal: Principal): Record<string, unknown> {
-  const role = principal.admin ? "admin" : "read";
-  return {
-    username: principal.name,
-    groups: [`edge-informer:${role}`, "system:authenticated"],
-    extra: { "edge-informer.clusters": principal.clusters === "*" ? ["*"] : [...principal.clusters].sort() },
-  };
+  return { username: principal.user, groups: [...principal.groups] };
 }

@@ -15,7 +15,7 @@ export interface E2eContext {
   readToken: string;
   adminToken: string;
   /** A TOKENS credential that may read only `cluster` (a run-time cluster no test adds but access.e2e.test.ts). */
-  restricted: { cluster: string; readToken: string };
+  restricted: { cluster: string; readToken: string; user: string; groups: string[] };
   /** Informer names, as declared in INFORMERS. */
   informers: { pods: string; deployments: string };
   /**

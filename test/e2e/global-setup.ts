@@ -34,6 +34,8 @@ const ADMIN_TOKEN = "e2e-admin-token-0123456789abcdefghij";
 /** A TOKENS credential that reads only the cluster RESTRICTED_CLUSTER (test/e2e/access.e2e.test.ts adds it). */
 const RESTRICTED_CLUSTER = "restricted";
 const RESTRICTED_READ_TOKEN = "e2e-restricted-reader-0123456789abcdefghij";
+/** The Kubernetes user and groups of that credential (TOKENS `user`, `groups`). */
+const RESTRICTED_USER = { user: "restricted@example.com", groups: ["team-restricted", "auditors"] };
 /** Encrypts stored cluster tokens and webhook secrets, as a deployment must set it (docs/api.md "Secrets at rest"). */
 const ENCRYPTION_KEY = "e2e-encryption-key-of-at-least-32-characters";
 
@@ -79,7 +81,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
         INFORMERS: JSON.stringify(INFORMERS),
         READ_TOKEN,
         ADMIN_TOKEN,
-        TOKENS: JSON.stringify([{ name: "restricted-reader", sha256: createHash("sha256").update(RESTRICTED_READ_TOKEN).digest("hex"), role: "read", clusters: [RESTRICTED_CLUSTER] }]),
+        // Its Kubernetes user and groups are what kubectl auth whoami answers (kubectl-server-endpoints.e2e.test.ts).
+        TOKENS: JSON.stringify([
+          {
+            name: "restricted-reader",
+            sha256: createHash("sha256").update(RESTRICTED_READ_TOKEN).digest("hex"),
+            role: "read",
+            clusters: [RESTRICTED_CLUSTER],
+            user: RESTRICTED_USER.user,
+            groups: RESTRICTED_USER.groups,
+          },
+        ]),
         ENCRYPTION_KEY,
         ALLOW_UNAUTHENTICATED: "false",
       },
@@ -100,7 +112,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       clusterUrl: cluster.url,
       readToken: READ_TOKEN,
       adminToken: ADMIN_TOKEN,
-      restricted: { cluster: RESTRICTED_CLUSTER, readToken: RESTRICTED_READ_TOKEN },
+      restricted: { cluster: RESTRICTED_CLUSTER, readToken: RESTRICTED_READ_TOKEN, ...RESTRICTED_USER },
       informers: { pods: "pods", deployments: "deployments" },
       kubeconfigs: {
         edge: writeKubeconfig(join(scratchDir, "edge.kubeconfig"), { server: `${tls?.url ?? workerUrl}/k8s`, token: READ_TOKEN, insecureSkipTlsVerify: tls !== undefined }),

@@ -2,8 +2,8 @@
  * kubectl 1.32 on the `/k8s` endpoints that are not resources (issue 18, F2): `kubectl explain`
  * prints from /k8s what it prints from the API server the Worker mirrors (OpenAPI fetched from it);
  * `kubectl auth can-i` says yes to get/list/watch of what the credential may read and no to writes,
- * to unserved resources and to a cluster outside its scope; `kubectl auth whoami` names the
- * credential; `kubectl get --raw /k8s/readyz?verbose` reads as kube-apiserver's.
+ * to unserved resources and to a cluster outside its scope; `kubectl auth whoami` answers the
+ * credential's Kubernetes user and groups (TOKENS `user` and `groups`, or `edge-informer:<name>`); `kubectl get --raw /k8s/readyz?verbose` reads as kube-apiserver's.
  */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -46,11 +46,23 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl explain, au
     expect(result.code).toBe(1);
   });
 
-  it("names the credential in kubectl auth whoami", async () => {
+  it("answers kubectl auth whoami with edge-informer:<name> for a credential without a configured user", async () => {
     const result = await kubectl(["auth", "whoami"], { config: "edge" });
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^Username\s+read$/m);
-    expect(result.stdout).toMatch(/^Groups\s+\[edge-informer:read system:authenticated\]$/m);
+    expect(result.stdout).toMatch(/^Username\s+edge-informer:read$/m);
+    expect(result.stdout).toMatch(/^Groups\s+\[system:authenticated\]$/m);
+  });
+
+  it("answers kubectl auth whoami -o json with a TOKENS credential's user and groups, and no extra", async () => {
+    const { restricted } = e2e();
+    const result = await kubectl(["auth", "whoami", "-o", "json"], { config: { kubeconfig: restrictedKubeconfig() } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({
+      kind: "SelfSubjectReview",
+      apiVersion: "authentication.k8s.io/v1",
+      metadata: { creationTimestamp: null },
+      status: { userInfo: { username: restricted.user, groups: [...restricted.groups, "system:authenticated"] } },
+    });
   });
 
   it("reads /readyz?verbose and /livez as kube-apiserver's", async () => {

@@ -13,7 +13,7 @@ import { json, startInCluster } from "../helpers/clusters.ts";
 
 const app = createApp();
 const token = (name: string) => `${name}-${"x".repeat(32)}`;
-const tokens = { reader: token("reader"), stagingReader: token("staging-reader") };
+const tokens = { reader: token("reader"), stagingReader: token("staging-reader"), jane: token("jane") };
 
 let staging: Awaited<ReturnType<typeof startInCluster>>;
 let settings: typeof env;
@@ -23,6 +23,7 @@ beforeAll(async () => {
   const entries = [
     { name: "reader", sha256: await sha256Hex(tokens.reader), role: "read", clusters: ["*"] },
     { name: "staging-reader", sha256: await sha256Hex(tokens.stagingReader), role: "read", clusters: [staging.cluster] },
+    { name: "jane", sha256: await sha256Hex(tokens.jane), role: "read", clusters: ["*"], user: "jane@example.com", groups: ["team-a", "team-b"] },
   ];
   settings = { ...env, ALLOW_UNAUTHENTICATED: "false", READ_TOKEN: undefined, TOKENS: JSON.stringify(entries) } as typeof env;
 }, 120_000);
@@ -123,24 +124,22 @@ describe("/k8s self-reviews", () => {
     expect(outside.status.resourceRules).toEqual([]);
   });
 
-  it("names the credential in a SelfSubjectReview (kubectl auth whoami)", async () => {
-    const response = await post("/apis/authentication.k8s.io/v1/selfsubjectreviews", tokens.stagingReader, {
-      kind: "SelfSubjectReview",
-      apiVersion: "authentication.k8s.io/v1",
-    });
+  it("answers a SelfSubjectReview (kubectl auth whoami) with the credential's Kubernetes user and groups, and no extra", async () => {
+    const review = { kind: "SelfSubjectReview", apiVersion: "authentication.k8s.io/v1" };
+    const answer = (userInfo: object) => ({ ...review, metadata: { creationTimestamp: null }, status: { userInfo } });
+    const jane = await post("/apis/authentication.k8s.io/v1/selfsubjectreviews", tokens.jane, review);
+    expect(jane.status).toBe(201);
+    expect(await json(jane)).toEqual(answer({ username: "jane@example.com", groups: ["team-a", "team-b", "system:authenticated"] }));
+    // Without a configured user: edge-informer:<name>, which no user of the cluster is.
+    const staged = await post(`/clusters/${staging.cluster}/apis/authentication.k8s.io/v1/selfsubjectreviews`, tokens.stagingReader, review);
+    expect(await json(staged)).toEqual(answer({ username: "edge-informer:staging-reader", groups: ["system:authenticated"] }));
+  });
+
+  it("answers local development's anonymous caller as system:anonymous in system:unauthenticated", async () => {
+    const local = { ...env, ALLOW_UNAUTHENTICATED: "true", READ_TOKEN: undefined, TOKENS: undefined } as typeof env;
+    const response = await app.request("http://localhost/k8s/apis/authentication.k8s.io/v1/selfsubjectreviews", { method: "POST", body: "{}" }, local);
     expect(response.status).toBe(201);
-    expect(await json(response)).toEqual({
-      kind: "SelfSubjectReview",
-      apiVersion: "authentication.k8s.io/v1",
-      metadata: { creationTimestamp: null },
-      status: {
-        userInfo: {
-          username: "staging-reader",
-          groups: ["edge-informer:read", "system:authenticated"],
-          extra: { "edge-informer.clusters": [staging.cluster] },
-        },
-      },
-    });
+    expect((await json(response)).status).toEqual({ userInfo: { username: "system:anonymous", groups: ["system:unauthenticated"] } });
   });
 
   it("answers a review without attributes with 422, and a body that is not JSON with 400", async () => {
