@@ -52,8 +52,10 @@ export class RbacAuthorizer {
   /** Keyed by `namespace/name`. */
   private readonly roles = new Map<string, RbacRole>();
   private readonly clusterGrants: GrantsBySubject = new Map();
-  /** namespace → subject key → grants. */
+  /** namespace → subject key → grants: what `authorize` reads for a namespaced request. */
   private readonly namespaceGrants = new Map<string, GrantsBySubject>();
+  /** subject key → grants of RoleBindings in every namespace: what `listScope` reads. */
+  private readonly roleBindingGrants: GrantsBySubject = new Map();
 
   constructor(objects: RbacObjects) {
     for (const role of objects.clusterRoles) this.clusterRoles.set(role.metadata.name, role);
@@ -65,6 +67,7 @@ export class RbacAuthorizer {
       let grants = this.namespaceGrants.get(namespace);
       if (!grants) this.namespaceGrants.set(namespace, (grants = new Map()));
       indexBinding(grants, binding, namespace);
+      indexBinding(this.roleBindingGrants, binding, namespace);
     }
   }
 
@@ -83,15 +86,21 @@ export class RbacAuthorizer {
 
   /**
    * Where `user` may list (or watch) a collection: everywhere if a ClusterRoleBinding allows it,
-   * else the namespaces whose RoleBindings do. Decided once per request, not per object.
+   * else the namespaces whose RoleBindings do. Decided once per request, not per object; it reads
+   * only the user's own bindings, however many namespaces the cluster has.
    */
   listScope(user: RbacUser, request: CollectionRequest): ListScope {
     const keys = userKeys(user);
     const ignored: string[] = [];
     if (this.grantingBinding(this.clusterGrants, keys, "", request, ignored)) return { all: true };
     const namespaces = new Set<string>();
-    for (const [namespace, grants] of this.namespaceGrants) {
-      if (this.grantingBinding(grants, keys, namespace, { ...request, namespace }, ignored)) namespaces.add(namespace);
+    for (const key of keys) {
+      for (const { binding } of this.roleBindingGrants.get(key) ?? []) {
+        const namespace = binding.metadata.namespace!;
+        if (namespaces.has(namespace)) continue;
+        const rules = this.rulesOf(binding, namespace, ignored);
+        if (rules?.some((rule) => ruleAllows(rule, { ...request, namespace }))) namespaces.add(namespace);
+      }
     }
     return { all: false, namespaces };
   }
