@@ -2,7 +2,7 @@
  * Cluster configuration, validated at the edge (DESIGN invariant 8): the `CLUSTERS` variable (named
  * secrets only, never inline credentials) and the body of `PUT /clusters/{name}` (a URL and an
  * optional token, stored write-only), each with an optional placement (placement.ts:
- * `locationHint`, `jurisdiction`). Bad input is a ValidationError naming the field. A server
+ * `locationHint`, `jurisdiction`) and `authorization` (`scopes` or `rbac`, cluster.ts). Bad input is a ValidationError naming the field. A server
  * must also pass the egress rules in force (cluster.ts `clusterServerRefusal`: https unless
  * loopback, `CLUSTER_ALLOWED_HOSTS`), so a refused URL is never stored.
  */
@@ -10,7 +10,7 @@ import * as z from "zod/mini";
 import { describeIssues, ValidationError } from "../errors.ts";
 import type { EgressSettings } from "../net/egress.ts";
 import { placementShape } from "./placement.ts";
-import { CLUSTER_NAME_RULE, type ClusterConnection, clusterServerRefusal, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
+import { AUTHORIZATION_MODES, CLUSTER_NAME_RULE, type ClusterConnection, clusterServerRefusal, DEFAULT_CLUSTER, isClusterName } from "./cluster.ts";
 
 const secretName = z
   .string()
@@ -33,12 +33,15 @@ const serverUrl = z.string().check(
   }, "must be an http(s) URL without credentials, query or fragment in it (give a token instead)"),
 );
 
+const authorization = z.optional(z.enum(AUTHORIZATION_MODES, { error: () => `must be one of ${AUTHORIZATION_MODES.join(", ")}` }));
+
 const declaredClusterSchema = z
   .strictObject({
     server: serverUrl,
     tokenSecret: z.optional(secretName),
     accessClientIdSecret: z.optional(secretName),
     accessClientSecretSecret: z.optional(secretName),
+    authorization,
     ...placementShape,
   })
   .check(
@@ -51,6 +54,7 @@ const declaredClusterSchema = z
 export const clusterBodySchema = z.strictObject({
   server: serverUrl,
   token: z.optional(z.string().check(z.minLength(1), z.maxLength(16 * 1024))),
+  authorization,
   ...placementShape,
 });
 

@@ -63,6 +63,20 @@ export interface ClusterConnection {
   /** Where the cluster's objects live (placement.ts); not a credential, so answers show it. */
   locationHint?: LocationHint;
   jurisdiction?: Jurisdiction;
+  /** Who may read what (issue 31): absent is `scopes`. Not a credential, so answers show it. */
+  authorization?: ClusterAuthorization;
+}
+
+/**
+ * How reads of a cluster are authorized: `scopes` (the credential's cluster and resource scopes,
+ * the default) or `rbac` (also the member cluster's own RBAC, mirrored by internal informers:
+ * objects/factory-rbac-informers.ts; not yet enforced on reads).
+ */
+export const AUTHORIZATION_MODES = ["scopes", "rbac"] as const;
+export type ClusterAuthorization = (typeof AUTHORIZATION_MODES)[number];
+
+export function authorizationOf(connection: Pick<ClusterConnection, "authorization"> | undefined): ClusterAuthorization {
+  return connection?.authorization ?? "scopes";
 }
 
 /** The default cluster, as the environment describes it (its placement: placement-settings.ts). */

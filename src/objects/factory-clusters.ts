@@ -14,7 +14,7 @@
  * - A new connection reaches every informer of the cluster, INFORMER_CALL_CONCURRENCY at a time;
  *   one unavailable object does not keep the others on the old connection (the cron retries it).
  */
-import { type ClusterConnection, DEFAULT_CLUSTER, defaultConnection, type InformerAddress, publicConnection } from "../clusters/cluster.ts";
+import { authorizationOf, type ClusterAuthorization, type ClusterConnection, DEFAULT_CLUSTER, defaultConnection, type InformerAddress, publicConnection } from "../clusters/cluster.ts";
 import { type ClusterHealth, probeCluster, readVersion, type VersionInfo } from "../clusters/health.ts";
 import { type Jurisdiction, jurisdictionChangeRefusal, type LocationHint, placementOf } from "../clusters/placement.ts";
 import { openConnection, resealConnection, sealConnection } from "../clusters/sealed-connection.ts";
@@ -62,6 +62,8 @@ export interface ClusterView {
   /** Where its objects live (clusters/placement.ts), when set. */
   locationHint?: LocationHint;
   jurisdiction?: Jurisdiction;
+  /** How its reads are authorized (clusters/cluster.ts); `scopes` unless set. */
+  authorization: ClusterAuthorization;
 }
 
 /** What the clusters' code needs of the factory. */
@@ -97,6 +99,7 @@ export class FactoryClusters {
       credentials: publicConnection(name, connection, env).credentials,
       informers: counts.get(name) ?? 0,
       ...placementOf(connection),
+      authorization: authorizationOf(connection),
     });
     return [view(DEFAULT_CLUSTER, defaultConnection(env), "environment"), ...registry.listClusters().map((c) => view(c.name, c.connection, c.source))];
   }
