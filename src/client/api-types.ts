@@ -245,6 +245,8 @@ export interface RedeliverResult {
 export interface ClusterSpec {
   server: string;
   token?: string;
+  /** How reads are authorized: `scopes` (default) or `rbac` (docs/api.md "Authorization"). */
+  authorization?: "scopes" | "rbac";
 }
 
 /** `GET /clusters/{name}`: never the token. */
@@ -256,6 +258,7 @@ export interface Cluster {
   /** Which credentials exist (`token`, `secret:<NAME>`), never their values. */
   credentials: string[];
   informers: number;
+  authorization: "scopes" | "rbac";
   health: { reachable: boolean; version?: string; error?: string };
 }
 

@@ -11,7 +11,8 @@ import { type ClusterConnection, DEFAULT_CLUSTER, type InformerAddress } from ".
 import type { InformerSpec } from "./informer-spec.ts";
 import { type Db, migrate, stmt } from "../sql.ts";
 
-export type InformerSource = "config" | "api";
+/** `internal`: made by the factory itself (objects/factory-rbac-informers.ts), changed only by it. */
+export type InformerSource = "config" | "api" | "internal";
 
 export interface RegisteredInformer {
   cluster: string;

@@ -23,7 +23,9 @@ export const informerRoutes = new Hono<AppEnv>()
     const statuses = await Promise.all(
       registered.map(async (informer) => {
         const status = await informerStub(c.env, informer, c.get("placement")).status();
-        return status.ok ? status.value : undefined;
+        // The factory's own (objects/factory-rbac-informers.ts) are listed, marked, so tools can hide them.
+        if (!status.ok) return undefined;
+        return informer.source === "internal" ? { ...status.value, internal: true } : status.value;
       }),
     );
     return c.json({ items: statuses.filter((s): s is InformerStatus => s !== undefined) });

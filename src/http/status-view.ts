@@ -73,7 +73,7 @@ function clusterGroups(snapshot: MetricsSnapshot): ClusterGroup[] {
   return [...groups.values()];
 }
 
-const SOURCE_TEXT: Record<ClusterSnapshot["source"], string> = { environment: "KUBE_API_URL", config: "CLUSTERS", api: "PUT /clusters" };
+const SOURCE_TEXT: Record<ClusterSnapshot["source"], string> = { environment: "KUBE_API_URL", config: "CLUSTERS", api: "PUT /clusters", internal: "the factory" };
 
 function clusterTable(groups: ClusterGroup[]): Html {
   return html`<section class="clusters" aria-label="Clusters">

@@ -27,6 +27,7 @@ import { informerIdentity } from "../log-identity.ts";
 import { errorText, logger } from "../log.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { withConcurrency } from "./fan-out.ts";
+import { rbacNameConflict } from "./factory-rbac-informers.ts";
 
 /**
  * Most clusters one deployment holds, `default` included. Every informer and subscription metric
@@ -189,6 +190,8 @@ export class FactoryClusters {
     if (full) return fail("Conflict", full);
     const moved = jurisdictionChangeRefusal(name, existing?.connection, placementOf(connection), registry.list(name).length);
     if (moved) return fail("Conflict", moved);
+    const reserved = authorizationOf(connection) === "rbac" ? rbacNameConflict(registry, name) : undefined;
+    if (reserved) return reserved;
     // Before anything is written: without ENCRYPTION_KEY a token is refused and nothing changes.
     const sealed = await attemptAsync(() => sealConnection(this.#sealer(), name, connection));
     if (!sealed.ok) return sealed;

@@ -15,6 +15,8 @@
 import type { InformerAddress } from "../clusters/cluster.ts";
 import { informerObjectName } from "../clusters/cluster.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
+import { authorizationOf } from "../clusters/cluster.ts";
+import { internalInformerRefusal, rbacNameConflict, syncRbacInformers } from "./factory-rbac-informers.ts";
 import { jurisdictionChangeRefusal, placementOf } from "../clusters/placement.ts";
 import type { subscriptionStub } from "../clusters/stubs.ts";
 import type { InformerSource } from "../config/informer-registry.ts";
@@ -65,13 +67,25 @@ export async function syncDeclared(factory: DeclaringFactory, informers: string 
       result.errors.push(`CLUSTERS.${name}: ${moved}`);
       continue;
     }
+    const reserved = authorizationOf(connection) === "rbac" ? rbacNameConflict(registry, name) : undefined;
+    if (reserved) {
+      result.errors.push(`CLUSTERS.${name}: ${reserved.error.message}`);
+      continue;
+    }
     factory.written(registry.putCluster(name, connection, "config", Date.now()));
     result.clusters.push(`${name} ${existing ? "updated" : "added"}`);
     if (existing) await clusters.reconnect(name, connection);
+    const synced = await syncRbacInformers(factory, name);
+    if (!synced.ok) result.errors.push(`CLUSTERS.${name}: RBAC informers: ${synced.error.message}`);
   }
   for (const spec of specs) {
     const existing = registry.get(spec);
     if (existing && sameSpec(existing.spec, spec) && existing.source === "config") continue;
+    const internal = internalInformerRefusal(registry, spec, "change");
+    if (internal) {
+      result.errors.push(`${informerObjectName(spec)}: ${internal.error.message}`);
+      continue;
+    }
     const connection = clusters.connectionOf(spec.cluster);
     const configured = connection.ok ? await factory.informer(spec).configure(spec, connection.value) : connection;
     if (!configured.ok) {

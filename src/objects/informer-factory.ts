@@ -29,6 +29,7 @@ import { type ClusterView, FactoryClusters, type FactoryContext, HEALTH_TTL_MS, 
 import { eachWithin } from "./fan-out.ts";
 import { type DeclaredSync, type DeclaringFactory, syncDeclared } from "./factory-declared.ts";
 import type { InformerStatus } from "./informer-object.ts";
+import { internalInformerRefusal, syncRbacInformers } from "./factory-rbac-informers.ts";
 
 export { type ClusterView, type DeclaredSync, HEALTH_TTL_MS, MAX_CLUSTERS };
 
@@ -111,6 +112,8 @@ export class InformerFactory extends DurableObject<Env> {
     if (existing?.source === "config" && source === "api") {
       return fail("Conflict", `${describeInformer(spec)} is declared in INFORMERS (wrangler.toml): change it there`);
     }
+    const internal = source === "internal" ? undefined : internalInformerRefusal(this.#registry, spec, "change");
+    if (internal) return internal;
     const connection = apiUrl !== undefined ? { ok: true as const, value: { server: apiUrl } } : this.#clusters.connectionOf(spec.cluster);
     if (!connection.ok) return connection;
     const configured = await this.#stub(spec).configure(spec, connection.value);
@@ -156,6 +159,8 @@ export class InformerFactory extends DurableObject<Env> {
     if (existing.source === "config" && source === "api") {
       return fail("Conflict", `${describeInformer(address)} is declared in INFORMERS (wrangler.toml): remove it there`);
     }
+    const internal = source === "internal" ? undefined : internalInformerRefusal(this.#registry, address, "delete");
+    if (internal) return internal;
     const subscriptions = await this.#stub(address).destroy();
     // A subscription without its informer has nothing to follow: delete them with it.
     await Promise.all(subscriptions.map((id) => this.#subscriptionStub(id, address.cluster).destroy(true)));
@@ -228,7 +233,14 @@ export class InformerFactory extends DurableObject<Env> {
    * makes them relist (InformerObject.configure).
    */
   async putCluster(name: string, connection: ClusterConnection): Promise<Result<{ created: boolean; cluster: ClusterView }>> {
-    return this.#exclusive(() => this.#clusters.put(name, connection));
+    return this.#exclusive(async () => {
+      const put = await this.#clusters.put(name, connection);
+      if (!put.ok) return put;
+      // Its RBAC informers follow its authorization (factory-rbac-informers.ts); a failure is the
+      // answer, and a retry of the same PUT (or the cron) completes them.
+      const synced = await syncRbacInformers(this.#declaring, name);
+      return synced.ok ? ok({ ...put.value, cluster: this.#clusters.views().find((c) => c.name === name)! }) : synced;
+    });
   }
 
   /** Removes a run-time cluster; with `cascade`, its informers (and their subscriptions) too. */
@@ -248,7 +260,7 @@ export class InformerFactory extends DurableObject<Env> {
       if (declared.length > 0) {
         return fail("Conflict", `informers of cluster '${name}' are declared in INFORMERS (${declared.map((i) => i.name).join(", ")}): remove them there first`);
       }
-      for (const informer of informers) unwrap(await this.#remove(informer, "api"));
+      for (const informer of informers) unwrap(await this.#remove(informer, informer.source === "internal" ? "internal" : "api"));
       this.#written(this.#registry.deleteCluster(name));
       return ok(null);
     });
@@ -268,7 +280,12 @@ export class InformerFactory extends DurableObject<Env> {
     // tokens re-sealed first, so the new form follows).
     const { informers, connections } = await this.#exclusive(async () => {
       const connections = new Map<string, ClusterConnection>();
-      for (const cluster of this.#registry.listClusters()) connections.set(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
+      for (const cluster of this.#registry.listClusters()) {
+        connections.set(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
+        // RBAC informers a failed change left missing (or extra): a no-op when they are in line.
+        const synced = await syncRbacInformers(this.#declaring, cluster.name);
+        if (!synced.ok) logger.error("keeping a cluster's RBAC informers failed", { cluster: cluster.name, error: synced.error.message });
+      }
       return { informers: this.#registry.list(), connections };
     });
     // The calls outside it (review B6(a)): one slow or blocked informer held every admin change and

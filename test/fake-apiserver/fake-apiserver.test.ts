@@ -54,7 +54,7 @@ describe("discovery and the default cluster", () => {
     );
     const groups = (await getJson(root, "/apis")).body;
     expect(groups.kind).toBe("APIGroupList");
-    expect(groups.groups.map((g: { name: string }) => g.name)).toEqual(["apps", "batch", "networking.k8s.io", "autoscaling", "example.com"]);
+    expect(groups.groups.map((g: { name: string }) => g.name)).toEqual(["apps", "batch", "networking.k8s.io", "autoscaling", "rbac.authorization.k8s.io", "example.com"]);
     expect((await getJson(root, "/apis/apps")).body).toMatchObject({ kind: "APIGroup", name: "apps", preferredVersion: { groupVersion: "apps/v1" } });
     expect((await getJson(root, "/apis/apps/v1")).body).toMatchObject({
       kind: "APIResourceList",

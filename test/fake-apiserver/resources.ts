@@ -131,6 +131,11 @@ export const RESOURCES: readonly ResourceDef[] = [
     builtIn("ingresses", "Ingress", "networking.k8s.io", "v1", { shortNames: ["ing"] }),
     builtIn("horizontalpodautoscalers", "HorizontalPodAutoscaler", "autoscaling", "v2", { shortNames: ["hpa"], categories: ["all"] }),
   ],
+  // The member cluster's RBAC objects (issue 31), which a cluster with `authorization: rbac` mirrors.
+  builtIn("roles", "Role", "rbac.authorization.k8s.io", "v1", {}),
+  builtIn("rolebindings", "RoleBinding", "rbac.authorization.k8s.io", "v1", {}),
+  { ...builtIn("clusterroles", "ClusterRole", "rbac.authorization.k8s.io", "v1", { fieldLabels: ["metadata.name"] }), namespaced: false },
+  { ...builtIn("clusterrolebindings", "ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", { fieldLabels: ["metadata.name"] }), namespaced: false },
   {
     name: "widgets",
     singularName: "widget",

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { call, json, send, unique } from "../helpers/clusters.ts";
-import { newCluster } from "../helpers/informer.ts";
+import { newCluster, waitFor } from "../helpers/informer.ts";
 
 describe("a cluster's authorization setting", () => {
   it("defaults to scopes, takes rbac, and shows it", async () => {
@@ -27,6 +27,62 @@ describe("a cluster's authorization setting", () => {
     const response = await send("PUT", `/clusters/${name}`, { server: "https://k8s.example.com", authorization: "abac" });
     expect(response.status).toBe(400);
     expect((await json(response)).error.message).toContain("authorization: must be one of scopes, rbac");
+    expect((await call(`/clusters/${name}`)).status).toBe(404);
+  });
+});
+
+describe("the RBAC informers of a cluster with authorization rbac", () => {
+  const names = ["rbac-clusterrolebindings", "rbac-clusterroles", "rbac-rolebindings", "rbac-roles"];
+  const listed = async (cluster: string) =>
+    ((await json(await call(`/clusters/${cluster}/informers`))).items as { name: string; synced: boolean; internal?: boolean }[]).sort((a, b) => a.name.localeCompare(b.name));
+
+  it("appear, marked internal, and sync from the cluster; they cannot be changed through the API; scopes removes them", async () => {
+    const fake = await newCluster();
+    await fake.create("roles", { metadata: { name: "pod-reader", namespace: "team-a" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }] });
+    await fake.create("clusterroles", { metadata: { name: "viewer" }, rules: [{ apiGroups: ["*"], resources: ["*"], verbs: ["get"] }] });
+    const name = unique("rbac");
+    expect((await send("PUT", `/clusters/${name}`, { server: fake.url })).status).toBe(201);
+    const switched = await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" });
+    expect(switched.status, await switched.clone().text()).toBe(200);
+    expect(await json(switched)).toMatchObject({ informers: 4, authorization: "rbac" });
+    await waitFor("the RBAC informers to sync", async () => {
+      const items = await listed(name);
+      return items.length === 4 && items.every((i) => i.synced);
+    });
+    expect((await listed(name)).map((i) => [i.name, i.internal])).toEqual(names.map((n) => [n, true]));
+    expect((await json(await call(`/k8s/clusters/${name}/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles`))).items.map((r: { metadata: { name: string } }) => r.metadata.name)).toEqual(["pod-reader"]);
+
+    // Reserved: the API neither changes nor deletes them.
+    expect((await send("DELETE", `/clusters/${name}/informers/rbac-roles`)).status).toBe(409);
+    expect((await send("PUT", `/clusters/${name}/informers/rbac-roles`, { resource: "pods" })).status).toBe(409);
+
+    // The same PUT again changes nothing; back to scopes removes them.
+    expect((await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" })).status).toBe(200);
+    const back = await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "scopes" });
+    expect(back.status).toBe(200);
+    expect(await json(back)).toMatchObject({ informers: 0, authorization: "scopes" });
+    expect(await listed(name)).toEqual([]);
+    expect((await send("DELETE", `/clusters/${name}`)).status).toBe(204);
+  });
+
+  it("refuses rbac while a user's informer holds a reserved name (409 naming it, nothing changed)", async () => {
+    const fake = await newCluster();
+    const name = unique("rbac-taken");
+    expect((await send("PUT", `/clusters/${name}`, { server: fake.url })).status).toBe(201);
+    expect((await send("PUT", `/clusters/${name}/informers/rbac-roles`, { resource: "pods", watchTimeoutSeconds: 3 })).status).toBe(201);
+    const refused = await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" });
+    expect(refused.status).toBe(409);
+    expect((await json(refused)).error.message).toContain("'rbac-roles'");
+    expect(await json(await call(`/clusters/${name}`))).toMatchObject({ authorization: "scopes", informers: 1 });
+    expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
+  });
+
+  it("are deleted with their cluster (cascade)", async () => {
+    const fake = await newCluster();
+    const name = unique("rbac-del");
+    expect((await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" })).status).toBe(201);
+    expect(await listed(name)).toHaveLength(4);
+    expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
     expect((await call(`/clusters/${name}`)).status).toBe(404);
   });
 });

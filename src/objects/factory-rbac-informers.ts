@@ -1,0 +1,82 @@
+/**
+ * The member cluster's RBAC objects, mirrored (issue 31): a cluster whose `authorization` is `rbac`
+ * (clusters/cluster.ts) has four informers the factory keeps itself — Roles, RoleBindings,
+ * ClusterRoles and ClusterRoleBindings (rbac.authorization.k8s.io/v1) — from which
+ * auth/rbac/rbac-source.ts builds the cluster's RbacAuthorizer. Nothing enforces it on reads yet.
+ *
+ * Guarantees:
+ * - Their names (RBAC_INFORMERS) are reserved in such a cluster, and they are registered with
+ *   `source: internal`: the admin API and INFORMERS cannot change or delete them, and lists tell
+ *   them apart. Switching to `rbac` while a user's informer holds one of the names is refused
+ *   (`rbacNameConflict`) before anything is written.
+ * - `syncRbacInformers` is idempotent: it creates the missing ones of an `rbac` cluster and deletes
+ *   them (with any subscriptions) from a `scopes` one; existing ones are left alone (no relist).
+ */
+import { authorizationOf, type InformerAddress } from "../clusters/cluster.ts";
+import type { InformerRegistry, InformerSource } from "../config/informer-registry.ts";
+import { parseInformerSpec } from "../config/informer-spec.ts";
+import { ok, type Result } from "../errors.ts";
+import type { FactoryClusters, FactoryContext } from "./factory-clusters.ts";
+
+/** The four RBAC informers of an `rbac` cluster: reserved name → resource. */
+export const RBAC_INFORMERS = {
+  "rbac-roles": "roles.rbac.authorization.k8s.io",
+  "rbac-rolebindings": "rolebindings.rbac.authorization.k8s.io",
+  "rbac-clusterroles": "clusterroles.rbac.authorization.k8s.io",
+  "rbac-clusterrolebindings": "clusterrolebindings.rbac.authorization.k8s.io",
+} as const;
+
+export type RbacInformerName = keyof typeof RBAC_INFORMERS;
+
+/** What syncing them needs of the factory. */
+export interface RbacInformerFactory extends FactoryContext {
+  readonly clusters: FactoryClusters;
+  /** Deletes an informer with its subscriptions. */
+  remove(address: InformerAddress, source: InformerSource): Promise<Result<null>>;
+}
+
+type Refusal = Extract<Result<never>, { ok: false }>;
+
+/** A 409 when `cluster` may not become `rbac` because an informer not made by the factory holds a reserved name. */
+export function rbacNameConflict(registry: InformerRegistry, cluster: string): Refusal | undefined {
+  const taken = Object.keys(RBAC_INFORMERS).filter((name) => {
+    const existing = registry.get({ cluster, name });
+    return existing !== undefined && existing.source !== "internal";
+  });
+  if (taken.length === 0) return undefined;
+  return refusal(
+    `cluster '${cluster}' cannot use authorization 'rbac': its informer(s) ${taken.map((n) => `'${n}'`).join(", ")} hold names reserved for the RBAC informers: delete or rename them first`,
+  );
+}
+
+/** A 409 when `name` in `cluster` is an internal informer that only the factory may change. */
+export function internalInformerRefusal(registry: InformerRegistry, address: InformerAddress, verb: "change" | "delete"): Refusal | undefined {
+  if (registry.get(address)?.source !== "internal") return undefined;
+  return refusal(
+    `informer '${address.name}' of cluster '${address.cluster}' is kept by the factory for its authorization 'rbac': ${verb} the cluster's authorization instead`,
+  );
+}
+
+function refusal(message: string): Refusal {
+  return { ok: false, error: { code: "Conflict", message } };
+}
+
+/** Brings `cluster`'s RBAC informers in line with its `authorization` (the caller serializes registry changes). */
+export async function syncRbacInformers(factory: RbacInformerFactory, cluster: string): Promise<Result<null>> {
+  const connection = factory.clusters.connectionOf(cluster);
+  if (!connection.ok) return connection;
+  const wanted = authorizationOf(connection.value) === "rbac";
+  for (const [name, resource] of Object.entries(RBAC_INFORMERS)) {
+    const existing = factory.registry.get({ cluster, name });
+    if (wanted && existing === undefined) {
+      const spec = parseInformerSpec({ name, cluster, resource });
+      const configured = await factory.informer(spec).configure(spec, connection.value);
+      if (!configured.ok) return configured;
+      factory.written(factory.registry.put(spec, "internal", Date.now()));
+    } else if (!wanted && existing?.source === "internal") {
+      const removed = await factory.remove({ cluster, name }, "internal");
+      if (!removed.ok) return removed;
+    }
+  }
+  return ok(null);
+}
