@@ -3,7 +3,9 @@
  * `rbac` (the member cluster's RBAC, whose objects the factory mirrors in four internal informers).
  * PUT takes it, GET shows it, a bad value is a 400 naming the field and changes nothing.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { informerReader, RbacSource } from "../../src/auth/rbac/rbac-source.ts";
 import { call, json, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
@@ -63,6 +65,28 @@ describe("the RBAC informers of a cluster with authorization rbac", () => {
     expect(await json(back)).toMatchObject({ informers: 0, authorization: "scopes" });
     expect(await listed(name)).toEqual([]);
     expect((await send("DELETE", `/clusters/${name}`)).status).toBe(204);
+  });
+
+  it("feed an RbacSource whose decisions follow a RoleBinding created upstream", async () => {
+    const fake = await newCluster();
+    await fake.create("roles", { metadata: { name: "pod-reader", namespace: "team-a" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }] });
+    const name = unique("rbac-src");
+    expect((await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" })).status).toBe(201);
+    const source = new RbacSource();
+    const reader = informerReader(env, name);
+    const alice = { name: "alice", groups: ["system:authenticated"] };
+    const request = { verb: "list", apiGroup: "", resource: "pods", namespace: "team-a" };
+    const decide = async () => (await source.authorizer(name, reader)).authorize(alice, request);
+    await waitFor("the RBAC objects to be read whole", async () => (await decide().catch(() => undefined))?.allowed === false);
+
+    await fake.create("rolebindings", {
+      metadata: { name: "alice-reads", namespace: "team-a" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pod-reader" },
+      subjects: [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "alice" }],
+    });
+    await waitFor("the RoleBinding to allow alice", async () => (await decide()).allowed);
+    expect((await decide()).reason).toBe('RBAC: allowed by RoleBinding "alice-reads/team-a" of Role "pod-reader" to User "alice"');
+    expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
   });
 
   it("refuses rbac while a user's informer holds a reserved name (409 naming it, nothing changed)", async () => {

@@ -1,0 +1,81 @@
+/**
+ * RbacSource (src/auth/rbac/rbac-source.ts): one build per change of the informers'
+ * resourceVersions, checked at most every CHECK_EVERY_MS (a fake clock and counted reads), a
+ * failed build refused (RbacUnavailable), and at most MAX_CACHED_CLUSTERS clusters held.
+ */
+import { describe, expect, it } from "vitest";
+import { CHECK_EVERY_MS, MAX_CACHED_CLUSTERS, RbacSource, type RbacInformerReader, RbacUnavailable } from "../../src/auth/rbac/rbac-source.ts";
+import type { RbacInformerName } from "../../src/objects/factory-rbac-informers.ts";
+
+const alice = { name: "alice", groups: ["system:authenticated"] };
+const readPods = { verb: "list", apiGroup: "", resource: "pods", namespace: "team-a" };
+
+/** A reader over objects held in memory, counting its calls. */
+function memoryReader() {
+  const objects: Record<RbacInformerName, unknown[]> = { "rbac-roles": [], "rbac-rolebindings": [], "rbac-clusterroles": [], "rbac-clusterrolebindings": [] };
+  const versions: Record<RbacInformerName, number> = { "rbac-roles": 1, "rbac-rolebindings": 1, "rbac-clusterroles": 1, "rbac-clusterrolebindings": 1 };
+  const calls = { version: 0, objects: 0 };
+  let failing: string | undefined;
+  const reader: RbacInformerReader = {
+    version: async (name) => (calls.version++, String(versions[name])),
+    objects: async (name) => {
+      calls.objects++;
+      if (failing) throw new RbacUnavailable(failing);
+      return { resourceVersion: String(versions[name]), items: objects[name] };
+    },
+  };
+  const add = (name: RbacInformerName, object: unknown) => (objects[name].push(object), versions[name]++);
+  return { reader, calls, add, fail: (why: string | undefined) => (failing = why) };
+}
+
+const podReader = { metadata: { name: "pod-reader", namespace: "team-a" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }] };
+const aliceBinding = {
+  metadata: { name: "alice-reads", namespace: "team-a" },
+  roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pod-reader" },
+  subjects: [{ kind: "User", name: "alice" }],
+};
+
+describe("RbacSource", () => {
+  it("builds once, checks versions at most every CHECK_EVERY_MS, and rebuilds when one moved", async () => {
+    let now = 1_000;
+    const source = new RbacSource(() => now);
+    const memory = memoryReader();
+    memory.add("rbac-roles", podReader);
+    expect((await source.authorizer("c", memory.reader)).authorize(alice, readPods).allowed).toBe(false);
+    expect(memory.calls).toEqual({ version: 0, objects: 4 });
+
+    memory.add("rbac-rolebindings", aliceBinding);
+    // Within CHECK_EVERY_MS: the held authorizer, no call.
+    now += CHECK_EVERY_MS - 1;
+    expect((await source.authorizer("c", memory.reader)).authorize(alice, readPods).allowed).toBe(false);
+    expect(memory.calls).toEqual({ version: 0, objects: 4 });
+    // Past it: four version reads, a rebuild, the binding in force.
+    now += 1;
+    expect((await source.authorizer("c", memory.reader)).authorize(alice, readPods)).toMatchObject({ allowed: true });
+    expect(memory.calls).toEqual({ version: 4, objects: 8 });
+    // Unchanged: versions only.
+    now += CHECK_EVERY_MS;
+    await source.authorizer("c", memory.reader);
+    expect(memory.calls).toEqual({ version: 8, objects: 8 });
+  });
+
+  it("refuses while the objects cannot be read whole, and keeps nothing from a failed build", async () => {
+    const source = new RbacSource(() => 0);
+    const memory = memoryReader();
+    memory.fail("RBAC informer 'rbac-roles' of cluster 'c' is not synced");
+    await expect(source.authorizer("c", memory.reader)).rejects.toThrow(RbacUnavailable);
+    memory.fail(undefined);
+    await expect(source.authorizer("c", memory.reader)).resolves.toBeDefined();
+  });
+
+  it("holds at most MAX_CACHED_CLUSTERS clusters, dropping the least recently used", async () => {
+    const source = new RbacSource(() => 0);
+    const memory = memoryReader();
+    for (let i = 0; i <= MAX_CACHED_CLUSTERS; i++) await source.authorizer(`c${i}`, memory.reader);
+    expect(memory.calls.objects).toBe(4 * (MAX_CACHED_CLUSTERS + 1));
+    await source.authorizer(`c${MAX_CACHED_CLUSTERS}`, memory.reader); // held
+    expect(memory.calls.objects).toBe(4 * (MAX_CACHED_CLUSTERS + 1));
+    await source.authorizer("c0", memory.reader); // dropped: built again
+    expect(memory.calls.objects).toBe(4 * (MAX_CACHED_CLUSTERS + 2));
+  });
+});
