@@ -250,10 +250,12 @@ export class InformerFactory extends DurableObject<Env> {
       const refused = this.#clusters.refuseChange(name, "remove");
       if (refused) return refused;
       const informers = this.#registry.list(name);
-      if (informers.length > 0 && !cascade) {
+      // The factory's own (its RBAC informers) go with the cluster: only users' need a cascade.
+      const users = informers.filter((i) => i.source !== "internal");
+      if (users.length > 0 && !cascade) {
         return fail(
           "Conflict",
-          `cluster '${name}' has ${informers.length} informer(s) (${informers.map((i) => i.name).join(", ")}): delete them first, or add ?cascade=true to delete them with it`,
+          `cluster '${name}' has ${users.length} informer(s) (${users.map((i) => i.name).join(", ")}): delete them first, or add ?cascade=true to delete them with it`,
         );
       }
       const declared = informers.filter((i) => i.source === "config");

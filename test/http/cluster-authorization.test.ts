@@ -101,12 +101,32 @@ describe("the RBAC informers of a cluster with authorization rbac", () => {
     expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
   });
 
-  it("are deleted with their cluster (cascade)", async () => {
-    const fake = await newCluster();
-    const name = unique("rbac-del");
-    expect((await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" })).status).toBe(201);
-    expect(await listed(name)).toHaveLength(4);
-    expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
-    expect((await call(`/clusters/${name}`)).status).toBe(404);
+  it("are deleted with their cluster, with or without cascade (only users' informers need one)", async () => {
+    for (const query of ["?cascade=true", ""]) {
+      const fake = await newCluster();
+      const name = unique("rbac-del");
+      expect((await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" })).status).toBe(201);
+      expect(await listed(name)).toHaveLength(4);
+      const deleted = await send("DELETE", `/clusters/${name}${query}`);
+      expect(deleted.status, await deleted.clone().text()).toBe(204);
+      expect((await call(`/clusters/${name}`)).status).toBe(404);
+    }
+  });
+
+  it("follow a declared cluster's authorization in CLUSTERS, and INFORMERS cannot take their names", async () => {
+    // A factory of its own, so this test's CLUSTERS does not meet the others'.
+    const factory = env.FACTORY.getByName(unique("factory"));
+    const name = unique("decl-rbac");
+    const server = (await newCluster()).url;
+    const rbac = await factory.syncDeclared("[]", JSON.stringify({ [name]: { server, authorization: "rbac" } }));
+    expect(rbac.errors).toEqual([]);
+    expect((await factory.list(name)).map((i) => [i.name, i.source]).sort()).toEqual(names.map((n) => [n, "internal"]));
+    const taking = await factory.syncDeclared(JSON.stringify([{ name: "rbac-roles", cluster: name, resource: "pods" }]), JSON.stringify({ [name]: { server, authorization: "rbac" } }));
+    expect(taking.errors).toEqual([expect.stringContaining(`${name}/rbac-roles: informer 'rbac-roles' of cluster '${name}' is kept by the factory`)]);
+    expect((await factory.get({ cluster: name, name: "rbac-roles" }))?.source).toBe("internal");
+    const scopes = await factory.syncDeclared("[]", JSON.stringify({ [name]: { server } }));
+    expect(scopes.errors).toEqual([]);
+    expect(await factory.list(name)).toEqual([]);
+    expect((await factory.syncDeclared("[]", "{}")).errors).toEqual([]);
   });
 });
