@@ -27,7 +27,7 @@ import { informerIdentity } from "../log-identity.ts";
 import { errorText, logger } from "../log.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { withConcurrency } from "./fan-out.ts";
-import { rbacNameConflict } from "./factory-rbac-informers.ts";
+import { rbacNameConflict } from "./rbac-reserved-names.ts";
 
 /**
  * Most clusters one deployment holds, `default` included. Every informer and subscription metric

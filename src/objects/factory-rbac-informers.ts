@@ -16,49 +16,14 @@ import { authorizationOf, type InformerAddress } from "../clusters/cluster.ts";
 import type { InformerRegistry, InformerSource } from "../config/informer-registry.ts";
 import { parseInformerSpec } from "../config/informer-spec.ts";
 import { ok, type Result } from "../errors.ts";
+import { RBAC_INFORMERS } from "../auth/rbac/rbac-informers.ts";
 import type { FactoryClusters, FactoryContext } from "./factory-clusters.ts";
-
-/** The four RBAC informers of an `rbac` cluster: reserved name → resource. */
-export const RBAC_INFORMERS = {
-  "rbac-roles": "roles.rbac.authorization.k8s.io",
-  "rbac-rolebindings": "rolebindings.rbac.authorization.k8s.io",
-  "rbac-clusterroles": "clusterroles.rbac.authorization.k8s.io",
-  "rbac-clusterrolebindings": "clusterrolebindings.rbac.authorization.k8s.io",
-} as const;
-
-export type RbacInformerName = keyof typeof RBAC_INFORMERS;
 
 /** What syncing them needs of the factory. */
 export interface RbacInformerFactory extends FactoryContext {
   readonly clusters: FactoryClusters;
   /** Deletes an informer with its subscriptions. */
   remove(address: InformerAddress, source: InformerSource): Promise<Result<null>>;
-}
-
-type Refusal = Extract<Result<never>, { ok: false }>;
-
-/** A 409 when `cluster` may not become `rbac` because an informer not made by the factory holds a reserved name. */
-export function rbacNameConflict(registry: InformerRegistry, cluster: string): Refusal | undefined {
-  const taken = Object.keys(RBAC_INFORMERS).filter((name) => {
-    const existing = registry.get({ cluster, name });
-    return existing !== undefined && existing.source !== "internal";
-  });
-  if (taken.length === 0) return undefined;
-  return refusal(
-    `cluster '${cluster}' cannot use authorization 'rbac': its informer(s) ${taken.map((n) => `'${n}'`).join(", ")} hold names reserved for the RBAC informers: delete or rename them first`,
-  );
-}
-
-/** A 409 when `name` in `cluster` is an internal informer that only the factory may change. */
-export function internalInformerRefusal(registry: InformerRegistry, address: InformerAddress, verb: "change" | "delete"): Refusal | undefined {
-  if (registry.get(address)?.source !== "internal") return undefined;
-  return refusal(
-    `informer '${address.name}' of cluster '${address.cluster}' is kept by the factory for its authorization 'rbac': ${verb} the cluster's authorization instead`,
-  );
-}
-
-function refusal(message: string): Refusal {
-  return { ok: false, error: { code: "Conflict", message } };
 }
 
 /** Brings `cluster`'s RBAC informers in line with its `authorization` (the caller serializes registry changes). */

@@ -29,7 +29,8 @@ import { type ClusterView, FactoryClusters, type FactoryContext, HEALTH_TTL_MS, 
 import { eachWithin } from "./fan-out.ts";
 import { type DeclaredSync, type DeclaringFactory, syncDeclared } from "./factory-declared.ts";
 import type { InformerStatus } from "./informer-object.ts";
-import { internalInformerRefusal, syncRbacInformers } from "./factory-rbac-informers.ts";
+import { syncRbacInformers } from "./factory-rbac-informers.ts";
+import { internalInformerRefusal } from "./rbac-reserved-names.ts";
 
 export { type ClusterView, type DeclaredSync, HEALTH_TTL_MS, MAX_CLUSTERS };
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { CHECK_EVERY_MS, MAX_CACHED_CLUSTERS, RbacSource, type RbacInformerReader, RbacUnavailable } from "../../src/auth/rbac/rbac-source.ts";
-import type { RbacInformerName } from "../../src/objects/factory-rbac-informers.ts";
+import type { RbacInformerName } from "../../src/auth/rbac/rbac-informers.ts";
 
 const alice = { name: "alice", groups: ["system:authenticated"] };
 const readPods = { verb: "list", apiGroup: "", resource: "pods", namespace: "team-a" };

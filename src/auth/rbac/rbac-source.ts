@@ -22,7 +22,7 @@ import type { Env } from "../../env.ts";
 import type { Placement } from "../../clusters/placement.ts";
 import { informerStub } from "../../clusters/stubs.ts";
 import { MAX_LIST_LIMIT } from "../../cache/lister.ts";
-import { RBAC_INFORMERS, type RbacInformerName } from "../../objects/factory-rbac-informers.ts";
+import { RBAC_INFORMERS, type RbacInformerName } from "./rbac-informers.ts";
 import { RbacAuthorizer } from "./rbac-authorizer.ts";
 import type { RbacBinding, RbacObjects, RbacRole } from "./rbac-objects.ts";
 
