@@ -104,7 +104,7 @@ describe("API client against the Worker", () => {
     const server = await FakeCluster.create(env.FAKE_APISERVER_URL, { token: "client-test-token" });
     const name = uniqueName("cl-cluster");
     const added = await admin.putCluster(name, { server: server.url, token: "client-test-token" });
-    expect(added).toEqual({ created: true, cluster: { name, server: server.url, source: "api", credentials: ["token"], informers: 0 } });
+    expect(added).toEqual({ created: true, cluster: { name, server: server.url, source: "api", credentials: ["token"], authorization: "scopes", informers: 0 } });
     const inCluster = admin.forCluster(name);
     expect(inCluster.cluster).toBe(name);
     await inCluster.putInformer("pods", { resource: "pods", watchTimeoutSeconds: 3 });
