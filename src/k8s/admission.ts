@@ -218,7 +218,7 @@ export class ReadAdmission {
         this.#queues.delete(state.owner);
         this.#queues.set(state.owner, own);
       }
-      this.#free_(state);
+      this.#releaseSlot(state);
       told?.();
     }
   }
@@ -229,7 +229,7 @@ export class ReadAdmission {
     this.#peak = Math.max(this.#peak, this.#running);
     const state: SlotState = { owner, released: false };
     return {
-      release: () => this.#free_(state),
+      release: () => this.#releaseSlot(state),
       park: (onTaken) => {
         if (state.released) return;
         state.parked = onTaken ?? (() => {});
@@ -245,7 +245,7 @@ export class ReadAdmission {
   }
 
   /** Frees `state`'s slot once and hands it to the fairest waiter. */
-  #free_(state: SlotState): void {
+  #releaseSlot(state: SlotState): void {
     if (state.released) return;
     state.released = true;
     this.#parked.delete(state);
@@ -325,7 +325,7 @@ export class HeldSlots {
 export class ListingTurns {
   readonly #admission: ReadAdmission;
   readonly #owner: string;
-  #slot: Promise<AdmittedSlot> | AdmittedSlot | undefined;
+  #slot: Promise<AdmittedSlot> | AdmittedSlot;
   #ended = false;
 
   constructor(admission: ReadAdmission, owner: string, first: Promise<AdmittedSlot>) {
@@ -338,7 +338,7 @@ export class ListingTurns {
   async page<T>(read: () => Promise<T>): Promise<T> {
     if (this.#ended) throw new Error("the listing ended");
     let slot = await this.#slot;
-    if (!slot || !slot.resume()) slot = await this.#admission.enterAdmitted(this.#owner);
+    if (!slot.resume()) slot = await this.#admission.enterAdmitted(this.#owner);
     this.#slot = slot;
     try {
       return await read();
@@ -352,6 +352,6 @@ export class ListingTurns {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
-    void Promise.resolve(this.#slot).then((slot) => slot?.release());
+    void Promise.resolve(this.#slot).then((slot) => slot.release());
   }
 }
