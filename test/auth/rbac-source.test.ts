@@ -1,17 +1,18 @@
 /**
  * RbacSource (src/auth/rbac/rbac-source.ts): one build per change of the informers'
  * resourceVersions, checked at most every CHECK_EVERY_MS (a fake clock and counted reads), a
- * failed build refused (RbacUnavailable), and at most MAX_CACHED_CLUSTERS clusters held.
+ * failed build refused (RbacUnavailable), at most MAX_CACHED_CLUSTERS clusters and
+ * MAX_HELD_RBAC_BYTES held, and one first build however many callers come at once.
  */
 import { describe, expect, it } from "vitest";
-import { CHECK_EVERY_MS, MAX_CACHED_CLUSTERS, RbacSource, type RbacInformerReader, RbacUnavailable } from "../../src/auth/rbac/rbac-source.ts";
+import { CHECK_EVERY_MS, MAX_CACHED_CLUSTERS, MAX_HELD_RBAC_BYTES, RbacSource, type RbacInformerReader, RbacUnavailable } from "../../src/auth/rbac/rbac-source.ts";
 import type { RbacInformerName } from "../../src/auth/rbac/rbac-informers.ts";
 
 const alice = { name: "alice", groups: ["system:authenticated"] };
 const readPods = { verb: "list", apiGroup: "", resource: "pods", namespace: "team-a" };
 
 /** A reader over objects held in memory, counting its calls. */
-function memoryReader() {
+function memoryReader(bytesPerList = 0) {
   const objects: Record<RbacInformerName, unknown[]> = { "rbac-roles": [], "rbac-rolebindings": [], "rbac-clusterroles": [], "rbac-clusterrolebindings": [] };
   const versions: Record<RbacInformerName, number> = { "rbac-roles": 1, "rbac-rolebindings": 1, "rbac-clusterroles": 1, "rbac-clusterrolebindings": 1 };
   const calls = { version: 0, objects: 0 };
@@ -21,7 +22,8 @@ function memoryReader() {
     objects: async (name) => {
       calls.objects++;
       if (failing) throw new RbacUnavailable(failing);
-      return { resourceVersion: String(versions[name]), items: objects[name] };
+      await Promise.resolve(); // an RPC answers later: concurrent callers overlap
+      return { resourceVersion: String(versions[name]), items: objects[name], bytes: bytesPerList };
     },
   };
   const add = (name: RbacInformerName, object: unknown) => (objects[name].push(object), versions[name]++);
@@ -77,5 +79,44 @@ describe("RbacSource", () => {
     expect(memory.calls.objects).toBe(4 * (MAX_CACHED_CLUSTERS + 1));
     await source.authorizer("c0", memory.reader); // dropped: built again
     expect(memory.calls.objects).toBe(4 * (MAX_CACHED_CLUSTERS + 2));
+  });
+
+  it("holds at most MAX_HELD_RBAC_BYTES of bodies, dropping the least recently used cluster (never the one just built)", async () => {
+    const source = new RbacSource(() => 0);
+    const perCluster = Math.floor(MAX_HELD_RBAC_BYTES / 3); // four lists of a quarter each
+    const memory = memoryReader(Math.floor(perCluster / 4));
+    for (const cluster of ["a", "b", "c"]) await source.authorizer(cluster, memory.reader);
+    expect(source.heldBytes()).toBeLessThanOrEqual(MAX_HELD_RBAC_BYTES);
+    expect(memory.calls.objects).toBe(12);
+    await source.authorizer("d", memory.reader); // a is dropped to make room
+    expect(source.heldBytes()).toBeLessThanOrEqual(MAX_HELD_RBAC_BYTES);
+    await source.authorizer("b", memory.reader);
+    expect(memory.calls.objects).toBe(16);
+    await source.authorizer("a", memory.reader);
+    expect(memory.calls.objects).toBe(20);
+    // One cluster larger than the whole budget is still kept while it is the one asked.
+    const huge = memoryReader(MAX_HELD_RBAC_BYTES);
+    await source.authorizer("huge", huge.reader);
+    await source.authorizer("huge", huge.reader);
+    expect(huge.calls.objects).toBe(4);
+  });
+
+  it("builds a cluster once when many callers ask for it first at the same time", async () => {
+    let now = 0;
+    const source = new RbacSource({ now: () => now, sleep: async (ms) => void (now += ms) });
+    const memory = memoryReader();
+    const authorizers = await Promise.all(Array.from({ length: 10 }, () => source.authorizer("c", memory.reader)));
+    expect(memory.calls.objects).toBe(4);
+    expect(new Set(authorizers).size).toBe(1);
+  });
+
+  it("a waiting caller builds its own when the first build fails", async () => {
+    let now = 0;
+    const source = new RbacSource({ now: () => now, sleep: async (ms) => void (now += ms) });
+    const memory = memoryReader();
+    memory.fail("not synced");
+    const outcomes = await Promise.allSettled([source.authorizer("c", memory.reader), source.authorizer("c", memory.reader)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+    expect(memory.calls.objects).toBe(8);
   });
 });

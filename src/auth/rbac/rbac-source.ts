@@ -1,6 +1,7 @@
 /**
  * One cluster's RbacAuthorizer (rbac-authorizer.ts), built from its four RBAC informers
- * (objects/factory-rbac-informers.ts) and kept per isolate. Not wired into any route yet (issue 31).
+ * (objects/factory-rbac-informers.ts) and kept per isolate; what auth/rbac/read-authorization.ts
+ * asks on every read of an `rbac` cluster.
  *
  * Contract:
  * - Built from one read per informer (InformerObject.searchAt: at most MAX_LIST_LIMIT objects and
@@ -8,15 +9,19 @@
  *   build (RbacUnavailable): a partial set of bindings would deny what the cluster allows, or —
  *   once a Role is missing and its binding then resolves later — decide on objects of no one moment.
  *   The caller fails closed.
+ * - Only what decisions read is kept of each object (names, rules, subjects, roleRef: `project`),
+ *   never its annotations or managed fields.
  * - Kept per cluster and reused while the informers' resourceVersions stand: at most every
  *   CHECK_EVERY_MS a caller asks the four for their resourceVersion (a one-object read each) and
  *   rebuilds when one moved. A change upstream shows within about CHECK_EVERY_MS after the
  *   informers have it.
  * - Single flight without sharing a promise across requests (as http/registry-snapshot.ts, review
- *   B4): while one caller checks or rebuilds, others use the authorizer held; only a cluster with
- *   none yet makes each caller build its own. A failed check keeps the held one for the next caller
- *   to check again.
- * - At most MAX_CACHED_CLUSTERS clusters are held; past it the least recently used is dropped.
+ *   B4): while one caller checks or rebuilds, others use the authorizer held. A cluster with none
+ *   yet is built by one caller; the others wait for it (polling, up to BUILD_WAIT_MS) and build
+ *   their own only if it did not come. A failed check keeps the held one for the next caller.
+ * - Bounded per isolate: at most MAX_CACHED_CLUSTERS clusters and MAX_HELD_RBAC_BYTES of object
+ *   bodies read for them (the kept projections are smaller); past either the least recently used
+ *   cluster is dropped (the one just built is always kept).
  */
 import type { Env } from "../../env.ts";
 import type { Placement } from "../../clusters/placement.ts";
@@ -32,6 +37,11 @@ export const CHECK_EVERY_MS = 1_000;
 export const MAX_RBAC_BYTES_PER_INFORMER = 4 * 1024 * 1024;
 /** Clusters whose authorizer an isolate holds at once. */
 export const MAX_CACHED_CLUSTERS = 8;
+/** Bytes of RBAC object bodies read for the clusters an isolate holds (of its 128 MB). */
+export const MAX_HELD_RBAC_BYTES = 24 * 1024 * 1024;
+/** How long a caller waits for another's first build of a cluster before building its own. */
+export const BUILD_WAIT_MS = 5_000;
+const BUILD_POLL_MS = 20;
 
 const INFORMER_NAMES = Object.keys(RBAC_INFORMERS) as RbacInformerName[];
 
@@ -44,8 +54,8 @@ export class RbacUnavailable extends Error {
 export interface RbacInformerReader {
   /** The informer's cache resourceVersion: a cheap call. */
   version(name: RbacInformerName): Promise<string>;
-  /** Every object it holds, at one resourceVersion. */
-  objects(name: RbacInformerName): Promise<{ resourceVersion: string; items: unknown[] }>;
+  /** Every object it holds, at one resourceVersion, and the bytes of their bodies. */
+  objects(name: RbacInformerName): Promise<{ resourceVersion: string; items: unknown[]; bytes: number }>;
 }
 
 /** Reads a cluster's RBAC informers through their Durable Objects. */
@@ -67,8 +77,21 @@ export function informerReader(env: Pick<Env, "INFORMER">, cluster: string, plac
           `RBAC informer '${name}' of cluster '${cluster}' holds more than ${MAX_LIST_LIMIT} objects or ${MAX_RBAC_BYTES_PER_INFORMER} bytes`,
         );
       }
-      return { resourceVersion, items: value.items.map((item) => JSON.parse(item) as unknown) };
+      let bytes = 0;
+      const items = value.items.map((item) => ((bytes += item.length), project(JSON.parse(item))));
+      return { resourceVersion, items, bytes };
     },
+  };
+}
+
+/** What decisions read of an RBAC object; the rest (annotations, managed fields, status) is dropped. */
+function project(object: Record<string, unknown>): unknown {
+  const metadata = (object.metadata ?? {}) as { name?: string; namespace?: string };
+  return {
+    metadata: { name: metadata.name, ...(metadata.namespace === undefined ? {} : { namespace: metadata.namespace }) },
+    ...(object.rules === undefined ? {} : { rules: object.rules }),
+    ...(object.subjects === undefined ? {} : { subjects: object.subjects }),
+    ...(object.roleRef === undefined ? {} : { roleRef: object.roleRef }),
   };
 }
 
@@ -76,26 +99,37 @@ interface Held {
   authorizer: RbacAuthorizer;
   /** Each informer's resourceVersion the authorizer was built at. */
   versions: string[];
+  /** Bytes of the bodies it was built from. */
+  bytes: number;
   checkedAt: number;
   /** When a check began that has not ended; a timestamp, never a promise. */
   checkingSince?: number;
 }
 
+export interface RbacSourceClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const systemClock: RbacSourceClock = { now: Date.now, sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
+
 export class RbacSource {
-  readonly #now: () => number;
+  readonly #clock: RbacSourceClock;
   /** By cluster, least recently used first. */
   readonly #held = new Map<string, Held>();
+  /** Clusters whose first build is under way, and since when. */
+  readonly #building = new Map<string, number>();
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  constructor(clock: RbacSourceClock | (() => number) = systemClock) {
+    this.#clock = typeof clock === "function" ? { ...systemClock, now: clock } : clock;
   }
 
   /** `cluster`'s authorizer, at most about CHECK_EVERY_MS behind its informers; RbacUnavailable when it cannot be built. */
   async authorizer(cluster: string, reader: RbacInformerReader): Promise<RbacAuthorizer> {
-    const now = this.#now();
-    const held = this.#held.get(cluster);
+    const now = this.#clock.now();
+    const held = this.#held.get(cluster) ?? (this.#building.has(cluster) ? await this.#builtByAnother(cluster) : undefined);
     if (held) {
-      this.#touch(cluster, held);
+      this.#keep(cluster, held);
       if (now - held.checkedAt < CHECK_EVERY_MS) return held.authorizer;
       if (held.checkingSince !== undefined && now - held.checkingSince < CHECK_EVERY_MS) return held.authorizer;
       held.checkingSince = now;
@@ -105,28 +139,63 @@ export class RbacSource {
           held.checkedAt = now;
           return held.authorizer;
         }
+        return await this.#build(cluster, reader, now);
       } finally {
         held.checkingSince = undefined;
       }
     }
+    this.#building.set(cluster, now);
+    try {
+      return await this.#build(cluster, reader, now);
+    } finally {
+      this.#building.delete(cluster);
+    }
+  }
+
+  async #build(cluster: string, reader: RbacInformerReader, now: number): Promise<RbacAuthorizer> {
     const built = await build(reader);
-    this.#touch(cluster, { ...built, checkedAt: now });
+    this.#keep(cluster, { ...built, checkedAt: now });
     return built.authorizer;
+  }
+
+  /** Bytes of RBAC bodies the held authorizers were built from (what MAX_HELD_RBAC_BYTES bounds). */
+  heldBytes(): number {
+    let bytes = 0;
+    for (const held of this.#held.values()) bytes += held.bytes;
+    return bytes;
   }
 
   /** Forgets every cluster (tests; a cluster switched back to `scopes` is simply never asked). */
   clear(): void {
     this.#held.clear();
+    this.#building.clear();
   }
 
-  #touch(cluster: string, held: Held): void {
+  /** The held authorizer another caller's first build of `cluster` brings, if it comes within BUILD_WAIT_MS. */
+  async #builtByAnother(cluster: string): Promise<Held | undefined> {
+    const since = this.#building.get(cluster);
+    if (since === undefined) return undefined;
+    while (this.#clock.now() - since < BUILD_WAIT_MS && this.#building.get(cluster) === since) {
+      await this.#clock.sleep(BUILD_POLL_MS);
+      const held = this.#held.get(cluster);
+      if (held) return held;
+    }
+    return this.#held.get(cluster);
+  }
+
+  #keep(cluster: string, held: Held): void {
     this.#held.delete(cluster);
     this.#held.set(cluster, held);
-    if (this.#held.size > MAX_CACHED_CLUSTERS) this.#held.delete(this.#held.keys().next().value!);
+    let bytes = this.heldBytes();
+    for (const [name, other] of this.#held) {
+      if (name === cluster || (this.#held.size <= MAX_CACHED_CLUSTERS && bytes <= MAX_HELD_RBAC_BYTES)) break;
+      this.#held.delete(name);
+      bytes -= other.bytes;
+    }
   }
 }
 
-async function build(reader: RbacInformerReader): Promise<{ authorizer: RbacAuthorizer; versions: string[] }> {
+async function build(reader: RbacInformerReader): Promise<{ authorizer: RbacAuthorizer; versions: string[]; bytes: number }> {
   const lists = await Promise.all(INFORMER_NAMES.map((name) => reader.objects(name)));
   const items = (name: RbacInformerName) => lists[INFORMER_NAMES.indexOf(name)]!.items;
   const objects: RbacObjects = {
@@ -135,7 +204,11 @@ async function build(reader: RbacInformerReader): Promise<{ authorizer: RbacAuth
     clusterRoles: items("rbac-clusterroles") as RbacRole[],
     clusterRoleBindings: items("rbac-clusterrolebindings") as RbacBinding[],
   };
-  return { authorizer: new RbacAuthorizer(objects), versions: lists.map((list) => list.resourceVersion) };
+  return {
+    authorizer: new RbacAuthorizer(objects),
+    versions: lists.map((list) => list.resourceVersion),
+    bytes: lists.reduce((sum, list) => sum + list.bytes, 0),
+  };
 }
 
 /** This isolate's authorizers, one per cluster. */
