@@ -1,10 +1,14 @@
 import type { Principal } from "../auth/principal.ts";
+import type { ReadAuthorization } from "../auth/rbac/read-authorization.ts";
 import type { Env } from "../env.ts";
 import type { Placement } from "../clusters/placement.ts";
 
 /** hono's typed context for every route: the Worker's bindings, and the caller once authenticated (http/auth.ts). */
 export type AppEnv = {
   Bindings: Env;
-  /** `placement`: the placement of the route's cluster (clusters/placement.ts), set by the guards that look the cluster up. */
-  Variables: { principal?: Principal; placement?: Placement };
+  /**
+   * `placement`: the placement of the route's cluster (clusters/placement.ts), set by the guards that
+   * look the cluster up; `readAuthorizations`: the caller's, by cluster, once asked (http/auth.ts).
+   */
+  Variables: { principal?: Principal; placement?: Placement; readAuthorizations?: Map<string, ReadAuthorization> };
 };

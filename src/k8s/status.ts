@@ -104,6 +104,18 @@ export const statusErrors = {
   internal: (message: string) => new StatusError(500, "InternalError", `Internal error occurred: ${message}`, { causes: [{ message }] }),
   unavailable: (message: string) => new StatusError(503, "ServiceUnavailable", message),
   /**
+   * A read the authorizer refused (apiserver responsewriters.Forbidden): the message is
+   * read-authorization.ts `forbiddenMessage`; details name the resource (`kind` is its plural) and
+   * object, empty for a non-resource path.
+   */
+  forbidden: (message: string, resource?: { group: string; resource: string; name?: string | undefined }) =>
+    new StatusError(
+      403,
+      "Forbidden",
+      message,
+      resource ? { ...(resource.name ? { name: resource.name } : {}), ...(resource.group ? { group: resource.group } : {}), kind: resource.resource } : {},
+    ),
+  /**
    * Load shed before anything is read or streamed (errors.go NewTooManyRequests, what APF answers):
    * client-go waits `Retry-After` and retries the request by itself.
    */

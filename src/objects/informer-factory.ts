@@ -11,7 +11,7 @@
  * and a Durable Object interleaves them wherever one awaits an informer object.
  */
 import { DurableObject } from "cloudflare:workers";
-import { asAddress, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
+import { asAddress, authorizationOf, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { ClusterHealth, VersionInfo } from "../clusters/health.ts";
 import { type Placement, placementOf } from "../clusters/placement.ts";
 import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
@@ -49,6 +49,8 @@ export interface RegistrySnapshot {
   clusters: string[];
   /** Each cluster's placement (clusters/placement.ts), where it has one. */
   placements: Record<string, Placement>;
+  /** The clusters whose reads the member cluster's RBAC authorizes (`authorization: rbac`). */
+  rbacClusters: string[];
 }
 
 /** InformerFactory.registry's answer: the snapshot, or only its version when the caller has it. */
@@ -136,7 +138,8 @@ export class InformerFactory extends DurableObject<Env> {
     if (since === version) return { version, unchanged: true };
     const clusters = this.#registry.listClusters();
     const placements = Object.fromEntries(clusters.map((c) => [c.name, placementOf(c.connection)]).filter(([, p]) => Object.keys(p as Placement).length > 0));
-    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)], placements };
+    const rbacClusters = clusters.filter((c) => authorizationOf(c.connection) === "rbac").map((c) => c.name);
+    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)], placements, rbacClusters };
   }
 
   /** Counts a registry write (bumps the version isolates compare); passes its result through. */

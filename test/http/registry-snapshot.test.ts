@@ -23,7 +23,7 @@ function fakeFactory() {
         return { version: since, unchanged: true };
       }
       calls.loads++;
-      return { version: String(version), informers: [], clusters, placements: {} };
+      return { version: String(version), informers: [], clusters, placements: {}, rbacClusters: [] };
     },
   };
   const addCluster = (name: string) => {

@@ -105,6 +105,31 @@ export class RbacAuthorizer {
     return { all: false, namespaces };
   }
 
+  /**
+   * Every rule that applies to `user` in `namespace` ("" for the cluster scope only): those of roles
+   * bound by ClusterRoleBindings, then those of the namespace's RoleBindings — what
+   * SelfSubjectRulesReview lists (the server's RulesFor). `missing` names roles that were not found
+   * (the review's `incomplete` and `evaluationError`).
+   */
+  rulesFor(user: RbacUser, namespace: string): { rules: PolicyRule[]; missing: string[] } {
+    const keys = userKeys(user);
+    const rules: PolicyRule[] = [];
+    const missing: string[] = [];
+    const visit = (grants: GrantsBySubject | undefined, bindingNamespace: string) => {
+      const seen = new Set<RbacBinding>();
+      for (const key of keys) {
+        for (const { binding } of grants?.get(key) ?? []) {
+          if (seen.has(binding)) continue;
+          seen.add(binding);
+          rules.push(...(this.rulesOf(binding, bindingNamespace, missing) ?? []));
+        }
+      }
+    };
+    visit(this.clusterGrants, "");
+    if (namespace) visit(this.namespaceGrants.get(namespace), namespace);
+    return { rules, missing: [...new Set(missing)] };
+  }
+
   /** The description of the first binding among `grants` of `keys` that allows `request`. */
   private grantingBinding(
     grants: GrantsBySubject | undefined,

@@ -1,0 +1,63 @@
+/**
+ * The caller's read authorization of one cluster (auth/rbac/read-authorization.ts), as routes ask
+ * it: `readAuthorizationOf` (once per cluster per request) and, for `/k8s`, `requireAllowed`, which
+ * refuses as kube-apiserver refuses (403 Status with its message).
+ *
+ * Guarantees:
+ * - A cluster is `rbac` when this isolate's registry snapshot says so (http/registry-snapshot.ts:
+ *   about a second behind a change made through another isolate).
+ * - Fail closed: an `rbac` cluster whose RBAC objects cannot be read whole (its informers not synced
+ *   yet, too large, unreachable) answers 503 with Retry-After, never a read.
+ * - Asked after the credential's own checks (http/auth.ts `permit`), which stay first.
+ */
+import type { Context } from "hono";
+import { informerReader, RbacUnavailable, rbacSource } from "../auth/rbac/rbac-source.ts";
+import { BY_SCOPES, byRbac, decide, forbiddenMessage, type ReadAuthorization } from "../auth/rbac/read-authorization.ts";
+import type { RequestAttributes } from "../auth/rbac/rbac-objects.ts";
+import { isNonResource } from "../auth/rbac/rbac-objects.ts";
+import { ApiError } from "../errors.ts";
+import { statusErrors } from "../k8s/status.ts";
+import type { AppEnv } from "./app-env.ts";
+import { principalOf } from "./auth.ts";
+import { placementIn } from "./known-informer.ts";
+import { registryCache, registrySource } from "./registry-snapshot.ts";
+
+/** Seconds a client is told to wait when a cluster's RBAC cannot be read (its informers relist in seconds). */
+const RBAC_UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** How the caller's reads of `cluster` are authorized; a 503 ApiError when its RBAC cannot be read whole. */
+export async function readAuthorizationOf(c: Context<AppEnv>, cluster: string): Promise<ReadAuthorization> {
+  let known = c.get("readAuthorizations");
+  const held = known?.get(cluster);
+  if (held) return held;
+  const snapshot = await registryCache.snapshot(registrySource(c.env));
+  let authorization = BY_SCOPES;
+  if (snapshot.rbacClusters.includes(cluster)) {
+    const principal = await principalOf(c);
+    try {
+      authorization = byRbac(principal, await rbacSource.authorizer(cluster, informerReader(c.env, cluster, placementIn(c.env, snapshot, cluster))));
+    } catch (error) {
+      if (!(error instanceof RbacUnavailable)) throw error;
+      throw new ApiError(
+        "ServiceUnavailable",
+        `cluster '${cluster}' authorizes reads with its own RBAC, which cannot be read whole now (${error.message}): no read of it is allowed until it can`,
+        RBAC_UNAVAILABLE_RETRY_SECONDS,
+      );
+    }
+  }
+  if (!known) c.set("readAuthorizations", (known = new Map()));
+  known.set(cluster, authorization);
+  return authorization;
+}
+
+/** Throws kube-apiserver's 403 Status unless the caller may make the read `attributes` describe on `cluster`. */
+export async function requireAllowed(c: Context<AppEnv>, cluster: string, attributes: RequestAttributes): Promise<void> {
+  const authorization = await readAuthorizationOf(c, cluster);
+  if (authorization.mode === "scopes") return;
+  const decision = decide(authorization, attributes);
+  if (decision.allowed) return;
+  const message = forbiddenMessage(authorization.user.name, attributes, decision.reason);
+  throw isNonResource(attributes)
+    ? statusErrors.forbidden(message)
+    : statusErrors.forbidden(message, { group: attributes.apiGroup, resource: attributes.resource, name: attributes.name });
+}
