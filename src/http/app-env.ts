@@ -1,5 +1,6 @@
 import type { Principal } from "../auth/principal.ts";
 import type { ReadAuthorization } from "../auth/rbac/read-authorization.ts";
+import type { RequestAttributes } from "../auth/rbac/rbac-objects.ts";
 import type { Env } from "../env.ts";
 import type { Placement } from "../clusters/placement.ts";
 
@@ -8,7 +9,13 @@ export type AppEnv = {
   Bindings: Env;
   /**
    * `placement`: the placement of the route's cluster (clusters/placement.ts), set by the guards that
-   * look the cluster up; `readAuthorizations`: the caller's, by cluster, once asked (http/auth.ts).
+   * look the cluster up; `readAuthorizations`: the caller's, by cluster, once asked; `authorizedRead`:
+   * the read an `rbac` cluster's RBAC allowed this request (http/read-authorization.ts).
    */
-  Variables: { principal?: Principal; placement?: Placement; readAuthorizations?: Map<string, ReadAuthorization> };
+  Variables: {
+    principal?: Principal;
+    placement?: Placement;
+    readAuthorizations?: Map<string, ReadAuthorization>;
+    authorizedRead?: { cluster: string; attributes: RequestAttributes };
+  };
 };

@@ -22,6 +22,9 @@ import { serverVersion } from "../k8s/server-version.ts";
 import { statusErrors } from "../k8s/status.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, permit, principalOf } from "./auth.ts";
+import { apiPathOf, apiRootOf } from "./k8s-request.ts";
+import { readAuthorizationOf } from "./read-authorization.ts";
+import { BY_SCOPES } from "../auth/rbac/read-authorization.ts";
 
 /** What this cluster serves, as the resource routes see it. */
 export type ServedInfos = (c: Context<AppEnv>) => Promise<ResourceInfo[]>;
@@ -55,7 +58,8 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
           throw statusErrors.badRequest("the body of the request is not JSON");
         }
       }
-      const answer = answerReview(path, body, { principal, mayRead, served: mayRead ? await servedInfos(c) : [] });
+      const authorization = mayRead ? await readAuthorizationOf(c, clusterOf(c)) : BY_SCOPES;
+      const answer = answerReview(path, body, { principal, mayRead, served: mayRead ? await servedInfos(c) : [], authorization });
       return new Response(JSON.stringify(answer), { status: 201, headers: { "content-type": "application/json", "cache-control": "no-cache, private" } });
     });
   }
@@ -64,8 +68,8 @@ export function serverEndpoints(servedInfos: ServedInfos): Hono<AppEnv> {
     // A cluster's documents name every kind installed there (its CRDs): its readers' only (review N6).
     await permit(c, "read", cluster);
     // Where app.ts mounts /k8s: the v3 index names documents by their path from the host.
-    const prefix = c.req.param("cluster") === undefined ? "/k8s" : `/k8s/clusters/${cluster}`;
-    const path = c.req.path.slice(prefix.length);
+    const prefix = apiRootOf(c);
+    const path = apiPathOf(c);
     if (!isOpenApiPath(path)) throw statusErrors.noSuchResource();
     return serveOpenApi({
       cluster,

@@ -96,7 +96,7 @@ export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, incl
       await frames.return(undefined);
     },
   });
-  return watchResponse(c, body);
+  return watchResponse(c, body, { resource: "namespaces" });
 }
 
 /** The namespaces list's selectors (k8s/namespace-list.ts namespaceFilter), or a 400 as the server words it. */

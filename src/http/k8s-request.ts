@@ -16,6 +16,17 @@ import { clusterOf } from "./auth.ts";
 
 export type K8sContext = Context<AppEnv>;
 
+/** Where app.ts mounts this request's API server: `/k8s`, or `/k8s/clusters/{cluster}`. */
+export function apiRootOf(c: K8sContext): string {
+  const cluster = c.req.param("cluster");
+  return cluster === undefined ? "/k8s" : `/k8s/clusters/${cluster}`;
+}
+
+/** The request's path below its API server's root (`/api/v1/pods`, `/version`). */
+export function apiPathOf(c: K8sContext): string {
+  return c.req.path.slice(apiRootOf(c).length) || "/";
+}
+
 /** The ListOptions the server's validation reads (list-options.ts), empty values read as absent. */
 export function listOptionsQuery(c: K8sContext, watch: boolean): ListOptionsQuery {
   const sendInitialEvents = c.req.query("sendInitialEvents");

@@ -21,6 +21,7 @@ import { pickRelay, relaysOf } from "../k8s/watch-relay.ts";
 import { crossSiteRefusal, isWebSocketRequest, webSocketWatch } from "../k8s/watch-websocket.ts";
 import { errorText, logger } from "../log.ts";
 import { principalOf } from "./auth.ts";
+import { revocationOf } from "./read-authorization.ts";
 import { addressOf, checkFieldSelector, informerStub, isTrue, type K8sContext, listOptionsQuery, queryParam, STREAM_HEADERS } from "./k8s-request.ts";
 
 /**
@@ -60,12 +61,7 @@ export async function watch(c: K8sContext, served: ServedResource, request: Reso
   if (!opened.ok) throw new ApiError(opened.error.code, opened.error.message);
   if ("notReady" in opened.value) throw notReadyError(served.info, opened.value.notReady);
   if ("tooMany" in opened.value) throw statusErrors.tooManyRequests(opened.value.tooMany.message, opened.value.tooMany.retryAfterSeconds);
-  // The object serving it may restart (a deploy, an eviction) or its RPC break: the client then sees
-  // a normal end and re-watches from its last resourceVersion, never a reset stream (a relist).
-  const body = endingCleanly(opened.value.stream, (error) =>
-    logger.info("watch stream ended early (its source broke off, or its client left): the body ends normally", { resource: served.info.plural, relays, error: errorText(error) }),
-  );
-  return watchResponse(c, body);
+  return watchResponse(c, opened.value.stream, { resource: served.info.plural, relays });
 }
 
 /**
@@ -77,8 +73,23 @@ export function checkWatchSite(c: K8sContext): void {
   if (refusal !== undefined) throw new ApiError("Forbidden", refusal);
 }
 
-/** A watch stream's answer: a WebSocket for an `Upgrade: websocket` request, else the chunked HTTP body. */
-export function watchResponse(c: K8sContext, body: ReadableStream<Uint8Array>): Response {
+/**
+ * A watch stream's answer: a WebSocket for an `Upgrade: websocket` request, else the chunked HTTP
+ * body. Either way the stream ends normally when its source breaks off — the object serving it may
+ * restart (a deploy, an eviction) or its RPC break: the client sees a normal end and re-watches from
+ * its last resourceVersion, never a reset stream (a relist) — and when the member cluster's RBAC no
+ * longer allows it (http/read-authorization.ts revocationOf).
+ */
+export function watchResponse(c: K8sContext, source: ReadableStream<Uint8Array>, logged: Record<string, unknown>): Response {
+  const revocation = revocationOf(c);
+  const body = endingCleanly(source, {
+    ended: (error) =>
+      logger.info("watch stream ended early (its source broke off, its client left, or its reader may no longer watch): the body ends normally", {
+        ...logged,
+        error: errorText(error),
+      }),
+    ...(revocation ? { stop: revocation.signal, settled: revocation.done } : {}),
+  });
   if (isWebSocketRequest(c.req.raw.headers)) return webSocketWatch(body, c.req.raw.headers);
   return new Response(body, { headers: { ...STREAM_HEADERS, ...WATCH_ENCODING } });
 }

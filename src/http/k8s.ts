@@ -37,7 +37,9 @@ import { clusterPlacement, isKnownCluster } from "./known-informer.ts";
 import { isReviewPath } from "../k8s/access-review.ts";
 import { requireMetadataTarget } from "../k8s/metadata-only.ts";
 import { serverEndpoints } from "./k8s-endpoints.ts";
-import { included, isTrue, type K8sContext } from "./k8s-request.ts";
+import { apiPathOf, included, isTrue, type K8sContext, queryParam } from "./k8s-request.ts";
+import { requireAllowed } from "./read-authorization.ts";
+import { endpointAttributes, isResourcePath, resourceAttributes } from "../k8s/request-attributes.ts";
 import { findResource, infos, infosWith } from "./k8s-served.ts";
 import { getObject, listObjects, namespaceAnswer, namespacesAnswer } from "./k8s-reads.ts";
 import { watch } from "./k8s-watch.ts";
@@ -66,8 +68,21 @@ async function discovery(c: K8sContext, legacy: () => unknown, aggregated: (vers
   return new Response(body, { headers });
 }
 
+/**
+ * An `rbac` cluster's RBAC decides every request as kube-apiserver's would (http/read-authorization.ts):
+ * discovery, `/version`, health and OpenAPI as non-resource paths, self-reviews as `create` on their
+ * resource, here; resource requests in `resource`, once their path is read.
+ */
+async function authorizeEndpoint(c: K8sContext, next: () => Promise<void>): Promise<void> {
+  const path = apiPathOf(c);
+  const attributes = endpointAttributes(c.req.method, path);
+  if (attributes.verb === "create" || !isResourcePath(path)) await requireAllowed(c, clusterOf(c), attributes);
+  await next();
+}
+
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
 const apiServerRoutes = new Hono<AppEnv>()
+  .use("*", authorizeEndpoint)
   .route("/", serverEndpoints((c) => infos(c)))
   // Each discovery path also with a trailing slash, as the real server serves them (the Python
   // client's get_api_resources asks `/api/v1/`).
@@ -150,6 +165,8 @@ async function resource(c: K8sContext, group: string, version: string, prefix: s
   }
   const request = parseResourcePath(segments);
   if (!request) throw statusErrors.noSuchResource();
+  // Authorized before the resource is looked up, as the server does: a refused reader learns nothing of what is served.
+  await requireAllowed(c, clusterOf(c), resourceAttributes(group, request, isTrue(c.req.query("watch")), queryParam(c, "fieldSelector")));
   const served = await findResource(c, group, version, request.plural);
   const format = negotiateObject(c.req.header("accept"));
   if (!format) throw statusErrors.notAcceptable(OBJECT_MEDIA_TYPES);

@@ -1,7 +1,8 @@
 /**
  * The caller's read authorization of one cluster (auth/rbac/read-authorization.ts), as routes ask
  * it: `readAuthorizationOf` (once per cluster per request) and, for `/k8s`, `requireAllowed`, which
- * refuses as kube-apiserver refuses (403 Status with its message).
+ * refuses as kube-apiserver refuses (403 Status with its message), and `revocationOf`, which ends a
+ * watch once its reader may no longer watch (k8s/watch-revocation.ts).
  *
  * Guarantees:
  * - A cluster is `rbac` when this isolate's registry snapshot says so (http/registry-snapshot.ts:
@@ -17,6 +18,7 @@ import type { RequestAttributes } from "../auth/rbac/rbac-objects.ts";
 import { isNonResource } from "../auth/rbac/rbac-objects.ts";
 import { ApiError } from "../errors.ts";
 import { statusErrors } from "../k8s/status.ts";
+import { type Revocation, watchRevocation } from "../k8s/watch-revocation.ts";
 import type { AppEnv } from "./app-env.ts";
 import { principalOf } from "./auth.ts";
 import { placementIn } from "./known-informer.ts";
@@ -30,6 +32,14 @@ export async function readAuthorizationOf(c: Context<AppEnv>, cluster: string): 
   let known = c.get("readAuthorizations");
   const held = known?.get(cluster);
   if (held) return held;
+  const authorization = await currentAuthorization(c, cluster);
+  if (!known) c.set("readAuthorizations", (known = new Map()));
+  known.set(cluster, authorization);
+  return authorization;
+}
+
+/** readAuthorizationOf as it stands now, not as this request first found it. */
+async function currentAuthorization(c: Context<AppEnv>, cluster: string): Promise<ReadAuthorization> {
   const snapshot = await registryCache.snapshot(registrySource(c.env));
   let authorization = BY_SCOPES;
   if (snapshot.rbacClusters.includes(cluster)) {
@@ -45,8 +55,6 @@ export async function readAuthorizationOf(c: Context<AppEnv>, cluster: string): 
       );
     }
   }
-  if (!known) c.set("readAuthorizations", (known = new Map()));
-  known.set(cluster, authorization);
   return authorization;
 }
 
@@ -55,9 +63,23 @@ export async function requireAllowed(c: Context<AppEnv>, cluster: string, attrib
   const authorization = await readAuthorizationOf(c, cluster);
   if (authorization.mode === "scopes") return;
   const decision = decide(authorization, attributes);
-  if (decision.allowed) return;
+  if (decision.allowed) {
+    c.set("authorizedRead", { cluster, attributes });
+    return;
+  }
   const message = forbiddenMessage(authorization.user.name, attributes, decision.reason);
   throw isNonResource(attributes)
     ? statusErrors.forbidden(message)
     : statusErrors.forbidden(message, { group: attributes.apiGroup, resource: attributes.resource, name: attributes.name });
+}
+
+/**
+ * For a watch an `rbac` cluster's RBAC allowed (`requireAllowed`): the revocation that ends it once
+ * the reader may no longer make it (a cluster switched back to `scopes` keeps it open). Undefined for
+ * every other watch.
+ */
+export function revocationOf(c: Context<AppEnv>): Revocation | undefined {
+  const authorized = c.get("authorizedRead");
+  if (!authorized) return undefined;
+  return watchRevocation(async () => decide(await currentAuthorization(c, authorized.cluster), authorized.attributes).allowed);
 }

@@ -16,10 +16,19 @@
  * `user` and `groups`, an Access identity's email and its identity provider's groups, always with
  * `system:authenticated`), with no `extra`, as kube-apiserver does for a static token.
  *
- * Where we differ: the rules name only what we serve.
+ * On a cluster whose `authorization` is `rbac` (issue 31) the answers are also the member cluster's
+ * RBAC's, as `/k8s` enforces it (auth/rbac/read-authorization.ts): an access review is allowed only
+ * where RBAC allows it too, with RBAC's reason; a rules review lists the RBAC rules that apply in
+ * its namespace (those of ClusterRoleBindings and of the namespace's RoleBindings, as the server's
+ * RulesFor), with their verbs narrowed to the read verbs this cache serves, `incomplete` and
+ * `evaluationError` naming roles that were not found.
+ *
+ * Where we differ: the rules name only what we serve (on an `rbac` cluster: only read verbs).
  */
 import * as z from "zod/mini";
 import type { Principal } from "../auth/principal.ts";
+import { BY_SCOPES, decide, type ReadAuthorization, rulesIn } from "../auth/rbac/read-authorization.ts";
+import type { PolicyRule } from "../auth/rbac/rbac-objects.ts";
 import type { ResourceInfo } from "./catalog.ts";
 import { subresourceOf } from "./subresources.ts";
 import { VERBS } from "./discovery.ts";
@@ -32,6 +41,8 @@ export interface ReviewSubject {
   mayRead: boolean;
   /** What this cluster serves. */
   served: readonly ResourceInfo[];
+  /** How this cluster authorizes the caller's reads: its scopes, or also the member cluster's RBAC. */
+  authorization?: ReadAuthorization;
 }
 
 /** The review paths below `/apis` and the kind each answers. */
@@ -101,13 +112,23 @@ function allowsResource(subject: ReviewSubject, attributes: z.infer<typeof Resou
     if (sub !== "status" && sub !== "scale") return { allowed: false, reason: "subresources are not served by this cache" };
   }
   if (!served) return { allowed: false, reason: "this cache does not serve that resource" };
-  return { allowed: true, reason: `credential '${subject.principal.name}' may read this cluster` };
+  const authorization = subject.authorization ?? BY_SCOPES;
+  if (authorization.mode === "scopes") return { allowed: true, reason: `credential '${subject.principal.name}' may read this cluster` };
+  return decide(authorization, {
+    verb,
+    apiGroup: attributes.group ?? "",
+    resource: attributes.resource ?? "",
+    ...(attributes.subresource ? { subresource: attributes.subresource } : {}),
+    ...(attributes.namespace ? { namespace: attributes.namespace } : {}),
+    ...(attributes.name ? { name: attributes.name } : {}),
+  });
 }
 
 function allowsNonResource(subject: ReviewSubject, attributes: z.infer<typeof NonResourceAttributes>): boolean {
   const path = attributes.path ?? "";
   if (attributes.verb !== "get") return false;
-  return nonResourceUrls(subject).some((url) => (url.endsWith("*") ? path.startsWith(url.slice(0, -1)) : path === url));
+  if (!nonResourceUrls(subject).some((url) => (url.endsWith("*") ? path.startsWith(url.slice(0, -1)) : path === url))) return false;
+  return decide(subject.authorization ?? BY_SCOPES, { verb: "get", path }).allowed;
 }
 
 /** The answer to a review: the request as sent, with the server's metadata and its `status`. */
@@ -125,8 +146,9 @@ export function answerReview(path: ReviewPath, body: unknown, subject: ReviewSub
       return { ...head, spec, status: verdict };
     }
     case "SelfSubjectRulesReview": {
-      // The rules are the same in every namespace: `/k8s` scopes credentials by cluster, not namespace.
-      return { ...head, spec: review.spec ?? {}, status: rulesOf(subject) };
+      const rbac = subject.mayRead ? rulesIn(subject.authorization ?? BY_SCOPES, review.spec?.namespace ?? "") : undefined;
+      // By scopes the rules are the same in every namespace: the credential reads whole clusters.
+      return { ...head, spec: review.spec ?? {}, status: rbac ? rbacRules(rbac) : rulesOf(subject) };
     }
     case "SelfSubjectReview":
       return { ...head, status: { userInfo: userInfoOf(subject.principal) } };
@@ -143,6 +165,32 @@ function rulesOf(subject: ReviewSubject): Record<string, unknown> {
       }))
     : [];
   return { resourceRules, nonResourceRules: [{ verbs: ["get"], nonResourceURLs: nonResourceUrls(subject) }], incomplete: false };
+}
+
+/** The read verbs a rule grants (`*` is all of them), or none. */
+function readVerbsOf(rule: PolicyRule): string[] {
+  const verbs = rule.verbs ?? [];
+  return verbs.includes("*") ? [...VERBS] : VERBS.filter((verb) => verbs.includes(verb));
+}
+
+/** An `rbac` cluster's rules review: RBAC's rules in the namespace, narrowed to the read verbs served. */
+function rbacRules({ rules, missing }: { rules: PolicyRule[]; missing: string[] }): Record<string, unknown> {
+  const resourceRules: Record<string, unknown>[] = [];
+  const nonResourceRules: Record<string, unknown>[] = [];
+  for (const rule of rules) {
+    const verbs = readVerbsOf(rule);
+    if (verbs.length === 0) continue;
+    if (rule.nonResourceURLs?.length) nonResourceRules.push({ verbs, nonResourceURLs: [...rule.nonResourceURLs] });
+    if (rule.resources?.length) {
+      resourceRules.push({
+        verbs,
+        apiGroups: [...(rule.apiGroups ?? [])],
+        resources: [...rule.resources],
+        ...(rule.resourceNames?.length ? { resourceNames: [...rule.resourceNames] } : {}),
+      });
+    }
+  }
+  return { resourceRules, nonResourceRules, incomplete: missing.length > 0, ...(missing.length ? { evaluationError: missing.join(", ") } : {}) };
 }
 
 function userInfoOf(principal: Principal): Record<string, unknown> {

@@ -14,8 +14,9 @@
  * failing watcher), the hub writes it, then ends the stream normally.
  *
  * Guarantees:
- * - The body ends normally whatever its source does; `ended` hears why the pipe stopped early (the
- *   source's error, or the client having gone away).
+ * - The body ends normally whatever its source does, and when `stop` aborts (the source is then
+ *   cancelled); `ended` hears why the pipe stopped early (the source's error, the client having gone
+ *   away, the stop).
  * - It is the runtime's own pipe (IdentityTransformStream), no JavaScript per chunk: a JavaScript
  *   stream here, reading whole lines, cost watch delivery 20 µs of CPU per delivered event at 100
  *   watchers (26 → 46) and an 18-fold latency (`npm run bench -- --only k8s`, BENCHMARKS.md).
@@ -29,12 +30,26 @@
  *   platform tells an RPC stream's sender of a cancel no sooner.
  */
 
+/** What else ends a watch body, and who hears that it ended. */
+export interface BodyEnds {
+  /** Hears why the pipe stopped early: the source's error, the client having gone away, or `stop`'s reason. */
+  ended?: (error: unknown) => void;
+  /** Ends the body normally when aborted (a revoked watch: watch-revocation.ts), cancelling the source. */
+  stop?: AbortSignal;
+  /** Called once the pipe has stopped, for any reason. */
+  settled?: () => void;
+}
+
 /** `source` as a watch body that ends normally, whatever `source` does. */
-export function endingCleanly(source: ReadableStream<Uint8Array>, ended: (error: unknown) => void = () => {}): ReadableStream<Uint8Array> {
+export function endingCleanly(source: ReadableStream<Uint8Array>, ends: BodyEnds | ((error: unknown) => void) = {}): ReadableStream<Uint8Array> {
+  const { ended = () => {}, stop, settled = () => {} } = typeof ends === "function" ? { ended: ends } : ends;
   const { readable, writable } = new IdentityTransformStream();
-  source.pipeTo(writable, { preventAbort: true }).catch(async (error: unknown) => {
-    ended(error);
-    await writable.close().catch(() => {}); // already errored when the client went away
-  });
+  source
+    .pipeTo(writable, { preventAbort: true, ...(stop ? { signal: stop } : {}) })
+    .catch(async (error: unknown) => {
+      ended(error);
+      await writable.close().catch(() => {}); // already errored when the client went away
+    })
+    .finally(settled);
   return readable;
 }

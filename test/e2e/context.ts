@@ -16,6 +16,8 @@ export interface E2eContext {
   adminToken: string;
   /** A TOKENS credential that may read only `cluster` (a run-time cluster no test adds but access.e2e.test.ts). */
   restricted: { cluster: string; readToken: string; user: string; groups: string[] };
+  /** Read credentials (scoped to every cluster) of the Kubernetes users alice and bob, for clusters whose authorization is rbac. */
+  rbacReaders: Record<"alice" | "bob", { token: string; user: string }>;
   /** Informer names, as declared in INFORMERS. */
   informers: { pods: string; deployments: string };
   /**

@@ -36,6 +36,11 @@ const RESTRICTED_CLUSTER = "restricted";
 const RESTRICTED_READ_TOKEN = "e2e-restricted-reader-0123456789abcdefghij";
 /** The Kubernetes user and groups of that credential (TOKENS `user`, `groups`). */
 const RESTRICTED_USER = { user: "restricted@example.com", groups: ["team-restricted", "auditors"] };
+/** Read credentials of two Kubernetes users, alice and bob, for the member-cluster RBAC tests (kubectl-rbac.e2e.test.ts). */
+const RBAC_READERS = {
+  alice: { token: "e2e-rbac-alice-token-0123456789abcdefghij", user: "alice" },
+  bob: { token: "e2e-rbac-bob-token-0123456789abcdefghijkl", user: "bob" },
+};
 /** Encrypts stored cluster tokens and webhook secrets, as a deployment must set it (docs/api.md "Secrets at rest"). */
 const ENCRYPTION_KEY = "e2e-encryption-key-of-at-least-32-characters";
 
@@ -91,6 +96,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
             user: RESTRICTED_USER.user,
             groups: RESTRICTED_USER.groups,
           },
+          ...Object.entries(RBAC_READERS).map(([name, reader]) => ({
+            name: `rbac-${name}`,
+            sha256: createHash("sha256").update(reader.token).digest("hex"),
+            role: "read",
+            clusters: ["*"],
+            user: reader.user,
+          })),
         ]),
         ENCRYPTION_KEY,
         ALLOW_UNAUTHENTICATED: "false",
@@ -113,6 +125,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       readToken: READ_TOKEN,
       adminToken: ADMIN_TOKEN,
       restricted: { cluster: RESTRICTED_CLUSTER, readToken: RESTRICTED_READ_TOKEN, ...RESTRICTED_USER },
+      rbacReaders: RBAC_READERS,
       informers: { pods: "pods", deployments: "deployments" },
       kubeconfigs: {
         edge: writeKubeconfig(join(scratchDir, "edge.kubeconfig"), { server: `${tls?.url ?? workerUrl}/k8s`, token: READ_TOKEN, insecureSkipTlsVerify: tls !== undefined }),

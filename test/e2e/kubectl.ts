@@ -108,6 +108,8 @@ export interface KubectlStream {
   readonly stderr: () => string;
   /** Kills it (SIGKILL) and resolves once it has exited. */
   stop(): Promise<void>;
+  /** Resolves with its exit code (null when killed) once it has exited by itself or been stopped. */
+  readonly exited: Promise<number | null>;
 }
 
 /** Starts kubectl and returns at once; it is killed after `timeoutMs` at the latest. */
@@ -117,9 +119,11 @@ export function kubectlStream(args: string[], { config, timeoutMs = 60_000, env 
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d));
   child.stderr!.on("data", (d: Buffer) => (stderr += d));
-  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once("close", (code: number | null) => resolve(code)));
+  const closed = exited.then(() => undefined);
   const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   return {
+    exited,
     stdout: () => stdout,
     stderr: () => stderr,
     async stop() {

@@ -191,6 +191,11 @@ export class ResourceTable {
 }
 
 const NAME_PATTERN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** RBAC objects' names are path segments, not DNS subdomains (ValidateRBACName): `system:discovery` is one. */
+const RBAC_GROUP = "rbac.authorization.k8s.io";
+function isPathSegmentName(name: string): boolean {
+  return name !== "." && name !== ".." && !/[/%]/.test(name);
+}
 const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 
 let stampSecond = -1;
@@ -320,7 +325,7 @@ export class Store {
     if (typeof name !== "string" || name === "") {
       throw new StatusError(badRequest(`${def.kind}: metadata.name is required`));
     }
-    if (name.length > 253 || !NAME_PATTERN.test(name)) {
+    if (name.length > 253 || !(def.group === RBAC_GROUP ? isPathSegmentName(name) : NAME_PATTERN.test(name))) {
       throw new StatusError(
         status(422, "Invalid", `${def.kind} "${name}" is invalid: metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`, {
           name,

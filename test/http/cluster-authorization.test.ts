@@ -52,7 +52,20 @@ describe("the RBAC informers of a cluster with authorization rbac", () => {
       return items.length === 4 && items.every((i) => i.synced);
     });
     expect((await listed(name)).map((i) => [i.name, i.internal])).toEqual(names.map((n) => [n, true]));
-    expect((await json(await call(`/k8s/clusters/${name}/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles`))).items.map((r: { metadata: { name: string } }) => r.metadata.name)).toEqual(["pod-reader"]);
+    // /k8s reads of the cluster are now its RBAC's to allow: the admin credential's user
+    // (edge-informer:admin) is bound to nothing there, so it may not list even the Roles.
+    const roles = `/k8s/clusters/${name}/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles`;
+    expect((await json(await send("GET", roles))).message).toBe(
+      'roles.rbac.authorization.k8s.io is forbidden: User "edge-informer:admin" cannot list resource "roles" in API group "rbac.authorization.k8s.io" in the namespace "team-a"',
+    );
+    await fake.create("rolebindings", {
+      metadata: { name: "admin-reads-roles", namespace: "team-a" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "role-lister" },
+      subjects: [{ kind: "User", name: "edge-informer:admin" }],
+    });
+    await fake.create("clusterroles", { metadata: { name: "role-lister" }, rules: [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["list"] }] });
+    await waitFor("the RoleBinding to take effect", async () => (await send("GET", roles)).status === 200);
+    expect((await json(await send("GET", roles))).items.map((r: { metadata: { name: string } }) => r.metadata.name)).toEqual(["pod-reader"]);
 
     // Reserved: the API neither changes nor deletes them.
     expect((await send("DELETE", `/clusters/${name}/informers/rbac-roles`)).status).toBe(409);
