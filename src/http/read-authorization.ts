@@ -10,6 +10,7 @@
  * - Fail closed: an `rbac` cluster whose RBAC objects cannot be read whole (its informers not synced
  *   yet, too large, unreachable) answers 503 with Retry-After, never a read.
  * - Asked after the credential's own checks (http/auth.ts `permit`), which stay first.
+ * - Impersonation (`Impersonate-*` headers, `kubectl --as`) is refused (403) on an `rbac` cluster.
  */
 import type { Context } from "hono";
 import { informerReader, RbacUnavailable, rbacSource } from "../auth/rbac/rbac-source.ts";
@@ -62,6 +63,10 @@ async function currentAuthorization(c: Context<AppEnv>, cluster: string): Promis
 export async function requireAllowed(c: Context<AppEnv>, cluster: string, attributes: RequestAttributes): Promise<void> {
   const authorization = await readAuthorizationOf(c, cluster);
   if (authorization.mode === "scopes") return;
+  // kubectl --as: the server would check `impersonate` rights and answer as that user; answering as
+  // the caller instead would show one user's view under another's name.
+  const impersonating = [...c.req.raw.headers.keys()].find((name) => name.toLowerCase().startsWith("impersonate-"));
+  if (impersonating) throw statusErrors.forbidden(`impersonation (${impersonating}) is not supported by this cache: ask as yourself`);
   const decision = decide(authorization, attributes);
   if (decision.allowed) {
     c.set("authorizedRead", { cluster, attributes });

@@ -52,6 +52,10 @@ describe("/k8s on an rbac cluster (issue 31)", () => {
     expect(await names(await as("root", `${api}/pods`))).toEqual(["team-a-pod-1", "team-a-pod-2", "team-b-pod-1", "team-b-pod-2"]);
     expect((await as("nobody", `${api}/namespaces/team-a/pods`)).status).toBe(403);
     for (const path of ["/api", "/apis", "/api/v1", "/version"]) expect((await as("nobody", `/k8s/clusters/${cluster}${path}`)).status, path).toBe(200);
+    // kubectl --as: refused rather than answered as the caller under another's name.
+    const impersonated = await as("alice", `${api}/namespaces/team-a/pods`, { headers: { "impersonate-user": "bob" } });
+    expect(impersonated.status).toBe(403);
+    expect(((await impersonated.json()) as Status).message).toContain("impersonation (impersonate-user) is not supported");
     await remove();
   });
 
