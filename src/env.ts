@@ -40,6 +40,8 @@ export interface Env {
    */
   KUBE_API_LOCATION_HINT?: string;
   KUBE_API_JURISDICTION?: string;
+  /** How the default cluster's reads are authorized: `scopes` (unset) or `rbac` (its own RBAC: clusters/cluster.ts). */
+  KUBE_API_AUTHORIZATION?: string;
   /** The factory's jurisdiction (the registry): set before first use; changing it starts an empty registry. */
   FACTORY_JURISDICTION?: string;
   /** Secret: bearer token for the API server. */

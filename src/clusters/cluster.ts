@@ -14,6 +14,7 @@
  *   stored write-only: `publicConnection` is the only view of a connection that leaves the Worker.
  */
 import type { Env } from "../env.ts";
+import { ApiError } from "../errors.ts";
 import { type EgressSettings, egressRefusal, egressRule, httpsRefusal } from "../net/egress.ts";
 import type { Jurisdiction, LocationHint } from "./placement.ts";
 import { defaultClusterPlacement } from "./placement-settings.ts";
@@ -79,14 +80,30 @@ export function authorizationOf(connection: Pick<ClusterConnection, "authorizati
   return connection?.authorization ?? "scopes";
 }
 
+/**
+ * The default cluster's `authorization`: `KUBE_API_AUTHORIZATION` (unset or empty: `scopes`). Any
+ * other value fails closed, naming the setting (a typo must not leave a cluster readable by scopes
+ * that its operator meant RBAC to guard).
+ */
+export function defaultClusterAuthorization(env: Pick<Env, "KUBE_API_AUTHORIZATION">): ClusterAuthorization {
+  const value = env.KUBE_API_AUTHORIZATION;
+  if (value === undefined || value === "") return "scopes";
+  if ((AUTHORIZATION_MODES as readonly string[]).includes(value)) return value as ClusterAuthorization;
+  throw new ApiError("Misconfigured", `KUBE_API_AUTHORIZATION must be one of ${AUTHORIZATION_MODES.join(", ")}, not '${value}': set it in wrangler.toml [vars], or remove it`);
+}
+
 /** The default cluster, as the environment describes it (its placement: placement-settings.ts). */
-export function defaultConnection(env: Pick<Env, "KUBE_API_URL" | "KUBE_API_LOCATION_HINT" | "KUBE_API_JURISDICTION" | "FACTORY_JURISDICTION">): ClusterConnection {
+export function defaultConnection(
+  env: Pick<Env, "KUBE_API_URL" | "KUBE_API_LOCATION_HINT" | "KUBE_API_JURISDICTION" | "FACTORY_JURISDICTION" | "KUBE_API_AUTHORIZATION">,
+): ClusterConnection {
+  const authorization = defaultClusterAuthorization(env);
   return {
     server: env.KUBE_API_URL ?? "",
     tokenSecret: "KUBE_TOKEN",
     accessClientIdSecret: "CF_ACCESS_CLIENT_ID",
     accessClientSecretSecret: "CF_ACCESS_CLIENT_SECRET",
     ...defaultClusterPlacement(env),
+    ...(authorization === "rbac" ? { authorization } : {}),
   };
 }
 

@@ -20,6 +20,7 @@ import { searchRoutes } from "./search.ts";
 import { informerSubscriptionRoutes, subscriptionRoutes } from "./subscriptions.ts";
 import { refuseCrossSiteWrites, requireJsonBody } from "./validate.ts";
 import { checkPlacementSettings } from "../clusters/placement-settings.ts";
+import { defaultClusterAuthorization } from "../clusters/cluster.ts";
 
 /** Carries DEV_RUN_ID on /healthz: which `npm start` run this Worker belongs to. */
 export const DEV_RUN_HEADER = "x-edge-informer-dev-run";
@@ -41,9 +42,10 @@ export function createApp(): Hono<AppEnv> {
   app.onError(renderError);
   app.notFound((c) => c.json(errorBody("NotFound", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`), 404));
   app.get("/healthz", (c) => c.text("ok", 200, c.env.DEV_RUN_ID ? { [DEV_RUN_HEADER]: c.env.DEV_RUN_ID } : {}));
-  // A bad placement setting fails every route closed, naming it, before any object is addressed.
+  // A bad placement or authorization setting fails every route closed, naming it, before any object is addressed.
   app.use("*", async (c, next) => {
     checkPlacementSettings(c.env);
+    defaultClusterAuthorization(c.env);
     await next();
   });
   app.use("*", async (c, next) => {

@@ -36,7 +36,8 @@ let failed: { text: string; retryAt: number } | undefined;
  * new value applies it). `waitUntil` is the request's or cron's (absent in some tests).
  */
 export async function ensureDeclaredInformers(env: Env, waitUntil?: (promise: Promise<unknown>) => void): Promise<void> {
-  const text = JSON.stringify([env.CLUSTERS ?? "", env.INFORMERS ?? ""]);
+  // KUBE_API_AUTHORIZATION too: it decides the default cluster's RBAC informers (objects/factory-declared.ts).
+  const text = JSON.stringify([env.CLUSTERS ?? "", env.INFORMERS ?? "", env.KUBE_API_AUTHORIZATION ?? ""]);
   const now = Date.now();
   if (declaredFor === text || (failed?.text === text && now < failed.retryAt)) return;
   if (started?.text === text && now - started.at < DECLARED_SYNC_STALE_MS) return;

@@ -65,7 +65,8 @@ export async function requireAllowed(c: Context<AppEnv>, cluster: string, attrib
   if (authorization.mode === "scopes") return;
   // kubectl --as: the server would check `impersonate` rights and answer as that user; answering as
   // the caller instead would show one user's view under another's name.
-  const impersonating = [...c.req.raw.headers.keys()].find((name) => name.toLowerCase().startsWith("impersonate-"));
+  let impersonating: string | undefined;
+  c.req.raw.headers.forEach((_, name) => (impersonating ??= name.toLowerCase().startsWith("impersonate-") ? name.toLowerCase() : undefined));
   if (impersonating) throw statusErrors.forbidden(`impersonation (${impersonating}) is not supported by this cache: ask as yourself`);
   const decision = decide(authorization, attributes);
   if (decision.allowed) {

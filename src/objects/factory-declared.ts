@@ -15,7 +15,7 @@
 import type { InformerAddress } from "../clusters/cluster.ts";
 import { informerObjectName } from "../clusters/cluster.ts";
 import { parseDeclaredClusters } from "../clusters/cluster-spec.ts";
-import { authorizationOf } from "../clusters/cluster.ts";
+import { authorizationOf, DEFAULT_CLUSTER } from "../clusters/cluster.ts";
 import { syncRbacInformers } from "./factory-rbac-informers.ts";
 import { internalInformerRefusal, rbacNameConflict } from "./rbac-reserved-names.ts";
 import { jurisdictionChangeRefusal, placementOf } from "../clusters/placement.ts";
@@ -118,8 +118,11 @@ export async function syncDeclared(factory: DeclaringFactory, informers: string 
     factory.written(registry.deleteCluster(cluster.name));
     result.clusters.push(`${cluster.name} removed`);
   }
+  // The default cluster's RBAC informers follow KUBE_API_AUTHORIZATION (named clusters' follow their entries above).
+  const defaultRbac = await syncRbacInformers(factory, DEFAULT_CLUSTER);
+  if (!defaultRbac.ok) result.errors.push(`KUBE_API_AUTHORIZATION: RBAC informers of the default cluster: ${defaultRbac.error.message}`);
   for (const error of result.errors) {
-    logger.error(error.startsWith("CLUSTERS") ? "CLUSTERS entry refused" : "INFORMERS entry refused", { cause: "config", error });
+    logger.error(error.startsWith("CLUSTERS") || error.startsWith("KUBE_API") ? "CLUSTERS entry refused" : "INFORMERS entry refused", { cause: "config", error });
   }
   return result;
 }

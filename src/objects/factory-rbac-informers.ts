@@ -12,7 +12,8 @@
  * - `syncRbacInformers` is idempotent: it creates the missing ones of an `rbac` cluster and deletes
  *   them (with any subscriptions) from a `scopes` one; existing ones are left alone (no relist).
  */
-import { authorizationOf, type InformerAddress } from "../clusters/cluster.ts";
+import { authorizationOf, defaultConnection, type InformerAddress } from "../clusters/cluster.ts";
+import { rbacNameConflict } from "./rbac-reserved-names.ts";
 import type { InformerRegistry, InformerSource } from "../config/informer-registry.ts";
 import { parseInformerSpec } from "../config/informer-spec.ts";
 import { ok, type Result } from "../errors.ts";
@@ -30,7 +31,12 @@ export interface RbacInformerFactory extends FactoryContext {
 export async function syncRbacInformers(factory: RbacInformerFactory, cluster: string): Promise<Result<null>> {
   const connection = factory.clusters.connectionOf(cluster);
   if (!connection.ok) return connection;
-  const wanted = authorizationOf(connection.value) === "rbac";
+  // The default cluster's connection is the environment's (KUBE_API_AUTHORIZATION), given as none.
+  const wanted = authorizationOf(connection.value ?? defaultConnection(factory.env)) === "rbac";
+  if (wanted) {
+    const taken = rbacNameConflict(factory.registry, cluster);
+    if (taken) return taken;
+  }
   for (const [name, resource] of Object.entries(RBAC_INFORMERS)) {
     const existing = factory.registry.get({ cluster, name });
     if (wanted && existing === undefined) {

@@ -11,7 +11,7 @@
  * and a Durable Object interleaves them wherever one awaits an informer object.
  */
 import { DurableObject } from "cloudflare:workers";
-import { asAddress, authorizationOf, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
+import { asAddress, authorizationOf, defaultConnection, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { ClusterHealth, VersionInfo } from "../clusters/health.ts";
 import { type Placement, placementOf } from "../clusters/placement.ts";
 import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
@@ -138,7 +138,7 @@ export class InformerFactory extends DurableObject<Env> {
     if (since === version) return { version, unchanged: true };
     const clusters = this.#registry.listClusters();
     const placements = Object.fromEntries(clusters.map((c) => [c.name, placementOf(c.connection)]).filter(([, p]) => Object.keys(p as Placement).length > 0));
-    const rbacClusters = clusters.filter((c) => authorizationOf(c.connection) === "rbac").map((c) => c.name);
+    const rbacClusters = [{ name: DEFAULT_CLUSTER, connection: defaultConnection(this.env) }, ...clusters].filter((c) => authorizationOf(c.connection) === "rbac").map((c) => c.name);
     return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)], placements, rbacClusters };
   }
 
@@ -288,9 +288,11 @@ export class InformerFactory extends DurableObject<Env> {
       const connections = new Map<string, ClusterConnection>();
       for (const cluster of this.#registry.listClusters()) {
         connections.set(cluster.name, await this.#clusters.resealed(cluster.name, cluster.connection));
-        // RBAC informers a failed change left missing (or extra): a no-op when they are in line.
-        const synced = await syncRbacInformers(this.#declaring, cluster.name);
-        if (!synced.ok) logger.error("keeping a cluster's RBAC informers failed", { cluster: cluster.name, error: synced.error.message });
+      }
+      // RBAC informers a failed change left missing (or extra): a no-op when they are in line.
+      for (const cluster of [DEFAULT_CLUSTER, ...connections.keys()]) {
+        const synced = await syncRbacInformers(this.#declaring, cluster);
+        if (!synced.ok) logger.error("keeping a cluster's RBAC informers failed", { cluster, error: synced.error.message });
       }
       return { informers: this.#registry.list(), connections };
     });

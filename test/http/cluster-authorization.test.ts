@@ -8,6 +8,8 @@ import { describe, expect, it } from "vitest";
 import { informerReader, RbacSource } from "../../src/auth/rbac/rbac-source.ts";
 import { call, json, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
+import { withObjectEnv } from "../helpers/object-env.ts";
+import { createApp } from "../../src/http/app.ts";
 
 describe("a cluster's authorization setting", () => {
   it("defaults to scopes, takes rbac, and shows it", async () => {
@@ -141,5 +143,33 @@ describe("the RBAC informers of a cluster with authorization rbac", () => {
     expect(scopes.errors).toEqual([]);
     expect(await factory.list(name)).toEqual([]);
     expect((await factory.syncDeclared("[]", "{}")).errors).toEqual([]);
+  });
+
+  it("follow the default cluster's KUBE_API_AUTHORIZATION: rbac keeps them, and the registry names the cluster rbac", async () => {
+    // A factory of its own: the default cluster of the shared one is every other test's.
+    const factory = env.FACTORY.getByName(unique("factory"));
+    const rbac = await withObjectEnv(factory, { KUBE_API_AUTHORIZATION: "rbac" }, async (instance) => ({
+      sync: await instance.syncDeclared("[]", "{}"),
+      informers: (await instance.list("default")).map((i) => [i.name, i.source]).sort(),
+      registry: await instance.registry(),
+      clusters: await instance.clusters(),
+    }));
+    try {
+      expect(rbac.sync.errors).toEqual([]);
+      expect(rbac.informers).toEqual(names.map((n) => [n, "internal"]));
+      expect(rbac.registry).toMatchObject({ rbacClusters: ["default"] });
+      expect(rbac.clusters.find((c) => c.name === "default")).toMatchObject({ authorization: "rbac" });
+    } finally {
+      // Unset again: the next sync removes them.
+      expect((await factory.syncDeclared("[]", "{}")).errors).toEqual([]);
+    }
+    expect(await factory.list("default")).toEqual([]);
+    expect(await factory.registry()).toMatchObject({ rbacClusters: [] });
+  });
+
+  it("refuses every route with 500 naming KUBE_API_AUTHORIZATION when it is not scopes or rbac", async () => {
+    const response = await createApp().request("http://localhost/informers", {}, { ...env, KUBE_API_AUTHORIZATION: "abac" } as typeof env);
+    expect(response.status).toBe(500);
+    expect((await json(response)).error.message).toBe("KUBE_API_AUTHORIZATION must be one of scopes, rbac, not 'abac': set it in wrangler.toml [vars], or remove it");
   });
 });
