@@ -1,0 +1,53 @@
+/**
+ * What the caller may read of one resource on one cluster, for the Worker's own read routes
+ * (`/informers/{name}/objects` and `/indexes`: http/query.ts; `/search`: http/search.ts) — issue 31
+ * item 3, docs/security.md "Member-cluster RBAC: the Worker's own read routes".
+ *
+ * Contract:
+ * - A `scopes` cluster (the default), a caller in `system:masters`, or one whose RBAC allows the
+ *   verb cluster-wide: no restriction (`undefined`), the routes read as before.
+ * - Otherwise the answer is the namespaces whose RoleBindings allow the verb (auth/rbac
+ *   `listScopeOf`): decided once per request and cluster from the authorizer the isolate holds — no
+ *   subrequest beyond the lead's `readAuthorizationOf`, nothing per object. The routes hand the set
+ *   to the informer, which reads only those namespaces' key ranges (cache/namespace-set.ts).
+ *   Cluster-scoped objects are never in a set: they need the verb cluster-wide, as on the server.
+ * - A refusal is a 403 ApiError with kube-apiserver's text (`forbiddenMessage`); an `rbac` cluster
+ *   whose RBAC cannot be read whole is a 503 (readAuthorizationOf: fail closed).
+ * - The resource is named as informer specs and searches name it (`plural[.group]`); RBAC decides
+ *   on its group and plural, whatever version the informer reads.
+ */
+import type { Context } from "hono";
+import { decide, forbiddenMessage, listScopeOf } from "../auth/rbac/read-authorization.ts";
+import type { ResourceAttributes } from "../auth/rbac/rbac-objects.ts";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "./app-env.ts";
+import { readAuthorizationOf } from "./read-authorization.ts";
+
+/** A resource as RBAC rules name it. */
+export interface RbacResource {
+  apiGroup: string;
+  resource: string;
+}
+
+/** `pods` → core `pods`; `deployments.apps` → `apps` `deployments` (the spec's name, already validated). */
+export function rbacResourceOf(name: string): RbacResource {
+  const dot = name.indexOf(".");
+  return dot === -1 ? { apiGroup: "", resource: name } : { apiGroup: name.slice(dot + 1), resource: name.slice(0, dot) };
+}
+
+/**
+ * The namespaces the caller may `verb` (`list` unless said) `resource` in on `cluster`, sorted; or
+ * undefined when the whole cluster (see the contract).
+ */
+export async function permittedNamespaces(c: Context<AppEnv>, cluster: string, resource: RbacResource, verb = "list"): Promise<string[] | undefined> {
+  const scope = listScopeOf(await readAuthorizationOf(c, cluster), { verb, ...resource });
+  return scope.all ? undefined : [...scope.namespaces].sort();
+}
+
+/** Throws a 403 ApiError (kube-apiserver's message) unless the caller may make the read `attributes` describe on `cluster`. */
+export async function requirePermitted(c: Context<AppEnv>, cluster: string, attributes: ResourceAttributes): Promise<void> {
+  const authorization = await readAuthorizationOf(c, cluster);
+  if (authorization.mode === "scopes") return;
+  const decision = decide(authorization, attributes);
+  if (!decision.allowed) throw new ApiError("Forbidden", forbiddenMessage(authorization.user.name, attributes, decision.reason));
+}
