@@ -17,7 +17,7 @@ import { addCluster, createSynced, json, send, unique } from "../helpers/cluster
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
 const token = (name: string) => `${name}-rbac-reads-token-0123456789abcdef`;
-const USERS = { alice: [], bob: [], root: ["system:masters"] } as const;
+const USERS = { alice: [], bob: [], root: ["system:masters"], monitor: ["monitoring"] } as const;
 type User = keyof typeof USERS;
 
 /** The Worker with one read credential per user, each mapped to its Kubernetes user and groups. */
@@ -27,7 +27,8 @@ async function deployment() {
   );
   const settings = { ...env, ALLOW_UNAUTHENTICATED: "false", READ_TOKEN: undefined, TOKENS: JSON.stringify(entries) } as typeof env;
   const app = createApp();
-  return async (user: User, path: string) => app.request(`http://localhost${path}`, { headers: { authorization: `Bearer ${token(user)}` } }, settings);
+  return async (user: User, path: string, headers: Record<string, string> = {}) =>
+    app.request(`http://localhost${path}`, { headers: { ...headers, authorization: `Bearer ${token(user)}` } }, settings);
 }
 
 type Items = { items: { metadata: { namespace?: string; name: string } }[]; continue?: string; partial?: string[] };
@@ -48,6 +49,13 @@ async function seed(fake: FakeCluster) {
   });
   await fake.create("roles", { metadata: { name: "other", namespace: "team-b" }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["list"] }] });
   await fake.create("clusterroles", { metadata: { name: "viewer" }, rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }] });
+  // As kube-apiserver's system:monitoring: who may read the server's own counts.
+  await fake.create("clusterroles", { metadata: { name: "metrics-reader" }, rules: [{ nonResourceURLs: ["/metrics"], verbs: ["get"] }] });
+  await fake.create("clusterrolebindings", {
+    metadata: { name: "monitoring" },
+    roleRef: { apiGroup: RBAC, kind: "ClusterRole", name: "metrics-reader" },
+    subjects: [{ kind: "Group", apiGroup: RBAC, name: "monitoring" }],
+  });
   await fake.create("rolebindings", {
     metadata: { name: "alice-reads", namespace: "team-a" },
     roleRef: { apiGroup: RBAC, kind: "Role", name: "reader" },
@@ -172,6 +180,31 @@ describe("reads of an rbac cluster through /informers and /search (issue 31 item
     // Both clusters at once: the scopes cluster's pods are all there for alice.
     const both = await read("alice", `/search/pods?clusters=${rbac},${scopes}`);
     expect(both.items).toHaveLength(8);
+  });
+
+  it("shows an rbac cluster on the status page and /metrics only to callers its RBAC lets get /metrics; a scopes cluster to every reader", async () => {
+    type Snapshot = { clusters: { name: string }[]; informers: { identity: { cluster: string } }[] };
+    const shown = async (user: User) => {
+      const snapshot = (await read(user, "/")) as unknown as Snapshot;
+      return new Set([...snapshot.clusters.map((c) => c.name), ...snapshot.informers.map((i) => i.identity.cluster)]);
+    };
+    const metrics = async (user: User) => {
+      const response = await as(user, "/metrics");
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    for (const user of ["alice", "bob"] as const) {
+      expect((await shown(user)).has(rbac), user).toBe(false);
+      expect((await shown(user)).has(scopes), user).toBe(true);
+      expect(await metrics(user)).not.toContain(rbac);
+    }
+    for (const user of ["monitor", "root"] as const) {
+      expect((await shown(user)).has(rbac), user).toBe(true);
+      expect(await metrics(user)).toContain(rbac);
+    }
+    const page = await (await as("alice", "/", { accept: "text/html" })).text();
+    expect(page).not.toContain(rbac);
+    expect(page).toContain(scopes);
   });
 
   it("leaves a scopes cluster's routes as they were", async () => {
