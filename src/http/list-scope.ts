@@ -17,11 +17,14 @@
  *   on its group and plural, whatever version the informer reads.
  */
 import type { Context } from "hono";
-import { decide, forbiddenMessage, listScopeOf } from "../auth/rbac/read-authorization.ts";
+import { decide, forbiddenMessage, inListScope, listScopeOf } from "../auth/rbac/read-authorization.ts";
 import type { ResourceAttributes } from "../auth/rbac/rbac-objects.ts";
+import { splitKey } from "../cache/keys.ts";
+import { describeInformer, type InformerAddress } from "../clusters/cluster.ts";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
 import { readAuthorizationOf } from "./read-authorization.ts";
+import { registryCache, registrySource } from "./registry-snapshot.ts";
 
 /** A resource as RBAC rules name it. */
 export interface RbacResource {
@@ -33,6 +36,31 @@ export interface RbacResource {
 export function rbacResourceOf(name: string): RbacResource {
   const dot = name.indexOf(".");
   return dot === -1 ? { apiGroup: "", resource: name } : { apiGroup: name.slice(dot + 1), resource: name.slice(0, dot) };
+}
+
+/**
+ * The resource of the informer at `address` as RBAC names it, when its cluster's reads are decided
+ * by RBAC; undefined on a `scopes` cluster (nothing more to decide). The spec is read from this
+ * isolate's registry snapshot.
+ */
+export async function informerRbacResource(c: Context<AppEnv>, address: InformerAddress): Promise<RbacResource | undefined> {
+  if ((await readAuthorizationOf(c, address.cluster)).mode === "scopes") return undefined;
+  const { informers } = await registryCache.snapshot(registrySource(c.env));
+  const registered = informers.find((i) => i.cluster === address.cluster && i.name === address.name);
+  if (!registered) throw new ApiError("NotFound", `${describeInformer(address)} not found`);
+  return rbacResourceOf(registered.spec.resource);
+}
+
+/**
+ * Which keys (`namespace/name`, `name`) of the informer at `address` the caller may list, as a
+ * predicate; undefined when all of them. For answers that carry objects other than through the
+ * informer's own reads (a subscription's dead letters), filtered in the Worker.
+ */
+export async function listableKeys(c: Context<AppEnv>, address: InformerAddress): Promise<((key: string) => boolean) | undefined> {
+  const resource = await informerRbacResource(c, address);
+  if (!resource) return undefined;
+  const scope = listScopeOf(await readAuthorizationOf(c, address.cluster), { verb: "list", ...resource });
+  return scope.all ? undefined : (key) => inListScope(scope, splitKey(key).namespace);
 }
 
 /**

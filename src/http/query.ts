@@ -14,7 +14,7 @@
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
-import { ApiError, unwrap } from "../errors.ts";
+import { unwrap } from "../errors.ts";
 import type { QueryAnswer } from "../objects/informer-object.ts";
 import type { AppEnv } from "./app-env.ts";
 import { principalOf, requireRead } from "./auth.ts";
@@ -24,10 +24,7 @@ import { informerAddress } from "./known-informer.ts";
 import { MAX_LIST_LIMIT } from "../cache/lister.ts";
 import { NAMESPACE_INDEX } from "../cache/indexer.ts";
 import { splitKey } from "../cache/keys.ts";
-import { describeInformer } from "../clusters/cluster.ts";
-import { permittedNamespaces, type RbacResource, rbacResourceOf, requirePermitted } from "./list-scope.ts";
-import { readAuthorizationOf } from "./read-authorization.ts";
-import { registryCache, registrySource } from "./registry-snapshot.ts";
+import { informerRbacResource, permittedNamespaces, type RbacResource, requirePermitted } from "./list-scope.ts";
 
 const text = (max: number) => z.optional(z.string().check(z.minLength(1), z.maxLength(max)));
 const pageQuery = {
@@ -60,16 +57,11 @@ function informer(c: Context<AppEnv>) {
   return informerStub(c.env, informerAddress(c), c.get("placement"));
 }
 
-/**
- * The route's cluster and its informer's resource as RBAC names it, when the cluster's reads are
- * decided by RBAC; undefined on a `scopes` cluster (nothing more to decide).
- */
+/** The route's cluster and its informer's resource, when RBAC decides its reads (list-scope.ts). */
 async function rbacTarget(c: Context<AppEnv>): Promise<{ cluster: string; resource: RbacResource } | undefined> {
-  const { cluster, name } = informerAddress(c);
-  if ((await readAuthorizationOf(c, cluster)).mode === "scopes") return undefined;
-  const registered = (await registryCache.snapshot(registrySource(c.env))).informers.find((i) => i.cluster === cluster && i.name === name);
-  if (!registered) throw new ApiError("NotFound", `${describeInformer({ cluster, name })} not found`);
-  return { cluster, resource: rbacResourceOf(registered.spec.resource) };
+  const address = informerAddress(c);
+  const resource = await informerRbacResource(c, address);
+  return resource && { cluster: address.cluster, resource };
 }
 
 /**

@@ -15,6 +15,9 @@ import { pod } from "../fake-apiserver/client.ts";
 import type { FakeCluster } from "../fake-apiserver/client.ts";
 import { addCluster, createSynced, json, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
+import { subscribe } from "../helpers/webhooks.ts";
+import { ReceiverEndpoint } from "../receiver/client.ts";
+import { unwrap } from "../../src/errors.ts";
 
 const token = (name: string) => `${name}-rbac-reads-token-0123456789abcdef`;
 const USERS = { alice: [], bob: [], root: ["system:masters"], monitor: ["monitoring"] } as const;
@@ -206,6 +209,16 @@ describe("reads of an rbac cluster through /informers and /search (issue 31 item
     expect(page).not.toContain(rbac);
     expect(page).toContain(scopes);
   });
+
+  it("shows a subscription's dead letters only in the namespaces the caller may list", async () => {
+    const broken = await ReceiverEndpoint.create(env.RECEIVER_URL, { default: { status: 503 } });
+    const failing = await subscribe("pods", broken, { retryBudgetSeconds: 1, maxBatchSize: 10 }, rbac);
+    await waitFor("dead letters", async () => unwrap(await failing.stub().status()).deadLetters === 5, 30_000);
+    const keys = async (user: User) => ((await read(user, `/subscriptions/${failing.id}/dead-letters`)) as unknown as { items: { key: string }[] }).items.map((d) => d.key).sort();
+    expect(await keys("alice")).toEqual(["team-a/a1", "team-a/a2", "team-a/a3"]);
+    expect(await keys("bob")).toEqual([]);
+    expect(await keys("root")).toHaveLength(5);
+  }, 40_000);
 
   it("leaves a scopes cluster's routes as they were", async () => {
     for (const user of ["alice", "bob"] as const) {
