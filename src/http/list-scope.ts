@@ -1,7 +1,8 @@
 /**
  * What the caller may read of one resource on one cluster, for the Worker's own read routes
- * (`/informers/{name}/objects` and `/indexes`: http/query.ts; `/search`: http/search.ts) — issue 31
- * item 3, docs/security.md "Member-cluster RBAC: the Worker's own read routes".
+ * (`/informers/{name}/objects` and `/indexes`: http/query.ts; `/search`: http/search.ts; a
+ * subscription's dead letters: http/subscriptions.ts) — issue 31 item 3, docs/security.md
+ * "Member-cluster RBAC: the Worker's own read routes".
  *
  * Contract:
  * - A `scopes` cluster (the default), a caller in `system:masters`, or one whose RBAC allows the
@@ -9,7 +10,8 @@
  * - Otherwise the answer is the namespaces whose RoleBindings allow the verb (auth/rbac
  *   `listScopeOf`): decided once per request and cluster from the authorizer the isolate holds — no
  *   subrequest beyond the lead's `readAuthorizationOf`, nothing per object. The routes hand the set
- *   to the informer, which reads only those namespaces' key ranges (cache/namespace-set.ts).
+ *   to the informer, which reads only those namespaces' key ranges (cache/namespace-set.ts);
+ *   dead letters, read from a subscription, are filtered by key in the Worker (`listableKeys`).
  *   Cluster-scoped objects are never in a set: they need the verb cluster-wide, as on the server.
  * - A refusal is a 403 ApiError with kube-apiserver's text (`forbiddenMessage`); an `rbac` cluster
  *   whose RBAC cannot be read whole is a 503 (readAuthorizationOf: fail closed).
