@@ -1,6 +1,7 @@
 /**
  * Listing the cache the way the API server lists (client-go listers.go, with API pagination):
- * key order, optional namespace (served by the namespace index), label and field selectors, and
+ * key order, optional namespace (served by the namespace index) or set of namespaces (their key
+ * ranges: namespace-set.ts), label and field selectors, and
  * `limit` + `continue`. Like the API server, a page may hold fewer than `limit` items when a
  * selective selector scanned a bounded amount of the cache; only a present `continue` means more.
  * A page is bounded by bytes as well as by count (MAX_PAGE_BYTES, at least one item), and so is
@@ -21,10 +22,13 @@ import {
 } from "../kube/selectors.ts";
 import type { KubeObject } from "../kube/types.ts";
 import type { CachedObject, Indexer } from "./indexer.ts";
+import type { NamespaceSet } from "./namespace-set.ts";
 import { yieldToEventLoop } from "../clock.ts";
 
 export interface ListQuery {
   namespace?: string;
+  /** Only objects of these namespaces (never cluster-scoped ones): what the caller may list (namespace-set.ts). */
+  namespaces?: NamespaceSet;
   labelSelector?: LabelSelector;
   fieldSelector?: FieldSelector;
   /** An index to list by instead of all objects: ByIndex(name, value). */
@@ -69,8 +73,10 @@ export function decodeContinue(token: string): string {
 }
 
 export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
-  // Without an index, the namespace is in the SQL (fetchBatch); by index, the filter checks it.
+  // Without an index, the namespace (or the set of them) is in the SQL (fetchBatch); by index, the
+  // filter checks it, and the set is checked on each hit's key, unparsed.
   const filter = makeFilter(query.index ? query : { ...query, namespace: undefined });
+  const outside = query.index && query.namespaces ? query.namespaces : undefined;
   const items: string[] = [];
   let bytes = 0;
   let largest = 0;
@@ -78,11 +84,11 @@ export function listObjects(indexer: Indexer, query: ListQuery): ListPage {
   let scanned = 0;
   const maxBytes = query.maxBytes ?? MAX_PAGE_BYTES;
   for (;;) {
-    const want = Math.min(batchSize(largest), filter ? SCAN_BATCH : query.limit - items.length);
+    const want = Math.min(batchSize(largest), filter || outside ? SCAN_BATCH : query.limit - items.length);
     const batch = fetchBatch(indexer, query, after, want);
     for (const object of batch) {
       largest = Math.max(largest, object.body.length);
-      if (!filter || filter(JSON.parse(object.body) as KubeObject)) {
+      if ((!outside || outside.holdsKey(object.key)) && (!filter || filter(JSON.parse(object.body) as KubeObject))) {
         if (items.length > 0 && bytes + object.body.length > maxBytes) return { items, continue: encodeContinue(after!) };
         items.push(object.body);
         bytes += object.body.length;
@@ -123,11 +129,12 @@ export async function listObjectsInTurns(indexer: Indexer, query: ListQuery, pau
   }
 }
 
-/** A page of an index's values, bounded by `limit` and by MAX_PAGE_BYTES (paged ListIndexFuncValues). */
+/** A page of an index's values (those `keep` keeps), bounded by `limit` and by MAX_PAGE_BYTES (paged ListIndexFuncValues). */
 export function listIndexValues(
   indexer: Pick<Indexer, "indexValuesPage">,
   index: string,
   query: { limit: number; continue?: string },
+  keep?: (value: string) => boolean,
 ): { values: string[]; continue?: string } {
   let after = query.continue === undefined ? undefined : decodeContinue(query.continue);
   const values: string[] = [];
@@ -139,6 +146,10 @@ export function listIndexValues(
     const batch = indexer.indexValuesPage(index, { limit: want, ...(after === undefined ? {} : { after }) });
     for (const value of batch) {
       largest = Math.max(largest, value.length);
+      if (keep && !keep(value)) {
+        after = value;
+        continue;
+      }
       if (values.length === query.limit || (values.length > 0 && bytes + value.length > MAX_PAGE_BYTES)) {
         return { values, continue: encodeContinue(after!) };
       }
@@ -158,7 +169,8 @@ function batchSize(largest: number): number {
 function fetchBatch(indexer: Indexer, query: ListQuery, after: string | undefined, limit: number): CachedObject[] {
   const options = { limit, ...(after === undefined ? {} : { after }) };
   if (query.index) return indexer.byIndex(query.index.name, query.index.value, options);
-  return indexer.list({ ...options, ...(query.namespace === undefined ? {} : { namespace: query.namespace }) });
+  if (query.namespace !== undefined) return query.namespaces && !query.namespaces.has(query.namespace) ? [] : indexer.list({ ...options, namespace: query.namespace });
+  return query.namespaces ? indexer.listIn(query.namespaces, options) : indexer.list(options);
 }
 
 function hasMore(indexer: Indexer, query: ListQuery, after: string): boolean {

@@ -21,7 +21,7 @@
  *
  * Cost: the changes after `at` (without bodies) are read once per page; the states replaced since
  * `at` are read from the segments holding their keys' first changes. Bounded by MAX_CONTINUE_LAG. Keys a namespace or a `metadata.name=` /
- * `metadata.namespace=` selector excludes are skipped unparsed; a namespace with a fixed name reads
+ * `metadata.namespace=` selector excludes, or a set of namespaces (namespace-set.ts: a caller's RBAC), are skipped unparsed; a namespace with a fixed name reads
  * that one key (what `kubectl get pod x -w` and `kubectl wait` list), as the watch cache indexes by name;
  * an equality on an indexed field (`spec.nodeName=n1`) reads that index's hits (index-selector.ts).
  */
@@ -30,6 +30,7 @@ import type { EventLog } from "./event-log.ts";
 import type { CachedObject, Indexer } from "./indexer.ts";
 import { indexLookup } from "./index-selector.ts";
 import { exactKey, keyScope } from "./key-scope.ts";
+import type { NamespaceSet } from "./namespace-set.ts";
 import { type ListQuery, makeFilter, MAX_PAGE_BYTES, MAX_SCAN, SCAN_PER_TURN } from "./lister.ts";
 import { yieldToEventLoop } from "../clock.ts";
 
@@ -40,7 +41,7 @@ const SCAN_BATCH = 500;
 const MAX_PAGE_BATCH = 1_001;
 export { SCAN_PER_TURN };
 
-export interface VersionedQuery extends Pick<ListQuery, "namespace" | "labelSelector" | "fieldSelector"> {
+export interface VersionedQuery extends Pick<ListQuery, "namespace" | "namespaces" | "labelSelector" | "fieldSelector"> {
   limit: number;
   /** Bytes of bodies a page holds at most (at least one item); MAX_PAGE_BYTES when absent. */
   maxBytes?: number;
@@ -99,10 +100,10 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   // carried its incarnation): expired as well, as the API server expires a continue it cannot use.
   if (from?.log !== undefined && from.log !== incarnation) return { expired: true };
   if (at > tail || at + 1 < head || tail - at > MAX_CONTINUE_LAG) return { expired: true };
-  const earlier = from === undefined ? new Map<string, string | null>() : statesAt(log, at, from.after, query.namespace);
+  const earlier = from === undefined ? new Map<string, string | null>() : statesAt(log, at, from.after, query.namespace, query.namespaces);
   // The namespace is already scoped: by the SQL for cached rows, by key prefix in statesAt.
   const filter = makeFilter({ ...query, namespace: undefined });
-  const inScope = keyScope(query.namespace, query.fieldSelector);
+  const inScope = withinSet(keyScope(query.namespace, query.fieldSelector), query.namespaces);
   const only = exactKey(query.namespace, query.fieldSelector);
   const items: string[] = [];
   const keys: string[] = [];
@@ -117,7 +118,9 @@ export function listAt(indexer: Indexer, log: EventLog, query: VersionedQuery, f
   const lookup = only === undefined ? indexLookup(indexer, query.fieldSelector) : undefined;
   const rows: RowSource = lookup
     ? (from, limit) => indexer.byIndex(lookup.name, lookup.value, { after: from, limit })
-    : (from, limit) => indexer.list({ after: from, limit, ...(query.namespace === undefined ? {} : { namespace: query.namespace }) });
+    : query.namespace === undefined && query.namespaces
+      ? (from, limit) => indexer.listIn(query.namespaces!, { after: from, limit })
+      : (from, limit) => indexer.list({ after: from, limit, ...(query.namespace === undefined ? {} : { namespace: query.namespace }) });
   const entries = only === undefined ? entriesAt(rows, after, earlier, batch) : entryAt(indexer, only, after, earlier);
   for (const [key, body] of entries) {
     if (body !== null && (!inScope || inScope(key)) && (!filter || filter(JSON.parse(body) as KubeObject))) {
@@ -203,18 +206,25 @@ function* entryAt(indexer: Indexer, key: string, after: string, earlier: Map<str
 }
 
 /**
- * For each key after `after` (in `namespace`) changed since `at`: its state at `at`, or null when
+ * For each key after `after` (in `namespace`, and in `namespaces`) changed since `at`: its state at `at`, or null when
  * it did not exist then.
  */
-function statesAt(log: EventLog, at: number, after: string, namespace: string | undefined): Map<string, string | null> {
+function statesAt(log: EventLog, at: number, after: string, namespace: string | undefined, namespaces: NamespaceSet | undefined): Map<string, string | null> {
   const first = new Map<string, number>();
   for (const change of log.changesAfter(at, MAX_CONTINUE_LAG)) {
     if (change.key <= after || first.has(change.key)) continue;
     if (namespace !== undefined && !change.key.startsWith(`${namespace}/`)) continue;
+    if (namespaces && !namespaces.holdsKey(change.key)) continue;
     first.set(change.key, change.seq);
   }
   // An add replaced nothing (absent at `at`); an update, sync or delete the state the key had then,
   // which its event carries; a delete of a key that was only queued (never cached) replaced none either.
   const replaced = log.replacedStates([...first.values()]);
   return new Map([...first].map(([key, seq]) => [key, replaced.get(seq) ?? null]));
+}
+
+/** `scope` narrowed to the keys of `namespaces` (a set drops cluster-scoped keys too), unparsed. */
+function withinSet(scope: ((key: string) => boolean) | undefined, namespaces: NamespaceSet | undefined): ((key: string) => boolean) | undefined {
+  if (!namespaces) return scope;
+  return (key) => namespaces.holdsKey(key) && (!scope || scope(key));
 }

@@ -28,8 +28,10 @@ export function errorBody(code: ErrorCode, message: string) {
 export function renderError(error: Error, c: Context): Response {
   if (error instanceof ApiError) {
     const response = c.json(errorBody(error.code, error.message), error.status as ContentfulStatusCode);
-    // Load shed before any work (k8s/admission.ts): a client may retry after a moment.
-    if (error.code === "TooManyRequests") response.headers.set("retry-after", String(error.retryAfterSeconds ?? HEAVY_READ_RETRY_AFTER_SECONDS));
+    // Load shed before any work (k8s/admission.ts): a client may retry after a moment; so may one
+    // refused with a wait of its own (a 503 while a cluster's RBAC cannot be read: http/read-authorization.ts).
+    const retryAfter = error.retryAfterSeconds ?? (error.code === "TooManyRequests" ? HEAVY_READ_RETRY_AFTER_SECONDS : undefined);
+    if (retryAfter !== undefined) response.headers.set("retry-after", String(retryAfter));
     return response;
   }
   if (error instanceof ValidationError) {

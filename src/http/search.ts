@@ -27,6 +27,11 @@
  * is streamed a chunk of items at a time (no second copy of the page as one string).
  * - A cluster whose informer (or the cluster itself) is gone since the first page is named in
  *   `partial` once and left out of `continue`, so following `continue` always comes to an end.
+ * - On a cluster whose authorization is `rbac` (issue 31 item 3, list-scope.ts), the caller's
+ *   RBAC decides, once per page and cluster: only the namespaces it may list the resource in are
+ *   read (cluster-scoped objects only with cluster-wide list); a cluster where it may list nothing
+ *   (or not the `namespace` asked for) is not read and is absent from the answer; one whose RBAC
+ *   cannot be read now is named in `partial`, its position kept (fail closed, no 503 for all).
  */
 import { type Context, Hono } from "hono";
 import * as z from "zod/mini";
@@ -46,6 +51,7 @@ import { type ClusterPage, mergePages } from "../search/merge.ts";
 import { type ClusterCursor, decodeSearchToken, encodeSearchToken, searchFingerprint } from "../search/search-token.ts";
 import type { AppEnv } from "./app-env.ts";
 import { principalOf, readableClusters } from "./auth.ts";
+import { permittedNamespaces, rbacResourceOf } from "./list-scope.ts";
 import { listQuery } from "./query.ts";
 import { validate } from "./validate.ts";
 import { isKnownCluster, placementIn } from "./known-informer.ts";
@@ -118,6 +124,32 @@ async function firstScope(env: AppEnv["Bindings"], resource: string, named: stri
 
 type ClusterRead = { ok: true; answer: QueryAnswer<VersionedPage> } | { ok: false; why: string };
 
+const NOTHING = "nothing";
+
+/**
+ * What the caller may search of `resource` in `cluster` (list-scope.ts; issue 31 item 3): all of
+ * it (`scoped` empty), some namespaces, NOTHING (no namespace, or not the `namespace` asked for: a
+ * search spans what the caller sees, as it leaves out clusters it may not read), or — the cluster's
+ * RBAC cannot be read now — why, so that the cluster is named `partial` and keeps its position.
+ */
+async function readableIn(
+  c: Context<AppEnv>,
+  cluster: string,
+  resource: string,
+  namespace: string | undefined,
+): Promise<{ ok: true; scoped: { namespaces?: string[] } } | { ok: false; why: string } | typeof NOTHING> {
+  let namespaces: string[] | undefined;
+  try {
+    namespaces = await permittedNamespaces(c, cluster, rbacResourceOf(resource));
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "ServiceUnavailable") return { ok: false, why: error.message };
+    throw error;
+  }
+  if (namespaces === undefined) return { ok: true, scoped: {} };
+  if (namespace !== undefined) return namespaces.includes(namespace) ? { ok: true, scoped: {} } : NOTHING;
+  return namespaces.length === 0 ? NOTHING : { ok: true, scoped: { namespaces } };
+}
+
 /** One cluster's page, or why it has none in time. The read goes on after the deadline; its answer is dropped. */
 async function readCluster(
   env: AppEnv["Bindings"],
@@ -183,10 +215,15 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   const reads = await Promise.all(
     [...scope].map(async ([cluster, informer]) => {
       const cursor = token?.clusters.get(cluster) ?? null;
+      const readable = await readableIn(c, cluster, resource, query.namespace);
+      // Nothing the caller may list there: the cluster is not read, and has nothing to continue.
+      if (readable === NOTHING) return undefined;
       const read: ClusterRead =
         informer === undefined
           ? { ok: false, why: "no informer holds the resource any more" }
-          : await readCluster(c.env, { cluster, name: informer }, listing, cursor?.from, owner);
+          : !readable.ok
+            ? readable
+            : await readCluster(c.env, { cluster, name: informer }, { ...listing, ...readable.scoped }, cursor?.from, owner);
       return { cluster, cursor, read };
     }),
   );
@@ -195,7 +232,7 @@ async function search(c: Context<AppEnv>, resource: string, query: SearchQuery):
   const versions = new Map<string, string>();
   const next = new Map<string, ClusterCursor | null>();
   const partial: string[] = [];
-  for (const { cluster, cursor, read } of reads) {
+  for (const { cluster, cursor, read } of reads.filter((read) => read !== undefined)) {
     if (scope.get(cluster) === undefined) {
       // Its informer (or the cluster) is gone: named this once, then left out of `continue`, so a
       // client following it comes to an end instead of paging a cluster that cannot answer again.

@@ -5,7 +5,8 @@
  *
  * A browser cannot send a bearer token without script, so the page also accepts HTTP Basic
  * credentials whose password is the token (any user name): a 401 asks the browser for them. The
- * page shows only the clusters the credential may read; the redeliver action needs an admin
+ * page shows only the clusters the credential may read, and of an `rbac` cluster only to a caller
+ * its RBAC lets `get /metrics` (status-visibility.ts); the redeliver action needs an admin
  * credential on the subscription's cluster, and is refused from another site's pages (validate.ts).
  * Both answer with a content security policy that allows no script, no framing and no form target
  * but this origin: the page's one action cannot be clickjacked.
@@ -21,6 +22,7 @@ import type { AppEnv } from "./app-env.ts";
 import { permit, permitRole, principalOf, readableScope } from "./auth.ts";
 import { mayAccess } from "../auth/principal.ts";
 import { metricsSnapshot } from "./metrics-snapshot.ts";
+import { visibleSnapshot } from "./status-visibility.ts";
 import { type Notice, renderStatusPage } from "./status-view.ts";
 import { refuseCrossSiteWrites, validate } from "./validate.ts";
 import { knownSubscription } from "./known-subscription.ts";
@@ -67,7 +69,7 @@ export const statusRoutes = new Hono<AppEnv>()
   .get("/", async (c) => {
     const readable = await orChallenge(c, "edge-informer", () => readableScope(c));
     if (readable instanceof Response) return readable;
-    const snapshot = await metricsSnapshot(c, readable);
+    const snapshot = await visibleSnapshot(c, await metricsSnapshot(c, readable));
     if (!(c.req.header("accept") ?? "").includes("text/html")) return c.json(snapshot);
     const page = await renderStatusPage(snapshot, notice(c.req.query()));
     return c.html(page, 200, { "cache-control": "no-store" });

@@ -14,7 +14,7 @@ import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { MAX_PAGE_CHARS } from "../delivery/dead-letters.ts";
-import type { DeliveryAttempt, SubscriptionStatus } from "../delivery/subscription-views.ts";
+import type { DeadLetter, DeliveryAttempt, ListAnswer, SubscriptionStatus } from "../delivery/subscription-views.ts";
 import { errorBody } from "./errors.ts";
 import { ApiError, describeIssues, unwrap, ValidationError } from "../errors.ts";
 import type { AppEnv } from "./app-env.ts";
@@ -22,6 +22,7 @@ import type { Role } from "../auth/credentials.ts";
 import { toHex } from "../net/byte-encoding.ts";
 import { mayAccess, type Principal } from "../auth/principal.ts";
 import { permit, permitRole, requireAdmin, requireRead } from "./auth.ts";
+import { listableKeys } from "./list-scope.ts";
 import { describeInvalid, jsonBody, limitBody, paramMatching, validate } from "./validate.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
 import { clusterPlacement, informerAddress, nameParam } from "./known-informer.ts";
@@ -187,7 +188,14 @@ export const subscriptionRoutes = new Hono<AppEnv>()
   })
   .get("/:id/dead-letters", onSubscription("read"), validate("param", idParam), validate("query", pageQuery(1000)), async (c) => {
     const { limit, continue: token } = c.req.valid("query");
-    return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).deadLetters(limit ?? 100, token)));
+    const { id } = c.req.valid("param");
+    // (The RPC type of a dead letter, which carries its event as JSON, resolves to unknown.)
+    const page = unwrap(await subscriptionStub(c.env, id, c.get("placement")).deadLetters(limit ?? 100, token)) as ListAnswer<DeadLetter>;
+    // Dead letters carry objects: on an rbac cluster, only those the caller may list (issue 31; list-scope.ts).
+    const address = await knownSubscription(c.env, id);
+    if (!address) throw new ApiError("NotFound", "subscription not found");
+    const listable = await listableKeys(c, address);
+    return c.json(listable ? { ...page, items: page.items.filter((dead) => listable(dead.key)) } : page);
   })
   .post(
     "/:id/dead-letters/:eventId/redeliver",

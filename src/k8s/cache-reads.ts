@@ -20,6 +20,8 @@
  *   so `/k8s` can tell them apart.
  */
 import { indexLookup } from "../cache/index-selector.ts";
+import { NAMESPACE_INDEX } from "../cache/indexer.ts";
+import { NamespaceSet } from "../cache/namespace-set.ts";
 import type { Informer, QueryView } from "../cache/informer.ts";
 import { listIndexValues, type ListQuery, listObjects, listObjectsInTurns, MAX_LIST_LIMIT } from "../cache/lister.ts";
 import { listAt, listFirstPage, listInTurns, type Position, resumeAfter, type VersionedPage, type VersionedQuery } from "../cache/versioned-list.ts";
@@ -31,6 +33,11 @@ import { parseSelectors } from "./watch-params.ts";
 
 export interface ObjectQuery {
   namespace?: string;
+  /**
+   * Only objects of these namespaces, never cluster-scoped ones: the namespaces an `rbac` cluster's
+   * caller may list (http/list-scope.ts); absent, no such restriction. Read as key ranges (namespace-set.ts).
+   */
+  namespaces?: string[];
   labelSelector?: string;
   fieldSelector?: string;
   limit?: number;
@@ -220,6 +227,7 @@ export class CacheReads {
   async listObjects(query: ObjectQuery, owner = ANONYMOUS_OWNER): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
     const listQuery = (): ListQuery => ({
       ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+      ...namespacesOf(query),
       ...parseSelectors(query),
       ...(query.continue === undefined ? {} : { continue: query.continue }),
       limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
@@ -248,27 +256,40 @@ export class CacheReads {
     });
   }
 
-  indexValues(index: string, query: { limit?: number; continue?: string }): Result<QueryAnswer<{ values: string[]; continue?: string }>> {
+  /**
+   * A page of an index's values. With `namespaces` (a caller who may list some namespaces only),
+   * only the namespace index answers, with those of its values in the set: another index's values
+   * come from every namespace's objects, and telling which of them the set's objects hold would read them.
+   */
+  indexValues(index: string, query: { limit?: number; continue?: string; namespaces?: string[] }): Result<QueryAnswer<{ values: string[]; continue?: string }>> {
     return this.#at((_, informer) => {
       if (!informer.indexer.indexNames().includes(index)) {
         throw new ApiError("NotFound", `index '${index}' does not exist (indexes: ${informer.indexer.indexNames().join(", ")})`);
       }
+      const { namespaces } = namespacesOf(query);
+      if (namespaces && index !== NAMESPACE_INDEX) throw new ApiError("Forbidden", `the values of index '${index}' span every namespace: listing them needs cluster-wide list`);
       return answerOf(
         informer,
-        listIndexValues(informer.indexer, index, {
-          ...(query.continue === undefined ? {} : { continue: query.continue }),
-          limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
-        }),
+        listIndexValues(
+          informer.indexer,
+          index,
+          {
+            ...(query.continue === undefined ? {} : { continue: query.continue }),
+            limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
+          },
+          namespaces && ((value) => namespaces.has(value)),
+        ),
       );
     });
   }
 
-  byIndex(index: string, value: string, query: { limit?: number; continue?: string }): Result<QueryAnswer<{ items: string[]; continue?: string }>> {
+  byIndex(index: string, value: string, query: { limit?: number; continue?: string; namespaces?: string[] }): Result<QueryAnswer<{ items: string[]; continue?: string }>> {
     return this.#at((_, informer) =>
       answerOf(
         informer,
         listObjects(informer.indexer, {
           index: { name: index, value },
+          ...namespacesOf(query),
           ...(query.continue === undefined ? {} : { continue: query.continue }),
           limit: Math.min(query.limit ?? MAX_LIST_LIMIT, MAX_LIST_LIMIT),
         }),
@@ -294,9 +315,15 @@ export class CacheReads {
 function versionedQuery(query: PageQuery): VersionedQuery {
   return {
     ...(query.namespace === undefined ? {} : { namespace: query.namespace }),
+    ...namespacesOf(query),
     ...parseSelectors(query),
     limit: Math.min(query.limit, MAX_LIST_LIMIT),
   };
+}
+
+/** A query's set of namespaces as the cache reads it, when it names one. */
+function namespacesOf(query: { namespaces?: string[] }): { namespaces?: NamespaceSet } {
+  return query.namespaces === undefined ? {} : { namespaces: new NamespaceSet(query.namespaces) };
 }
 
 /** A page at `at`, or the cache's first page as it is now. */

@@ -189,11 +189,11 @@ export class InformerObject extends DurableObject<Env> {
     return this.#reads.listObjects(query, owner);
   }
 
-  async indexValues(index: string, query: { limit?: number; continue?: string } = {}): Promise<Result<QueryAnswer<{ values: string[]; continue?: string }>>> {
+  async indexValues(index: string, query: { limit?: number; continue?: string; namespaces?: string[] } = {}): Promise<Result<QueryAnswer<{ values: string[]; continue?: string }>>> {
     return this.#reads.indexValues(index, query);
   }
 
-  async byIndex(index: string, value: string, query: { limit?: number; continue?: string }): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
+  async byIndex(index: string, value: string, query: { limit?: number; continue?: string; namespaces?: string[] }): Promise<Result<QueryAnswer<{ items: string[]; continue?: string }>>> {
     return this.#reads.byIndex(index, value, query);
   }
 
