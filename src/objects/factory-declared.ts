@@ -23,7 +23,8 @@ import type { subscriptionStub } from "../clusters/stubs.ts";
 import type { InformerSource } from "../config/informer-registry.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config/informer-spec.ts";
 import type { SubscriptionRegistry } from "../delivery/subscription-registry.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { queueTargets } from "../delivery/queue-target.ts";
+import { checkTarget, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { type Result, unwrap } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { FactoryClusters, FactoryContext } from "./factory-clusters.ts";
@@ -148,7 +149,7 @@ async function syncDeclaredSubscriptions(factory: DeclaringFactory, spec: Inform
       if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
         throw new Error(`the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`);
       }
-      checkEndpointUrl(subscription.url, webhookUrlPolicy(factory.env));
+      checkTarget(subscription, webhookUrlPolicy(factory.env), queueTargets(factory.env));
       const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
       factory.subscriptions.put(id, spec);
       const outcome = unwrap(await factory.subscription(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));
