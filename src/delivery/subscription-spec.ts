@@ -69,7 +69,8 @@ export const subscriptionSpecSchema = z.strictObject({
 export const declaredSubscriptionSchema = z.strictObject({
   ...subscriptionSpecSchema.shape,
   name: z.string().check(z.maxLength(40), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS label (a-z, 0-9, '-')")),
-  secretBinding: z.string().check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')")),
+  /** Required with `url`; a queue subscription is not signed and needs none. */
+  secretBinding: z.optional(z.string().check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')"))),
 });
 
 export type DeclaredSubscription = z.output<typeof declaredSubscriptionSchema>;
@@ -94,8 +95,10 @@ export function sharedSecretBindings(
   const users = new Map<string, string[]>();
   for (const spec of specs) {
     for (const subscription of spec.subscriptions) {
+      const binding = subscription.secretBinding;
+      if (binding === undefined) continue;
       const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
-      users.set(subscription.secretBinding, [...(users.get(subscription.secretBinding) ?? []), where]);
+      users.set(binding, [...(users.get(binding) ?? []), where]);
     }
   }
   return new Map([...users].filter(([, where]) => where.length > 1));
