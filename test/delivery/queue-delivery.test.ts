@@ -118,4 +118,22 @@ describe("queue subscriptions", () => {
       });
     }
   });
+
+  it("writes the rows an HTTP delivery writes: the same outbox and bookkeeping (docs/costs.md)", async () => {
+    const written = (spec: Partial<SubscriptionSpecInput>) =>
+      withDb(async (db) => {
+        const { feed, subscription, clock } = queued(db, spec);
+        const before = db.rows.totals().written;
+        for (let i = 0; i < 64; i++) {
+          feed.put(`default/p${i % 8}`, { v: String(i) });
+          await drain(subscription);
+          clock.advance(1_000);
+        }
+        subscription.flush();
+        return db.rows.totals().written - before;
+      });
+    const toQueue = await written({});
+    expect(toQueue).toBeGreaterThan(0);
+    expect(toQueue).toBe(await written({ queue: undefined, url: "https://hooks.example/a" }));
+  });
 });
