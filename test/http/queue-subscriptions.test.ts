@@ -26,14 +26,8 @@ async function consumed(subscription: string): Promise<Consumed[]> {
   return (await response.json()) as Consumed[];
 }
 
-async function failure(promise: Promise<unknown>): Promise<EdgeInformerApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof EdgeInformerApiError)) throw new Error(`expected an API error, got ${String(error)}`);
-  return error;
-}
+/** A 400 whose message matches `message`, as the client throws it. */
+const badRequest = (message: RegExp) => expect.objectContaining({ name: "EdgeInformerApiError", status: 400, code: "BadRequest", message: expect.stringMatching(message) });
 
 describe("queue subscriptions", () => {
   it("refuses a queue that is not a listed producer binding, or a second target, with a 400 naming it, and creates nothing", async () => {
@@ -45,15 +39,12 @@ describe("queue subscriptions", () => {
       [{ queue: "EVENTS", url: "https://hooks.example.com/" }, /exactly one of 'url'.*and 'queue'/],
       [{ queue: "not a binding" }, /queue: must name a queue producer binding/],
     ];
-    for (const [spec, message] of bad) {
-      const error = await failure(admin.createSubscription(name, spec as SubscriptionSpec));
-      expect([error.status, error.code, error.message], JSON.stringify(spec)).toEqual([400, "BadRequest", expect.stringMatching(message)]);
-    }
+    for (const [spec, message] of bad) await expect(admin.createSubscription(name, spec as SubscriptionSpec), JSON.stringify(spec)).rejects.toEqual(badRequest(message));
     // Listed, but bound to no queue producer: a service binding answers any method name, and is not one.
     const listedService: FetchLike = async (input, init) => app.fetch(new Request(input, init), { ...env, ALLOW_UNAUTHENTICATED: "true", WEBHOOK_QUEUES: "EVENTS,QUEUE_CONSUMER,GONE" });
     const operator = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token-0123456789abcdef", fetch: listedService });
-    expect((await failure(operator.createSubscription(name, { queue: "QUEUE_CONSUMER" }))).message).toMatch(/queue 'QUEUE_CONSUMER': the binding is not a queue producer/);
-    expect((await failure(operator.createSubscription(name, { queue: "GONE" }))).message).toMatch(/queue 'GONE': the Worker has no binding of that name/);
+    await expect(operator.createSubscription(name, { queue: "QUEUE_CONSUMER" })).rejects.toEqual(badRequest(/queue 'QUEUE_CONSUMER': the binding is not a queue producer/));
+    await expect(operator.createSubscription(name, { queue: "GONE" })).rejects.toEqual(badRequest(/queue 'GONE': the Worker has no binding of that name/));
     expect(await admin.listSubscriptions(name)).toEqual([]);
   });
 
