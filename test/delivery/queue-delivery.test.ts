@@ -7,7 +7,7 @@
  * per delivery, however many events it carries, up to 100.
  */
 import { describe, expect, it } from "vitest";
-import type { WebhookEvent } from "../../src/client/types.ts";
+import type { QueueMessageBody } from "../../src/client/index.ts";
 import { queueSender } from "../../src/delivery/queue-sender.ts";
 import { queueTargets } from "../../src/delivery/queue-target.ts";
 import type { SubscriptionSpecInput } from "../../src/delivery/subscription-spec.ts";
@@ -18,7 +18,7 @@ import { FakeClock } from "../helpers/fakes.ts";
 import { FakeQueue } from "../helpers/fake-queue.ts";
 import { drain, setup } from "../helpers/subscription-harness.ts";
 
-type Message = WebhookEvent & { subscription: string };
+type Message = QueueMessageBody;
 
 const summary = (messages: Message[]) => messages.map((m) => `${m.type} ${m.key}`);
 

@@ -10,7 +10,7 @@ import { abortAllDurableObjects } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EdgeInformerApiError, EdgeInformerClient, type FetchLike, type SubscriptionSpec } from "../../src/client/index.ts";
-import type { WebhookEvent } from "../../src/client/types.ts";
+import type { QueueMessageBody } from "../../src/client/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { pod } from "../fake-apiserver/client.ts";
 import { clusterVersions, newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
@@ -20,7 +20,7 @@ const app = createApp();
 const worker: FetchLike = async (input, init) => app.fetch(new Request(input, init), { ...env, ALLOW_UNAUTHENTICATED: "true" });
 const admin = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token-0123456789abcdef", fetch: worker });
 
-type Consumed = { id: string; attempts: number; body: WebhookEvent & { subscription: string } };
+type Consumed = { id: string; attempts: number; body: QueueMessageBody };
 
 /** What the consumer Worker received for `subscription`, in the order it received it. */
 async function consumed(subscription: string): Promise<Consumed[]> {
