@@ -8,6 +8,8 @@
  * object of the cluster on the wire. Hosts follow the egress rules (net/egress.ts: no IP literals
  * but loopback, never the Worker's own host, `WEBHOOK_ALLOWED_HOSTS` required in a deployment unless
  * `ALLOW_ANY_EGRESS`), here when a URL is accepted and in the sender before each delivery.
+ * Instead of a URL, a subscription may name a queue producer binding that WEBHOOK_QUEUES lists
+ * (queue-target.ts): exactly one of the two.
  */
 import * as z from "zod/mini";
 import { DEFAULT_CLUSTER, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
