@@ -35,6 +35,11 @@ let accessKeysPort = Number(process.env.ACCESS_KEYS_PORT ?? (await freePort()));
 while ([port, receiverPort, tlsReceiverPort].includes(accessKeysPort)) accessKeysPort = await freePort();
 process.env.ACCESS_KEYS_PORT = String(accessKeysPort);
 
+// Queue subscriptions (docs/api.md "Queue subscriptions"): the Worker under test has a producer
+// binding EVENTS, listed in WEBHOOK_QUEUES, and UNLISTED, a queue producer it is not allowed to name;
+// a consumer Worker (test/queue-consumer/consumer.mjs) consumes EVENTS' queue and records what it gets.
+const TEST_QUEUE = "edge-informer-test-events";
+
 export default defineConfig({
   test: {
     projects: [
@@ -62,7 +67,21 @@ export default defineConfig({
                 CHECK_RUNS: process.env.CHECK_RUNS ?? "",
                 CHECK_SEED: process.env.CHECK_SEED ?? "",
                 CHECK_PATH: process.env.CHECK_PATH ?? "",
+                WEBHOOK_QUEUES: "EVENTS",
               },
+              queueProducers: { EVENTS: { queueName: TEST_QUEUE }, UNLISTED: { queueName: "edge-informer-test-unlisted" } },
+              serviceBindings: { QUEUE_CONSUMER: "queue-consumer" },
+              workers: [
+                {
+                  name: "queue-consumer",
+                  modules: true,
+                  scriptPath: "./test/queue-consumer/consumer.mjs",
+                  compatibilityDate: "2026-11-01",
+                  durableObjects: { RECEIVED: { className: "ReceivedMessages", useSQLite: true } },
+                  // Short waits: a test reads what arrived soon after the send (production waits up to 5 s).
+                  queueConsumers: { [TEST_QUEUE]: { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3 } },
+                },
+              ],
             },
           }),
         ],

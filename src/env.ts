@@ -83,6 +83,11 @@ export interface Env {
   CLUSTER_ALLOWED_HOSTS?: string;
   /** Comma-separated host suffixes that webhook receiver URLs must match (unset: none in a deployment, net/egress.ts). */
   WEBHOOK_ALLOWED_HOSTS?: string;
+  /**
+   * Comma-separated names of the queue producer bindings (wrangler.toml `[[queues.producers]]`) that
+   * subscriptions may send to instead of a URL (delivery/queue-target.ts). Unset: none.
+   */
+  WEBHOOK_QUEUES?: string;
   /** "true": an unset allow-list above admits any host name in a deployment too (net/egress.ts). */
   ALLOW_ANY_EGRESS?: string;
   /** Secret: the key that encrypts cluster tokens and webhook secrets stored in Durable Object SQLite. */

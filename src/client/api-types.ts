@@ -135,8 +135,10 @@ export type SubscriptionEventType = WebhookEventType;
 
 /** The body of `POST /informers/{name}/subscriptions`. */
 export interface SubscriptionSpec {
-  /** Where events are POSTed. */
-  url: string;
+  /** Where events are POSTed; or, instead, `queue`. */
+  url?: string;
+  /** A queue producer binding of the Worker (listed in WEBHOOK_QUEUES) the events are sent to instead: one message each. */
+  queue?: string;
   /** Default: every type. */
   events?: SubscriptionEventType[];
   /** Only objects of this namespace. */
@@ -163,7 +165,10 @@ export interface SubscriptionStatus {
   /** The informer's cluster. */
   cluster: string;
   informer: string;
-  url: string;
+  /** The endpoint (readers see its origin and `/…`); absent for a queue subscription. */
+  url?: string;
+  /** The queue producer binding; absent for a URL subscription. */
+  queue?: string;
   events: SubscriptionEventType[];
   namespace?: string;
   labelSelector?: string;

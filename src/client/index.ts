@@ -22,4 +22,4 @@ export type {
   SubscriptionStatus,
 } from "./api-types.ts";
 export { verifyWebhook, WebhookVerificationError } from "./verify.ts";
-export type { KubernetesObject, WebhookBatch, WebhookEvent, WebhookEventType } from "./types.ts";
+export type { KubernetesObject, QueueMessageBody, WebhookBatch, WebhookEvent, WebhookEventType } from "./types.ts";

@@ -38,5 +38,11 @@ export interface WebhookBatch<T = KubernetesObject> {
   events: WebhookEvent<T>[];
 }
 
+/**
+ * A queue subscription's message body (`message.body` in a consumer Worker, docs/api.md "Queue
+ * subscriptions"): the event, and the subscription that sent it (sequence numbers are per subscription).
+ */
+export type QueueMessageBody<T = KubernetesObject> = WebhookEvent<T> & { subscription: string };
+
 /** A Kubernetes object as the informer cached it: the same shape the engine reads. */
 export type KubernetesObject = KubeObject;

@@ -1,5 +1,6 @@
 /**
- * The delivery step: signs and POSTs one request of the outbox, decides from the answer
+ * The delivery step: signs and POSTs one request of the outbox (or sends its events to the
+ * subscription's queue: queue-sender.ts), decides from the answer
  * (retry-schedule.ts) and records what it decided, with what it moved, in one transaction.
  *
  * Guarantees:
@@ -20,8 +21,9 @@ import { ApiError } from "../errors.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import { logDelivery } from "./log-lines.ts";
 import { advanceInTx } from "./markers.ts";
-import { batchBody, deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
+import { batchBody, type Delivery, deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
 import type { StoredOutbox } from "./outbox-store.ts";
+import type { QueueSend } from "./queue-sender.ts";
 import { decide } from "./retry-schedule.ts";
 import { CLUSTER_HEADER, type Send, type SendResult } from "./sender.ts";
 import { DeliverySigner } from "./sign.ts";
@@ -36,16 +38,18 @@ export class Deliverer {
   readonly #clock: Clock;
   readonly #random: Random;
   readonly #send: Send;
+  readonly #sendToQueue: QueueSend;
   readonly #secrets: SubscriptionSecrets;
   /** The secret's HMAC key, imported once. */
   readonly #signer = new DeliverySigner();
 
-  constructor(deps: { store: SubscriptionStore; window: OutboxWindow; clock: Clock; random: Random; send: Send; secrets: SubscriptionSecrets }) {
+  constructor(deps: { store: SubscriptionStore; window: OutboxWindow; clock: Clock; random: Random; send: Send; sendToQueue: QueueSend; secrets: SubscriptionSecrets }) {
     this.#store = deps.store;
     this.#window = deps.window;
     this.#clock = deps.clock;
     this.#random = deps.random;
     this.#send = deps.send;
+    this.#sendToQueue = deps.sendToQueue;
     this.#secrets = deps.secrets;
   }
 
@@ -63,7 +67,7 @@ export class Deliverer {
       window.transaction(record, () => undefined);
       stored = window.current!;
     }
-    const result = await this.#attempt(record, delivery.webhookId, delivery.body);
+    const result = await this.#attempt(record, delivery);
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
     const decision = decide(result, retry, now, this.#random, record.spec.retryBudgetSeconds * 1000);
@@ -137,7 +141,7 @@ export class Deliverer {
       throw new ApiError("Conflict", `the subscription is disabled (${record.disabledReason}): enable it before redelivering`);
     }
     const body = record.spec.maxBatchSize > 1 ? batchBody([dead.text]) : dead.text;
-    const result = await this.#attempt(record, id, body);
+    const result = await this.#attempt(record, { webhookId: id, body, texts: [dead.text] });
     const now = this.#clock.now();
     const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
@@ -155,7 +159,12 @@ export class Deliverer {
     this.#store.row.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
   }
 
-  async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
+  /** One attempt to send `body` (to the URL), or `texts` (to the queue, one message each). */
+  async #attempt(record: SubscriptionRecord, { webhookId, body, texts }: Pick<Delivery, "webhookId" | "body" | "texts">): Promise<SendResult> {
+    const { url, queue } = record.spec;
+    const timeoutMs = record.spec.timeoutSeconds * 1000;
+    // Not signed: only Workers of the account produce to and consume from a queue.
+    if (url === undefined) return this.#sendToQueue({ queue: queue!, subscription: record.id, texts, timeoutMs });
     const now = this.#clock.now();
     let secrets: { current: string; previous?: string };
     try {
@@ -166,7 +175,7 @@ export class Deliverer {
       return { durationMs: 0, error: `cannot sign the delivery: ${error instanceof Error ? error.message : String(error)}` };
     }
     const headers = await this.#signer.sign(secrets.current, webhookId, Math.floor(now / 1000), body, secrets.previous);
-    return this.#send({ url: record.spec.url, headers: { ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
+    return this.#send({ url, headers: { ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs });
   }
 }
 

@@ -68,6 +68,8 @@ export interface Delivery {
   /** The events' indices in the outbox. */
   indices: number[];
   body: string;
+  /** The events' texts, in order (a queue sends one message each: queue-sender.ts). */
+  texts: readonly string[];
   /** The position once it is acknowledged or dead-lettered. */
   advance: Position;
 }
@@ -83,10 +85,10 @@ export function deliveryAt(stored: StoredOutbox, i: number): Delivery {
   const { outbox, texts } = stored;
   if (!outbox.advances) {
     const body = outbox.batched ? batchBody(texts) : texts[0]!;
-    return { webhookId: outbox.webhookId, events: outbox.events, indices: outbox.events.map((_, j) => j), body, advance: outbox.advance };
+    return { webhookId: outbox.webhookId, events: outbox.events, indices: outbox.events.map((_, j) => j), body, texts, advance: outbox.advance };
   }
   const event = outbox.events[i]!;
-  return { webhookId: event.eventId, events: [event], indices: [i], body: texts[i]!, advance: outbox.advances[i]! };
+  return { webhookId: event.eventId, events: [event], indices: [i], body: texts[i]!, texts: [texts[i]!], advance: outbox.advances[i]! };
 }
 
 export class OutboxWindow {

@@ -5,7 +5,8 @@
  * backoff and full jitter (the AWS "full jitter" scheme: a uniform wait up to the exponential
  * bound, so many subscriptions failing together do not retry in step), never sooner than a
  * `Retry-After` the receiver sent, until the retry budget since the first failure is spent; then
- * the event is dead-lettered and the stream goes on.
+ * the event is dead-lettered and the stream goes on. What can never be sent as it is (`unsendable`)
+ * is dead-lettered at once.
  *
  * Pure: time and randomness come in, so the schedule is tested to the millisecond.
  */
@@ -22,6 +23,8 @@ export interface AttemptOutcome {
   status?: number;
   /** The receiver's Retry-After, already parsed. */
   retryAfterMs?: number;
+  /** It can never be sent as it is (an event past a queue message's size): dead-lettered at once, not retried. */
+  unsendable?: boolean;
 }
 
 export type Decision =
@@ -46,6 +49,7 @@ export function decide(
 ): Decision {
   if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) return { kind: "delivered" };
   if (outcome.status === 410) return { kind: "disable" };
+  if (outcome.unsendable) return { kind: "dead-letter" };
   const failures = (state?.failures ?? 0) + 1;
   const firstFailureAt = state?.firstFailureAt ?? now;
   const bound = Math.min(RETRY_MAX_MS, RETRY_INITIAL_MS * 2 ** Math.min(failures - 1, 32));

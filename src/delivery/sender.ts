@@ -92,7 +92,7 @@ export function httpSender(clock: Clock, fetchImpl: typeof fetch, egress: Egress
   };
 }
 
-const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
+export const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 // A module function, not a closure per call: the bundler names every local arrow function at runtime.
-const elapsed = (clock: Clock, started: number) => Math.max(0, clock.now() - started);
+export const elapsed = (clock: Clock, started: number) => Math.max(0, clock.now() - started);

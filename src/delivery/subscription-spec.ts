@@ -8,6 +8,8 @@
  * object of the cluster on the wire. Hosts follow the egress rules (net/egress.ts: no IP literals
  * but loopback, never the Worker's own host, `WEBHOOK_ALLOWED_HOSTS` required in a deployment unless
  * `ALLOW_ANY_EGRESS`), here when a URL is accepted and in the sender before each delivery.
+ * Instead of a URL, a subscription may name a queue producer binding that WEBHOOK_QUEUES lists
+ * (queue-target.ts): exactly one of the two.
  */
 import * as z from "zod/mini";
 import { DEFAULT_CLUSTER, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
@@ -16,6 +18,7 @@ import { describeIssues, ValidationError } from "../errors.ts";
 import { type EgressRule, type EgressSettings, egressRefusal, egressRule } from "../net/egress.ts";
 import { isLoopbackHostname } from "../net/loopback.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
+import { QUEUE_BINDING_PATTERN, type QueueTargets, queueTargets } from "./queue-target.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
 
 export const EVENT_TYPES = ["add", "update", "delete", "sync"] as const;
@@ -36,7 +39,10 @@ const selector = (parse: (text: string) => unknown) =>
   );
 
 export const subscriptionSpecSchema = z.strictObject({
-  url: z.string().check(z.maxLength(2048)),
+  /** The receiver's endpoint; or, instead, `queue` (exactly one of the two: `checkTarget`). */
+  url: z.optional(z.string().check(z.maxLength(2048))),
+  /** A Cloudflare Queue producer binding the events go to instead of a URL (queue-target.ts). */
+  queue: z.optional(z.string().check(z.regex(QUEUE_BINDING_PATTERN, "must name a queue producer binding (letters, digits, '_')"))),
   events: z._default(
     z.array(z.enum(EVENT_TYPES)).check(
       z.minLength(1, "list at least one event type (or leave 'events' out for all)"),
@@ -65,7 +71,8 @@ export const subscriptionSpecSchema = z.strictObject({
 export const declaredSubscriptionSchema = z.strictObject({
   ...subscriptionSpecSchema.shape,
   name: z.string().check(z.maxLength(40), z.regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a lower-case DNS label (a-z, 0-9, '-')")),
-  secretBinding: z.string().check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')")),
+  /** Required with `url`; a queue subscription is not signed and needs none. */
+  secretBinding: z.optional(z.string().check(z.maxLength(128), z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must name a Worker secret (letters, digits, '_')"))),
 });
 
 export type DeclaredSubscription = z.output<typeof declaredSubscriptionSchema>;
@@ -90,8 +97,10 @@ export function sharedSecretBindings(
   const users = new Map<string, string[]>();
   for (const spec of specs) {
     for (const subscription of spec.subscriptions) {
+      const binding = subscription.secretBinding;
+      if (binding === undefined) continue;
       const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
-      users.set(subscription.secretBinding, [...(users.get(subscription.secretBinding) ?? []), where]);
+      users.set(binding, [...(users.get(binding) ?? []), where]);
     }
   }
   return new Map([...users].filter(([, where]) => where.length > 1));
@@ -121,12 +130,28 @@ export function webhookUrlPolicy(env: EgressSettings, requestHost?: string): Url
   return { allowLoopbackHttp: env.ALLOW_UNAUTHENTICATED === "true", egress: egressRule(env, "WEBHOOK_ALLOWED_HOSTS", requestHost) };
 }
 
-/** Validates a subscription body; throws ValidationError naming each bad field. */
-export function parseSubscriptionSpec(input: unknown, policy: UrlPolicy): z.output<typeof subscriptionSpecSchema> {
+/**
+ * Validates a subscription body; throws ValidationError naming each bad field. `queues`: the queue
+ * producer bindings it may name (none unless given).
+ */
+export function parseSubscriptionSpec(input: unknown, policy: UrlPolicy, queues: QueueTargets = queueTargets({})): z.output<typeof subscriptionSpecSchema> {
   const parsed = subscriptionSpecSchema.safeParse(input);
   if (!parsed.success) throw new ValidationError(`invalid subscription: ${describeIssues(parsed.error)}`);
-  checkEndpointUrl(parsed.data.url, policy);
+  checkTarget(parsed.data, policy, queues);
   return parsed.data;
+}
+
+/** A subscription names exactly one target, one it may send to: an endpoint URL, or a queue binding (queue-target.ts). */
+export function checkTarget(spec: { url?: string | undefined; queue?: string | undefined }, policy: UrlPolicy, queues: QueueTargets): void {
+  if ((spec.url === undefined) === (spec.queue === undefined)) {
+    throw new ValidationError("invalid subscription: name exactly one of 'url' (an endpoint) and 'queue' (a queue producer binding)");
+  }
+  if (spec.url !== undefined) {
+    checkEndpointUrl(spec.url, policy);
+    return;
+  }
+  const target = queues.resolve(spec.queue!);
+  if ("refusal" in target) throw new ValidationError(`invalid subscription: ${target.refusal}`);
 }
 
 export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
@@ -157,9 +182,10 @@ export type ParsedSpec = z.output<typeof subscriptionSpecSchema>;
 
 /** The spec as stored: an absent resync period is the informer's default. */
 export function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): SubscriptionSpec {
-  const { url, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds } = spec;
+  const { url, queue, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds } = spec;
   return {
-    url,
+    ...(url === undefined ? {} : { url }),
+    ...(queue === undefined ? {} : { queue }),
     events,
     ...(namespace === undefined ? {} : { namespace }),
     ...(labelSelector === undefined ? {} : { labelSelector }),

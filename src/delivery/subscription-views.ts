@@ -24,7 +24,9 @@ export interface SubscriptionStatus {
   id: string;
   cluster: string;
   informer: string;
-  url: string;
+  /** The endpoint, or the queue producer binding: exactly one. */
+  url?: string;
+  queue?: string;
   events: LogEventType[];
   namespace?: string;
   labelSelector?: string;
@@ -105,7 +107,8 @@ export function statusOf(record: SubscriptionRecord, knownTail: number): Subscri
     id: record.id,
     cluster: record.cluster,
     informer: record.informer,
-    url: spec.url,
+    ...(spec.url === undefined ? {} : { url: spec.url }),
+    ...(spec.queue === undefined ? {} : { queue: spec.queue }),
     events: spec.events,
     ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }),
     ...(spec.labelSelector === undefined ? {} : { labelSelector: spec.labelSelector }),
@@ -143,7 +146,7 @@ export interface DeliveryMetrics {
   cluster: string;
   informer: string;
   state: SubscriptionState;
-  /** The receiver's host (the status page shows it; a URL's path or query may hold a token). */
+  /** The receiver's host (the status page shows it; a URL's path or query may hold a token), or `queue NAME`. */
   host: string;
   cursor: number;
   /** A replay or resync being sent (its events are not in the log's lag). */
@@ -166,7 +169,7 @@ export function deliveryMetricsOf(record: SubscriptionRecord, counts: DeliveryCo
     cluster: record.cluster,
     informer: record.informer,
     state: stateOf(record),
-    host: new URL(record.spec.url).host,
+    host: record.spec.url === undefined ? `queue ${record.spec.queue}` : new URL(record.spec.url).host,
     cursor: record.position.cursor,
     marker: record.position.marker?.kind ?? null,
     expired: record.expired,

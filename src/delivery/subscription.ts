@@ -32,6 +32,7 @@ import { type Feed, FEED_TIMEOUT_MS } from "./feed.ts";
 import { Filler, IDLE_POLL_MS } from "./fill.ts";
 import { initialPosition, nextResync, startResyncInTx } from "./markers.ts";
 import { deliveryCount, OutboxWindow } from "./outbox-window.ts";
+import type { QueueSend } from "./queue-sender.ts";
 import type { Send } from "./sender.ts";
 import { SubscriptionSecrets } from "./stored-secrets.ts";
 import type { SubscriptionSpec } from "./subscription-spec.ts";
@@ -61,7 +62,14 @@ export interface SubscriptionOptions {
   sealer?: () => SecretSealer;
   /** The dead letters' byte bound (dead-letters.ts DEAD_LETTER_BYTES): lower in tests. */
   deadLetterBytes?: number;
+  /**
+   * Sends a subscription's events to its `queue` (queue-sender.ts); a SubscriptionObject passes the
+   * Worker's queue bindings. The default has none: every attempt fails, saying so.
+   */
+  sendToQueue?: QueueSend;
 }
+
+const noQueues: QueueSend = async ({ queue }) => ({ durationMs: 0, error: `not sent: no queue '${queue}' here` });
 
 export type { StepResult };
 
@@ -88,7 +96,7 @@ export class Subscription {
     this.secrets = new SubscriptionSecrets(options.sealer ?? (() => plaintextOnly));
     const store = this.store;
     const window = (this.#window = new OutboxWindow(store, clock));
-    this.#deliverer = new Deliverer({ store, window, clock, random, send, secrets: this.secrets });
+    this.#deliverer = new Deliverer({ store, window, clock, random, send, sendToQueue: options.sendToQueue ?? noQueues, secrets: this.secrets });
     const feedTimeoutMs = options.feedTimeoutMs ?? FEED_TIMEOUT_MS;
     const noteRead = (tail: number) => {
       this.#readLog = true;

@@ -13,6 +13,7 @@ import * as z from "zod/mini";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
 import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { queueTargets } from "../delivery/queue-target.ts";
 import { MAX_PAGE_CHARS } from "../delivery/dead-letters.ts";
 import type { DeadLetter, DeliveryAttempt, ListAnswer, SubscriptionStatus } from "../delivery/subscription-views.ts";
 import { errorBody } from "./errors.ts";
@@ -87,7 +88,7 @@ export function attemptFor(principal: Principal | undefined, attempt: DeliveryAt
 }
 
 function statusFor(c: Context<AppEnv>, status: SubscriptionStatus): SubscriptionStatus {
-  return { ...status, url: receiverUrlFor(c.get("principal"), status.url) };
+  return status.url === undefined ? status : { ...status, url: receiverUrlFor(c.get("principal"), status.url) };
 }
 
 /**
@@ -118,7 +119,7 @@ export const informerSubscriptionRoutes = new Hono<AppEnv>()
     validate("param", nameParam),
     limitBody(MAX_SUBSCRIPTION_BYTES, "a subscription"),
     async (c) => {
-      const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env, new URL(c.req.url).hostname));
+      const spec = parseSubscriptionSpec(await jsonBody(c), webhookUrlPolicy(c.env, new URL(c.req.url).hostname), queueTargets(c.env));
       const id = newSubscriptionId();
       const address = informerAddress(c);
       const factory = factoryStub(c.env);

@@ -23,7 +23,8 @@ import type { subscriptionStub } from "../clusters/stubs.ts";
 import type { InformerSource } from "../config/informer-registry.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config/informer-spec.ts";
 import type { SubscriptionRegistry } from "../delivery/subscription-registry.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { queueTargets } from "../delivery/queue-target.ts";
+import { checkTarget, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { type Result, unwrap } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { FactoryClusters, FactoryContext } from "./factory-clusters.ts";
@@ -127,6 +128,9 @@ export async function syncDeclared(factory: DeclaringFactory, informers: string 
   return result;
 }
 
+/** What a declared queue subscription without a secretBinding stores as its secret: never signed with (queue deliveries are not signed). */
+const UNSIGNED_QUEUE_SECRET = `whsec_${"A".repeat(32)}`;
+
 /**
  * Brings an informer's declared subscriptions in line with its spec: creates or updates each
  * (secrets from the Worker secrets they name), and deletes declared ones no longer listed.
@@ -139,19 +143,22 @@ async function syncDeclaredSubscriptions(factory: DeclaringFactory, spec: Inform
     const id = declaredSubscriptionId(spec, subscription.name);
     declared.add(id);
     const where = `${informerObjectName(spec)}.subscriptions.${subscription.name}`;
-    const secret = (factory.env as unknown as Record<string, unknown>)[subscription.secretBinding];
+    const binding = subscription.secretBinding;
     try {
-      const sharers = sharedBindings.get(subscription.secretBinding);
+      checkTarget(subscription, webhookUrlPolicy(factory.env), queueTargets(factory.env));
+      if (binding === undefined && subscription.url !== undefined) throw new Error("a url subscription needs a secretBinding: the Worker secret it is signed with");
+      // A queue subscription is not signed: without a secretBinding it stores a fixed, unused secret.
+      const secret = binding === undefined ? UNSIGNED_QUEUE_SECRET : (factory.env as unknown as Record<string, unknown>)[binding];
+      const sharers = binding === undefined ? undefined : sharedBindings.get(binding);
       if (sharers) {
         throw new Error(
-          `the Worker secret '${subscription.secretBinding}' is the secretBinding of ${sharers.join(" and ")}: ` +
+          `the Worker secret '${binding}' is the secretBinding of ${sharers.join(" and ")}: ` +
             "give each declared subscription its own secret, so a receiver can tell their deliveries apart by their signatures",
         );
       }
       if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
-        throw new Error(`the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`);
+        throw new Error(`the Worker secret '${binding}' must hold a whsec_ secret (wrangler secret put ${binding})`);
       }
-      checkEndpointUrl(subscription.url, webhookUrlPolicy(factory.env));
       const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
       factory.subscriptions.put(id, spec);
       const outcome = unwrap(await factory.subscription(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));

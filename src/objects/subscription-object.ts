@@ -9,7 +9,7 @@
  * Invariant 7 holds here too: `alarm()` re-arms in `finally` from durable state.
  *
  * Each alarm's slice has its own subrequest budget (net/subrequest-budget.ts): every delivery and
- * every read of the informer's log spends one, and a slice that reaches the budget's margin, or
+ * every read of the informer's log (and every `sendBatch` to a queue) spends one, and a slice that reaches the budget's margin, or
  * meets the platform's limit, ends and re-arms at once, so delivery goes on in a fresh invocation.
  *
  * Guarantees:
@@ -26,6 +26,8 @@ import { informerStub } from "../clusters/stubs.ts";
 import { systemClock, systemRandom } from "../clock.ts";
 import type { Feed } from "../delivery/feed.ts";
 import { httpSender } from "../delivery/sender.ts";
+import { queueSender } from "../delivery/queue-sender.ts";
+import { queueTargets } from "../delivery/queue-target.ts";
 import { egressRule } from "../net/egress.ts";
 import { newSecret } from "../delivery/sign.ts";
 import { runSlice } from "../delivery/step-loop.ts";
@@ -288,8 +290,11 @@ export class SubscriptionObject extends DurableObject<Env> {
       return record && { informer: addressOf(record), id: record.id };
     });
     const send = httpSender(systemClock, (input, init) => spend(() => fetch(input, init)), egressRule(this.env, "WEBHOOK_ALLOWED_HOSTS"));
+    // Each sendBatch is one subrequest too; the bindings and WEBHOOK_QUEUES are read at each attempt.
+    const sendToQueue = queueSender(systemClock, () => queueTargets(this.env), spend);
     this.#subscription = new Subscription(this.#db, systemClock, systemRandom, feed, send, {
       sealer: () => sealerFor(this.env),
+      sendToQueue,
     });
   }
 

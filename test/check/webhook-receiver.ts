@@ -6,7 +6,9 @@
  * - every event id stands for one event, always the same (type, key, RV), and one the log issued
  *   (a log event of that key at that RV, or a replay's add of the object as cached);
  * - sequence numbers never skip (one lost) and only go back to resend what had that number.
- * The final state (`state`) is compared with the cluster's by the driver.
+ * The final state (`state`) is compared with the cluster's by the driver. As a queue's consumer
+ * (`take`), it gets the messages of each accepted sendBatch in the order they were sent: what is
+ * checked is the producer's order, which a consumer restores by sequence (docs/api.md).
  */
 import type { WebhookEvent } from "../../src/client/types.ts";
 import type { DeliveryRequest, SendResult } from "../../src/delivery/sender.ts";
@@ -43,14 +45,22 @@ export class WebhookReceiver {
    */
   async send(request: DeliveryRequest): Promise<SendResult> {
     const payload = JSON.parse(request.body) as WebhookEvent | { events: WebhookEvent[] };
-    const events = "events" in payload ? payload.events : [payload];
-    const resent = events.map((event) => this.#receive(event));
-    const answer = this.script.shift() ?? "2xx";
-    if (answer === "2xx" || answer === "die") events.forEach((event, i) => this.#accept(event, resent[i]!));
+    const answer = this.take("events" in payload ? payload.events : [payload]);
     if (answer === "die") throw new ProcessDied();
     if (answer === "timeout") return { durationMs: 15_000, error: "timeout" };
     const status = answer === "2xx" ? 204 : answer === "5xx" ? 503 : 410;
     return { status, durationMs: 1, ...(status === 204 ? {} : { error: `HTTP ${status}` }) };
+  }
+
+  /**
+   * Events as they arrive (a request's, or the messages of a queue's sendBatch): checks each, takes
+   * the next scripted answer and, if that accepts them ("2xx", "die"), applies them in order.
+   */
+  take(events: WebhookEvent[]): Answer {
+    const resent = events.map((event) => this.#receive(event));
+    const answer = this.script.shift() ?? "2xx";
+    if (answer === "2xx" || answer === "die") events.forEach((event, i) => this.#accept(event, resent[i]!));
+    return answer;
   }
 
   /** Checks one event as it arrives; answers whether its id came before (a resend). */

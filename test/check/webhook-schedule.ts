@@ -1,8 +1,9 @@
 /**
  * Schedules for the webhook promises: a subscription (filtered or not, batched or not, replaying
- * the cache for a late subscriber or not, resyncing or not) stepped over an informer's log (the
- * FakeFeed) while keys change, its endpoint answers 2xx, 5xx, 410, times out, hangs or kills the
- * process mid-send, and the process is killed between steps. A kill drops the Subscription
+ * the cache for a late subscriber or not, resyncing or not, sending to a URL or to a queue) stepped
+ * over an informer's log (the FakeFeed) while keys change, its endpoint answers 2xx, 5xx, 410, times
+ * out, hangs or kills the process mid-send (a queue: accepts, throws, hangs, or accepts as the
+ * process dies), and the process is killed between steps. A kill drops the Subscription
  * instance; the next is built over the same storage, as the object's next incarnation is.
  * Afterwards every answer is 2xx and the subscription catches up: the receiver's state must be the
  * cluster's (what the subscription selects).
@@ -16,6 +17,7 @@ import { KEY_COUNT, type Labels, nameOf } from "./cluster-model.ts";
 import { KillableDb } from "./killable-db.ts";
 import { same, show } from "./list-check.ts";
 import { type Answer, ProcessDied, WebhookReceiver } from "./webhook-receiver.ts";
+import { CheckQueue } from "./webhook-queue.ts";
 
 export type WebhookCommand =
   | { kind: "change"; key: number; to: Labels | "deleted" }
@@ -25,7 +27,7 @@ export type WebhookCommand =
   | { kind: "advance"; seconds: number };
 
 export interface WebhookSchedule {
-  spec: { maxBatchSize: number; web: boolean; replayExisting: boolean; resync: boolean };
+  spec: { maxBatchSize: number; web: boolean; replayExisting: boolean; resync: boolean; target: "url" | "queue" };
   /** Changes before the subscription is made (what a replay sends a late subscriber). */
   before: { key: number; to: Labels | "deleted" }[];
   commands: WebhookCommand[];
@@ -34,7 +36,13 @@ export interface WebhookSchedule {
 const change = fc.record({ key: fc.nat({ max: KEY_COUNT - 1 }), to: fc.constantFrom<Labels | "deleted">("web", "db", "deleted") });
 
 export const webhookSchedule: fc.Arbitrary<WebhookSchedule> = fc.record({
-  spec: fc.record({ maxBatchSize: fc.constantFrom(1, 1, 3), web: fc.boolean(), replayExisting: fc.boolean(), resync: fc.boolean() }),
+  spec: fc.record({
+    maxBatchSize: fc.constantFrom(1, 1, 3),
+    web: fc.boolean(),
+    replayExisting: fc.boolean(),
+    resync: fc.boolean(),
+    target: fc.constantFrom<"url" | "queue">("url", "queue"),
+  }),
   before: fc.array(change, { maxLength: 6 }),
   commands: fc.array(
     fc.oneof(
@@ -77,11 +85,13 @@ export async function runWebhookSchedule(storage: DurableObjectStorage, schedule
     }
     return receiver.send(request);
   };
+  const queue = new CheckQueue(receiver, () => hang());
+  const sendToQueue = queue.sender(clock);
   let db = new KillableDb(storage);
-  const make = () => new Subscription(db, clock, fixedRandom(0.5), feed, send);
+  const make = () => new Subscription(db, clock, fixedRandom(0.5), feed, send, { sendToQueue });
   let subscription = make();
   const parsed = subscriptionSpecSchema.parse({
-    url: "https://hooks.example/check",
+    ...(schedule.spec.target === "queue" ? { queue: CheckQueue.BINDING } : { url: "https://hooks.example/check" }),
     maxBatchSize: schedule.spec.maxBatchSize,
     replayExisting: schedule.spec.replayExisting,
     retryBudgetSeconds: RETRY_BUDGET_SECONDS,

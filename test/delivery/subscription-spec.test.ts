@@ -1,5 +1,7 @@
 /** Subscription bodies: defaults, and which endpoint URLs are accepted under which policy. */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { queueTargets } from "../../src/delivery/queue-target.ts";
 import { checkEndpointUrl, parseSubscriptionSpec, sharedSecretBindings, webhookUrlPolicy } from "../../src/delivery/subscription-spec.ts";
 
 const dev = webhookUrlPolicy({ ALLOW_UNAUTHENTICATED: "true" });
@@ -16,6 +18,14 @@ describe("subscription spec", () => {
       retryBudgetSeconds: 86_400,
       timeoutSeconds: 15,
     });
+  });
+
+  it("takes a queue binding instead of a URL, exactly one of the two, and no queue unless one is allowed", () => {
+    expect(parseSubscriptionSpec({ queue: "EVENTS" }, prod, queueTargets(env))).toMatchObject({ queue: "EVENTS", maxBatchSize: 1 });
+    expect(() => parseSubscriptionSpec({ queue: "EVENTS" }, prod)).toThrow(/WEBHOOK_QUEUES is unset/);
+    expect(() => parseSubscriptionSpec({ queue: "EVENTS", url: "https://hooks.example.com/" }, prod, queueTargets(env))).toThrow(/exactly one of 'url'/);
+    expect(() => parseSubscriptionSpec({}, prod, queueTargets(env))).toThrow(/exactly one of 'url'/);
+    expect(() => parseSubscriptionSpec({ queue: "EVENTS-1" }, prod, queueTargets(env))).toThrow(/queue: must name a queue producer binding/);
   });
 
   it.each(["http://localhost:3000/", "http://127.0.0.1/x", "http://127.1.2.3:9/", "http://[::1]:8080/", "http://api.localhost/"])(

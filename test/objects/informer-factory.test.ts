@@ -118,6 +118,27 @@ describe("InformerFactory", () => {
     await sync(declared());
   });
 
+  it("creates a subscription declared with a queue and no secretBinding, and refuses an unlisted queue or a url without one", async () => {
+    const vars = { ALLOW_UNAUTHENTICATED: "true" };
+    const events = { name: "events", queue: "EVENTS", replayExisting: true };
+    const result = await syncWith(vars, declared({ name: "decl-q", resource: "pods", subscriptions: [events] }));
+    expect(result).toMatchObject({ subscriptions: ["decl-q.subscriptions.events created"], errors: [] });
+    expect(unwrap(await env.SUBSCRIPTION.getByName("sub_decl-q-events").status())).toMatchObject({ declared: true, queue: "EVENTS" });
+    // Synced again unchanged: its fixed, unused secret is the same.
+    expect(await syncWith(vars, declared({ name: "decl-q", resource: "pods", subscriptions: [events] }))).toMatchObject({ subscriptions: [], errors: [] });
+
+    const refused = await syncWith(
+      vars,
+      declared({ name: "decl-q", resource: "pods", subscriptions: [{ name: "other", queue: "UNLISTED" }, { name: "hook", url: "http://localhost:9/x" }] }),
+    );
+    expect(refused.errors).toEqual([
+      "decl-q.subscriptions.other: invalid subscription: queue 'UNLISTED' is not listed in WEBHOOK_QUEUES",
+      expect.stringMatching(/^decl-q\.subscriptions\.hook: a url subscription needs a secretBinding/),
+    ]);
+    expect(await subscriptionStored("sub_decl-q-other")).toBe(false);
+    await factory().syncDeclared(declared());
+  });
+
   // Every isolate syncs INFORMERS on its first request, and the cron too: calls into the factory
   // interleave wherever it awaits an informer object (#7.16).
   it("applies concurrent syncs of the same INFORMERS once", async () => {
