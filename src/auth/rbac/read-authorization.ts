@@ -12,13 +12,13 @@
  *   allows (rbac-authorizer.ts), as mirrored by its informers and read through rbac-source.ts — at
  *   most about CHECK_EVERY_MS behind them. The credential's cluster scope still applies first: RBAC
  *   narrows what a credential may read, it never widens it.
- * - Fails closed: when the cluster's RBAC objects cannot be read whole, `readAuthorization` throws
- *   RbacUnavailable; no decision is made from part of them.
+ * - Fails closed: when the cluster's RBAC objects cannot be read whole, the caller refuses (503);
+ *   no decision is made from part of them. A `system:masters` user needs none (`bySuperuser`).
  * - What differs from kube-apiserver: only RBAC (and `system:masters`) decide — no webhook, Node or
  *   ABAC authorizer, no impersonation.
  */
 import type { Principal } from "../principal.ts";
-import type { ListScope, CollectionRequest, RbacAuthorizer } from "./rbac-authorizer.ts";
+import { type ListScope, type CollectionRequest, RbacAuthorizer } from "./rbac-authorizer.ts";
 import type { Decision, PolicyRule, RbacUser, RequestAttributes } from "./rbac-objects.ts";
 import { isNonResource } from "./rbac-objects.ts";
 
@@ -37,8 +37,17 @@ export function byRbac(principal: Pick<Principal, "user" | "groups">, authorizer
   return { mode: "rbac", user: { name: principal.user, groups: principal.groups }, authorizer };
 }
 
-function isSuperuser(user: RbacUser): boolean {
+/** Whether `user` is in the server's privileged group (`system:masters`). */
+export function isSuperuser(user: Pick<RbacUser, "groups">): boolean {
   return user.groups.includes(SUPERUSER_GROUP);
+}
+
+/** Nothing for a superuser's decisions to read: `decide` and the rest pass it before asking RBAC. */
+const NO_RBAC = new RbacAuthorizer({ roles: [], clusterRoles: [], roleBindings: [], clusterRoleBindings: [] });
+
+/** A `system:masters` user's authorization of an `rbac` cluster: allowed everything, whatever its RBAC objects. */
+export function bySuperuser(principal: Pick<Principal, "user" | "groups">): ReadAuthorization {
+  return byRbac(principal, NO_RBAC);
 }
 
 /** Whether the read described by `attributes` is allowed, and why (kube-apiserver's reason wording). */
