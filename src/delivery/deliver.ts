@@ -12,6 +12,8 @@
  *   newer one (outbox-window.ts `holdsKeyOf`).
  * - A 410 disables the subscription, on the stream and on a redelivery alike; nothing is sent
  *   until it is enabled.
+ * - The body goes in the subscription's `format` (cloudevents.ts), built from the stored texts at
+ *   each attempt; CloudEvents' `time` is the outbox's creation, so a retry sends the same body.
  * - A secret that cannot be opened (a missing or wrong ENCRYPTION_KEY) is a failed attempt,
  *   retried with backoff, never an alarm failing in a tight loop.
  */
@@ -20,7 +22,8 @@ import { ApiError } from "../errors.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import { logDelivery } from "./log-lines.ts";
 import { advanceInTx } from "./markers.ts";
-import { batchBody, deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
+import { DEFAULT_FORMAT, type EventToSend, shapeBody, type ShapedBody } from "./cloudevents.ts";
+import { deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
 import type { StoredOutbox } from "./outbox-store.ts";
 import { decide } from "./retry-schedule.ts";
 import { CLUSTER_HEADER, type Send, type SendResult } from "./sender.ts";
@@ -63,7 +66,12 @@ export class Deliverer {
       window.transaction(record, () => undefined);
       stored = window.current!;
     }
-    const result = await this.#attempt(record, delivery.webhookId, delivery.body);
+    const format = record.spec.format ?? DEFAULT_FORMAT;
+    const shaped: ShapedBody =
+      format === DEFAULT_FORMAT
+        ? { body: delivery.body, contentType: "application/json", headers: {} }
+        : shapeBody(format, record, delivery.indices.map((i) => toSend(stored.outbox.events[i]!, stored.texts[i]!)), stored.outbox.batched, stored.outbox.createdAt);
+    const result = await this.#attempt(record, delivery.webhookId, shaped);
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
     const decision = decide(result, retry, now, this.#random, record.spec.retryBudgetSeconds * 1000);
@@ -136,8 +144,8 @@ export class Deliverer {
     if (record.disabledReason !== null) {
       throw new ApiError("Conflict", `the subscription is disabled (${record.disabledReason}): enable it before redelivering`);
     }
-    const body = record.spec.maxBatchSize > 1 ? batchBody([dead.text]) : dead.text;
-    const result = await this.#attempt(record, id, body);
+    const shaped = shapeBody(record.spec.format ?? DEFAULT_FORMAT, record, [toSend(dead.record, dead.text)], record.spec.maxBatchSize > 1, this.#clock.now());
+    const result = await this.#attempt(record, id, shaped);
     const now = this.#clock.now();
     const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
@@ -155,7 +163,7 @@ export class Deliverer {
     this.#store.row.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
   }
 
-  async #attempt(record: SubscriptionRecord, webhookId: string, body: string): Promise<SendResult> {
+  async #attempt(record: SubscriptionRecord, webhookId: string, { body, contentType, headers: extra }: ShapedBody): Promise<SendResult> {
     const now = this.#clock.now();
     let secrets: { current: string; previous?: string };
     try {
@@ -165,10 +173,17 @@ export class Deliverer {
       // the status's lastError says why, rather than an alarm failing in a tight loop.
       return { durationMs: 0, error: `cannot sign the delivery: ${error instanceof Error ? error.message : String(error)}` };
     }
-    const headers = await this.#signer.sign(secrets.current, webhookId, Math.floor(now / 1000), body, secrets.previous);
-    return this.#send({ url: record.spec.url, headers: { ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
+    const headers = await this.#signer.sign(secrets.current, webhookId, Math.floor(now / 1000), body, secrets.previous, contentType);
+    return this.#send({ url: record.spec.url, headers: { ...extra, ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs: record.spec.timeoutSeconds * 1000 });
   }
 }
+
+const toSend = (event: { eventId: string; type: EventToSend["type"]; key: string }, text: string): EventToSend => ({
+  eventId: event.eventId,
+  type: event.type,
+  key: event.key,
+  text,
+});
 
 function attemptRecord(eventIds: string[], sequence: number, attempt: number, result: SendResult, at: number): DeliveryRecord {
   return {

@@ -23,7 +23,8 @@ import type { subscriptionStub } from "../clusters/stubs.ts";
 import type { InformerSource } from "../config/informer-registry.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config/informer-spec.ts";
 import type { SubscriptionRegistry } from "../delivery/subscription-registry.ts";
-import { checkEndpointUrl, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { SIGNING_KEY_PATTERN } from "../delivery/ed25519-keys.ts";
+import { checkEndpointUrl, checkFormat, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { type Result, unwrap } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { FactoryClusters, FactoryContext } from "./factory-clusters.ts";
@@ -145,10 +146,13 @@ async function syncDeclaredSubscriptions(factory: DeclaringFactory, spec: Inform
             "give each declared subscription its own secret, so a receiver can tell their deliveries apart by their signatures",
         );
       }
-      if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
-        throw new Error(`the Worker secret '${subscription.secretBinding}' must hold a whsec_ secret (wrangler secret put ${subscription.secretBinding})`);
+      const ed25519 = subscription.signing === "ed25519";
+      if (typeof secret !== "string" || !(ed25519 ? SIGNING_KEY_PATTERN : SECRET_PATTERN).test(secret)) {
+        const kind = ed25519 ? "whsk_ key (signing: ed25519)" : "whsec_ secret";
+        throw new Error(`the Worker secret '${subscription.secretBinding}' must hold a ${kind} (wrangler secret put ${subscription.secretBinding})`);
       }
       checkEndpointUrl(subscription.url, webhookUrlPolicy(factory.env));
+      checkFormat(subscription);
       const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
       factory.subscriptions.put(id, spec);
       const outcome = unwrap(await factory.subscription(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));

@@ -194,7 +194,7 @@ describe("subscription routes", () => {
     expect(during).toHaveLength(2);
     const [request] = await hook.requests(since);
     // Either secret verifies the request (Standard Webhooks accepts any matching signature).
-    for (const secret of [rotated.secret, old]) {
+    for (const secret of [rotated.secret, old!]) {
       expect(new Webhook(secret).verify(request!.body, request!.headers)).toMatchObject({ type: "add" });
     }
 

@@ -101,7 +101,7 @@ describe("InformerFactory", () => {
     expect(unwrap(await env.SUBSCRIPTION.getByName(id).status())).toMatchObject({ declared: true, informer: "decl-s" });
     // The receiver verifies with the secret the operator put in the Worker's secrets.
     const [request] = await hook.waitForRequests(1);
-    expect(verifyWebhook(secret, request!.body, request!.headers)[0]).toMatchObject({ informer: "decl-s", initialList: true });
+    expect((await verifyWebhook(secret, request!.body, request!.headers))[0]).toMatchObject({ informer: "decl-s", initialList: true });
     expect(await env.SUBSCRIPTION.getByName(id).destroy()).toBe("declared");
 
     const narrowed = { ...audit, events: ["delete"] };
