@@ -17,7 +17,8 @@
  *
  * Binary mode carries one event per request (CloudEvents has no binary batch): the body is the
  * event's JSON, the attributes `ce-*` headers. A subscription with `maxBatchSize` > 1 cannot use it
- * (subscription-spec.ts refuses it). Structured mode sends `application/cloudevents+json`, and a
+ * (subscription-spec.ts refuses it); a batch written before a declared subscription changed to it
+ * goes out in structured mode, since a batch is resent whole. Structured mode sends `application/cloudevents+json`, and a
  * batch as `application/cloudevents-batch+json` (a JSON array of events): one request, signed once.
  * The Standard Webhooks headers go alongside, signed over the body as sent.
  */
@@ -64,8 +65,7 @@ export function shapeBody(
   }
   const source = `/clusters/${encodeURIComponent(origin.cluster)}/informers/${encodeURIComponent(origin.informer)}`;
   const iso = new Date(time).toISOString();
-  if (format === "cloudevents-binary") {
-    if (events.length !== 1) throw new Error("cloudevents-binary carries one event per request");
+  if (format === "cloudevents-binary" && !batched && events.length === 1) {
     const event = events[0]!;
     const attributes = { specversion: "1.0", id: event.eventId, source, type: CLOUDEVENTS_TYPE_PREFIX + CHANGE[event.type], subject: event.key, time: iso };
     const headers: Record<string, string> = {};
