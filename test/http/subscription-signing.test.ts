@@ -10,11 +10,12 @@ import { HTTP } from "cloudevents";
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { EdgeInformerApiError, EdgeInformerClient, type FetchLike, type SubscriptionSpec, verifyWebhook } from "../../src/client/index.ts";
+import { EdgeInformerClient, type FetchLike, type SubscriptionSpec, verifyWebhook } from "../../src/client/index.ts";
 import { createApp } from "../../src/http/app.ts";
 import { pod } from "../fake-apiserver/client.ts";
 import { brokerRefusal } from "../helpers/cloudevents-broker.ts";
-import { newCluster, startInformer, waitSynced } from "../helpers/informer.ts";
+import { apiFailure } from "../helpers/api-failure.ts";
+import { syncedInformer } from "../helpers/informer.ts";
 import { nodeVerifiesEd25519, ReceiverEndpoint } from "../receiver/client.ts";
 
 const BASE = "http://localhost";
@@ -25,21 +26,7 @@ const worker: FetchLike = async (input, init) => app.fetch(new Request(input, in
 const admin = new EdgeInformerClient({ baseUrl: BASE, token: ADMIN_TOKEN, fetch: worker });
 const reader = new EdgeInformerClient({ baseUrl: BASE, token: READ_TOKEN, fetch: worker });
 
-async function failure(promise: Promise<unknown>): Promise<EdgeInformerApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof EdgeInformerApiError)) throw new Error(`expected an API error, got ${String(error)}`);
-  return error;
-}
-
-async function syncedInformer() {
-  const cluster = await newCluster();
-  const informer = await startInformer(cluster);
-  await waitSynced(informer.stub);
-  return { cluster, ...informer };
-}
+const failure = apiFailure;
 
 async function rotate(id: string, body: unknown): Promise<Response> {
   return worker(`${BASE}/subscriptions/${id}/secret`, {
