@@ -40,7 +40,7 @@ export class Deliverer {
   readonly #random: Random;
   readonly #send: Send;
   readonly #secrets: SubscriptionSecrets;
-  /** The secret's HMAC key, imported once. */
+  /** The secret's HMAC or Ed25519 key, imported once. */
   readonly #signer = new DeliverySigner();
 
   constructor(deps: { store: SubscriptionStore; window: OutboxWindow; clock: Clock; random: Random; send: Send; secrets: SubscriptionSecrets }) {
