@@ -10,8 +10,9 @@
  *   would not (a resource may be watched by several informers with different selectors);
  * - `type` = `dev.edge-informer.added|updated|deleted|sync` (reverse-DNS prefix, then the change);
  * - `subject` = the object's key (`namespace/name` or `name`);
- * - `time` = when this Worker prepared the delivery (the outbox's creation): the API server gives no
- *   time of a change, and retries of a stored delivery carry the same one;
+ * - `time` = when the informer logged the change (the API server gives no time of a change); for a
+ *   replay's or resync's objects, when their page was read. Both are stored with, or rebuilt
+ *   with, the delivery, so a resend carries the same `time` (invariant 10: byte for byte);
  * - `datacontenttype` = `application/json`, and `data` = the edge-informer event as today, byte for
  *   byte (the object, oldObject, resourceVersion, sequence...).
  *
@@ -39,6 +40,8 @@ export interface EventToSend {
   eventId: string;
   type: LogEventType;
   key: string;
+  /** The CloudEvent's `time` (ms). */
+  time: number;
   text: string;
 }
 
@@ -51,23 +54,17 @@ export interface ShapedBody {
 
 /**
  * The request body of `events` in `format`; `batched`: the subscription batches (`maxBatchSize` > 1),
- * so even one event goes as a batch, as today's `{"events": [...]}`; `time` in ms.
+ * so even one event goes as a batch, as today's `{"events": [...]}`.
  */
-export function shapeBody(
-  format: DeliveryFormat,
-  origin: { cluster: string; informer: string },
-  events: readonly EventToSend[],
-  batched: boolean,
-  time: number,
-): ShapedBody {
+export function shapeBody(format: DeliveryFormat, origin: { cluster: string; informer: string }, events: readonly EventToSend[], batched: boolean): ShapedBody {
   if (format === "edge-informer") {
     return { body: batched ? batchBody(events.map((e) => e.text)) : events[0]!.text, contentType: "application/json", headers: {} };
   }
   const source = `/clusters/${encodeURIComponent(origin.cluster)}/informers/${encodeURIComponent(origin.informer)}`;
-  const iso = new Date(time).toISOString();
   if (format === "cloudevents-binary" && !batched && events.length === 1) {
     const event = events[0]!;
-    const attributes = { specversion: "1.0", id: event.eventId, source, type: CLOUDEVENTS_TYPE_PREFIX + CHANGE[event.type], subject: event.key, time: iso };
+    const time = new Date(event.time).toISOString();
+    const attributes = { specversion: "1.0", id: event.eventId, source, type: CLOUDEVENTS_TYPE_PREFIX + CHANGE[event.type], subject: event.key, time };
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(attributes)) headers[`ce-${name}`] = percentEncoded(value);
     return { body: event.text, contentType: "application/json", headers };
@@ -75,7 +72,7 @@ export function shapeBody(
   const structured = events.map(
     (event) =>
       `{"specversion":"1.0","id":${JSON.stringify(event.eventId)},"source":${JSON.stringify(source)},` +
-      `"type":"${CLOUDEVENTS_TYPE_PREFIX}${CHANGE[event.type]}","subject":${JSON.stringify(event.key)},"time":"${iso}",` +
+      `"type":"${CLOUDEVENTS_TYPE_PREFIX}${CHANGE[event.type]}","subject":${JSON.stringify(event.key)},"time":"${new Date(event.time).toISOString()}",` +
       `"datacontenttype":"application/json","data":${event.text}}`,
   );
   return batched

@@ -13,7 +13,8 @@
  * - A 410 disables the subscription, on the stream and on a redelivery alike; nothing is sent
  *   until it is enabled.
  * - The body goes in the subscription's `format` (cloudevents.ts), built from the stored texts at
- *   each attempt; CloudEvents' `time` is the outbox's creation, so a retry sends the same body.
+ *   each attempt; CloudEvents' `time` comes with the events (the log's time, else the outbox's
+ *   creation), so a retry or a rebuilt window sends the same body.
  * - A secret that cannot be opened (a missing or wrong ENCRYPTION_KEY) is a failed attempt,
  *   retried with backoff, never an alarm failing in a tight loop.
  */
@@ -24,7 +25,7 @@ import { logDelivery } from "./log-lines.ts";
 import { advanceInTx } from "./markers.ts";
 import { DEFAULT_FORMAT, type EventToSend, shapeBody, type ShapedBody } from "./cloudevents.ts";
 import { deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
-import type { StoredOutbox } from "./outbox-store.ts";
+import type { OutboxEvent, StoredOutbox } from "./outbox-store.ts";
 import { decide } from "./retry-schedule.ts";
 import { CLUSTER_HEADER, type Send, type SendResult } from "./sender.ts";
 import { DeliverySigner } from "./sign.ts";
@@ -70,7 +71,7 @@ export class Deliverer {
     const shaped: ShapedBody =
       format === DEFAULT_FORMAT
         ? { body: delivery.body, contentType: "application/json", headers: {} }
-        : shapeBody(format, record, delivery.indices.map((i) => toSend(stored.outbox.events[i]!, stored.texts[i]!)), stored.outbox.batched, stored.outbox.createdAt);
+        : shapeBody(format, record, delivery.indices.map((i) => toSend(stored.outbox.events[i]!, stored.texts[i]!, stored.outbox.createdAt)), stored.outbox.batched);
     const result = await this.#attempt(record, delivery.webhookId, shaped);
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
@@ -144,7 +145,7 @@ export class Deliverer {
     if (record.disabledReason !== null) {
       throw new ApiError("Conflict", `the subscription is disabled (${record.disabledReason}): enable it before redelivering`);
     }
-    const shaped = shapeBody(record.spec.format ?? DEFAULT_FORMAT, record, [toSend(dead.record, dead.text)], record.spec.maxBatchSize > 1, this.#clock.now());
+    const shaped = shapeBody(record.spec.format ?? DEFAULT_FORMAT, record, [toSend(dead.record, dead.text, this.#clock.now())], record.spec.maxBatchSize > 1);
     const result = await this.#attempt(record, id, shaped);
     const now = this.#clock.now();
     const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
@@ -178,10 +179,12 @@ export class Deliverer {
   }
 }
 
-const toSend = (event: { eventId: string; type: EventToSend["type"]; key: string }, text: string): EventToSend => ({
+/** `otherwise`: the time of an event the log did not time (a marker's object, a dead letter). */
+const toSend = (event: OutboxEvent, text: string, otherwise: number): EventToSend => ({
   eventId: event.eventId,
   type: event.type,
   key: event.key,
+  time: event.at ?? otherwise,
   text,
 });
 

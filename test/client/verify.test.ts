@@ -103,9 +103,9 @@ describe("verifyWebhook with an Ed25519 public key (issue 32)", () => {
 
 describe("verifyWebhook of CloudEvents deliveries (issue 32)", () => {
   const origin = { cluster: "default", informer: "pods" };
-  const toSend = (e: WebhookEvent) => ({ eventId: e.id, type: e.type, key: e.key, text: JSON.stringify(e) });
+  const toSend = (e: WebhookEvent) => ({ eventId: e.id, type: e.type, key: e.key, time: Date.now(), text: JSON.stringify(e) });
   const deliveryOf = (format: DeliveryFormat, events: WebhookEvent[], batched: boolean) => {
-    const shaped = shapeBody(format, origin, events.map(toSend), batched, Date.now());
+    const shaped = shapeBody(format, origin, events.map(toSend), batched);
     const headers = { ...shaped.headers, ...signDelivery(SECRET, "evt_1", now(), shaped.body), "content-type": shaped.contentType };
     return { text: shaped.body, headers };
   };
