@@ -4,7 +4,11 @@
  * (receiver-mirror.ts). State is keyed on the signed body's `cluster`, never on the
  * `x-edge-informer-cluster` header, which the signature does not cover.
  *
- *   WEBHOOK_SECRET=whsec_... PORT=3000 npx node examples/receiver.ts
+ *   WEBHOOK_SECRET=whsec_... PORT=3000 npx node examples/receiver.ts     (signing: hmac)
+ *   WEBHOOK_SECRET=whpk_... PORT=3000 npx node examples/receiver.ts      (signing: ed25519: the public key)
+ *
+ * Any body format is read (edge-informer JSON, CloudEvents binary or structured): verifyWebhook
+ * returns the same events.
  *
  * Node ≥ 22.18 runs this TypeScript file directly (type stripping). See examples/README.md.
  */
@@ -14,8 +18,11 @@ import { ReceiverMirror } from "./receiver-mirror.ts";
 
 const secret = process.env.WEBHOOK_SECRET ?? "";
 const port = Number(process.env.PORT ?? 3000);
-if (!secret.startsWith("whsec_")) {
-  console.error("set WEBHOOK_SECRET to the subscription's secret (whsec_..., shown once when it was created)");
+if (!secret.startsWith("whsec_") && !secret.startsWith("whpk_")) {
+  console.error(
+    "set WEBHOOK_SECRET to the subscription's secret (whsec_..., shown once when it was created) " +
+      "or, for signing: ed25519, its public key (whpk_..., GET /subscriptions/{id}/signing-key)",
+  );
   process.exit(1);
 }
 
@@ -54,7 +61,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
   if (body === undefined) return reply(response, 413, "body too large\n");
   let events: WebhookEvent[];
   try {
-    events = verifyWebhook(secret, body, request.headers); // the raw text: re-serialized JSON would not verify
+    events = await verifyWebhook(secret, body, request.headers); // the raw text: re-serialized JSON would not verify
   } catch (error) {
     if (error instanceof WebhookVerificationError) {
       console.warn(`${new Date().toISOString()} rejected a delivery: ${error.message}`);

@@ -155,7 +155,14 @@ export interface SubscriptionSpec {
   retryBudgetSeconds?: number;
   /** How long the endpoint has to answer, 1–15 (default 15). */
   timeoutSeconds?: number;
+  /** `hmac` (default: a shared `whsec_` secret) or `ed25519` (receivers hold only a `whpk_` public key). */
+  signing?: SubscriptionSigning;
+  /** The body: `edge-informer` (default), or CloudEvents 1.0 in binary (one event a request) or structured mode. */
+  format?: SubscriptionFormat;
 }
+
+export type SubscriptionSigning = "hmac" | "ed25519";
+export type SubscriptionFormat = "edge-informer" | "cloudevents-binary" | "cloudevents-structured";
 
 export type SubscriptionState = "active" | "failing" | "disabled";
 
@@ -178,6 +185,8 @@ export interface SubscriptionStatus {
   maxBatchSize: number;
   retryBudgetSeconds: number;
   timeoutSeconds: number;
+  signing: SubscriptionSigning;
+  format: SubscriptionFormat;
   state: SubscriptionState;
   /** Declared in INFORMERS (wrangler.toml): change or remove it there. */
   declared: boolean;
@@ -203,11 +212,26 @@ export interface SubscriptionStatus {
   createdAt: string;
 }
 
-/** The answer of `POST /informers/{name}/subscriptions`: the status plus the signing secret, shown once. */
+/**
+ * The answer of `POST /informers/{name}/subscriptions`: the status plus, for `hmac`, the signing
+ * secret (shown once), for `ed25519` the public key (also at `GET /subscriptions/{id}/signing-key`).
+ */
 export type CreatedSubscription = SubscriptionStatus & {
   /** `whsec_` + base64: give it to `verifyWebhook`. */
-  secret: string;
+  secret?: string;
+  /** `whpk_` + base64: give it to `verifyWebhook`. */
+  publicKey?: string;
 };
+
+/** `GET /subscriptions/{id}/signing-key` of an `ed25519` subscription. */
+export interface SigningKey {
+  id: string;
+  signing: "ed25519";
+  /** `whpk_` + base64 of the raw 32-byte Ed25519 public key. */
+  publicKey: string;
+  /** During a rotation from another Ed25519 key: the key deliveries are also signed with, until `expiresAt`. */
+  previous?: { publicKey: string; expiresAt: string };
+}
 
 /** One delivery attempt (`GET /subscriptions/{id}/deliveries`). */
 export interface DeliveryAttempt {

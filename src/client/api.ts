@@ -24,6 +24,7 @@ import type {
   RedeliverResult,
   SearchPage,
   SearchQuery,
+  SigningKey,
   SubscriptionSpec,
   SubscriptionStatus,
 } from "./api-types.ts";
@@ -254,6 +255,11 @@ export class EdgeInformerClient {
   /** `GET /subscriptions/{id}`. */
   async getSubscription(id: string): Promise<SubscriptionStatus> {
     return this.#json("GET", `/subscriptions/${segment(id)}`);
+  }
+
+  /** `GET /subscriptions/{id}/signing-key`: an `ed25519` subscription's public key (409 for an `hmac` one). */
+  async getSigningKey(id: string): Promise<SigningKey> {
+    return this.#json("GET", `/subscriptions/${segment(id)}/signing-key`);
   }
 
   /** `DELETE /subscriptions/{id}` (admin). */

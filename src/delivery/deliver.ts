@@ -13,6 +13,9 @@
  *   newer one (outbox-window.ts `holdsKeyOf`).
  * - A 410 disables the subscription, on the stream and on a redelivery alike; nothing is sent
  *   until it is enabled.
+ * - The body goes in the subscription's `format` (cloudevents.ts), built from the stored texts at
+ *   each attempt; CloudEvents' `time` comes with the events (the log's time, else the outbox's
+ *   creation), so a retry or a rebuilt window sends the same body.
  * - A secret that cannot be opened (a missing or wrong ENCRYPTION_KEY) is a failed attempt,
  *   retried with backoff, never an alarm failing in a tight loop.
  */
@@ -21,8 +24,9 @@ import { ApiError } from "../errors.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import { logDelivery } from "./log-lines.ts";
 import { advanceInTx } from "./markers.ts";
-import { batchBody, type Delivery, deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
-import type { StoredOutbox } from "./outbox-store.ts";
+import { DEFAULT_FORMAT, type EventToSend, shapeBody, type ShapedBody } from "./cloudevents.ts";
+import { deliveryAt, deliveryCount, type OutboxWindow } from "./outbox-window.ts";
+import type { OutboxEvent, StoredOutbox } from "./outbox-store.ts";
 import type { QueueSend } from "./queue-sender.ts";
 import { decide } from "./retry-schedule.ts";
 import { CLUSTER_HEADER, type Send, type SendResult } from "./sender.ts";
@@ -40,7 +44,7 @@ export class Deliverer {
   readonly #send: Send;
   readonly #sendToQueue: QueueSend;
   readonly #secrets: SubscriptionSecrets;
-  /** The secret's HMAC key, imported once. */
+  /** The secret's HMAC or Ed25519 key, imported once. */
   readonly #signer = new DeliverySigner();
 
   constructor(deps: { store: SubscriptionStore; window: OutboxWindow; clock: Clock; random: Random; send: Send; sendToQueue: QueueSend; secrets: SubscriptionSecrets }) {
@@ -67,7 +71,12 @@ export class Deliverer {
       window.transaction(record, () => undefined);
       stored = window.current!;
     }
-    const result = await this.#attempt(record, delivery);
+    const result = await this.#attempt(record, delivery.webhookId, delivery.texts, () => {
+      const format = record.spec.format ?? DEFAULT_FORMAT;
+      return format === DEFAULT_FORMAT
+        ? { body: delivery.body, contentType: "application/json", headers: {} }
+        : shapeBody(format, record, delivery.indices.map((i) => toSend(stored.outbox.events[i]!, stored.texts[i]!, stored.outbox.createdAt)), stored.outbox.batched);
+    });
     const now = this.#clock.now();
     const retry = record.failures > 0 ? { failures: record.failures, firstFailureAt: record.firstFailureAt ?? now } : undefined;
     const decision = decide(result, retry, now, this.#random, record.spec.retryBudgetSeconds * 1000);
@@ -140,8 +149,9 @@ export class Deliverer {
     if (record.disabledReason !== null) {
       throw new ApiError("Conflict", `the subscription is disabled (${record.disabledReason}): enable it before redelivering`);
     }
-    const body = record.spec.maxBatchSize > 1 ? batchBody([dead.text]) : dead.text;
-    const result = await this.#attempt(record, { webhookId: id, body, texts: [dead.text] });
+    const result = await this.#attempt(record, id, [dead.text], () =>
+      shapeBody(record.spec.format ?? DEFAULT_FORMAT, record, [toSend(dead.record, dead.text, this.#clock.now())], record.spec.maxBatchSize > 1),
+    );
     const now = this.#clock.now();
     const attempt: DeliveryRecord = attemptRecord([id], dead.record.sequence, dead.record.attempts + 1, result, now);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
@@ -159,12 +169,13 @@ export class Deliverer {
     this.#store.row.setDisabled(`the endpoint answered 410 Gone at ${new Date(now).toISOString()}`);
   }
 
-  /** One attempt to send `body` (to the URL), or `texts` (to the queue, one message each). */
-  async #attempt(record: SubscriptionRecord, { webhookId, body, texts }: Pick<Delivery, "webhookId" | "body" | "texts">): Promise<SendResult> {
+  /** One attempt to send the request `shape` builds (to the URL), or `texts` (to the queue, one message each). */
+  async #attempt(record: SubscriptionRecord, webhookId: string, texts: readonly string[], shape: () => ShapedBody): Promise<SendResult> {
     const { url, queue } = record.spec;
     const timeoutMs = record.spec.timeoutSeconds * 1000;
-    // Not signed: only Workers of the account produce to and consume from a queue.
+    // Not signed nor shaped: only Workers of the account produce to and consume from a queue.
     if (url === undefined) return this.#sendToQueue({ queue: queue!, subscription: record.id, texts, timeoutMs });
+    const { body, contentType, headers: extra } = shape();
     const now = this.#clock.now();
     let secrets: { current: string; previous?: string };
     try {
@@ -174,10 +185,19 @@ export class Deliverer {
       // the status's lastError says why, rather than an alarm failing in a tight loop.
       return { durationMs: 0, error: `cannot sign the delivery: ${error instanceof Error ? error.message : String(error)}` };
     }
-    const headers = await this.#signer.sign(secrets.current, webhookId, Math.floor(now / 1000), body, secrets.previous);
-    return this.#send({ url, headers: { ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs });
+    const headers = await this.#signer.sign(secrets.current, webhookId, Math.floor(now / 1000), body, secrets.previous, contentType);
+    return this.#send({ url, headers: { ...extra, ...headers, [CLUSTER_HEADER]: record.cluster }, body, timeoutMs });
   }
 }
+
+/** `otherwise`: the time of an event the log did not time (a marker's object, a dead letter). */
+const toSend = (event: OutboxEvent, text: string, otherwise: number): EventToSend => ({
+  eventId: event.eventId,
+  type: event.type,
+  key: event.key,
+  time: event.at ?? otherwise,
+  text,
+});
 
 function attemptRecord(eventIds: string[], sequence: number, attempt: number, result: SendResult, at: number): DeliveryRecord {
   return {

@@ -44,6 +44,8 @@ export interface Feed {
 /** One log event or marker object, with the position reached once it is handled. */
 export type Candidate = Omit<LogEvent, "seq" | "at"> & {
   advance: Position;
+  /** A log event's `at`; absent for a marker's objects. */
+  at?: number;
   /** A delete inferred by a replay's sweep, not read from the log. */
   inferred?: boolean;
 };

@@ -121,7 +121,15 @@ export class Filler {
         const id = await eventId({ informer: informerObjectName({ cluster: record.cluster, name: record.informer }), key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion, type: filtered.type });
         const sequence = record.nextSequence + i;
         return {
-          meta: { eventId: id, sequence, type: filtered.type, key: candidate.key, uid: candidate.uid, resourceVersion: candidate.resourceVersion },
+          meta: {
+            eventId: id,
+            sequence,
+            type: filtered.type,
+            key: candidate.key,
+            uid: candidate.uid,
+            resourceVersion: candidate.resourceVersion,
+            ...(candidate.at === undefined ? {} : { at: candidate.at }),
+          },
           text: eventText(record, id, sequence, candidate, filtered),
         };
       }),

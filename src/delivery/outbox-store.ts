@@ -30,6 +30,12 @@ export interface OutboxEvent {
   key: string;
   uid: string;
   resourceVersion: string;
+  /**
+   * When the informer logged the change (ms; the log event's `at`): a CloudEvent's `time`
+   * (cloudevents.ts), the same when a window is rebuilt from the log. Absent for a replay's or
+   * resync's objects, whose outbox is always stored (its `createdAt` stands in), and in a dead letter.
+   */
+  at?: number;
 }
 
 export interface Outbox {

@@ -31,6 +31,7 @@
  *   write only where a key repeats within what is held (a graceful delete's update, then delete).
  */
 import type { Clock } from "../clock.ts";
+import { batchBody } from "./cloudevents.ts";
 import type { DeliveryRecord } from "./delivery-log.ts";
 import type { OutboxEvent, StoredOutbox } from "./outbox-store.ts";
 import type { Position } from "./position.ts";
@@ -73,8 +74,6 @@ export interface Delivery {
   /** The position once it is acknowledged or dead-lettered. */
   advance: Position;
 }
-
-export const batchBody = (texts: readonly string[]) => `{"events":[${texts.join(",")}]}`;
 
 /** How many requests an outbox is: a window's events, or one. */
 export function deliveryCount(stored: StoredOutbox): number {

@@ -1,9 +1,10 @@
 /**
  * Signing webhook requests the Standard Webhooks way (https://www.standardwebhooks.com): headers
- * `webhook-id`, `webhook-timestamp` (unix seconds of this attempt) and `webhook-signature`
- * (`v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed by the subscription's secret).
- * This module fixes our secret format and the headers, and takes the timestamp as an argument so
- * every attempt signs its own time.
+ * `webhook-id`, `webhook-timestamp` (unix seconds of this attempt) and `webhook-signature` over
+ * `{id}.{timestamp}.{body}`: `v1,` + base64 HMAC-SHA256 keyed by a `whsec_` secret, or `v1a,` +
+ * base64 Ed25519 signature by a `whsk_` private key (asymmetric, issue 32: ed25519-keys.ts). The
+ * kind of a stored secret is its prefix. This module fixes our secret format and the headers, and
+ * takes the timestamp as an argument so every attempt signs its own time.
  *
  * Two implementations of the same signature:
  * - `DeliverySigner` (the delivery path): WebCrypto HMAC with the key imported once per secret. The
@@ -12,6 +13,8 @@
  * - `signDelivery` (synchronous): the library's, the reference the signer is tested against.
  */
 import { Webhook } from "standardwebhooks";
+import { toBase64 } from "../net/byte-encoding.ts";
+import { importSigningKey, isSigningKey } from "./ed25519-keys.ts";
 
 export const SECRET_PREFIX = "whsec_";
 /** 24 random bytes: 192 bits, as Standard Webhooks recommends (at least 24, at most 64). */
@@ -20,7 +23,8 @@ export const SECRET_BYTES = 24;
 export const KEPT_SCRATCH_BYTES = 64 * 1024;
 
 export interface SignedHeaders {
-  "content-type": "application/json";
+  /** `application/json`, or a CloudEvents structured type (cloudevents.ts). */
+  "content-type": string;
   "webhook-id": string;
   "webhook-timestamp": string;
   "webhook-signature": string;
@@ -39,7 +43,8 @@ export function newSecret(randomBytes: (length: number) => Uint8Array): string {
  * During a rotation's grace period a delivery is signed with the new secret and the previous one:
  * Standard Webhooks lets `webhook-signature` carry several space-separated signatures, and a
  * receiver accepts the request when any of them verifies, so one still holding the old secret keeps
- * working until it is given the new one.
+ * working until it is given the new one. Either may be a `whsk_` key: a rotation from HMAC to
+ * Ed25519 sends `v1a,…` and `v1,…` side by side.
  */
 export class DeliverySigner {
   #current = new KeyCache();
@@ -66,17 +71,27 @@ export class DeliverySigner {
     return into.subarray(0, head + tail);
   }
 
-  async sign(secret: string, id: string, timestampSeconds: number, body: string, previousSecret?: string): Promise<SignedHeaders> {
+  async sign(
+    secret: string,
+    id: string,
+    timestampSeconds: number,
+    body: string,
+    previousSecret?: string,
+    contentType = "application/json",
+  ): Promise<SignedHeaders> {
     const timestamp = String(timestampSeconds);
-    const current = await this.#current.key(secret);
-    const previous = previousSecret === undefined ? undefined : await this.#previous.key(previousSecret);
+    const keys = [await this.#current.key(secret), ...(previousSecret === undefined ? [] : [await this.#previous.key(previousSecret)])];
     // No await between filling the bytes and both signing calls: a concurrent sign (a redelivery)
     // cannot overwrite them before they are taken.
     const content = this.#signedBytes(`${id}.${timestamp}.`, body);
-    const macs = [crypto.subtle.sign("HMAC", current, content), ...(previous ? [crypto.subtle.sign("HMAC", previous, content)] : [])];
-    const signature = (await Promise.all(macs)).map((mac) => `v1,${base64(new Uint8Array(mac))}`).join(" ");
+    const signatures = keys.map(async (key) => {
+      const hmac = key.algorithm.name === "HMAC";
+      const signed = await crypto.subtle.sign(hmac ? "HMAC" : "Ed25519", key, content);
+      return `${hmac ? "v1" : "v1a"},${toBase64(new Uint8Array(signed))}`;
+    });
+    const signature = (await Promise.all(signatures)).join(" ");
     return {
-      "content-type": "application/json",
+      "content-type": contentType,
       "webhook-id": id,
       "webhook-timestamp": timestamp,
       "webhook-signature": signature,
@@ -84,14 +99,14 @@ export class DeliverySigner {
   }
 }
 
-/** The imported key of the last secret asked for. */
+/** The imported key of the last secret asked for: HMAC for `whsec_`, Ed25519 for `whsk_`. */
 class KeyCache {
   #secret: string | undefined;
   #key: Promise<CryptoKey> | undefined;
 
   async key(secret: string): Promise<CryptoKey> {
     if (this.#secret !== secret || this.#key === undefined) {
-      this.#key = importSecret(secret);
+      this.#key = isSigningKey(secret) ? importSigningKey(secret) : importSecret(secret);
       this.#secret = secret;
     }
     try {
@@ -110,12 +125,6 @@ async function importSecret(secret: string): Promise<CryptoKey> {
   const raw = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
   const bytes = Uint8Array.from(atob(raw), (c) => c.charCodeAt(0));
   return crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-}
-
-function base64(bytes: Uint8Array): string {
-  let text = "";
-  for (const byte of bytes) text += String.fromCharCode(byte);
-  return btoa(text);
 }
 
 /** The headers of one delivery attempt of `body` (the exact bytes that will be sent). */

@@ -14,6 +14,7 @@
  *   recovery would keep it for 30 days more.
  */
 import type { SecretSealer } from "../secrets/secret-sealer.ts";
+import { isSigningKey, publicKeyOf } from "./ed25519-keys.ts";
 
 export const webhookSecretBinding = (subscriptionId: string) => `webhook-secret:${subscriptionId}`;
 
@@ -50,6 +51,19 @@ export class SubscriptionSecrets {
     const current = await this.open(stored.id, stored.secret);
     const previous = stored.previousSecret !== null && now < stored.previousSecret.until ? await this.open(stored.id, stored.previousSecret.secret) : undefined;
     return previous === undefined ? { current } : { current, previous };
+  }
+
+  /**
+   * The `whpk_` public keys of the Ed25519 keys signing at `now` (ed25519-keys.ts): the current
+   * one (undefined when it is an HMAC secret), and a previous Ed25519 key within its grace period.
+   */
+  async publicKeys(stored: StoredSecrets, now: number): Promise<{ current?: string; previous?: { publicKey: string; until: number } }> {
+    const { current, previous } = await this.signing(stored, now);
+    const previousKey = previous !== undefined && isSigningKey(previous) ? { publicKey: await publicKeyOf(previous), until: stored.previousSecret!.until } : undefined;
+    return {
+      ...(isSigningKey(current) ? { current: await publicKeyOf(current) } : {}),
+      ...(previousKey === undefined ? {} : { previous: previousKey }),
+    };
   }
 
   async open(id: string, sealed: string): Promise<string> {

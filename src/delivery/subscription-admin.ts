@@ -15,7 +15,9 @@
 import { describeInformer, type InformerAddress } from "../clusters/cluster.ts";
 import { attemptAsync, fail, ok, type Result } from "../errors.ts";
 import type { Subscription } from "./subscription.ts";
-import { type ParsedSpec, resolveSpec } from "./subscription-spec.ts";
+import { type ParsedSpec, resolveSpec, type SigningKind } from "./subscription-spec.ts";
+import { newSigningKeyPair } from "./ed25519-keys.ts";
+import { newSecret } from "./sign.ts";
 
 /** An informer's answer to a subscription registering: where its log ends, and its resync period. */
 export type Registration = Result<{ tail: number; resyncPeriodSeconds: number }>;
@@ -26,6 +28,19 @@ export type Register = (informer: InformerAddress, id: string) => Promise<Regist
 /** Where a subscription's informer lives. */
 export function addressOf(record: { cluster: string; informer: string }): InformerAddress {
   return { cluster: record.cluster, name: record.informer };
+}
+
+/** What an answer shows of a new secret: an HMAC secret itself (this once), or an Ed25519 key's public half. */
+export type ShownSecret = { secret: string; publicKey?: never } | { publicKey: string; secret?: never };
+
+/** A new secret of `kind` (a `whsec_` secret or a `whsk_` key) to store sealed, and what the answer shows of it. */
+export async function newSigningSecret(kind: SigningKind): Promise<{ secret: string; shown: ShownSecret }> {
+  if (kind === "ed25519") {
+    const { signingKey, publicKey } = await newSigningKeyPair();
+    return { secret: signingKey, shown: { publicKey } };
+  }
+  const secret = newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
+  return { secret, shown: { secret } };
 }
 
 /** `secret` sealed for storage, or the 503 that names ENCRYPTION_KEY. */

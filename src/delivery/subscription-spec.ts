@@ -20,9 +20,13 @@ import { isLoopbackHostname } from "../net/loopback.ts";
 import { parseFieldSelector, parseLabelSelector } from "../kube/selectors.ts";
 import { QUEUE_BINDING_PATTERN, type QueueTargets, queueTargets } from "./queue-target.ts";
 import { ATTEMPT_TIMEOUT_MS, RETRY_BUDGET_MS } from "./retry-schedule.ts";
+import { DELIVERY_FORMATS } from "./cloudevents.ts";
 
 export const EVENT_TYPES = ["add", "update", "delete", "sync"] as const;
 export const MAX_BATCH_SIZE = 100;
+/** How deliveries are signed (sign.ts): a shared `whsec_` secret, or an Ed25519 key whose public half receivers hold. */
+export const SIGNING_KINDS = ["hmac", "ed25519"] as const;
+export type SigningKind = (typeof SIGNING_KINDS)[number];
 const MAX_TIMEOUT_SECONDS = ATTEMPT_TIMEOUT_MS / 1000;
 
 const int = (min: number, max: number) => z.int().check(z.gte(min), z.lte(max));
@@ -61,6 +65,10 @@ export const subscriptionSpecSchema = z.strictObject({
   retryBudgetSeconds: z._default(int(1, 7 * 24 * 3600), RETRY_BUDGET_MS / 1000),
   /** Per-attempt timeout; API.md promises at most 15 s. */
   timeoutSeconds: z._default(int(1, MAX_TIMEOUT_SECONDS), MAX_TIMEOUT_SECONDS),
+  /** Absent: "hmac". Stored only when not the default, so specs from before issue 32 read the same. */
+  signing: z.optional(z.enum(SIGNING_KINDS)),
+  /** Absent: "edge-informer" (cloudevents.ts). */
+  format: z.optional(z.enum(DELIVERY_FORMATS)),
 });
 
 /**
@@ -138,11 +146,12 @@ export function parseSubscriptionSpec(input: unknown, policy: UrlPolicy, queues:
   const parsed = subscriptionSpecSchema.safeParse(input);
   if (!parsed.success) throw new ValidationError(`invalid subscription: ${describeIssues(parsed.error)}`);
   checkTarget(parsed.data, policy, queues);
+  checkFormat(parsed.data);
   return parsed.data;
 }
 
 /** A subscription names exactly one target, one it may send to: an endpoint URL, or a queue binding (queue-target.ts). */
-export function checkTarget(spec: { url?: string | undefined; queue?: string | undefined }, policy: UrlPolicy, queues: QueueTargets): void {
+export function checkTarget(spec: { url?: string | undefined; queue?: string | undefined; signing?: string | undefined; format?: string | undefined }, policy: UrlPolicy, queues: QueueTargets): void {
   if ((spec.url === undefined) === (spec.queue === undefined)) {
     throw new ValidationError("invalid subscription: name exactly one of 'url' (an endpoint) and 'queue' (a queue producer binding)");
   }
@@ -152,6 +161,19 @@ export function checkTarget(spec: { url?: string | undefined; queue?: string | u
   }
   const target = queues.resolve(spec.queue!);
   if ("refusal" in target) throw new ValidationError(`invalid subscription: ${target.refusal}`);
+  // Inside the account nothing is signed or shaped: a queue message is the event as JSON.
+  if (spec.signing !== undefined || spec.format !== undefined) {
+    throw new ValidationError("invalid subscription: 'signing' and 'format' apply to an endpoint 'url', not to a 'queue' (its messages are unsigned JSON events)");
+  }
+}
+
+/** CloudEvents binary mode has no batch: one event is one request (cloudevents.ts). */
+export function checkFormat(spec: Pick<ParsedSpec, "format" | "maxBatchSize">): void {
+  if (spec.format === "cloudevents-binary" && spec.maxBatchSize > 1) {
+    throw new ValidationError(
+      "invalid subscription: format: cloudevents-binary carries one event per request: leave maxBatchSize at 1, or use cloudevents-structured (a batch as application/cloudevents-batch+json)",
+    );
+  }
 }
 
 export function checkEndpointUrl(text: string, policy: UrlPolicy): URL {
@@ -182,7 +204,7 @@ export type ParsedSpec = z.output<typeof subscriptionSpecSchema>;
 
 /** The spec as stored: an absent resync period is the informer's default. */
 export function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): SubscriptionSpec {
-  const { url, queue, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds } = spec;
+  const { url, queue, events, namespace, labelSelector, fieldSelector, replayExisting, maxBatchSize, retryBudgetSeconds, timeoutSeconds, signing, format } = spec;
   return {
     ...(url === undefined ? {} : { url }),
     ...(queue === undefined ? {} : { queue }),
@@ -195,5 +217,7 @@ export function resolveSpec(spec: ParsedSpec, informerResyncSeconds: number): Su
     maxBatchSize,
     retryBudgetSeconds,
     timeoutSeconds,
+    ...(signing === undefined || signing === "hmac" ? {} : { signing }),
+    ...(format === undefined || format === "edge-informer" ? {} : { format }),
   };
 }

@@ -17,6 +17,8 @@ import type { DeliveryRecord } from "./delivery-log.ts";
 import type { Marker } from "./position.ts";
 import type { SubscriptionRecord } from "./subscription-row.ts";
 import type { Page } from "./subscription-store.ts";
+import type { SigningKind } from "./subscription-spec.ts";
+import { DEFAULT_FORMAT, type DeliveryFormat } from "./cloudevents.ts";
 
 export type SubscriptionState = "active" | "failing" | "disabled";
 
@@ -36,6 +38,10 @@ export interface SubscriptionStatus {
   maxBatchSize: number;
   retryBudgetSeconds: number;
   timeoutSeconds: number;
+  /** How deliveries are signed: `hmac` (a `whsec_` secret) or `ed25519` (GET …/signing-key answers the public key). */
+  signing: SigningKind;
+  /** The body's format (delivery/cloudevents.ts). */
+  format: DeliveryFormat;
   state: SubscriptionState;
   /** Declared in INFORMERS (wrangler.toml): change or remove it there. */
   declared: boolean;
@@ -118,6 +124,8 @@ export function statusOf(record: SubscriptionRecord, knownTail: number): Subscri
     maxBatchSize: spec.maxBatchSize,
     retryBudgetSeconds: spec.retryBudgetSeconds,
     timeoutSeconds: spec.timeoutSeconds,
+    signing: spec.signing ?? "hmac",
+    format: spec.format ?? DEFAULT_FORMAT,
     state: stateOf(record),
     declared: record.declared,
     disabledReason: record.disabledReason,

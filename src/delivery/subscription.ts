@@ -35,7 +35,7 @@ import { deliveryCount, OutboxWindow } from "./outbox-window.ts";
 import type { QueueSend } from "./queue-sender.ts";
 import type { Send } from "./sender.ts";
 import { SubscriptionSecrets } from "./stored-secrets.ts";
-import type { SubscriptionSpec } from "./subscription-spec.ts";
+import type { SigningKind, SubscriptionSpec } from "./subscription-spec.ts";
 import { SubscriptionStore } from "./subscription-store.ts";
 import type { StepResult } from "./step-result.ts";
 import {
@@ -214,17 +214,25 @@ export class Subscription {
   }
 
   /**
-   * Replaces the secret; deliveries are signed with the old one too for `graceMs` (a declared
+   * Replaces the secret with one of kind `signing` (`whsec_` or `whsk_`, sealed); deliveries are
+   * signed with the old one too for `graceMs` (a declared
    * subscription's secret is a Worker secret: rotate it there). Answers when the old one stops.
    */
-  rotateSecret(secret: string, graceMs: number): { previousSecretExpiresAt: number } {
+  rotateSecret(secret: string, graceMs: number, signing: SigningKind): { previousSecretExpiresAt: number } {
     const record = this.store.get();
     if (!record) throw new ApiError("NotFound", "subscription not found");
     if (record.declared) {
       throw new ApiError("Conflict", "this subscription is declared in INFORMERS: its secret is the Worker secret its secretBinding names (wrangler secret put)");
     }
     const until = this.#clock.now() + graceMs;
-    this.store.row.rotateSecret(secret, until);
+    // A change of kind (HMAC to Ed25519) is the spec's `signing` too, in the same transaction; the
+    // bodies do not depend on it, so an outbox or window under way goes out as it is.
+    const { signing: _, ...rest } = record.spec;
+    const spec = signing === "hmac" ? rest : { ...rest, signing };
+    this.store.transaction(() => {
+      this.store.row.rotateSecret(secret, until);
+      if ((record.spec.signing ?? "hmac") !== signing) this.store.row.updateSpec(spec, secret);
+    });
     return { previousSecretExpiresAt: until };
   }
 

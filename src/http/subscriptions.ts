@@ -1,7 +1,8 @@
 /**
  * Webhook subscription routes (API.md "Webhook subscriptions"): create and list under an informer,
  * inspect, delete, re-enable, the delivery log, dead letters and redelivery. The signing secret is
- * in the creation answer only; no other answer carries it.
+ * in the creation (and rotation) answer only; no other answer carries it. An Ed25519 subscription's
+ * public key is not secret: `GET /subscriptions/{id}/signing-key` answers it to readers.
  *
  * Every list is a page bounded by count and by size, with `continue` when more follow (#7.18). A
  * malformed id is a 400 and an unknown one a 404, both before any Durable Object is touched: ids
@@ -12,7 +13,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod/mini";
 import { decodeContinue, encodeContinue } from "../cache/lister.ts";
 import type { SubscriberCursor } from "../delivery/subscriber-list.ts";
-import { parseSubscriptionSpec, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { parseSubscriptionSpec, SIGNING_KINDS, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { queueTargets } from "../delivery/queue-target.ts";
 import { MAX_PAGE_CHARS } from "../delivery/dead-letters.ts";
 import type { DeadLetter, DeliveryAttempt, ListAnswer, SubscriptionStatus } from "../delivery/subscription-views.ts";
@@ -42,8 +43,14 @@ const pageQuery = (max: number) =>
     limit: z.optional(z.coerce.number().check(z.int(), z.gte(1), z.lte(max))),
     continue: z.optional(z.string().check(z.maxLength(1024))),
   });
-/** How long a rotated secret is still signed with: a day by default, at most a week (issue 10). */
-const rotationBody = z.strictObject({ graceSeconds: z._default(z.int().check(z.gte(0), z.lte(7 * 24 * 3600)), 24 * 3600) });
+/**
+ * How long a rotated secret is still signed with: a day by default, at most a week (issue 10); and
+ * the new secret's kind (default: the subscription's), so HMAC rotates to Ed25519 (issue 32).
+ */
+const rotationBody = z.strictObject({
+  graceSeconds: z._default(z.int().check(z.gte(0), z.lte(7 * 24 * 3600)), 24 * 3600),
+  signing: z.optional(z.enum(SIGNING_KINDS)),
+});
 /** Statuses one list answer carries at most (each is a few KB at most: URL and selectors are capped). */
 const MAX_LIST_SUBSCRIPTIONS = 500;
 const DEFAULT_LIST_SUBSCRIPTIONS = 100;
@@ -176,9 +183,14 @@ export const subscriptionRoutes = new Hono<AppEnv>()
       const hasBody = c.req.header("content-type") !== undefined;
       const parsed = rotationBody.safeParse(hasBody ? await jsonBody(c) : {});
       if (!parsed.success) throw new ApiError("BadRequest", `invalid body: ${describeIssues(parsed.error)}`);
-      return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).rotateSecret(parsed.data.graceSeconds)));
+      const { graceSeconds, signing } = parsed.data;
+      return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).rotateSecret(graceSeconds, signing)));
     },
   )
+  // Public: readers of the cluster may hand it to their receivers. An HMAC subscription has none (409).
+  .get("/:id/signing-key", onSubscription("read"), validate("param", idParam), async (c) => {
+    return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).signingKey()));
+  })
   .post("/:id/enable", onSubscription("admin"), validate("param", idParam), async (c) => {
     return c.json(unwrap(await subscriptionStub(c.env, c.req.valid("param").id, c.get("placement")).enable()));
   })

@@ -5,10 +5,15 @@
  */
 
 export function toBase64url(bytes: Uint8Array): string {
+  return toBase64(bytes).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+}
+
+/** Standard padded base64 (RFC 4648 §4): what Standard Webhooks signatures and keys are written in. */
+export function toBase64(bytes: Uint8Array): string {
   // In slices: one spread of megabytes would overflow the stack.
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+  return btoa(binary);
 }
 
 /** The bytes of base64url text (padded or not); throws on text that is not base64. */

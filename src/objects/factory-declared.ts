@@ -24,7 +24,8 @@ import type { InformerSource } from "../config/informer-registry.ts";
 import { type InformerSpec, parseDeclaredInformers, sameSpec } from "../config/informer-spec.ts";
 import type { SubscriptionRegistry } from "../delivery/subscription-registry.ts";
 import { queueTargets } from "../delivery/queue-target.ts";
-import { checkTarget, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
+import { SIGNING_KEY_PATTERN } from "../delivery/ed25519-keys.ts";
+import { checkFormat, checkTarget, declaredSubscriptionId, SECRET_PATTERN, sharedSecretBindings, webhookUrlPolicy } from "../delivery/subscription-spec.ts";
 import { type Result, unwrap } from "../errors.ts";
 import { logger } from "../log.ts";
 import type { FactoryClusters, FactoryContext } from "./factory-clusters.ts";
@@ -156,9 +157,12 @@ async function syncDeclaredSubscriptions(factory: DeclaringFactory, spec: Inform
             "give each declared subscription its own secret, so a receiver can tell their deliveries apart by their signatures",
         );
       }
-      if (typeof secret !== "string" || !SECRET_PATTERN.test(secret)) {
-        throw new Error(`the Worker secret '${binding}' must hold a whsec_ secret (wrangler secret put ${binding})`);
+      const ed25519 = subscription.signing === "ed25519";
+      if (typeof secret !== "string" || !(ed25519 ? SIGNING_KEY_PATTERN : SECRET_PATTERN).test(secret)) {
+        const kind = ed25519 ? "whsk_ key (signing: ed25519)" : "whsec_ secret";
+        throw new Error(`the Worker secret '${binding}' must hold a ${kind} (wrangler secret put ${binding})`);
       }
+      checkFormat(subscription);
       const { name: _, secretBinding: __, ...subscriptionSpec } = subscription;
       factory.subscriptions.put(id, spec);
       const outcome = unwrap(await factory.subscription(id, spec.cluster).declare(id, { cluster: spec.cluster, name: spec.name }, subscriptionSpec, secret));

@@ -29,14 +29,21 @@ import { httpSender } from "../delivery/sender.ts";
 import { queueSender } from "../delivery/queue-sender.ts";
 import { queueTargets } from "../delivery/queue-target.ts";
 import { egressRule } from "../net/egress.ts";
-import { newSecret } from "../delivery/sign.ts";
 import { runSlice } from "../delivery/step-loop.ts";
 import { Subscription } from "../delivery/subscription.ts";
-import { addressOf, createSubscription, declareSubscription, type Register, sealSecret } from "../delivery/subscription-admin.ts";
-import type { ParsedSpec } from "../delivery/subscription-spec.ts";
+import {
+  addressOf,
+  createSubscription,
+  declareSubscription,
+  newSigningSecret,
+  type Register,
+  sealSecret,
+  type ShownSecret,
+} from "../delivery/subscription-admin.ts";
+import type { ParsedSpec, SigningKind } from "../delivery/subscription-spec.ts";
 import type { DeadLetter, DeliveryAttempt, DeliveryMetrics, ListAnswer, SubscriptionStatus } from "../delivery/subscription-views.ts";
 import type { Env } from "../env.ts";
-import { ApiError, attempt, fail, ok, type Result, unwrap } from "../errors.ts";
+import { ApiError, attempt, attemptAsync, fail, ok, type Result, unwrap } from "../errors.ts";
 import { sealerFor } from "../secrets/secret-sealer.ts";
 import { Db } from "../sql.ts";
 import type { RowCounts, RowTally } from "../sql-rows.ts";
@@ -58,9 +65,16 @@ export type SubscriptionMetrics = DeliveryMetrics & {
 const SLICE_MS = 5 * 60_000;
 const FALLBACK_REARM_MS = 30_000;
 
-export type CreatedSubscription = SubscriptionStatus & { secret: string };
+export type CreatedSubscription = SubscriptionStatus & ShownSecret;
 
-const randomSecret = () => newSecret((n) => crypto.getRandomValues(new Uint8Array(n)));
+/** `GET /subscriptions/{id}/signing-key`: an Ed25519 subscription's public key(s). */
+export interface SigningKeyAnswer {
+  id: string;
+  signing: "ed25519";
+  publicKey: string;
+  /** A previous Ed25519 key still signing during a rotation's grace period. */
+  previous?: { publicKey: string; expiresAt: string };
+}
 
 export class SubscriptionObject extends DurableObject<Env> {
   readonly #db: Db;
@@ -89,13 +103,16 @@ export class SubscriptionObject extends DurableObject<Env> {
     });
   }
 
-  /** Creates this subscription on `informer` with a new secret (answered this once), and starts delivering. */
+  /**
+   * Creates this subscription on `informer` with a new secret of its `signing` kind (an HMAC secret
+   * answered this once, or an Ed25519 key whose public half is answered), and starts delivering.
+   */
   async create(id: string, target: InformerAddress | string, spec: ParsedSpec): Promise<Result<CreatedSubscription>> {
-    const secret = randomSecret();
+    const { secret, shown } = await newSigningSecret(spec.signing ?? "hmac");
     const created = await createSubscription(this.#subscription, this.#register, { id, informer: asAddress(target), spec, secret, declared: false });
     if (!created.ok) return created;
     await this.ctx.storage.setAlarm(Date.now());
-    return ok({ ...this.#subscription.status()!, secret });
+    return ok({ ...this.#subscription.status()!, ...shown });
   }
 
   /** Brings a subscription declared in INFORMERS in line with its declaration (subscription-admin.ts). */
@@ -159,16 +176,48 @@ export class SubscriptionObject extends DurableObject<Env> {
     }
   }
 
-  /** A new secret (answered this once); the old one is still signed with for `graceSeconds`. */
-  async rotateSecret(graceSeconds: number): Promise<Result<{ id: string; secret: string; previousSecretExpiresAt: string }>> {
+  /**
+   * A new secret of kind `signing` (default: the subscription's), answered as `create` answers it;
+   * the old one is still signed with for `graceSeconds`, so a rotation from HMAC to Ed25519 sends
+   * both signatures meanwhile.
+   */
+  async rotateSecret(
+    graceSeconds: number,
+    signing?: SigningKind,
+  ): Promise<Result<{ id: string; signing: SigningKind; previousSecretExpiresAt: string } & ShownSecret>> {
     const record = this.#subscription.store.get();
     if (!record || this.#destroying) return fail("NotFound", "subscription not found");
-    const secret = randomSecret();
+    const kind = signing ?? record.spec.signing ?? "hmac";
+    const { secret, shown } = await newSigningSecret(kind);
     const sealed = await sealSecret(this.#subscription, record.id, secret);
     if (!sealed.ok) return sealed;
-    const rotated = this.#with((subscription) => ({ id: subscription.store.get()!.id, ...subscription.rotateSecret(sealed.value, graceSeconds * 1000) }));
+    const rotated = this.#with((subscription) => ({ id: subscription.store.get()!.id, ...subscription.rotateSecret(sealed.value, graceSeconds * 1000, kind) }));
     if (!rotated.ok) return rotated;
-    return ok({ id: rotated.value.id, secret, previousSecretExpiresAt: new Date(rotated.value.previousSecretExpiresAt).toISOString() });
+    return ok({ id: rotated.value.id, signing: kind, ...shown, previousSecretExpiresAt: new Date(rotated.value.previousSecretExpiresAt).toISOString() });
+  }
+
+  /**
+   * The public key of an Ed25519 subscription (derived from its sealed key: 503 without
+   * ENCRYPTION_KEY, like any use of it); a Conflict for an HMAC one, which has none.
+   */
+  async signingKey(): Promise<Result<SigningKeyAnswer>> {
+    const record = this.#subscription.store.get();
+    if (!record || this.#destroying) return fail("NotFound", "subscription not found");
+    const keys = await attemptAsync(() => this.#subscription.secrets.publicKeys(record, Date.now()));
+    if (!keys.ok) return keys;
+    const { current, previous } = keys.value;
+    if (current === undefined) {
+      return fail(
+        "Conflict",
+        "this subscription signs with HMAC (a shared whsec_ secret): it has no public key. Rotate it to Ed25519 with POST /subscriptions/{id}/secret {\"signing\": \"ed25519\"}",
+      );
+    }
+    return ok({
+      id: record.id,
+      signing: "ed25519",
+      publicKey: current,
+      ...(previous === undefined ? {} : { previous: { publicKey: previous.publicKey, expiresAt: new Date(previous.until).toISOString() } }),
+    });
   }
 
   /** Re-enables a subscription that a 410 disabled, or retries a failing one now (its backoff reset). */

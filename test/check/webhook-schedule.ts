@@ -6,10 +6,15 @@
  * process dies), and the process is killed between steps. A kill drops the Subscription
  * instance; the next is built over the same storage, as the object's next incarnation is.
  * Afterwards every answer is 2xx and the subscription catches up: the receiver's state must be the
- * cluster's (what the subscription selects).
+ * cluster's (what the subscription selects). Each subscription signs with HMAC or Ed25519 and
+ * sends edge-informer JSON or CloudEvents (binary, structured), and may rotate its key to the other
+ * kind mid-schedule (issue 32): the receiver verifies every request with the keys it holds.
  */
 import fc from "fast-check";
-import { subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
+import { DELIVERY_FORMATS, type DeliveryFormat } from "../../src/delivery/cloudevents.ts";
+import { publicKeyOf } from "../../src/delivery/ed25519-keys.ts";
+import type { SigningKind } from "../../src/delivery/subscription-spec.ts";
+import { resolveSpec, subscriptionSpecSchema } from "../../src/delivery/subscription-spec.ts";
 import { Subscription } from "../../src/delivery/subscription.ts";
 import { FakeFeed } from "../helpers/fake-feed.ts";
 import { FakeClock, fixedRandom } from "../helpers/fakes.ts";
@@ -24,10 +29,12 @@ export type WebhookCommand =
   | { kind: "step"; count: number }
   | { kind: "answer"; with: Answer | "hang" }
   | { kind: "kill" }
-  | { kind: "advance"; seconds: number };
+  | { kind: "advance"; seconds: number }
+  /** A new key of the other kind (HMAC ↔ Ed25519); the old one still signs for a minute. */
+  | { kind: "rotate" };
 
 export interface WebhookSchedule {
-  spec: { maxBatchSize: number; web: boolean; replayExisting: boolean; resync: boolean; target: "url" | "queue" };
+  spec: { maxBatchSize: number; web: boolean; replayExisting: boolean; resync: boolean; target: "url" | "queue"; signing: SigningKind; format: DeliveryFormat };
   /** Changes before the subscription is made (what a replay sends a late subscriber). */
   before: { key: number; to: Labels | "deleted" }[];
   commands: WebhookCommand[];
@@ -36,13 +43,19 @@ export interface WebhookSchedule {
 const change = fc.record({ key: fc.nat({ max: KEY_COUNT - 1 }), to: fc.constantFrom<Labels | "deleted">("web", "db", "deleted") });
 
 export const webhookSchedule: fc.Arbitrary<WebhookSchedule> = fc.record({
-  spec: fc.record({
-    maxBatchSize: fc.constantFrom(1, 1, 3),
-    web: fc.boolean(),
-    replayExisting: fc.boolean(),
-    resync: fc.boolean(),
-    target: fc.constantFrom<"url" | "queue">("url", "queue"),
-  }),
+  spec: fc
+    .record({
+      maxBatchSize: fc.constantFrom(1, 1, 3),
+      web: fc.boolean(),
+      replayExisting: fc.boolean(),
+      resync: fc.boolean(),
+      target: fc.constantFrom<"url" | "queue">("url", "queue"),
+      signing: fc.constantFrom<SigningKind>("hmac", "ed25519"),
+      format: fc.constantFrom(...DELIVERY_FORMATS),
+    })
+    // Binary mode has no batch (the API refuses the pair): a batching subscription is structured.
+    // A queue's messages are neither signed nor shaped: its signing and format are not used.
+    .map((spec) => (spec.format === "cloudevents-binary" && spec.maxBatchSize > 1 ? { ...spec, format: "cloudevents-structured" as const } : spec)),
   before: fc.array(change, { maxLength: 6 }),
   commands: fc.array(
     fc.oneof(
@@ -51,12 +64,21 @@ export const webhookSchedule: fc.Arbitrary<WebhookSchedule> = fc.record({
       { arbitrary: fc.record({ kind: fc.constant("answer" as const), with: fc.constantFrom<Answer | "hang">("2xx", "5xx", "timeout", "410", "die", "hang") }), weight: 3 },
       { arbitrary: fc.constant({ kind: "kill" as const }), weight: 2 },
       { arbitrary: fc.record({ kind: fc.constant("advance" as const), seconds: fc.integer({ min: 1, max: 70 }) }), weight: 2 },
+      { arbitrary: fc.constant({ kind: "rotate" as const }), weight: 1 },
     ),
     { minLength: 1, maxLength: 40 },
   ),
 });
 
 const SECRET = `whsec_${btoa("a test secret of 24 bytes")}`;
+/** Ed25519 private keys (`whsk_` + 32 bytes): the first, and the one a second rotation to Ed25519 brings. */
+const SIGNING_KEYS = [`whsk_${btoa("an ed25519 test seed, 32 bytes!!")}`, `whsk_${btoa("another ed25519 seed of 32 bytes")}`];
+const SECRETS = [SECRET, `whsec_${btoa("another secret, 24 bytes")}`];
+/** How long a rotated key still signs (the grace period). */
+const ROTATION_GRACE_MS = 60_000;
+
+/** What the receiver holds to verify a stored secret: an HMAC secret itself, an Ed25519 key's public half. */
+const verifyingKey = async (secret: string) => (secret.startsWith("whsk_") ? publicKeyOf(secret) : secret);
 /** Long enough that no event is dead-lettered within a schedule: a dead letter is a promised loss. */
 const RETRY_BUDGET_SECONDS = 7 * 24 * 3600;
 const CATCH_UP_STEPS = 400;
@@ -73,8 +95,20 @@ export async function runWebhookSchedule(storage: DurableObjectStorage, schedule
   const violations: string[] = [];
   const feed = new FakeFeed();
   for (const c of schedule.before) apply(feed, c);
-  const receiver = new WebhookReceiver({ issued: (key, rv) => feed.events.some((e) => e.key === key && e.resourceVersion === rv) }, violations);
   const clock = new FakeClock();
+  // The key the receiver verifies with: the first, then each rotation's. Every attempt after a
+  // rotation is signed with the new key (the old one too during its grace period), whatever was
+  // under way: a request the newest key does not verify is a violation.
+  let kind = schedule.spec.signing;
+  const rotations = { hmac: 0, ed25519: 0 };
+  const nextSecret = (k: SigningKind) => (k === "hmac" ? SECRETS : SIGNING_KEYS)[rotations[k]++ % 2]!;
+  const firstSecret = nextSecret(kind);
+  const keys = [await verifyingKey(firstSecret)];
+  const receiver = new WebhookReceiver(
+    { issued: (key, rv) => feed.events.some((e) => e.key === key && e.resourceVersion === rv) },
+    { keys: () => keys.slice(0, 1), now: () => clock.now() },
+    violations,
+  );
   let hang: () => void = () => {};
   let hung = new Promise<"hung">(() => {});
   const send = (request: Parameters<WebhookReceiver["send"]>[0]) => {
@@ -96,9 +130,11 @@ export async function runWebhookSchedule(storage: DurableObjectStorage, schedule
     replayExisting: schedule.spec.replayExisting,
     retryBudgetSeconds: RETRY_BUDGET_SECONDS,
     ...(schedule.spec.web ? { labelSelector: "app=web" } : {}),
+    // A queue's messages are neither signed nor shaped (the API refuses the fields with `queue`).
+    ...(schedule.spec.target === "url" ? { signing: schedule.spec.signing, format: schedule.spec.format } : {}),
   });
   const subscribedAt = feed.tail;
-  subscription.create({ id: "sub_check", cluster: "default", informer: "pods", secret: SECRET, tail: feed.tail, spec: { ...parsed, resyncPeriodSeconds: schedule.spec.resync ? 60 : 0 } });
+  subscription.create({ id: "sub_check", cluster: "default", informer: "pods", secret: firstSecret, tail: feed.tail, spec: { ...resolveSpec(parsed, 0), resyncPeriodSeconds: schedule.spec.resync ? 60 : 0 } });
   const kill = () => {
     db.kill();
     db = new KillableDb(storage);
@@ -134,6 +170,13 @@ export async function runWebhookSchedule(storage: DurableObjectStorage, schedule
       case "advance":
         clock.advance(c.seconds * 1000);
         break;
+      case "rotate": {
+        kind = kind === "hmac" ? "ed25519" : "hmac";
+        const secret = nextSecret(kind);
+        keys.unshift(await verifyingKey(secret));
+        subscription.rotateSecret(secret, ROTATION_GRACE_MS, kind);
+        break;
+      }
     }
   }
   // Catch up: every answer a 2xx, a subscription disabled by a 410 enabled again, time moved to

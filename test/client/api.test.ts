@@ -248,6 +248,8 @@ const subscription: SubscriptionStatus = {
   url: "https://hooks.example.com/pods",
   events: ["add", "update", "delete"],
   namespace: "demo",
+  signing: "hmac",
+  format: "edge-informer",
   resyncPeriodSeconds: 0,
   replayExisting: true,
   maxBatchSize: 10,

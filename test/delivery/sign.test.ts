@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import { Webhook } from "standardwebhooks";
 import { eventId } from "../../src/delivery/event-id.ts";
 import { DeliverySigner, KEPT_SCRATCH_BYTES, SECRET_BYTES, newSecret, signDelivery } from "../../src/delivery/sign.ts";
+import { importSigningKey, newSigningKeyPair, publicKeyOf, SIGNING_KEY_PATTERN } from "../../src/delivery/ed25519-keys.ts";
+import { env } from "cloudflare:workers";
+import { nodeVerifiesEd25519 } from "../receiver/client.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -103,6 +106,50 @@ describe("DeliverySigner", () => {
     await expect(signer.sign("whsec_", "evt_1", 1, "{}")).rejects.toThrow();
     await expect(signer.sign("whsec_", "evt_1", 1, "{}")).rejects.toThrow();
     expect(await signer.sign(SECRET, "evt_1", 1, "{}")).toEqual(signDelivery(SECRET, "evt_1", 1, "{}"));
+  });
+});
+
+const hexBase64 = (hex: string) => btoa(String.fromCharCode(...hex.match(/../g)!.map((h) => parseInt(h, 16))));
+/** RFC 8032 §7.1 TEST 1: the private key (seed) and its public key. */
+const RFC8032_KEY = `whsk_${hexBase64("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")}`;
+const RFC8032_PUBLIC = `whpk_${hexBase64("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")}`;
+
+describe("Ed25519 keys and v1a signatures (issue 32)", () => {
+  it("derives the RFC 8032 public key from its private key (known answer)", async () => {
+    expect(RFC8032_KEY).toMatch(SIGNING_KEY_PATTERN);
+    expect(await publicKeyOf(RFC8032_KEY)).toBe(RFC8032_PUBLIC);
+  });
+
+  it("makes whsk_/whpk_ pairs of raw 32-byte keys, base64, that belong together", async () => {
+    const { signingKey, publicKey } = await newSigningKeyPair();
+    expect(signingKey).toMatch(SIGNING_KEY_PATTERN);
+    expect(atob(publicKey.slice("whpk_".length))).toHaveLength(32);
+    expect(await publicKeyOf(signingKey)).toBe(publicKey);
+    expect((await newSigningKeyPair()).signingKey).not.toBe(signingKey);
+    await expect(importSigningKey("whsk_AAAA")).rejects.toThrow(/32 bytes/);
+  });
+
+  it("signs `{id}.{timestamp}.{body}` as v1a, verified by Node's crypto.verify (an independent implementation)", async () => {
+    const signer = new DeliverySigner();
+    const body = '{"name":"caf\u00e9 \u{1f680}"}';
+    const headers = await signer.sign(RFC8032_KEY, "evt_ed", 1_700_000_000, body);
+    expect(headers["webhook-signature"]).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+    const signature = headers["webhook-signature"].slice("v1a,".length);
+    expect(await nodeVerifiesEd25519(env.RECEIVER_URL, RFC8032_PUBLIC, `evt_ed.1700000000.${body}`, signature)).toBe(true);
+    expect(await nodeVerifiesEd25519(env.RECEIVER_URL, RFC8032_PUBLIC, `evt_ed.1700000001.${body}`, signature)).toBe(false);
+    // Deterministic (RFC 8032): the same content, the same signature.
+    expect(await signer.sign(RFC8032_KEY, "evt_ed", 1_700_000_000, body)).toEqual(headers);
+  });
+
+  it("sends v1a and v1 side by side while rotating from HMAC to Ed25519, each verifying on its own", async () => {
+    const signer = new DeliverySigner();
+    const body = '{"id":"evt_5"}';
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = await signer.sign(RFC8032_KEY, "evt_5", ts, body, SECRET);
+    const [v1a, v1] = headers["webhook-signature"].split(" ");
+    expect(v1).toBe(signDelivery(SECRET, "evt_5", ts, body)["webhook-signature"]);
+    expect(new Webhook(SECRET).verify(body, headers)).toEqual({ id: "evt_5" }); // the library skips v1a
+    expect(await nodeVerifiesEd25519(env.RECEIVER_URL, RFC8032_PUBLIC, `evt_5.${ts}.${body}`, v1a!.slice("v1a,".length))).toBe(true);
   });
 });
 

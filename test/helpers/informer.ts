@@ -48,6 +48,14 @@ export async function waitFor<T>(
   throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : String(last)}` : ""}`);
 }
 
+/** An informer of pods on a new fake cluster, synced. */
+export async function syncedInformer() {
+  const cluster = await newCluster();
+  const informer = await startInformer(cluster);
+  await waitSynced(informer.stub);
+  return { cluster, ...informer };
+}
+
 export async function status(stub: InformerStub) {
   return unwrap(await stub.status());
 }

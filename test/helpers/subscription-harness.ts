@@ -26,7 +26,7 @@ export class Endpoint {
   readonly received: Received[] = [];
   script: SendResult[] = [];
   async send(request: DeliveryRequest): Promise<SendResult> {
-    const events = verifyWebhook(SECRET, request.body, request.headers as unknown as Record<string, string>);
+    const events = await verifyWebhook(SECRET, request.body, request.headers as unknown as Record<string, string>);
     this.received.push({ request, events });
     return this.script.shift() ?? { status: 204, durationMs: 1 };
   }

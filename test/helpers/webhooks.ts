@@ -31,7 +31,8 @@ export async function subscribe(
   await env.FACTORY.getByName(FACTORY_NAME).indexSubscription(id, { cluster, name: informer });
   const created = unwrap(await env.SUBSCRIPTION.getByName(id).create(id, { cluster, name: informer }, parsed));
   // Stubs break after a simulated crash: always get a fresh one.
-  return { id, secret: created.secret, stub: () => env.SUBSCRIPTION.getByName(id) };
+  // What a receiver verifies with: the HMAC secret, or an Ed25519 subscription's public key.
+  return { id, secret: created.secret ?? created.publicKey, stub: () => env.SUBSCRIPTION.getByName(id) };
 }
 
 /**
@@ -58,7 +59,7 @@ export interface ReceiverView {
 /** What `hook` received, verified and replayed. */
 export async function receiverView(hook: ReceiverEndpoint, secret: string): Promise<ReceiverView> {
   const events: WebhookEvent[] = [];
-  for (const request of await hook.requests()) events.push(...verifyWebhook(secret, request.body, request.headers));
+  for (const request of await hook.requests()) events.push(...(await verifyWebhook(secret, request.body, request.headers)));
   const state = new Map<string, string>();
   const problems: string[] = keysGoingBack(events);
   let sequence = 0;

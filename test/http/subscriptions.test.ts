@@ -8,13 +8,14 @@ import { listDurableObjectIds } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { EdgeInformerApiError, EdgeInformerClient, type FetchLike, type SubscriptionSpec } from "../../src/client/index.ts";
+import { EdgeInformerClient, type FetchLike, type SubscriptionSpec } from "../../src/client/index.ts";
 import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { pod } from "../fake-apiserver/client.ts";
-import { newCluster, startInformer, waitFor, waitSynced } from "../helpers/informer.ts";
+import { apiFailure } from "../helpers/api-failure.ts";
+import { newCluster, syncedInformer, waitFor } from "../helpers/informer.ts";
 import { subscriptionStored } from "../helpers/webhooks.ts";
 import { ReceiverEndpoint } from "../receiver/client.ts";
 
@@ -29,21 +30,7 @@ const admin = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token-0
 const anonymous = new EdgeInformerClient({ baseUrl: BASE, fetch: devWorker });
 const production = new EdgeInformerClient({ baseUrl: BASE, token: "test-admin-token-0123456789abcdef", fetch: worker });
 
-async function failure(promise: Promise<unknown>): Promise<EdgeInformerApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof EdgeInformerApiError)) throw new Error(`expected an API error, got ${String(error)}`);
-  return error;
-}
-
-async function syncedInformer() {
-  const cluster = await newCluster();
-  const informer = await startInformer(cluster);
-  await waitSynced(informer.stub);
-  return { cluster, ...informer };
-}
+const failure = apiFailure;
 
 describe("subscription routes", () => {
   it("rejects bad subscriptions with a clear 4xx and creates nothing", async () => {
@@ -194,7 +181,7 @@ describe("subscription routes", () => {
     expect(during).toHaveLength(2);
     const [request] = await hook.requests(since);
     // Either secret verifies the request (Standard Webhooks accepts any matching signature).
-    for (const secret of [rotated.secret, old]) {
+    for (const secret of [rotated.secret, old!]) {
       expect(new Webhook(secret).verify(request!.body, request!.headers)).toMatchObject({ type: "add" });
     }
 

@@ -9,6 +9,7 @@ import { parseInformerSpec } from "../../src/config/informer-spec.ts";
 import { FACTORY_NAME, MAX_CLUSTERS } from "../../src/objects/informer-factory.ts";
 import type { InformerObject } from "../../src/objects/informer-object.ts";
 import { verifyWebhook } from "../../src/client/index.ts";
+import { newSigningKeyPair } from "../../src/delivery/ed25519-keys.ts";
 import { unwrap } from "../../src/errors.ts";
 import { newCluster, status, waitFor } from "../helpers/informer.ts";
 import { pod } from "../fake-apiserver/builders.ts";
@@ -101,7 +102,7 @@ describe("InformerFactory", () => {
     expect(unwrap(await env.SUBSCRIPTION.getByName(id).status())).toMatchObject({ declared: true, informer: "decl-s" });
     // The receiver verifies with the secret the operator put in the Worker's secrets.
     const [request] = await hook.waitForRequests(1);
-    expect(verifyWebhook(secret, request!.body, request!.headers)[0]).toMatchObject({ informer: "decl-s", initialList: true });
+    expect((await verifyWebhook(secret, request!.body, request!.headers))[0]).toMatchObject({ informer: "decl-s", initialList: true });
     expect(await env.SUBSCRIPTION.getByName(id).destroy()).toBe("declared");
 
     const narrowed = { ...audit, events: ["delete"] };
@@ -137,6 +138,26 @@ describe("InformerFactory", () => {
     ]);
     expect(await subscriptionStored("sub_decl-q-other")).toBe(false);
     await factory().syncDeclared(declared());
+  });
+
+  it("declares an Ed25519 CloudEvents subscription with the operator's whsk_ key, and refuses a mismatched key or format (issue 32)", async () => {
+    const { signingKey, publicKey } = await newSigningKeyPair();
+    const hook = await ReceiverEndpoint.create(env.RECEIVER_URL);
+    const signed = { name: "signed", url: hook.url, secretBinding: "SIGNED_WEBHOOK_KEY", signing: "ed25519", format: "cloudevents-binary" };
+    const sync = (subscription: object, key = signingKey) =>
+      syncWith({ SIGNED_WEBHOOK_KEY: key, ALLOW_UNAUTHENTICATED: "true" }, declared({ name: "decl-ed", resource: "pods", subscriptions: [subscription] }));
+    const id = "sub_decl-ed-signed";
+    // An HMAC secret where an Ed25519 key is declared, and binary mode with batches: refused, nothing created.
+    expect((await sync(signed, `whsec_${btoa("declared secret of 24 by")}`)).errors).toEqual([expect.stringMatching(/must hold a whsk_ key \(signing: ed25519\)/)]);
+    expect((await sync({ ...signed, maxBatchSize: 5 })).errors).toEqual([expect.stringMatching(/cloudevents-binary carries one event per request/)]);
+    expect(await subscriptionStored(id)).toBe(false);
+
+    expect(await sync(signed)).toMatchObject({ subscriptions: ["decl-ed.subscriptions.signed created"], errors: [] });
+    expect(unwrap(await env.SUBSCRIPTION.getByName(id).signingKey())).toMatchObject({ publicKey });
+    const [request] = await hook.waitForRequests(1);
+    expect(request!.headers["ce-type"]).toBe("dev.edge-informer.added");
+    expect((await verifyWebhook(publicKey, request!.body, request!.headers))[0]).toMatchObject({ informer: "decl-ed", initialList: true });
+    await syncWith({}, declared());
   });
 
   // Every isolate syncs INFORMERS on its first request, and the cron too: calls into the factory

@@ -40,7 +40,7 @@ describe("subscription alarm under the subrequest limit", () => {
       // The same turn as create: an alarm the runtime fires meanwhile finds this slice running.
       await instance.alarm();
       const status = unwrap(await instance.status(0));
-      return { secret: created.secret, status, alarm: await state.storage.getAlarm() };
+      return { secret: created.secret!, status, alarm: await state.storage.getAlarm() };
     });
     expect(run.refused).toBe(0);
     expect(run.made).toBeLessThanOrEqual(LIMIT);

@@ -81,7 +81,7 @@ describe("webhook secrets at rest", () => {
     const rotated = unwrap(await stub().rotateSecret(1));
     const stored = await storedSecrets(id);
     expect([stored.secret, stored.previous_secret].every((value) => value?.startsWith(SEALED_PREFIX))).toBe(true);
-    expect(JSON.stringify(stored)).not.toContain(rotated.secret.slice("whsec_".length));
+    expect(JSON.stringify(stored)).not.toContain(rotated.secret!.slice("whsec_".length));
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     await evictDurableObject(subscriptionObject(id));
     unwrap(await stub().status());

@@ -49,6 +49,15 @@ async function call<T>(url: string, what: string, method = "GET", body?: unknown
   return parsed as T;
 }
 
+/**
+ * Whether Node's crypto.verify (OpenSSL, in the receiver's process) accepts `signature` (base64) of
+ * `message` by the Ed25519 public key `publicKey` (`whpk_…`): a check independent of WebCrypto.
+ */
+export async function nodeVerifiesEd25519(baseUrl: string, publicKey: string, message: string, signature: string): Promise<boolean> {
+  const answer = await call<{ valid: boolean }>(`${trim(baseUrl)}/_control/verify-ed25519`, "verifying with Node", "POST", { publicKey, message, signature });
+  return answer.valid;
+}
+
 export class ReceiverEndpoint {
   readonly id: string;
   /** Where webhooks go: http://127.0.0.1:<port>/hooks/<id>. */

@@ -8,13 +8,16 @@
  *   GET    /_control/endpoints/{id}/requests?since=n → {requests (index ≥ n), total}
  *   PUT    /_control/endpoints/{id}/behaviour  {script?, default?} → EndpointInfo (script restarts)
  *   POST   /_control/endpoints/{id}/down | /up → EndpointInfo (dedicated port only; idempotent)
+ *   POST   /_control/verify-ed25519            {publicKey: "whpk_…", message, signature (base64)} → {valid}
+ *          Node's own crypto.verify (OpenSSL), an implementation independent of workerd's WebCrypto,
+ *          for the tests of Ed25519 signatures (issue 32).
  * Control errors are JSON {error, message}; an unknown endpoint is 404, on /hooks too (not recorded).
  * A dedicated endpoint has its own listener serving only its /hooks path; `down` stops listening and
  * drops its connections (clients get connection refused), `up` listens on the same port again. The main
  * port serves every endpoint's /hooks path, dedicated or not.
  * `close()` drops hanging requests and every connection, closes dedicated listeners and stops listening.
  */
-import { randomBytes } from "node:crypto";
+import { createPublicKey, randomBytes, verify } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { badRequest, ControlError, Endpoint, validateBehaviour } from "./endpoint.ts";
@@ -192,6 +195,17 @@ export async function startReceiver(options: { port: number; host?: string }): P
 
   async function handleControl(sub: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? "GET";
+    if (sub === "/verify-ed25519") {
+      if (method !== "POST") throw methodNotAllowed(method, sub);
+      const { publicKey, message, signature } = await readObject(req);
+      if (typeof publicKey !== "string" || !publicKey.startsWith("whpk_") || typeof message !== "string" || typeof signature !== "string") {
+        throw badRequest("publicKey (whpk_…), message and signature (base64) are strings");
+      }
+      const x = Buffer.from(publicKey.slice("whpk_".length), "base64").toString("base64url");
+      const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x }, format: "jwk" });
+      sendJson(res, 200, { valid: verify(null, Buffer.from(message, "utf8"), key, Buffer.from(signature, "base64")) });
+      return;
+    }
     if (sub === "/endpoints") {
       if (method === "GET") {
         sendJson(res, 200, { items: [...endpoints.values()].map((e) => e.info()) });
