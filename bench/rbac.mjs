@@ -14,6 +14,7 @@
 // Measured:
 // 1. the one-time cost of a rebuild (what auth/rbac/rbac-source.ts does when an informer moved):
 //    JSON.parse of the four lists' items, then `new RbacAuthorizer(objects)`; median of R runs;
+//    and the heap the built authorizer holds (its objects and indexes; after a full GC);
 // 2. per call: `authorize` for namespaced get/list, cluster-wide list and a non-resource get, each
 //    allowed and denied, and `listScope` for users whose scope is the cluster, hundreds of
 //    namespaces, tens, or none. Each case runs in batches of ~30 ms (the count calibrated first),
@@ -21,6 +22,8 @@
 //    range over the batches; plus single calls timed one by one (wall) for the p99.
 // The decisions are checked against the expected ones (a case with the wrong answer fails the run).
 import { performance } from "node:perf_hooks";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { round } from "./lib.mjs";
 import { log } from "./harness.mjs";
 import { RbacAuthorizer } from "../src/auth/rbac/rbac-authorizer.ts";
@@ -322,15 +325,24 @@ export async function runRbac({ opts }) {
   const bytes = Object.fromEntries(Object.entries(lists).map(([name, items]) => [name, items.reduce((sum, text) => sum + Buffer.byteLength(text), 0)]));
   log(`rbac: ${sizes.clusterRoles} ClusterRoles, ${sizes.roles} Roles, ${sizes.roleBindings} RoleBindings over ${sizes.namespaces} namespaces, ${sizes.clusterRoleBindings} ClusterRoleBindings (${round(Object.values(bytes).reduce((a, b) => a + b, 0) / 1024 / 1024, 2)} MB of JSON)`);
 
-  // 1. The one-time cost of a rebuild.
+  // 1. The one-time cost of a rebuild, and what the result holds.
+  v8.setFlagsFromString("--expose-gc");
+  const gc = vm.runInNewContext("gc");
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const parsed = parseLists(lists);
+  let held = new RbacAuthorizer(parsed);
+  gc();
+  const heldMB = round((process.memoryUsage().heapUsed - heapBefore) / 1024 / 1024, 1);
+  sink += held ? 1 : 0;
+  held = undefined;
   const parse = perRun(() => parseLists(lists).roleBindings.length, builds);
   const parseEach = Object.fromEntries(Object.keys(lists).map((name) => [name, perRun(() => lists[name].map((text) => JSON.parse(text)).length, builds)]));
-  const objects = parseLists(lists);
-  const build = perRun(() => (new RbacAuthorizer(objects), 1), builds);
+  const build = perRun(() => (new RbacAuthorizer(parsed), 1), builds);
   log(`rbac: rebuild = JSON.parse of the four lists ${parse.cpuMs.median} ms + new RbacAuthorizer ${build.cpuMs.median} ms (CPU, median of ${builds})`);
 
   // 2. Per call.
-  const authorizer = new RbacAuthorizer(objects);
+  const authorizer = new RbacAuthorizer(parsed);
   const teamNamespace = (team) => namespace(team); // team-t has edit in ns-t (and every 100th after)
   const developersOnly = (() => {
     // a namespace where alice's only binding is developers' view (n % 10 < 3, not her teams')
@@ -392,7 +404,7 @@ export async function runRbac({ opts }) {
     sizes,
     users: Object.fromEntries(Object.entries(users).map(([name, user]) => [name, user.groups])),
     bytes,
-    rebuild: { parse, parseEach, build, totalCpuMs: round(parse.cpuMs.median + build.cpuMs.median, 2) },
+    rebuild: { parse, parseEach, build, totalCpuMs: round(parse.cpuMs.median + build.cpuMs.median, 2), heldHeapMB: heldMB },
     calls: measured,
     // A watch re-checks its authorization at most once a second (the lead's design, issue 31): an
     // event costs no authorization of its own; a watch costs at most one authorize a second.
@@ -406,6 +418,7 @@ export function rbacRows(r) {
   const rows = [["RBAC (CPU, this Node process)", "median", "range", "single call p99 (wall)"]];
   rows.push([`rebuild: JSON.parse of the 4 lists (${round(Object.values(r.bytes).reduce((a, b) => a + b, 0) / 1024 / 1024, 2)} MB)`, `${r.rebuild.parse.cpuMs.median} ms`, `${r.rebuild.parse.cpuMs.min}–${r.rebuild.parse.cpuMs.max} ms`, ""]);
   rows.push(["rebuild: new RbacAuthorizer(objects)", `${r.rebuild.build.cpuMs.median} ms`, `${r.rebuild.build.cpuMs.min}–${r.rebuild.build.cpuMs.max} ms`, ""]);
+  rows.push(["heap the built authorizer holds (objects + indexes)", `${r.rebuild.heldHeapMB} MB`, "", ""]);
   for (const m of r.calls) {
     const label = m.namespaces === undefined ? `authorize ${m.id} (${m.allowed ? "allowed" : "denied"})` : `${m.id} (${m.namespaces} namespaces)`;
     rows.push([label, `${m.cpuMicros.median} µs`, `${m.cpuMicros.min}–${m.cpuMicros.max} µs`, `${m.singleCallWallMicros.p99} µs`]);
