@@ -24,7 +24,7 @@
 import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { round } from "./lib.mjs";
+import { prng, round } from "./lib.mjs";
 import { log } from "./harness.mjs";
 import { RbacAuthorizer } from "../src/auth/rbac/rbac-authorizer.ts";
 import { authenticatedUser } from "../src/auth/rbac/subjects.ts";
@@ -45,18 +45,6 @@ export function rbacDeadlineMs() {
 
 // ---------------------------------------------------------------------------------------------
 // The cluster
-
-/** A small deterministic PRNG (mulberry32): the same cluster every run. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const READ = ["get", "list", "watch"];
 const WRITE = ["create", "delete", "deletecollection", "patch", "update"];
