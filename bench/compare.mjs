@@ -123,7 +123,7 @@ export const HEADLINES = {
     [/^isolation\..*latencyMs\.(p50|p99)$/, "lower"],
   ],
   rbac: [
-    [/^rbac\.rebuild\.(parse|build)\.cpuMs\.median$/, "lower"],
+    [/^rbac\.rebuild\.(source|parse|build)\.cpuMs\.median$/, "lower"],
     [/^rbac\.calls\[[^\]]+\]\.cpuMicros\.median$/, "lower"],
   ],
 };
