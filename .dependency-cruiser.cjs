@@ -16,10 +16,10 @@ const LAYERS = [
   {
     name: "base",
     comment:
-      "Shared primitives: SQL (sql.ts, sql-rows.ts), time, errors, logging, the Env type, network rules (net/) " +
+      "Shared primitives: SQL (sql.ts, sql-rows.ts), time, errors, logging, bounded fan-out (concurrency.ts), the Env type, network rules (net/) " +
       "and sealing (secrets/), and whom a log line or a sample is about (log-identity.ts). They know no informer's " +
       "machinery, cluster or route.",
-    paths: ["^src/(sql|sql-rows|clock|errors|log|log-identity|env)\\.ts$", "^src/net/", "^src/secrets/"],
+    paths: ["^src/(sql|sql-rows|clock|errors|log|log-identity|env|concurrency)\\.ts$", "^src/net/", "^src/secrets/"],
   },
   {
     name: "kube",

@@ -122,6 +122,10 @@ export const HEADLINES = {
     [/^isolation\.ratios\..+$/, "lower"],
     [/^isolation\..*latencyMs\.(p50|p99)$/, "lower"],
   ],
+  rbac: [
+    [/^rbac\.rebuild\.(source|parse|build)\.cpuMs\.median$/, "lower"],
+    [/^rbac\.calls\[[^\]]+\]\.cpuMicros\.median$/, "lower"],
+  ],
 };
 /** The benchmark a figure belongs to: its path's first part. */
 const topOf = (p) => p.split(/[.[]/)[0];

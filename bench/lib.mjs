@@ -9,6 +9,18 @@ export const now = () => performance.timeOrigin + performance.now();
 export const MB = 1024 * 1024;
 export const round = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? null : Math.round(x * 10 ** digits) / 10 ** digits);
 
+/** A small deterministic PRNG (mulberry32), so runs ask for (and make) the same objects. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export async function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

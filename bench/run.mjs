@@ -24,6 +24,10 @@
 //   i. isolation (only with --only isolation; bench/isolation.mjs): default's event latency while another
 //      cluster of the same Worker is healthy, refuses connections, and relists through a 410 storm:
 //      p50/p99 per phase and their ratio to the healthy phase (BENCHMARKS.md "Cluster isolation").
+//   j. RBAC (only with --only rbac; bench/rbac.mjs): the RBAC authorizer's CPU per authorize and
+//      listScope at a realistic cluster's size (500 ClusterRoles, 2,000 Roles, 5,000 RoleBindings over
+//      1,000 namespaces, 50 ClusterRoleBindings), and a rebuild's (the lists' JSON.parse and the
+//      index), in this Node process (BENCHMARKS.md "RBAC: CPU per request").
 //   h. cost (only with --only cost; bench/cost.mjs): rows written and read per operation (an event, a
 //      listed object, a delivery, an idle minute, a status call, a /k8s watch start and list page), as
 //      test/cost/budgets.test.ts measures them, and their price (BENCHMARKS.md "Cost").
@@ -44,6 +48,8 @@
 //          scale: --pods N --scale-requests R (300) --scale-query-seconds S (60, per query kind)
 //          --scale-timeout S (600, per list) --scale-no-relist
 //          search: --search-clusters C (4) --search-pods N (10000) --search-limit L (100) --search-runs R (200)
+//          rbac: --rbac-cluster-roles (500) --rbac-roles (2000) --rbac-role-bindings (5000)
+//          --rbac-cluster-role-bindings (50) --rbac-namespaces (1000) --rbac-batches (15) --rbac-builds (15)
 //          isolation: --isolation-samples S (60 a phase) --isolation-storm K (1: K 410 statuses and K ERROR events)
 //          before/after: --compare REV [--rounds N (3)] runs the benchmarks the other options choose on commit
 //          REV (a temporary worktree) and on the working tree, alternating, N rounds each; medians and
@@ -93,6 +99,7 @@ import { SEARCH_OPTIONS, runSearch, searchDeadlineMs, searchRows } from "./searc
 import { CLUSTERS_OPTIONS, clustersRows, parseClusterCounts, runClustersIngest } from "./clusters.mjs";
 import { costDeadlineMs, costRows, runCost } from "./cost.mjs";
 import { ISOLATION_OPTIONS, isolationDeadlineMs, isolationRows, runIsolation } from "./isolation.mjs";
+import { RBAC_OPTIONS, rbacDeadlineMs, rbacRows, runRbac } from "./rbac.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -115,6 +122,7 @@ const { values: opts } = parseArgs({
     ...SEARCH_OPTIONS,
     ...CLUSTERS_OPTIONS,
     ...ISOLATION_OPTIONS,
+    ...RBAC_OPTIONS,
     compare: { type: "string" },
     rounds: { type: "string" },
   },
@@ -130,8 +138,8 @@ try {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 }
-if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search", "cost", "isolation"].includes(opts.only)) {
-  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search, cost, isolation or floor (got '${opts.only}')\n`);
+if (opts.only && !["ingest", "relist", "fanout", "k8s", "scale", "floor", "search", "cost", "isolation", "rbac"].includes(opts.only)) {
+  process.stderr.write(`--only must be ingest, relist, fanout, k8s, scale, search, cost, isolation, rbac or floor (got '${opts.only}')\n`);
   process.exit(1);
 }
 if (opts.only === "floor") {
@@ -150,6 +158,7 @@ const RUN_SCALE = opts.only === "scale";
 const RUN_SEARCH = opts.only === "search";
 const RUN_COST = opts.only === "cost";
 const RUN_ISOLATION = opts.only === "isolation";
+const RUN_RBAC = opts.only === "rbac";
 const M = Number(opts.events ?? (RUN_FANOUT ? 500 : 50_000));
 const N = Number(opts.pods);
 const RUN_INGEST = !opts.only || opts.only === "ingest";
@@ -188,7 +197,7 @@ const INGEST = {
   },
 };
 // the whole run; past it, everything is stopped (a fan-out run sets its own, from its timeouts)
-const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : RUN_COST ? costDeadlineMs() : RUN_ISOLATION ? isolationDeadlineMs() : 15 * 60_000;
+const HARD_DEADLINE_MS = RUN_FANOUT ? fanoutDeadlineMs(opts) : RUN_K8S ? k8sDeadlineMs(opts) : RUN_SCALE ? scaleDeadlineMs(opts) : RUN_SEARCH ? searchDeadlineMs() : RUN_COST ? costDeadlineMs() : RUN_ISOLATION ? isolationDeadlineMs() : RUN_RBAC ? rbacDeadlineMs() : 15 * 60_000;
 setHardDeadline(HARD_DEADLINE_MS);
 
 // ---------------------------------------------------------------------------------------------
@@ -612,7 +621,7 @@ async function main() {
   const bundle = await bundleWorker();
   log(`worker bundled: ${bundle.bytes} bytes, sha256 ${bundle.sha256}`);
   // the /k8s benchmark brings its own upstream (the fake API server)
-  const server = RUN_K8S || RUN_SEARCH || RUN_COST || RUN_ISOLATION ? null : await startServer();
+  const server = RUN_K8S || RUN_SEARCH || RUN_COST || RUN_ISOLATION || RUN_RBAC ? null : await startServer();
   if (server) log(`stream server on ${server.url}`);
 
   const results = { machine, bundle: { bytes: bundle.bytes, sha256: bundle.sha256 }, parameters: { watchEvents: M, listSize: N }, targets: TARGETS };
@@ -648,6 +657,11 @@ async function main() {
     results.parameters = {};
     results.cost = await safe("cost", () => runCost());
     fs.writeFileSync(path.join(RESULTS, "cost.json"), `${JSON.stringify({ machine, bundle: results.bundle, ...results.cost }, null, 2)}\n`);
+  }
+  if (RUN_RBAC) {
+    results.parameters = {};
+    results.rbac = await safe("rbac", () => runRbac({ opts }));
+    fs.writeFileSync(path.join(RESULTS, "rbac.json"), `${JSON.stringify({ machine, ...results.rbac }, null, 2)}\n`);
   }
   if (RUN_SCALE) {
     results.parameters = { listSize: N };
@@ -763,6 +777,10 @@ async function main() {
     rows.splice(0, 1); // its own header: rows per operation
     rows.push(...costRows(results.cost));
   }
+  if (results.rbac) {
+    rows.splice(0, 1); // its own header: CPU per call
+    rows.push(...rbacRows(results.rbac));
+  }
   process.stdout.write(`\n${table(rows)}\n\nfull results: bench/results/latest.json (total ${results.totalSeconds} s)\n`);
   for (const [name, part] of [["ingest", results.ingest?.ours], ["ingest-updates", results.ingestUpdates?.ours], ["relist", results.relist?.ours], ["fanout", results.fanout?.ours]]) {
     if (part?.error) process.stdout.write(`ours (${name}) failed: ${part.error}\n`);
@@ -778,6 +796,10 @@ async function main() {
   }
   if (results.cost && !results.cost.ok) {
     process.stdout.write(`\nCOST MEASUREMENT FAILED: ${results.cost.error}\n`);
+    return 1;
+  }
+  if (results.rbac && !results.rbac.ok) {
+    process.stdout.write(`\nRBAC BENCHMARK FAILED: ${results.rbac.error}\n`);
     return 1;
   }
   if (results.isolation && !results.isolation.ok) {

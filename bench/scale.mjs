@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { HeapSampler, Inspector, MB, RssSampler, cpuDelta, now, procCpu, round } from "./lib.mjs";
+import { HeapSampler, Inspector, MB, RssSampler, cpuDelta, now, prng, procCpu, round } from "./lib.mjs";
 import { WORK, api, log, pollStatus, runtimeInspectorUrl, startWorker } from "./harness.mjs";
 
 export const SCALE_OPTIONS = {
@@ -34,18 +34,6 @@ const APPS = 97; // svc-(i % 97)
 const hex = (n, width) => n.toString(16).padStart(width, "0").slice(-width);
 /** The stream server's pod i (bench/stream-server.mjs podValues). */
 const podOf = (i) => ({ namespace: `ns-${i % NAMESPACES}`, name: `svc-${i % APPS}-7d9f8c6b5-${hex(i, 6)}` });
-
-/** A small deterministic PRNG (mulberry32), so runs ask for the same objects. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function percentiles(values) {
   const s = [...values].sort((a, b) => a - b);

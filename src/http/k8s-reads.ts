@@ -18,7 +18,7 @@ import { decodeListToken, encodeListToken, type ListToken } from "../k8s/continu
 import { getResourceVersion, listResourceVersion, type ListResourceVersion, readAt } from "../k8s/list-consistency.ts";
 import { checkListOptions, sendsInitialEvents, watchTimeoutSeconds } from "../k8s/list-options.ts";
 import { NAMESPACES, namespaceStandIn } from "../k8s/namespace-stand-in.ts";
-import { mergeNamespaces, NAMESPACE_WATCH_MAX_CALLS, namespaceFilter, namespaceListBody, namespaceWatchFrames, type ResourceNamespaces } from "../k8s/namespace-list.ts";
+import { NAMESPACE_WATCH_MAX_CALLS, namespaceFilter, namespaceListBody, namespaceWatchFrames, readNamespaces, type ResourceNamespaces } from "../k8s/namespace-list.ts";
 import { NAMESPACE_INDEX } from "../cache/indexer.ts";
 import { MAX_LIST_LIMIT } from "../cache/lister.ts";
 import { listEncoding, WATCH_ENCODING } from "../k8s/compression.ts";
@@ -50,8 +50,8 @@ export async function namespaceAnswer(c: K8sContext, name: string, format: Objec
 
 /**
  * The namespaces list or watch synthesized from the served namespaced resources
- * (k8s/namespace-list.ts): one `indexValues("namespace")` call to each, in parallel; a resource
- * whose informer does not answer is left out.
+ * (k8s/namespace-list.ts): one `indexValues("namespace")` call to each, a few at a time
+ * (NAMESPACE_READ_CONCURRENCY); a resource whose informer does not answer is left out.
  */
 export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, includeObject: IncludeObject, watching: boolean): Promise<Response> {
   const options = listOptionsQuery(c, watching);
@@ -65,7 +65,7 @@ export async function namespacesAnswer(c: K8sContext, format: ObjectFormat, incl
   };
   const selected = selectedNamespaces(c);
   const read = async () => {
-    const merged = mergeNamespaces((await Promise.all(resources.map(namespacesOf))).flat());
+    const merged = await readNamespaces(resources, namespacesOf);
     return selected ? { ...merged, names: merged.names.filter(selected) } : merged;
   };
   if (!watching) {

@@ -9,7 +9,8 @@
  * Guarantees:
  * - Cheap: one read per served namespaced resource, of its cache's namespaces (the indexer's
  *   namespace index skips from one namespace's key range to the next: a row per namespace, not per
- *   object; cache/indexer.ts). No object is parsed.
+ *   object; cache/indexer.ts). No object is parsed. At most NAMESPACE_READ_CONCURRENCY of those
+ *   calls are in flight at once, however many resources the cluster serves.
  * - The list's resourceVersion is the greatest of those resources' caches' RVs when they were read
  *   (RVs of one cluster are etcd revisions, comparable across resources): every namespace listed
  *   held an object at or before it. It means nothing to any informer's log, and a watch takes it
@@ -27,6 +28,7 @@
  *   bounded), cleanly; the client re-watches, as after a timeout.
  */
 import { makeFilter } from "../cache/lister.ts";
+import { withConcurrency } from "../concurrency.ts";
 import { compareResourceVersions } from "../kube/resource-version.ts";
 import type { KubeObject } from "../kube/types.ts";
 import type { ObjectFormat } from "./accept.ts";
@@ -40,6 +42,12 @@ import { parseSelectors } from "./watch-params.ts";
 
 /** How often a namespaces watch reads the namespaces again: what a namespace's appearance may lag. */
 export const NAMESPACE_WATCH_POLL_SECONDS = 10;
+/**
+ * Informer calls one read of the namespaces has in flight at most (one per served namespaced
+ * resource; the cron and /metrics allow as many): a cluster serving hundreds of resources costs a
+ * list request as many calls, never as many at once.
+ */
+export const NAMESPACE_READ_CONCURRENCY = 6;
 /** Informer calls one namespaces watch makes at most (one per served namespaced resource a read). */
 export const NAMESPACE_WATCH_MAX_CALLS = 500;
 /** How often a namespaces watch sends a BOOKMARK, when asked for (the API server's is about a minute). */
@@ -65,6 +73,18 @@ export interface ResourceNamespaces {
 export function withSynthesizedNamespaces(infos: ResourceInfo[]): ResourceInfo[] {
   const mirrored = infos.some((info) => info.group === "" && info.plural === "namespaces");
   return mirrored || !infos.some((info) => info.namespaced) ? infos : [...infos, NAMESPACES];
+}
+
+/**
+ * One read of the namespaces: each resource's `namespacesOf` (its cache's namespaces and RV; none
+ * when its informer does not answer), NAMESPACE_READ_CONCURRENCY at a time, merged.
+ */
+export async function readNamespaces<R>(resources: readonly R[], namespacesOf: (resource: R) => Promise<ResourceNamespaces[]>): Promise<NamespaceRead> {
+  const answers = await withConcurrency(
+    resources.map((resource) => () => namespacesOf(resource)),
+    NAMESPACE_READ_CONCURRENCY,
+  );
+  return mergeNamespaces(answers.flat());
 }
 
 /** The union of resources' namespaces, sorted, at the greatest of their RVs ("0" when none answered). */

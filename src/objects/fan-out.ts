@@ -9,21 +9,11 @@
  *   whole fan-out. A task that timed out is not cancelled (an object call cannot be): it goes on
  *   unawaited, and whatever it does still happens.
  */
+import { withConcurrency } from "../concurrency.ts";
 import { withTimeout } from "../delivery/feed.ts";
 
-/** Runs `tasks` with at most `limit` in flight, answering their results in order. */
-export async function withConcurrency<T>(tasks: (() => Promise<T>)[], limit: number): Promise<T[]> {
-  const results = new Array<T>(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      results[i] = await tasks[i]!();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  return results;
-}
+// The bound alone lives in the base layer (concurrency.ts), for layers below the objects too.
+export { withConcurrency };
 
 /** Runs `tasks` as `withConcurrency` does, each for at most `timeoutMs`: undefined for one that failed or did not answer in time. */
 export function eachWithin<T>(tasks: (() => Promise<T>)[], limits: { concurrency: number; timeoutMs: number }): Promise<(T | undefined)[]> {
