@@ -95,7 +95,8 @@ export function wire(
     let relayHub!: WatchHub;
     const relay = new RelaySource(upstream, { changed: () => relayHub.notify(), closeAll: () => relayHub.closeAll() });
     const caps = new RelayWatcherCaps();
-    relayHub = new WatchHub(() => relay.current(), { ...clock, caps });
+    // As objects/watch-relay-object.ts: its few watchers coalesce as all the informer's would.
+    relayHub = new WatchHub(() => relay.current(), { ...clock, caps, fanOut: () => relay.informerWatchers });
     relay.open(host.snapshot());
     let pumping = false;
     let pumped = Promise.resolve();
