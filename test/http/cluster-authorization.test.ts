@@ -104,6 +104,31 @@ describe("the RBAC informers of a cluster with authorization rbac", () => {
     expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
   });
 
+  it("read whole in pages at one log position: bindings past the first page count (5,001 RoleBindings were refused)", async () => {
+    const fake = await newCluster();
+    await fake.create("clusterroles", { metadata: { name: "pod-reader" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list"] }] });
+    // Seven teams' bindings, read two a page: the last page's must count as much as the first's.
+    for (let i = 0; i < 7; i++) {
+      await fake.create("rolebindings", {
+        metadata: { name: `team-${i}-reads`, namespace: `team-${i}` },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "pod-reader" },
+        subjects: [{ kind: "Group", apiGroup: "rbac.authorization.k8s.io", name: `team-${i}` }],
+      });
+    }
+    const name = unique("rbac-paged");
+    expect((await send("PUT", `/clusters/${name}`, { server: fake.url, authorization: "rbac" })).status).toBe(201);
+    const reader = informerReader(env, name, undefined, 2);
+    const source = new RbacSource();
+    const authorizer = await waitFor("the RBAC objects to be read whole", async () => {
+      const built = await source.authorizer(name, reader).catch(() => undefined);
+      return built?.authorize({ name: "u", groups: ["team-6"] }, { verb: "list", apiGroup: "", resource: "pods", namespace: "team-6" }).allowed ? built : undefined;
+    });
+    for (let i = 0; i < 7; i++) {
+      expect(authorizer.authorize({ name: "u", groups: [`team-${i}`] }, { verb: "list", apiGroup: "", resource: "pods", namespace: `team-${i}` }).allowed).toBe(true);
+    }
+    expect((await send("DELETE", `/clusters/${name}?cascade=true`)).status).toBe(204);
+  });
+
   it("refuses rbac while a user's informer holds a reserved name (409 naming it, nothing changed)", async () => {
     const fake = await newCluster();
     const name = unique("rbac-taken");

@@ -4,11 +4,13 @@
  * asks on every read of an `rbac` cluster.
  *
  * Contract:
- * - Built from one read per informer (InformerObject.searchAt: at most MAX_LIST_LIMIT objects and
- *   MAX_RBAC_BYTES_PER_INFORMER of bodies). An informer with more, not synced, or absent fails the
- *   build (RbacUnavailable): a partial set of bindings would deny what the cluster allows, or —
- *   once a Role is missing and its binding then resolves later — decide on objects of no one moment.
- *   The caller fails closed.
+ * - Built from each informer's objects at one log position, read in pages (InformerObject.searchAt:
+ *   MAX_LIST_LIMIT objects or MAX_RBAC_PAGE_BYTES of bodies a page; the pages of one read are one
+ *   snapshot, or the read starts over once). An informer holding more than
+ *   MAX_RBAC_OBJECTS_PER_INFORMER objects or MAX_RBAC_BYTES_PER_INFORMER of bodies, not synced, or
+ *   absent fails the build (RbacUnavailable): a partial set of bindings would deny what the cluster
+ *   allows, or — once a Role is missing and its binding then resolves later — decide on objects of
+ *   no one moment. The caller fails closed.
  * - Only what decisions read is kept of each object (names, rules, subjects, roleRef: `project`),
  *   never its annotations or managed fields.
  * - Kept per cluster and reused while the informers' resourceVersions stand: at most every
@@ -27,14 +29,19 @@ import type { Env } from "../../env.ts";
 import type { Placement } from "../../clusters/placement.ts";
 import { informerStub } from "../../clusters/stubs.ts";
 import { MAX_LIST_LIMIT } from "../../cache/lister.ts";
+import type { Position as VersionedPagePosition } from "../../cache/versioned-list.ts";
 import { RBAC_INFORMERS, type RbacInformerName } from "./rbac-informers.ts";
 import { RbacAuthorizer } from "./rbac-authorizer.ts";
 import type { RbacBinding, RbacObjects, RbacRole } from "./rbac-objects.ts";
 
 /** How often a caller asks whether a cluster's RBAC objects moved. */
 export const CHECK_EVERY_MS = 1_000;
-/** Bytes of object bodies read from one RBAC informer at most (one RPC answer). */
-export const MAX_RBAC_BYTES_PER_INFORMER = 4 * 1024 * 1024;
+/** Bytes of object bodies one page (one RPC answer) of an RBAC informer carries at most. */
+export const MAX_RBAC_PAGE_BYTES = 4 * 1024 * 1024;
+/** Objects read from one RBAC informer at most: 10 teams × 2,000 namespaces of RoleBindings fit. */
+export const MAX_RBAC_OBJECTS_PER_INFORMER = 50_000;
+/** Bytes of object bodies read from one RBAC informer at most (the kept projections are smaller). */
+export const MAX_RBAC_BYTES_PER_INFORMER = 16 * 1024 * 1024;
 /** Clusters whose authorizer an isolate holds at once. */
 export const MAX_CACHED_CLUSTERS = 8;
 /** Bytes of RBAC object bodies read for the clusters an isolate holds (of its 128 MB). */
@@ -58,28 +65,44 @@ export interface RbacInformerReader {
   objects(name: RbacInformerName): Promise<{ resourceVersion: string; items: unknown[]; bytes: number }>;
 }
 
-/** Reads a cluster's RBAC informers through their Durable Objects. */
-export function informerReader(env: Pick<Env, "INFORMER">, cluster: string, placement?: Placement): RbacInformerReader {
-  const read = async (name: RbacInformerName, limit: number, maxBytes: number) => {
-    const answer = await informerStub(env, { cluster, name }, placement).searchAt({ limit, maxBytes });
+/** Reads a cluster's RBAC informers through their Durable Objects, `pageLimit` objects a page at most. */
+export function informerReader(env: Pick<Env, "INFORMER">, cluster: string, placement?: Placement, pageLimit = MAX_LIST_LIMIT): RbacInformerReader {
+  const read = async (name: RbacInformerName, limit: number, maxBytes: number, from?: VersionedPagePosition) => {
+    const answer = await informerStub(env, { cluster, name }, placement).searchAt({ limit, maxBytes }, from);
     if (!answer.ok) throw new RbacUnavailable(`RBAC informer '${name}' of cluster '${cluster}': ${answer.error.message}`);
     const { value, synced, resourceVersion } = answer.value;
     if (!synced) throw new RbacUnavailable(`RBAC informer '${name}' of cluster '${cluster}' is not synced`);
     if (value.expired) throw new RbacUnavailable(`RBAC informer '${name}' of cluster '${cluster}': its list expired`);
     return { resourceVersion, value };
   };
+  /** Every object, paged at one log position; undefined when a page came from another (the log moved past it). */
+  const readAll = async (name: RbacInformerName) => {
+    const first = await read(name, pageLimit, MAX_RBAC_PAGE_BYTES);
+    let page = first.value;
+    const items: unknown[] = [];
+    let bytes = 0;
+    for (;;) {
+      for (const item of page.items) {
+        bytes += item.length;
+        items.push(project(JSON.parse(item)));
+      }
+      if (items.length > MAX_RBAC_OBJECTS_PER_INFORMER || bytes > MAX_RBAC_BYTES_PER_INFORMER) {
+        throw new RbacUnavailable(
+          `RBAC informer '${name}' of cluster '${cluster}' holds more than ${MAX_RBAC_OBJECTS_PER_INFORMER} objects or ${MAX_RBAC_BYTES_PER_INFORMER} bytes`,
+        );
+      }
+      if (page.next === undefined) return { resourceVersion: first.resourceVersion, items, bytes };
+      const next = (await read(name, pageLimit, MAX_RBAC_PAGE_BYTES, page.next)).value;
+      if (next.at !== first.value.at) return undefined;
+      page = next;
+    }
+  };
   return {
     version: async (name) => (await read(name, 1, 1)).resourceVersion,
     objects: async (name) => {
-      const { resourceVersion, value } = await read(name, MAX_LIST_LIMIT, MAX_RBAC_BYTES_PER_INFORMER);
-      if (value.next !== undefined) {
-        throw new RbacUnavailable(
-          `RBAC informer '${name}' of cluster '${cluster}' holds more than ${MAX_LIST_LIMIT} objects or ${MAX_RBAC_BYTES_PER_INFORMER} bytes`,
-        );
-      }
-      let bytes = 0;
-      const items = value.items.map((item) => ((bytes += item.length), project(JSON.parse(item))));
-      return { resourceVersion, items, bytes };
+      const all = (await readAll(name)) ?? (await readAll(name));
+      if (!all) throw new RbacUnavailable(`RBAC informer '${name}' of cluster '${cluster}' changed faster than it could be read whole`);
+      return all;
     },
   };
 }
