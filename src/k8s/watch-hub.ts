@@ -95,7 +95,6 @@ export class WatchHub {
   #wake!: () => void;
 
   readonly #unresponsiveMs: number;
-  readonly #fanOut: () => number;
   /** Events parsed and frames encoded, over every watcher: the work F12 shares, for tests and benchmarks. */
   readonly counters: FrameCounters = { parsed: 0, framed: 0 };
   #writes = 0;
@@ -112,20 +111,12 @@ export class WatchHub {
       admission?: ReadAdmission;
       caps?: WatcherCaps;
       queues?: WatchQueues;
-      /**
-       * The watchers of this informer served by every hub of it (a relay's: all relays'), when this
-       * hub is one of several: they coalesce as one hub of them all would (coalesceMs). A credential's
-       * watches spread over the relays at random (issue 29), so without it 100 watchers in 4 relays
-       * were woken for every change, one chunk each (+47% CPU per delivered event, BENCHMARKS.md).
-       */
-      fanOut?: () => number;
     } = {},
   ) {
     this.#source = source;
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     this.#unresponsiveMs = options.unresponsiveMs ?? UNRESPONSIVE_MS;
-    this.#fanOut = options.fanOut ?? (() => 0);
     this.#admission = options.admission ?? new ReadAdmission();
     this.#caps = options.caps ?? new WatcherCaps();
     this.#queues = options.queues ?? new WatchQueues();
@@ -165,7 +156,7 @@ export class WatchHub {
     if (this.#watchers.size === 0 || this.#wakeDue) return;
     // Changes that come faster than the watchers' wakes are fanned out together (coalesceMs).
     this.#wakeDue = true;
-    const wait = this.#lastWakeAt + coalesceMs(Math.max(this.#watchers.size, this.#fanOut())) - this.#now();
+    const wait = this.#lastWakeAt + coalesceMs(this.#watchers.size) - this.#now();
     if (wait <= 0) this.#wakeWatchers();
     else setTimeout(() => this.#wakeWatchers(), wait);
   }

@@ -83,12 +83,6 @@ export interface RelaySnapshot {
   incarnation: string;
   bounds: LogBounds;
   cacheResourceVersion: string;
-  /**
-   * The watches the informer serves through all its relays (its places, relay-places.ts) when it was
-   * taken: each relay's hub coalesces as one hub of them all would (watch-hub.ts coalesceMs). Not
-   * part of the snapshot's sameness: a count that moved does not end a poll.
-   */
-  watchers?: number;
 }
 
 /**
@@ -227,7 +221,6 @@ export class RelayHost {
       incarnation: source.incarnation,
       bounds: source.bounds(),
       cacheResourceVersion: source.cacheResourceVersion(),
-      watchers: this.#places.held,
     };
   }
 
@@ -393,11 +386,6 @@ export class RelaySource {
   /** The source the relay's hub reads; undefined before the first snapshot and once the informer is gone. */
   current(): WatchSource | undefined {
     return this.#source;
-  }
-
-  /** The watches the informer serves through all its relays, as its last snapshot said (0 before one). */
-  get informerWatchers(): number {
-    return this.#snapshot?.watchers ?? 0;
   }
 
   /**

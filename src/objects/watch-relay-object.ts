@@ -56,7 +56,7 @@ export class WatchRelay extends DurableObject<Env> {
     super(ctx, env);
     setLogLevel(env.LOG_LEVEL);
     this.#source = new RelaySource(this.#upstream(), { changed: () => this.#hub.notify(), closeAll: () => this.#hub.closeAll() });
-    this.#hub = new WatchHub(() => this.#source.current(), { caps: this.#caps, fanOut: () => this.#source.informerWatchers });
+    this.#hub = new WatchHub(() => this.#source.current(), { caps: this.#caps });
   }
 
   /** Opens a watch of informer object `informer` (the route's), as InformerObject.watch does. */

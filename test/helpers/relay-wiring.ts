@@ -95,8 +95,7 @@ export function wire(
     let relayHub!: WatchHub;
     const relay = new RelaySource(upstream, { changed: () => relayHub.notify(), closeAll: () => relayHub.closeAll() });
     const caps = new RelayWatcherCaps();
-    // As objects/watch-relay-object.ts: its few watchers coalesce as all the informer's would.
-    relayHub = new WatchHub(() => relay.current(), { ...clock, caps, fanOut: () => relay.informerWatchers });
+    relayHub = new WatchHub(() => relay.current(), { ...clock, caps });
     relay.open(host.snapshot());
     let pumping = false;
     let pumped = Promise.resolve();
