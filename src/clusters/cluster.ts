@@ -71,7 +71,7 @@ export interface ClusterConnection {
 /**
  * How reads of a cluster are authorized: `scopes` (the credential's cluster and resource scopes,
  * the default) or `rbac` (also the member cluster's own RBAC, mirrored by internal informers:
- * objects/factory-rbac-informers.ts; not yet enforced on reads).
+ * objects/factory-rbac-informers.ts, which decides every read of it: http/read-authorization.ts).
  */
 export const AUTHORIZATION_MODES = ["scopes", "rbac"] as const;
 export type ClusterAuthorization = (typeof AUTHORIZATION_MODES)[number];

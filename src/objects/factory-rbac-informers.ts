@@ -2,7 +2,8 @@
  * The member cluster's RBAC objects, mirrored (issue 31): a cluster whose `authorization` is `rbac`
  * (clusters/cluster.ts) has four informers the factory keeps itself — Roles, RoleBindings,
  * ClusterRoles and ClusterRoleBindings (rbac.authorization.k8s.io/v1) — from which
- * auth/rbac/rbac-source.ts builds the cluster's RbacAuthorizer. Nothing enforces it on reads yet.
+ * auth/rbac/rbac-source.ts builds the cluster's RbacAuthorizer, which decides every read of the
+ * cluster (http/read-authorization.ts, http/list-scope.ts).
  *
  * Guarantees:
  * - Their names (RBAC_INFORMERS) are reserved in such a cluster, and they are registered with
