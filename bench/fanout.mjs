@@ -14,6 +14,7 @@
 // - client-node: the same scenario; one informer with S handlers, each POSTing every event to its
 //   endpoint through its own promise chain (bench/fanout-client-node-runner.mjs); same measures.
 import { spawn } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -26,6 +27,7 @@ export const FANOUT_OPTIONS = {
   subscribers: { type: "string", default: "100" },
   rate: { type: "string", default: "100" },
   batch: { type: "string", default: "1" },
+  signing: { type: "string", default: "hmac" },
   down: { type: "string", default: "refused" },
   "watch-pool": { type: "string", default: "1000" },
   "fanout-timeout": { type: "string", default: "600" },
@@ -370,8 +372,9 @@ async function fanoutOurs({ server, bundle, receiver, scenario, p }) {
         url: receiver.url(i),
         replayExisting: false,
         maxBatchSize: p.batch,
+        signing: p.signing,
       });
-      return { id: answer.id, secret: answer.secret, ms: now() - t0 };
+      return { id: answer.id, secret: answer.secret, publicKey: answer.publicKey, ms: now() - t0 };
     });
     const createMs = created.map((c) => c.ms).sort((a, b) => a - b);
     result.create = {
@@ -439,8 +442,7 @@ async function fanoutOurs({ server, bundle, receiver, scenario, p }) {
       try {
         const id = headers["webhook-id"];
         const timestamp = new Date(Number(headers["webhook-timestamp"]) * 1000);
-        const expected = new Webhook(created[i].secret).sign(id, timestamp, body);
-        if (!String(headers["webhook-signature"]).split(" ").includes(expected)) throw new Error("signature mismatch");
+        if (!signedBy(created[i], id, timestamp, body, String(headers["webhook-signature"]))) throw new Error("signature mismatch");
         verified++;
       } catch (error) {
         signatureErrors.push(`subscriber ${i}: ${error.message}`);
@@ -621,6 +623,20 @@ async function fanoutClientNode({ server, receiver, scenario, p }) {
   return result;
 }
 
+/**
+ * Whether `signatures` (the `webhook-signature` header) carry the subscription's: `v1,` HMAC by the
+ * Standard Webhooks library, or `v1a,` Ed25519 by Node's own crypto (the `whpk_` public key).
+ */
+function signedBy(subscription, id, timestamp, body, signatures) {
+  if (subscription.publicKey === undefined) return signatures.split(" ").includes(new Webhook(subscription.secret).sign(id, timestamp, body));
+  const key = crypto.createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(subscription.publicKey.slice("whpk_".length), "base64").toString("base64url") }, format: "jwk" });
+  const message = Buffer.from(`${id}.${Math.floor(timestamp.getTime() / 1000)}.${body}`);
+  return signatures
+    .split(" ")
+    .filter((s) => s.startsWith("v1a,"))
+    .some((s) => crypto.verify(null, message, key, Buffer.from(s.slice(4), "base64")));
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export async function runFanout({ opts, events, server, bundle, safe }) {
@@ -629,13 +645,14 @@ export async function runFanout({ opts, events, server, bundle, safe }) {
     events,
     rate: Number(opts.rate),
     batch: Number(opts.batch),
+    signing: opts.signing,
     down: opts.down,
     watchPool: Number(opts["watch-pool"]),
     timeoutSeconds: Number(opts["fanout-timeout"]),
     profile: opts["profile-fanout"],
   };
-  if (!(p.subscribers >= 2) || !(p.events >= 1) || !(p.rate > 0) || !["refused", "503"].includes(p.down)) {
-    throw new Error("fan-out needs --subscribers >= 2, --events >= 1, --rate > 0, --down refused|503");
+  if (!(p.subscribers >= 2) || !(p.events >= 1) || !(p.rate > 0) || !["refused", "503"].includes(p.down) || !["hmac", "ed25519"].includes(p.signing)) {
+    throw new Error("fan-out needs --subscribers >= 2, --events >= 1, --rate > 0, --down refused|503, --signing hmac|ed25519");
   }
   const scenario = { listSize: 0, watchEvents: p.events, watchPool: p.watchPool, watchRate: p.rate, watchHold: true };
   const receiver = new Receiver();

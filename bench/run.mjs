@@ -40,7 +40,7 @@
 //          --profile-relist --ingest-timeout S (240) --relist-timeout S (420)
 //          --relist-mode initial|both (initial; both: also a staged relist of the same, unchanged pods)
 //          fan-out: --subscribers S (100) --events E (500 with --only fanout) --rate R (100 events/s)
-//          --batch B (maxBatchSize, 1) --down refused|503 --watch-pool P (1000) --fanout-timeout S (600)
+//          --batch B (maxBatchSize, 1) --signing hmac|ed25519 (hmac) --down refused|503 --watch-pool P (1000) --fanout-timeout S (600)
 //          --profile-fanout --skip-baseline
 //          /k8s: --k8s-pods N (10000) --k8s-pod-bytes B (3000) --k8s-watchers W (100) --k8s-rate R (200)
 //          --k8s-seconds T (25) --k8s-burst B (500) --k8s-list-runs (5) --k8s-page-runs (3) --k8s-timeout S (300)
