@@ -80,8 +80,19 @@ async function authorizeEndpoint(c: K8sContext, next: () => Promise<void>): Prom
   await next();
 }
 
+/**
+ * The default cluster's placement for the `/k8s` mount (a named cluster's is set by
+ * requireK8sCluster): without it, its objects were addressed with no jurisdiction — other, empty
+ * objects when KUBE_API_JURISDICTION is set.
+ */
+async function placeCluster(c: K8sContext, next: () => Promise<void>): Promise<void> {
+  if (c.get("placement") === undefined) c.set("placement", await clusterPlacement(c.env, clusterOf(c)));
+  await next();
+}
+
 /** One API server's routes: mounted at `/k8s` (the default cluster) and at `/k8s/clusters/{cluster}`. */
 const apiServerRoutes = new Hono<AppEnv>()
+  .use("*", placeCluster)
   .use("*", authorizeEndpoint)
   .route("/", serverEndpoints((c) => infos(c)))
   // Each discovery path also with a trailing slash, as the real server serves them (the Python

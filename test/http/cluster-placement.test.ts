@@ -125,6 +125,21 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
     for (const call of calls) expect(call).toEqual({ jurisdiction: "eu", name: informer, options: { locationHint: "weur" } });
   });
 
+  it("addresses the default cluster's objects in KUBE_API_JURISDICTION on /k8s too: lists, gets, and watches through relays", async () => {
+    const informers = recordingNamespace(env.INFORMER);
+    const relays = recordingNamespace(env.RELAY);
+    const deployment = { ...env, KUBE_API_JURISDICTION: "eu", INFORMER: informers.namespace, RELAY: relays.namespace } as typeof env;
+    for (const path of ["/k8s/api/v1/pods?limit=1", "/k8s/api/v1/namespaces/default/pods/no-such-pod", "/k8s/api/v1/pods?watch=1&timeoutSeconds=1"]) {
+      const response = await app.request(path, { headers: ADMIN }, deployment);
+      expect([200, 404], path).toContain(response.status);
+      await response.body?.cancel();
+    }
+    const calls = [...informers.calls, ...relays.calls];
+    expect(calls.length).toBeGreaterThan(0);
+    // Before, the default /k8s mount addressed them with no jurisdiction: other, empty objects.
+    for (const call of calls) expect(call).toMatchObject({ jurisdiction: "eu" });
+  });
+
   it("addresses it plainly when they are unset or empty, as before the settings existed", async () => {
     for (const settings of [{}, { KUBE_API_JURISDICTION: "", KUBE_API_LOCATION_HINT: "" }]) {
       const { statuses, calls } = await addressed(settings);
