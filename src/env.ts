@@ -36,7 +36,7 @@ export interface Env {
   /**
    * Where the default cluster's objects live (clusters/placement-settings.ts): a Cloudflare location
    * hint (`weur`, …) and jurisdiction (`eu`, …). Unset: none. The jurisdiction must be set before the
-   * default cluster's first informer: changing it addresses new, empty objects.
+   * default cluster's first informer: changing it while it has informers is refused (Misconfigured).
    */
   KUBE_API_LOCATION_HINT?: string;
   KUBE_API_JURISDICTION?: string;

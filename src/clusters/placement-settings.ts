@@ -9,8 +9,9 @@
  *   as a bad credential setting does (auth/credentials.ts): `ApiError("Misconfigured")` naming the
  *   setting and the accepted values. Never ignored: a jurisdiction silently dropped would put the
  *   objects outside it, and fixing it later would reach other, empty objects.
- * - A jurisdiction is part of an object's id: changing one of these settings later addresses new,
- *   empty objects (docs/security.md "Placement"). Set them before first use.
+ * - A jurisdiction is part of an object's id: set them before first use (docs/security.md
+ *   "Placement"). KUBE_API_JURISDICTION changed while the default cluster has informers is refused
+ *   (`defaultJurisdictionRefusal`, from the factory's record); FACTORY_JURISDICTION reaches a new registry.
  */
 import * as z from "zod/mini";
 import type { Env } from "../env.ts";
@@ -31,6 +32,22 @@ export function defaultClusterPlacement(env: PlacementSettings): Placement {
   const locationHint = setting(placementShape.locationHint, "KUBE_API_LOCATION_HINT", env.KUBE_API_LOCATION_HINT);
   const jurisdiction = setting(placementShape.jurisdiction, "KUBE_API_JURISDICTION", env.KUBE_API_JURISDICTION);
   return { ...(locationHint === undefined ? {} : { locationHint }), ...(jurisdiction === undefined ? {} : { jurisdiction }) };
+}
+
+/**
+ * Why the default cluster's objects may not be addressed by `placement` (the settings now), given the
+ * jurisdiction they were made in (`recorded`, "" for none; undefined while it has no informers), or
+ * undefined when they may. A Durable Object cannot move: a changed KUBE_API_JURISDICTION would reach
+ * other, empty objects and leave the caches and subscriptions behind.
+ */
+export function defaultJurisdictionRefusal(recorded: string | undefined, placement: Placement): string | undefined {
+  const current = placement.jurisdiction ?? "";
+  if (recorded === undefined || recorded === current) return undefined;
+  const what = (jurisdiction: string) => (jurisdiction === "" ? "no jurisdiction" : `jurisdiction '${jurisdiction}'`);
+  return (
+    `KUBE_API_JURISDICTION asks for ${what(current)}, but the default cluster's informers live in ${what(recorded)}: ` +
+    "Durable Objects cannot move, so it would reach other, empty objects. Set it back, or delete the default cluster's informers first (their caches and subscriptions go with them)"
+  );
 }
 
 /** Where the factory lives; throws when the setting is not valid. */

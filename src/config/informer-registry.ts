@@ -46,6 +46,9 @@ const MIGRATIONS = [
    CREATE TABLE clusters (
      name TEXT PRIMARY KEY, connection TEXT NOT NULL, source TEXT NOT NULL,
      created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
+  // The jurisdiction the default cluster's objects were made in (KUBE_API_JURISDICTION, "" for none),
+  // while it has informers: objects cannot move, so a changed setting is refused, not followed.
+  `CREATE TABLE default_jurisdiction (id INTEGER PRIMARY KEY CHECK (id = 1), jurisdiction TEXT NOT NULL)`,
 ] as const;
 
 const INFORMER_COLUMNS = "cluster, name, spec, source, created_at, updated_at";
@@ -70,6 +73,12 @@ const PUT_CLUSTER = stmt(
 /** The connection alone, re-sealed: the row's source and times stay. */
 const SET_CLUSTER_CONNECTION = stmt("registry.setClusterConnection", "UPDATE clusters SET connection = ? WHERE name = ?");
 const DELETE_CLUSTER = stmt("registry.deleteCluster", "DELETE FROM clusters WHERE name = ?");
+const GET_DEFAULT_JURISDICTION = stmt("registry.defaultJurisdiction", "SELECT jurisdiction FROM default_jurisdiction WHERE id = 1");
+const SET_DEFAULT_JURISDICTION = stmt(
+  "registry.setDefaultJurisdiction",
+  "INSERT INTO default_jurisdiction (id, jurisdiction) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET jurisdiction = excluded.jurisdiction",
+);
+const CLEAR_DEFAULT_JURISDICTION = stmt("registry.clearDefaultJurisdiction", "DELETE FROM default_jurisdiction");
 
 type InformerRow = { cluster: string; name: string; spec: string; source: InformerSource; created_at: number; updated_at: number };
 type ClusterRow = { name: string; connection: string; source: InformerSource; created_at: number; updated_at: number };
@@ -133,5 +142,16 @@ export class InformerRegistry {
 
   deleteCluster(name: string): boolean {
     return this.#db.run(DELETE_CLUSTER, name) > 0;
+  }
+
+  /** The jurisdiction recorded for the default cluster's objects ("" for none), or undefined when none is recorded. */
+  defaultJurisdiction(): string | undefined {
+    return this.#db.first<{ jurisdiction: string }>(GET_DEFAULT_JURISDICTION)?.jurisdiction;
+  }
+
+  /** Records it (a string), or forgets it (undefined: the default cluster has no informers left). */
+  setDefaultJurisdiction(jurisdiction: string | undefined): void {
+    if (jurisdiction === undefined) this.#db.run(CLEAR_DEFAULT_JURISDICTION);
+    else this.#db.run(SET_DEFAULT_JURISDICTION, jurisdiction);
   }
 }

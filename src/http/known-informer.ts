@@ -16,7 +16,7 @@ import { CLUSTER_NAME_RULE, DEFAULT_CLUSTER, describeInformer, type InformerAddr
 import { ApiError } from "../errors.ts";
 import { registryCache, type RegistrySnapshot, registrySource } from "./registry-snapshot.ts";
 import type { Placement } from "../clusters/placement.ts";
-import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
+import { defaultClusterPlacement, defaultJurisdictionRefusal } from "../clusters/placement-settings.ts";
 import type { AppEnv } from "./app-env.ts";
 import { clusterOf, requireAdmin, requireRead } from "./auth.ts";
 import { describeInvalid, paramMatching } from "./validate.ts";
@@ -46,12 +46,15 @@ function authorize(c: Context<AppEnv>, next: () => Promise<void>) {
  * KUBE_API_JURISDICTION; a bad one throws Misconfigured), a named cluster's from `snapshot`.
  */
 export function placementIn(env: AppEnv["Bindings"], snapshot: RegistrySnapshot, cluster: string): Placement {
-  return cluster === DEFAULT_CLUSTER ? defaultClusterPlacement(env) : (snapshot.placements[cluster] ?? {});
+  if (cluster !== DEFAULT_CLUSTER) return snapshot.placements[cluster] ?? {};
+  const placement = defaultClusterPlacement(env);
+  const refusal = defaultJurisdictionRefusal(snapshot.defaultJurisdiction, placement);
+  if (refusal) throw new ApiError("Misconfigured", refusal);
+  return placement;
 }
 
 /** Where `cluster`'s objects live (placementIn), from this isolate's registry snapshot. */
 export async function clusterPlacement(env: AppEnv["Bindings"], cluster: string): Promise<Placement> {
-  if (cluster === DEFAULT_CLUSTER) return defaultClusterPlacement(env);
   return placementIn(env, await registryCache.snapshot(registrySource(env)), cluster);
 }
 

@@ -14,14 +14,14 @@ import { DurableObject } from "cloudflare:workers";
 import { asAddress, authorizationOf, defaultConnection, type ClusterConnection, DEFAULT_CLUSTER, describeInformer, type InformerAddress, informerObjectName } from "../clusters/cluster.ts";
 import type { ClusterHealth, VersionInfo } from "../clusters/health.ts";
 import { type Placement, placementOf } from "../clusters/placement.ts";
-import { defaultClusterPlacement } from "../clusters/placement-settings.ts";
+import { defaultClusterPlacement, defaultJurisdictionRefusal } from "../clusters/placement-settings.ts";
 import { informerStub, subscriptionStub } from "../clusters/stubs.ts";
 import type { UpstreamOpenApi } from "../clusters/upstream-openapi.ts";
 import { InformerRegistry, type InformerSource, type RegisteredInformer } from "../config/informer-registry.ts";
 import type { InformerSpec } from "../config/informer-spec.ts";
 import { backfillSubscriptions, SubscriptionRegistry } from "../delivery/subscription-registry.ts";
 import type { Env } from "../env.ts";
-import { fail, ok, type Result, unwrap } from "../errors.ts";
+import { ApiError, fail, ok, type Result, unwrap } from "../errors.ts";
 import { informerIdentity } from "../log-identity.ts";
 import { logger, setLogLevel } from "../log.ts";
 import { Db } from "../sql.ts";
@@ -51,6 +51,8 @@ export interface RegistrySnapshot {
   placements: Record<string, Placement>;
   /** The clusters whose reads the member cluster's RBAC authorizes (`authorization: rbac`). */
   rbacClusters: string[];
+  /** The jurisdiction the default cluster's informers live in ("" for none), while it has some. */
+  defaultJurisdiction?: string;
 }
 
 /** InformerFactory.registry's answer: the snapshot, or only its version when the caller has it. */
@@ -134,12 +136,26 @@ export class InformerFactory extends DurableObject<Env> {
    * call an isolate makes about once a second.
    */
   async registry(since?: string): Promise<RegistryAnswer> {
+    // First: recording it is a registry write, which the version below then counts.
+    let defaultJurisdiction: string | undefined;
+    try {
+      defaultJurisdiction = this.#defaultJurisdiction(defaultClusterPlacement(this.env));
+    } catch {
+      defaultJurisdiction = this.#registry.defaultJurisdiction(); // a bad setting: the Worker refuses it by itself
+    }
     const version = `${this.#epoch}:${this.#writes}`;
     if (since === version) return { version, unchanged: true };
     const clusters = this.#registry.listClusters();
     const placements = Object.fromEntries(clusters.map((c) => [c.name, placementOf(c.connection)]).filter(([, p]) => Object.keys(p as Placement).length > 0));
     const rbacClusters = [{ name: DEFAULT_CLUSTER, connection: defaultConnection(this.env) }, ...clusters].filter((c) => authorizationOf(c.connection) === "rbac").map((c) => c.name);
-    return { version, informers: this.#registry.list(), clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)], placements, rbacClusters };
+    return {
+      version,
+      informers: this.#registry.list(),
+      clusters: [DEFAULT_CLUSTER, ...clusters.map((c) => c.name)],
+      placements,
+      rbacClusters,
+      ...(defaultJurisdiction === undefined ? {} : { defaultJurisdiction }),
+    };
   }
 
   /** Counts a registry write (bumps the version isolates compare); passes its result through. */
@@ -349,8 +365,30 @@ export class InformerFactory extends DurableObject<Env> {
     return subscriptionStub(this.env, id, this.#placement(cluster));
   }
 
-  /** Where `cluster`'s objects live (clusters/placement.ts); the default cluster's from its settings. */
+  /**
+   * Where `cluster`'s objects live (clusters/placement.ts); the default cluster's from its settings,
+   * refused (Misconfigured) when they moved away from where its informers live.
+   */
   #placement(cluster: string): Placement {
-    return cluster === DEFAULT_CLUSTER ? defaultClusterPlacement(this.env) : placementOf(this.#registry.getCluster(cluster)?.connection);
+    if (cluster !== DEFAULT_CLUSTER) return placementOf(this.#registry.getCluster(cluster)?.connection);
+    const placement = defaultClusterPlacement(this.env);
+    const refusal = defaultJurisdictionRefusal(this.#defaultJurisdiction(placement), placement);
+    if (refusal) throw new ApiError("Misconfigured", refusal);
+    return placement;
+  }
+
+  /**
+   * The jurisdiction the default cluster's objects live in, recorded while it has informers (the
+   * settings' when first seen with some; forgotten once it has none), so a changed
+   * KUBE_API_JURISDICTION is refused rather than followed to empty objects.
+   */
+  #defaultJurisdiction(placement: Placement): string | undefined {
+    const recorded = this.#registry.defaultJurisdiction();
+    const informers = this.#registry.list(DEFAULT_CLUSTER).length;
+    if (informers === 0 && recorded !== undefined) this.#written(this.#registry.setDefaultJurisdiction(undefined));
+    if (informers === 0 || recorded !== undefined) return informers === 0 ? undefined : recorded;
+    const current = placement.jurisdiction ?? "";
+    this.#written(this.#registry.setDefaultJurisdiction(current));
+    return current;
   }
 }

@@ -12,6 +12,7 @@ import { unwrap } from "../../src/errors.ts";
 import { createApp } from "../../src/http/app.ts";
 import { FACTORY_NAME } from "../../src/objects/informer-factory.ts";
 import { withObjectEnv } from "../helpers/object-env.ts";
+import { forgetRegistry, placementIn } from "../../src/http/known-informer.ts";
 import { ADMIN, call, createSynced, json, send, unique } from "../helpers/clusters.ts";
 import { newCluster, waitFor } from "../helpers/informer.ts";
 
@@ -82,6 +83,23 @@ describe("cluster placement through the API", () => {
   });
 });
 
+/** The test factory, its registry answered without the default cluster's jurisdiction record (see deploymentWith). */
+function factoryWithoutJurisdictionRecord(): typeof env.FACTORY {
+  const withheld = (stub: object) =>
+    new Proxy(stub, {
+      get(target, property) {
+        if (property !== "registry") return Reflect.get(target, property);
+        // Always the whole answer (never "unchanged"): a snapshot cached with the record is replaced.
+        return async () => {
+          const answer = await (target as { registry(): Promise<Record<string, unknown>> }).registry();
+          const { defaultJurisdiction: _, ...rest } = answer;
+          return rest;
+        };
+      },
+    });
+  return { getByName: (name: string, options?: object) => withheld(env.FACTORY.getByName(name, options as never)) } as unknown as typeof env.FACTORY;
+}
+
 /**
  * A Durable Object namespace that records how each object is addressed, then reaches it plainly
  * (workerd has no jurisdictions: the recorded jurisdiction is what this Worker asked for).
@@ -107,9 +125,19 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
   });
 
   /** The default cluster's informer as `settings` make the Worker address it, over a few routes. */
+  /**
+   * A deployment with `settings` whose factory recorded the default cluster's informers in them — as
+   * one that set them before its first informer: the shared test factory's informers were made
+   * with none, so its record is withheld (the refusal of a changed setting has tests of its own).
+   */
+  function deploymentWith(settings: Record<string, string | undefined>, more: Partial<typeof env> = {}) {
+    forgetRegistry();
+    return { ...env, ...settings, FACTORY: factoryWithoutJurisdictionRecord(), ...more } as typeof env;
+  }
+
   async function addressed(settings: Record<string, string | undefined>) {
     const recorded = recordingNamespace(env.INFORMER);
-    const deployment = { ...env, ...settings, INFORMER: recorded.namespace } as typeof env;
+    const deployment = deploymentWith(settings, { INFORMER: recorded.namespace });
     const statuses = [];
     for (const path of [`/informers/${informer}`, `/informers/${informer}/subscriptions`, "/search/pods?clusters=default"]) {
       const response = await app.request(path, { headers: ADMIN }, deployment);
@@ -120,7 +148,7 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
 
   it("addresses the default cluster's informer in KUBE_API_JURISDICTION and near KUBE_API_LOCATION_HINT on every route", async () => {
     const { statuses, calls } = await addressed({ KUBE_API_JURISDICTION: "eu", KUBE_API_LOCATION_HINT: "weur" });
-    expect(statuses.map(([, status]) => status)).toEqual([200, 200, 200]);
+    expect(statuses.map(([, status]) => status), JSON.stringify(statuses)).toEqual([200, 200, 200]);
     expect(calls.length).toBe(3);
     for (const call of calls) expect(call).toEqual({ jurisdiction: "eu", name: informer, options: { locationHint: "weur" } });
   });
@@ -128,7 +156,7 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
   it("addresses the default cluster's objects in KUBE_API_JURISDICTION on /k8s too: lists, gets, and watches through relays", async () => {
     const informers = recordingNamespace(env.INFORMER);
     const relays = recordingNamespace(env.RELAY);
-    const deployment = { ...env, KUBE_API_JURISDICTION: "eu", INFORMER: informers.namespace, RELAY: relays.namespace } as typeof env;
+    const deployment = deploymentWith({ KUBE_API_JURISDICTION: "eu" }, { INFORMER: informers.namespace, RELAY: relays.namespace });
     for (const path of ["/k8s/api/v1/pods?limit=1", "/k8s/api/v1/namespaces/default/pods/no-such-pod", "/k8s/api/v1/pods?watch=1&timeoutSeconds=1"]) {
       const response = await app.request(path, { headers: ADMIN }, deployment);
       expect([200, 404], path).toContain(response.status);
@@ -164,6 +192,42 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
     // Unset, the view is as before: no placement fields.
     const plain = (await factory.clusters())[0]!;
     expect(["jurisdiction" in plain, "locationHint" in plain]).toEqual([false, false]);
+  });
+
+  it("refuses a KUBE_API_JURISDICTION changed after the default cluster's first informer (its objects cannot move), until it has none", async () => {
+    const factory = env.FACTORY.getByName(unique("factory")); // its own, so nothing else meets these settings
+    const recorded = recordingNamespace(env.INFORMER);
+    const inEu = { KUBE_API_JURISDICTION: "eu", INFORMER: recorded.namespace as unknown as string };
+    const [first, second] = [unique("moved"), unique("moved")];
+    await withObjectEnv(factory, inEu, async (instance) => {
+      unwrap(await instance.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, first)));
+      expect(await instance.registry()).toMatchObject({ defaultJurisdiction: "eu" });
+    });
+    // Unset (or another jurisdiction) now: refused, naming the setting, and nothing addressed elsewhere.
+    await withObjectEnv(factory, { INFORMER: recorded.namespace as unknown as string }, async (instance) => {
+      const calls = recorded.calls.length;
+      await expect(instance.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, second))).rejects.toThrow(
+        "KUBE_API_JURISDICTION asks for no jurisdiction, but the default cluster's informers live in jurisdiction 'eu'",
+      );
+      expect(recorded.calls.slice(calls).filter((c) => c.jurisdiction !== "eu")).toEqual([]);
+    });
+    // Back in eu its informers are reached; once it has none, the setting may change.
+    await withObjectEnv(factory, inEu, async (instance) => unwrap(await instance.remove(first)));
+    await withObjectEnv(factory, { INFORMER: recorded.namespace as unknown as string }, async (instance) => {
+      expect(await instance.registry()).not.toHaveProperty("defaultJurisdiction");
+      unwrap(await instance.put(parseInformerSpec({ resource: "pods", watchTimeoutSeconds: 3 }, second)));
+      expect(await instance.registry()).toMatchObject({ defaultJurisdiction: "" });
+      unwrap(await instance.remove(second));
+    });
+  });
+
+  it("the Worker refuses it too, from the registry's record: 500 Misconfigured naming KUBE_API_JURISDICTION", () => {
+    const snapshot = { version: "1", informers: [], clusters: ["default"], placements: {}, rbacClusters: [], defaultJurisdiction: "eu" };
+    expect(placementIn({ ...env, KUBE_API_JURISDICTION: "eu" } as typeof env, snapshot, "default")).toEqual({ jurisdiction: "eu" });
+    expect(() => placementIn({ ...env, KUBE_API_JURISDICTION: "us" } as typeof env, snapshot, "default")).toThrow(
+      "KUBE_API_JURISDICTION asks for jurisdiction 'us', but the default cluster's informers live in jurisdiction 'eu'",
+    );
+    expect(placementIn(env, { ...snapshot, defaultJurisdiction: undefined }, "default")).toEqual({});
   });
 
   it("fails closed on a value that is not Cloudflare's: 500 Misconfigured naming the setting and the accepted values, nothing addressed", async () => {
