@@ -46,7 +46,7 @@ export function defaultJurisdictionRefusal(recorded: string | undefined, placeme
   const what = (jurisdiction: string) => (jurisdiction === "" ? "no jurisdiction" : `jurisdiction '${jurisdiction}'`);
   return (
     `KUBE_API_JURISDICTION asks for ${what(current)}, but the default cluster's informers live in ${what(recorded)}: ` +
-    "Durable Objects cannot move, so it would reach other, empty objects. Set it back, or delete the default cluster's informers first (their caches and subscriptions go with them)"
+    "Durable Objects cannot move, so it would reach other, empty objects. Set it back; to move the default cluster, delete its informers under the old setting first (their caches and subscriptions go with them), then change it"
   );
 }
 

@@ -83,21 +83,25 @@ describe("cluster placement through the API", () => {
   });
 });
 
-/** The test factory, its registry answered without the default cluster's jurisdiction record (see deploymentWith). */
-function factoryWithoutJurisdictionRecord(): typeof env.FACTORY {
-  const withheld = (stub: object) =>
+/**
+ * The test factory, its registry answered whole at every check (never "unchanged", so a snapshot
+ * this isolate cached is replaced), with or without the default cluster's jurisdiction record (see
+ * deploymentWith).
+ */
+function factoryAnsweringWhole({ withholdRecord }: { withholdRecord: boolean }): typeof env.FACTORY {
+  const whole = (stub: object) =>
     new Proxy(stub, {
       get(target, property) {
         if (property !== "registry") return Reflect.get(target, property);
-        // Always the whole answer (never "unchanged"): a snapshot cached with the record is replaced.
         return async () => {
           const answer = await (target as { registry(): Promise<Record<string, unknown>> }).registry();
+          if (!withholdRecord) return answer;
           const { defaultJurisdiction: _, ...rest } = answer;
           return rest;
         };
       },
     });
-  return { getByName: (name: string, options?: object) => withheld(env.FACTORY.getByName(name, options as never)) } as unknown as typeof env.FACTORY;
+  return { getByName: (name: string, options?: object) => whole(env.FACTORY.getByName(name, options as never)) } as unknown as typeof env.FACTORY;
 }
 
 /**
@@ -132,7 +136,7 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
    */
   function deploymentWith(settings: Record<string, string | undefined>, more: Partial<typeof env> = {}) {
     forgetRegistry();
-    return { ...env, ...settings, FACTORY: factoryWithoutJurisdictionRecord(), ...more } as typeof env;
+    return { ...env, ...settings, FACTORY: factoryAnsweringWhole({ withholdRecord: true }), ...more } as typeof env;
   }
 
   async function addressed(settings: Record<string, string | undefined>) {
@@ -221,7 +225,16 @@ describe("the default cluster's placement (KUBE_API_LOCATION_HINT, KUBE_API_JURI
     });
   });
 
-  it("the Worker refuses it too, from the registry's record: 500 Misconfigured naming KUBE_API_JURISDICTION", () => {
+  it("the Worker refuses it too, from the registry's record: 500 Misconfigured naming KUBE_API_JURISDICTION, on reads and on creating an informer", async () => {
+    // The shared test factory's default informers live in no jurisdiction (recorded ""): "eu" now is a move.
+    forgetRegistry();
+    const moved = { ...env, KUBE_API_JURISDICTION: "eu", FACTORY: factoryAnsweringWhole({ withholdRecord: false }) } as typeof env;
+    for (const [method, path] of [["GET", `/informers/${informer}`], ["PUT", `/informers/${unique("moved")}`]] as const) {
+      const response = await app.request(path, { method, headers: { ...ADMIN, "content-type": "application/json" }, ...(method === "PUT" ? { body: JSON.stringify({ resource: "pods" }) } : {}) }, moved);
+      expect([method, response.status]).toEqual([method, 500]);
+      expect(await response.json()).toEqual({ error: { code: "Misconfigured", message: expect.stringContaining("KUBE_API_JURISDICTION asks for jurisdiction 'eu', but the default cluster's informers live in no jurisdiction") } });
+    }
+
     const snapshot = { version: "1", informers: [], clusters: ["default"], placements: {}, rbacClusters: [], defaultJurisdiction: "eu" };
     expect(placementIn({ ...env, KUBE_API_JURISDICTION: "eu" } as typeof env, snapshot, "default")).toEqual({ jurisdiction: "eu" });
     expect(() => placementIn({ ...env, KUBE_API_JURISDICTION: "us" } as typeof env, snapshot, "default")).toThrow(
