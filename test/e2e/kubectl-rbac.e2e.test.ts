@@ -14,6 +14,7 @@ import { e2e, workerAdmin as admin, workerJson } from "./context.ts";
 import { readKubeconfig, writeKubeconfigContexts } from "./kubeconfig.ts";
 import { KUBECTL_MISSING, kubectl, kubectlJson, kubectlStream, kubectlSuite } from "./kubectl.ts";
 import { withoutManagedFields, type KubeList } from "./objects.ts";
+import { PYTHON_MISSING, runPython } from "./python.ts";
 import { waitFor } from "./wait.ts";
 
 const CLUSTER = "rbac-e2e";
@@ -82,6 +83,21 @@ describe.skipIf(KUBECTL_MISSING !== undefined)(kubectlSuite("kubectl as two user
     expect(everywhere.stderr).toContain('Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" at the cluster scope');
     const one = await kubectl(as("bob", ["get", "pod", "team-a-1", "-n", "team-a"]), { config });
     expect(one.stderr).toContain('pods "team-a-1" is forbidden: User "bob" cannot get resource "pods" in API group "" in the namespace "team-a"');
+  });
+
+  it.skipIf(PYTHON_MISSING !== undefined)(`the official Python client as alice: its own namespace, and the typed 403 elsewhere${PYTHON_MISSING ? ` [skipped: ${PYTHON_MISSING}]` : ""}`, async () => {
+    const { k8sUrl, rbacReaders } = e2e();
+    const alice = { alice: { host: `${k8sUrl}/clusters/${CLUSTER}`, token: rbacReaders.alice.token } };
+    type Access = { alice: { raised: string | null; status?: number; items?: string[]; body?: { reason: string; message: string } } };
+    const own = await runPython<Access>("access", alice, { namespace: "team-a" });
+    expect(own.alice).toMatchObject({ raised: null, items: ["team-a-1", "team-a-2", "team-a-3"] });
+    const other = await runPython<Access>("access", alice, { namespace: "team-b" });
+    expect(other.alice).toMatchObject({
+      raised: "ApiException",
+      status: 403,
+      body: { reason: "Forbidden", message: 'pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b"' },
+    });
+    expect((await runPython<Access>("access", alice)).alice).toMatchObject({ raised: "ApiException", status: 403 });
   });
 
   it("kubectl auth whoami and can-i tell the truth", async () => {

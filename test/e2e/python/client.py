@@ -5,7 +5,8 @@ test/e2e/python-client.e2e.test.ts. Usage:
 
 targets: {"edge": {"host": ".../k8s", "token": "..."}, "fake": {"host": "..."}}. `lists` and
 `not-found` print one JSON document with each target's answers (`access`: whether listing every
-namespace's pods is allowed, or the typed ApiException's status and the Status it carries; `resources`:
+namespace's pods — or, with {"namespace": ns}, one namespace's — is allowed, or the typed
+ApiException's status and the Status it carries; `resources`:
 the resource names of get_api_resources for v1 and apps/v1); `watch` (one target only) lists the
 namespace, prints {"listResourceVersion": rv}, then watches from that resourceVersion and prints one
 JSON line per event as it arrives, until the server ends the watch (timeout_seconds) or it is killed.
@@ -88,7 +89,7 @@ def not_found(target, args):
 def access(target, args):
     core = client.CoreV1Api(api_client(target))
     try:
-        pods = core.list_pod_for_all_namespaces()
+        pods = core.list_namespaced_pod(args["namespace"]) if args.get("namespace") else core.list_pod_for_all_namespaces()
     except ApiException as error:
         return {"raised": type(error).__name__, "status": error.status, "body": json.loads(error.body)}
     return {"raised": None, "type": type(pods).__name__, "items": sorted(identity(pod)["name"] for pod in pods.items)}
