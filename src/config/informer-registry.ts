@@ -61,6 +61,7 @@ const PUT = stmt(
    ON CONFLICT (cluster, name) DO UPDATE SET spec = excluded.spec, source = excluded.source, updated_at = excluded.updated_at`,
 );
 const DELETE = stmt("registry.delete", "DELETE FROM informers_by_cluster WHERE cluster = ? AND name = ?");
+const HAS_IN = stmt("registry.hasIn", "SELECT 1 AS present FROM informers_by_cluster WHERE cluster = ? LIMIT 1");
 
 const CLUSTER_COLUMNS = "name, connection, source, created_at, updated_at";
 const GET_CLUSTER = stmt("registry.getCluster", `SELECT ${CLUSTER_COLUMNS} FROM clusters WHERE name = ?`);
@@ -112,6 +113,11 @@ export class InformerRegistry {
   /** Every informer, or those of one cluster. */
   list(cluster?: string): RegisteredInformer[] {
     return (cluster === undefined ? this.#db.all<InformerRow>(LIST) : this.#db.all<InformerRow>(LIST_IN, cluster)).map(toRegistered);
+  }
+
+  /** Whether `cluster` has any informer: one row read, no spec parsed. */
+  hasInformers(cluster: string): boolean {
+    return this.#db.first<{ present: number }>(HAS_IN, cluster) !== undefined;
   }
 
   put(spec: InformerSpec, source: InformerSource, now: number): void {

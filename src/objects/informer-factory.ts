@@ -383,10 +383,13 @@ export class InformerFactory extends DurableObject<Env> {
    * KUBE_API_JURISDICTION is refused rather than followed to empty objects.
    */
   #defaultJurisdiction(placement: Placement): string | undefined {
+    // Asked for every default-cluster stub (a reconcile asks once per informer): one-row reads only.
     const recorded = this.#registry.defaultJurisdiction();
-    const informers = this.#registry.list(DEFAULT_CLUSTER).length;
-    if (informers === 0 && recorded !== undefined) this.#written(this.#registry.setDefaultJurisdiction(undefined));
-    if (informers === 0 || recorded !== undefined) return informers === 0 ? undefined : recorded;
+    if (!this.#registry.hasInformers(DEFAULT_CLUSTER)) {
+      if (recorded !== undefined) this.#written(this.#registry.setDefaultJurisdiction(undefined));
+      return undefined;
+    }
+    if (recorded !== undefined) return recorded;
     const current = placement.jurisdiction ?? "";
     this.#written(this.#registry.setDefaultJurisdiction(current));
     return current;
