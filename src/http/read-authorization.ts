@@ -82,12 +82,27 @@ export async function requireAllowed(c: Context<AppEnv>, cluster: string, attrib
 }
 
 /**
+ * How often an open watch's own checks ask the RBAC informers whether they moved (four one-object
+ * reads): its invocation pays those subrequests for as long as it runs (10,000 by default, a watch
+ * lasts up to an hour), so ≤ 4 per 10 s. Other reads of the cluster in the isolate refresh the
+ * authorizer every second; the watch re-decides from it every RECHECK_EVERY_MS either way.
+ */
+export const WATCH_RBAC_CHECK_EVERY_MS = 10_000;
+
+/**
  * For a watch an `rbac` cluster's RBAC allowed (`requireAllowed`): the revocation that ends it once
- * the reader may no longer make it (a cluster switched back to `scopes` keeps it open). Undefined for
- * every other watch.
+ * the reader may no longer make it (a cluster switched back to `scopes` ends it too, its RBAC
+ * informers gone: the re-watch is served by scopes). Undefined for every other watch, and for a
+ * `system:masters` reader, whom RBAC cannot revoke.
  */
 export function revocationOf(c: Context<AppEnv>): Revocation | undefined {
   const authorized = c.get("authorizedRead");
-  if (!authorized) return undefined;
-  return watchRevocation(async () => decide(await currentAuthorization(c, authorized.cluster), authorized.attributes).allowed);
+  const principal = c.get("principal");
+  if (!authorized || !principal || isSuperuser(principal)) return undefined;
+  // Not readAuthorizationOf: no registry check each second, and the authorizer's own freshness bounded for a long-lived invocation.
+  const reader = informerReader(c.env, authorized.cluster, c.get("placement"));
+  return watchRevocation(async () => {
+    const authorizer = await rbacSource.authorizer(authorized.cluster, reader, WATCH_RBAC_CHECK_EVERY_MS);
+    return decide(byRbac(principal, authorizer), authorized.attributes).allowed;
+  });
 }

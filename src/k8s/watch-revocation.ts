@@ -6,11 +6,12 @@
  *
  * Guarantees:
  * - While the watch's body flows, `stillAllowed` is asked every RECHECK_EVERY_MS (one timer per
- *   watch; the answer comes from the isolate's authorizer, rbac-source.ts, at most about a second
- *   behind the RBAC informers). Once it says no — or throws: fail closed — `signal` aborts, and the
- *   body (watch-body.ts `stop`) ends normally. The client re-watches and is refused 403.
- * - So events reach a reader for at most about RECHECK_EVERY_MS + CHECK_EVERY_MS after its RBAC
- *   informers see the change.
+ *   watch; the answer comes from the isolate's authorizer, rbac-source.ts, at most
+ *   WATCH_RBAC_CHECK_EVERY_MS behind the RBAC informers, about a second while other reads of the
+ *   cluster refresh it). Once it says no — or throws: fail closed — `signal` aborts, and the body
+ *   (watch-body.ts `stop`) ends normally. The client re-watches and is refused 403.
+ * - So events reach a reader for at most about RECHECK_EVERY_MS + WATCH_RBAC_CHECK_EVERY_MS (11 s)
+ *   after its RBAC informers see the change.
  * - The checks stop when `done` is called (the body ended for any reason).
  */
 

@@ -119,4 +119,17 @@ describe("RbacSource", () => {
     expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
     expect(memory.calls.objects).toBe(8);
   });
+
+  it("asks the informers no sooner than a caller's own checkEveryMs (an open watch bounds its subrequests)", async () => {
+    let now = 0;
+    const source = new RbacSource(() => now);
+    const memory = memoryReader();
+    await source.authorizer("c", memory.reader);
+    now = 5_000; // past CHECK_EVERY_MS, within the watch's 10 s
+    await source.authorizer("c", memory.reader, 10_000);
+    expect(memory.calls.version).toBe(0);
+    now = 10_000;
+    await source.authorizer("c", memory.reader, 10_000);
+    expect(memory.calls.version).toBe(4);
+  });
 });

@@ -147,13 +147,17 @@ export class RbacSource {
     this.#clock = typeof clock === "function" ? { ...systemClock, now: clock } : clock;
   }
 
-  /** `cluster`'s authorizer, at most about CHECK_EVERY_MS behind its informers; RbacUnavailable when it cannot be built. */
-  async authorizer(cluster: string, reader: RbacInformerReader): Promise<RbacAuthorizer> {
+  /**
+   * `cluster`'s authorizer, at most about `checkEveryMs` behind its informers (CHECK_EVERY_MS unless a
+   * caller that asks often, an open watch, bounds its own subrequests with a longer one); RbacUnavailable
+   * when it cannot be built.
+   */
+  async authorizer(cluster: string, reader: RbacInformerReader, checkEveryMs = CHECK_EVERY_MS): Promise<RbacAuthorizer> {
     const now = this.#clock.now();
     const held = this.#held.get(cluster) ?? (this.#building.has(cluster) ? await this.#builtByAnother(cluster) : undefined);
     if (held) {
       this.#keep(cluster, held);
-      if (now - held.checkedAt < CHECK_EVERY_MS) return held.authorizer;
+      if (now - held.checkedAt < checkEveryMs) return held.authorizer;
       if (held.checkingSince !== undefined && now - held.checkingSince < CHECK_EVERY_MS) return held.authorizer;
       held.checkingSince = now;
       try {
